@@ -1,0 +1,10 @@
+//! The shared vocabulary of tictactoe: the counter engine, the judge and the
+//! wire protocol's message types. No I/O, no runtime.
+
+pub mod classic;
+pub mod game;
+pub mod judge;
+
+pub use classic::TicTacToe;
+pub use game::{Game, Line, LineKind, MoveError, Player, SizeError, Status};
+pub use judge::{JudgeError, Verdict, judge};
