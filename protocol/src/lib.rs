@@ -4,7 +4,12 @@
 pub mod classic;
 pub mod game;
 pub mod judge;
+pub mod message;
 
 pub use classic::TicTacToe;
 pub use game::{Game, Line, LineKind, MoveError, Player, SizeError, Status};
 pub use judge::{JudgeError, Verdict, judge};
+pub use message::{
+    ClientFrame, ClientMessage, DecodeError, EndReason, ErrorCode, Limits, Mark, PROTOCOL_VERSION,
+    PlayerInfo, RequestId, ServerMessage,
+};

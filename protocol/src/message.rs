@@ -1,0 +1,385 @@
+//! The wire protocol v1: one JSON object per text frame, tagged by `"type"`.
+//!
+//! [`ClientMessage`] is what clients send, [`ServerMessage`] what the server
+//! sends; [`ErrorCode`] names every refusal. Unknown fields are ignored.
+
+use crate::game::Line;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The longest string a request `id` may be, in characters.
+pub const MAX_ID_CHARS: usize = 64;
+
+/// A request's `id`, echoed on the server's direct reply: an integer or a
+/// string of at most [`MAX_ID_CHARS`] characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Int(i64),
+    /// A string id.
+    Str(String),
+}
+
+/// A client's message with its optional request `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct ClientFrame {
+    /// Echoed on the direct reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<RequestId>,
+    /// The request itself.
+    #[serde(flatten)]
+    pub message: ClientMessage,
+}
+
+/// Why a client frame could not be decoded: the `bad_message` text, and the
+/// request `id` if one could still be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// What was wrong, for the `error.message` field.
+    pub message: String,
+    /// The frame's `id`, when it was a valid id.
+    pub id: Option<RequestId>,
+}
+
+impl ClientFrame {
+    /// Decodes one text frame. A frame that is not a JSON object with a known
+    /// `type` and well-typed fields is a [`DecodeError`] (`bad_message`).
+    pub fn decode(text: &str) -> Result<ClientFrame, DecodeError> {
+        match serde_json::from_str::<ClientFrame>(text) {
+            Ok(frame) => match &frame.id {
+                Some(RequestId::Str(s)) if s.chars().count() > MAX_ID_CHARS => Err(DecodeError {
+                    message: format!("id strings are at most {MAX_ID_CHARS} characters"),
+                    id: None,
+                }),
+                _ => Ok(frame),
+            },
+            Err(e) => {
+                /// Only the `id`, to echo it on the error.
+                #[derive(Deserialize)]
+                struct IdOnly {
+                    id: Option<RequestId>,
+                }
+                let id = serde_json::from_str::<IdOnly>(text)
+                    .ok()
+                    .and_then(|x| x.id)
+                    .filter(
+                        |id| !matches!(id, RequestId::Str(s) if s.chars().count() > MAX_ID_CHARS),
+                    );
+                Err(DecodeError {
+                    message: describe(&e, text),
+                    id,
+                })
+            }
+        }
+    }
+}
+
+fn describe(e: &serde_json::Error, text: &str) -> String {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Syntax | Category::Eof | Category::Io => {
+            format!("not valid JSON ({e}); send one JSON object per text frame")
+        }
+        Category::Data if !text.trim_start().starts_with('{') => {
+            "expected a JSON object with a \"type\" field".to_owned()
+        }
+        Category::Data => format!("{e}"),
+    }
+}
+
+/// Client → server requests (since v1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Set the display name; optionally state the protocol version spoken.
+    Hello {
+        /// 1–24 printable characters.
+        name: String,
+        /// The protocol version the client speaks; must be 1 when present.
+        #[serde(default)]
+        protocol: Option<i64>,
+    },
+    /// Join the matchmaking queue for boards of `size` (default 3).
+    QuickMatch {
+        /// Board size; 3 when absent or null.
+        #[serde(default)]
+        size: Option<i64>,
+    },
+    /// Open a private room of `size` (default 3).
+    CreateRoom {
+        /// Board size; 3 when absent or null.
+        #[serde(default)]
+        size: Option<i64>,
+    },
+    /// Take the empty seat of a private room.
+    JoinRoom {
+        /// The room code.
+        room: String,
+    },
+    /// Watch a room.
+    Spectate {
+        /// The room code.
+        room: String,
+    },
+    /// Place your mark. Negative or too large coordinates are `out_of_bounds`.
+    Move {
+        /// 0-based row.
+        row: i64,
+        /// 0-based column.
+        col: i64,
+    },
+    /// Concede the current game.
+    Resign {},
+    /// Ask for a new game in the same room, seats swapped.
+    Rematch {},
+    /// Leave the queue, room or game (in a game in progress: resign).
+    Leave {},
+    /// Reconnect to a seat after a dropped connection.
+    Resume {
+        /// The seat's `resume_token` from `game_started`.
+        token: String,
+    },
+    /// Application-level keep-alive.
+    Ping {},
+}
+
+/// The `limits` object of `welcome`: the server's configuration a bot needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Smallest board size accepted.
+    pub min_size: usize,
+    /// Largest board size accepted.
+    pub max_size: usize,
+    /// Time a player has per move, 0 = no limit.
+    pub turn_timeout_ms: u64,
+    /// How long a dropped player keeps the seat.
+    pub reconnect_grace_ms: u64,
+    /// Largest inbound frame; bigger closes the connection with 1009.
+    pub max_message_bytes: usize,
+    /// Inbound frames per second (and burst); 0 = no limit.
+    pub max_messages_per_second: u32,
+}
+
+/// A player as others see them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    /// Display name.
+    pub name: Arc<str>,
+}
+
+/// How a game ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// A player completed a line.
+    Line,
+    /// The board filled up without a line.
+    Draw,
+    /// A player resigned (or left the game).
+    Resign,
+    /// The player to move ran out of time.
+    Timeout,
+    /// A player's connection dropped and they did not come back in time.
+    Disconnect,
+    /// The server shut down.
+    Shutdown,
+}
+
+/// A player's mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Mark {
+    /// Player 1.
+    X,
+    /// Player 2.
+    O,
+}
+
+/// Every refusal the server can send, as its snake_case `code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON, not an object, missing or mistyped field, unknown type, binary frame.
+    BadMessage,
+    /// `hello.protocol` is not a version this server speaks.
+    UnsupportedProtocol,
+    /// `hello.name` is empty, too long or has non-printable characters.
+    InvalidName,
+    /// The board size is outside the server's range.
+    InvalidSize,
+    /// Already queued, in a room or in a game.
+    Busy,
+    /// The request needs a game (or a seat) and the connection has none.
+    NotInGame,
+    /// It is the opponent's turn.
+    NotYourTurn,
+    /// The cell is off the board.
+    OutOfBounds,
+    /// The cell is taken.
+    CellOccupied,
+    /// The game is already over.
+    GameOver,
+    /// No room has that code.
+    RoomNotFound,
+    /// The room's seats are both taken.
+    RoomFull,
+    /// The resume token is wrong or expired.
+    InvalidToken,
+    /// Too many frames; slow down.
+    RateLimited,
+}
+
+/// Server → client messages (since v1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// First message on every connection.
+    Welcome {
+        /// Protocol version, 1.
+        protocol: u32,
+        /// Server name and version, e.g. `"ttt-server/0.1.0"`.
+        server: String,
+        /// The server's limits.
+        limits: Limits,
+    },
+    /// Waiting in the matchmaking queue.
+    Queued {
+        /// Board size queued for.
+        size: usize,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// A private room is open; share its code.
+    RoomCreated {
+        /// The room code.
+        room: Arc<str>,
+        /// Board size.
+        size: usize,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// Both seats are filled; a game begins.
+    GameStarted {
+        /// The room code.
+        room: Arc<str>,
+        /// Board size.
+        size: usize,
+        /// Your seat: 1 or 2.
+        you: u8,
+        /// Your mark.
+        mark: Mark,
+        /// Both players; index 0 is player 1.
+        players: Vec<PlayerInfo>,
+        /// Who moves first: always 1.
+        turn: u8,
+        /// The token that `resume` takes to reclaim this seat.
+        resume_token: Arc<str>,
+        /// Time per move, 0 = no limit.
+        turn_timeout_ms: u64,
+    },
+    /// A move was accepted.
+    Moved {
+        /// The room code.
+        room: Arc<str>,
+        /// 0-based row.
+        row: usize,
+        /// 0-based column.
+        col: usize,
+        /// Who moved: 1 or 2.
+        player: u8,
+        /// 1-based move number.
+        seq: usize,
+        /// Who moves next; null when the game is over.
+        next: Option<u8>,
+        /// Time the next player has; null when over or untimed.
+        clock_ms: Option<u64>,
+        /// The request's id, to the mover only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// The game ended.
+    GameOver {
+        /// The room code.
+        room: Arc<str>,
+        /// 0 for none, else 1 or 2.
+        winner: u8,
+        /// Why it ended.
+        reason: EndReason,
+        /// The winning line, or null.
+        line: Option<Line>,
+        /// The game's moves in play order, as `judge` reads them.
+        moves: Vec<[u16; 2]>,
+    },
+    /// A snapshot of a room, after `spectate` or `resume`.
+    State {
+        /// The room code.
+        room: Arc<str>,
+        /// Board size.
+        size: usize,
+        /// `size` strings of `X`, `O` and `.`.
+        board: Vec<String>,
+        /// The moves so far.
+        moves: Vec<[u16; 2]>,
+        /// Who is to move, or null.
+        turn: Option<u8>,
+        /// Both players (empty names are not possible; a waiting seat is absent).
+        players: Vec<PlayerInfo>,
+        /// Your seat, or null for a spectator.
+        you: Option<u8>,
+        /// Time the player to move has, or null.
+        clock_ms: Option<u64>,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// Your opponent's connection dropped; they may resume.
+    OpponentDisconnected {
+        /// How long they have to come back.
+        grace_ms: u64,
+    },
+    /// Your opponent came back.
+    OpponentReconnected {},
+    /// Your opponent asked for a rematch.
+    RematchOffered {},
+    /// Reply to `ping`.
+    Pong {
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// A request was refused; nothing changed.
+    Error {
+        /// What kind of refusal.
+        code: ErrorCode,
+        /// What went wrong and what to do.
+        message: String,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+}
+
+impl ServerMessage {
+    /// An `error` reply.
+    pub fn error(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Self {
+        ServerMessage::Error {
+            code,
+            message: message.into(),
+            id,
+        }
+    }
+
+    /// The JSON text of this message.
+    pub fn to_json(&self) -> String {
+        // Serializing these types cannot fail: every map key is a string.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,313 @@
+use super::*;
+use crate::game::LineKind;
+use serde_json::{Value, json};
+
+fn client(text: &str) -> ClientFrame {
+    ClientFrame::decode(text).unwrap()
+}
+
+#[test]
+fn every_client_message_decodes_from_contract_json() {
+    let cases: Vec<(&str, ClientMessage)> = vec![
+        (
+            r#"{"type":"hello","name":"ann","protocol":1}"#,
+            ClientMessage::Hello {
+                name: "ann".into(),
+                protocol: Some(1),
+            },
+        ),
+        (
+            r#"{"type":"hello","name":"bob"}"#,
+            ClientMessage::Hello {
+                name: "bob".into(),
+                protocol: None,
+            },
+        ),
+        (
+            r#"{"type":"quick_match"}"#,
+            ClientMessage::QuickMatch { size: None },
+        ),
+        (
+            r#"{"type":"quick_match","size":5}"#,
+            ClientMessage::QuickMatch { size: Some(5) },
+        ),
+        (
+            r#"{"type":"create_room","size":4}"#,
+            ClientMessage::CreateRoom { size: Some(4) },
+        ),
+        (
+            r#"{"type":"join_room","room":"ABCD"}"#,
+            ClientMessage::JoinRoom {
+                room: "ABCD".into(),
+            },
+        ),
+        (
+            r#"{"type":"spectate","room":"ABCD"}"#,
+            ClientMessage::Spectate {
+                room: "ABCD".into(),
+            },
+        ),
+        (
+            r#"{"type":"move","row":1,"col":2}"#,
+            ClientMessage::Move { row: 1, col: 2 },
+        ),
+        (
+            r#"{"type":"move","row":-1,"col":2}"#,
+            ClientMessage::Move { row: -1, col: 2 },
+        ),
+        (r#"{"type":"resign"}"#, ClientMessage::Resign {}),
+        (r#"{"type":"rematch"}"#, ClientMessage::Rematch {}),
+        (r#"{"type":"leave"}"#, ClientMessage::Leave {}),
+        (
+            r#"{"type":"resume","token":"abc"}"#,
+            ClientMessage::Resume {
+                token: "abc".into(),
+            },
+        ),
+        (r#"{"type":"ping"}"#, ClientMessage::Ping {}),
+    ];
+    for (text, message) in cases {
+        let frame = client(text);
+        assert_eq!(
+            frame,
+            ClientFrame {
+                id: None,
+                message: message.clone()
+            },
+            "{text}"
+        );
+        // And back: the encoding is the same JSON object.
+        let again: Value = serde_json::to_value(&frame).unwrap();
+        let mut want: Value = serde_json::from_str(text).unwrap();
+        if let Value::Object(m) = &mut want {
+            m.retain(|_, v| !v.is_null());
+        }
+        let mut again = again;
+        if let Value::Object(m) = &mut again {
+            m.retain(|_, v| !v.is_null());
+        }
+        assert_eq!(again, want, "{text}");
+    }
+}
+
+#[test]
+fn ids_unknown_fields_and_field_order() {
+    let f = client(r#"{"col":0,"id":7,"extra":{"x":1},"row":2,"type":"move"}"#);
+    assert_eq!(f.id, Some(RequestId::Int(7)));
+    assert_eq!(f.message, ClientMessage::Move { row: 2, col: 0 });
+    let f = client(r#"{"type":"ping","id":"req-1"}"#);
+    assert_eq!(f.id, Some(RequestId::Str("req-1".into())));
+}
+
+#[test]
+fn bad_messages_are_errors_that_keep_the_id() {
+    for text in [
+        "not json",
+        "[1,2]",
+        "42",
+        r#"{"type":"dance","id":3}"#,
+        r#"{"type":"move","row":1,"id":3}"#,
+        r#"{"type":"move","row":"a","col":1,"id":3}"#,
+        r#"{"type":"move","row":1.5,"col":1,"id":3}"#,
+        r#"{"row":1,"col":1,"id":3}"#,
+    ] {
+        let err = ClientFrame::decode(text).unwrap_err();
+        assert!(!err.message.is_empty());
+        if text.contains("\"id\":3") {
+            assert_eq!(err.id, Some(RequestId::Int(3)), "{text}");
+        }
+    }
+    let long = format!(r#"{{"type":"ping","id":"{}"}}"#, "x".repeat(65));
+    assert!(ClientFrame::decode(&long).is_err());
+    let err = ClientFrame::decode(r#"{"type":"dance"}"#).unwrap_err();
+    assert!(err.message.contains("dance"), "{}", err.message);
+}
+
+fn server_json(m: &ServerMessage) -> Value {
+    let text = m.to_json();
+    let back: ServerMessage = serde_json::from_str(&text).unwrap();
+    assert_eq!(&back, m);
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn every_server_message_encodes_to_contract_json() {
+    let room: Arc<str> = Arc::from("K7QM3XPA2B");
+    let players = vec![
+        PlayerInfo { name: "ann".into() },
+        PlayerInfo { name: "bob".into() },
+    ];
+    let cases: Vec<(ServerMessage, Value)> = vec![
+        (
+            ServerMessage::Welcome {
+                protocol: 1,
+                server: "ttt-server/0.1.0".into(),
+                limits: Limits {
+                    min_size: 2,
+                    max_size: 100,
+                    turn_timeout_ms: 30000,
+                    reconnect_grace_ms: 30000,
+                    max_message_bytes: 4096,
+                    max_messages_per_second: 50,
+                },
+            },
+            json!({"type":"welcome","protocol":1,"server":"ttt-server/0.1.0","limits":{
+                "min_size":2,"max_size":100,"turn_timeout_ms":30000,"reconnect_grace_ms":30000,
+                "max_message_bytes":4096,"max_messages_per_second":50}}),
+        ),
+        (
+            ServerMessage::Queued {
+                size: 3,
+                id: Some(RequestId::Int(1)),
+            },
+            json!({"type":"queued","size":3,"id":1}),
+        ),
+        (
+            ServerMessage::RoomCreated {
+                room: room.clone(),
+                size: 3,
+                id: None,
+            },
+            json!({"type":"room_created","room":"K7QM3XPA2B","size":3}),
+        ),
+        (
+            ServerMessage::GameStarted {
+                room: room.clone(),
+                size: 3,
+                you: 2,
+                mark: Mark::O,
+                players: players.clone(),
+                turn: 1,
+                resume_token: "00ff".into(),
+                turn_timeout_ms: 30000,
+            },
+            json!({"type":"game_started","room":"K7QM3XPA2B","size":3,"you":2,"mark":"O",
+                "players":[{"name":"ann"},{"name":"bob"}],"turn":1,"resume_token":"00ff",
+                "turn_timeout_ms":30000}),
+        ),
+        (
+            ServerMessage::Moved {
+                room: room.clone(),
+                row: 1,
+                col: 2,
+                player: 1,
+                seq: 1,
+                next: Some(2),
+                clock_ms: Some(30000),
+                id: Some(RequestId::Str("m1".into())),
+            },
+            json!({"type":"moved","room":"K7QM3XPA2B","row":1,"col":2,"player":1,"seq":1,
+                "next":2,"clock_ms":30000,"id":"m1"}),
+        ),
+        (
+            ServerMessage::Moved {
+                room: room.clone(),
+                row: 0,
+                col: 0,
+                player: 2,
+                seq: 9,
+                next: None,
+                clock_ms: None,
+                id: None,
+            },
+            json!({"type":"moved","room":"K7QM3XPA2B","row":0,"col":0,"player":2,"seq":9,
+                "next":null,"clock_ms":null}),
+        ),
+        (
+            ServerMessage::GameOver {
+                room: room.clone(),
+                winner: 1,
+                reason: EndReason::Line,
+                line: Some(Line {
+                    kind: LineKind::AntiDiag,
+                    index: 0,
+                }),
+                moves: vec![[0, 2], [0, 0], [1, 1], [0, 1], [2, 0]],
+            },
+            json!({"type":"game_over","room":"K7QM3XPA2B","winner":1,"reason":"line",
+                "line":{"kind":"anti_diag","index":0},"moves":[[0,2],[0,0],[1,1],[0,1],[2,0]]}),
+        ),
+        (
+            ServerMessage::GameOver {
+                room: room.clone(),
+                winner: 0,
+                reason: EndReason::Shutdown,
+                line: None,
+                moves: vec![],
+            },
+            json!({"type":"game_over","room":"K7QM3XPA2B","winner":0,"reason":"shutdown",
+                "line":null,"moves":[]}),
+        ),
+        (
+            ServerMessage::State {
+                room: room.clone(),
+                size: 2,
+                board: vec!["X.".into(), "..".into()],
+                moves: vec![[0, 0]],
+                turn: Some(2),
+                players: players.clone(),
+                you: None,
+                clock_ms: Some(1200),
+                id: None,
+            },
+            json!({"type":"state","room":"K7QM3XPA2B","size":2,"board":["X.",".."],
+                "moves":[[0,0]],"turn":2,"players":[{"name":"ann"},{"name":"bob"}],
+                "you":null,"clock_ms":1200}),
+        ),
+        (
+            ServerMessage::OpponentDisconnected { grace_ms: 30000 },
+            json!({"type":"opponent_disconnected","grace_ms":30000}),
+        ),
+        (
+            ServerMessage::OpponentReconnected {},
+            json!({"type":"opponent_reconnected"}),
+        ),
+        (
+            ServerMessage::RematchOffered {},
+            json!({"type":"rematch_offered"}),
+        ),
+        (
+            ServerMessage::Pong {
+                id: Some(RequestId::Int(5)),
+            },
+            json!({"type":"pong","id":5}),
+        ),
+        (
+            ServerMessage::error(
+                ErrorCode::NotYourTurn,
+                "wait for moved",
+                Some(RequestId::Int(9)),
+            ),
+            json!({"type":"error","code":"not_your_turn","message":"wait for moved","id":9}),
+        ),
+    ];
+    for (message, want) in cases {
+        assert_eq!(server_json(&message), want);
+    }
+}
+
+#[test]
+fn every_error_code_has_its_snake_case_name() {
+    let codes = [
+        (ErrorCode::BadMessage, "bad_message"),
+        (ErrorCode::UnsupportedProtocol, "unsupported_protocol"),
+        (ErrorCode::InvalidName, "invalid_name"),
+        (ErrorCode::InvalidSize, "invalid_size"),
+        (ErrorCode::Busy, "busy"),
+        (ErrorCode::NotInGame, "not_in_game"),
+        (ErrorCode::NotYourTurn, "not_your_turn"),
+        (ErrorCode::OutOfBounds, "out_of_bounds"),
+        (ErrorCode::CellOccupied, "cell_occupied"),
+        (ErrorCode::GameOver, "game_over"),
+        (ErrorCode::RoomNotFound, "room_not_found"),
+        (ErrorCode::RoomFull, "room_full"),
+        (ErrorCode::InvalidToken, "invalid_token"),
+        (ErrorCode::RateLimited, "rate_limited"),
+    ];
+    for (code, name) in codes {
+        assert_eq!(
+            serde_json::to_value(code).unwrap(),
+            Value::String(name.into())
+        );
+    }
+}
