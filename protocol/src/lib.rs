@@ -11,5 +11,5 @@ pub use game::{Game, Line, LineKind, MoveError, Player, SizeError, Status};
 pub use judge::{JudgeError, Verdict, judge};
 pub use message::{
     ClientFrame, ClientMessage, DecodeError, EndReason, ErrorCode, Limits, Mark, PROTOCOL_VERSION,
-    PlayerInfo, RequestId, ServerMessage,
+    PlayerInfo, RequestId, ServerMessage, peek_id,
 };

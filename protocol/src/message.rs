@@ -57,25 +57,26 @@ impl ClientFrame {
                 }),
                 _ => Ok(frame),
             },
-            Err(e) => {
-                /// Only the `id`, to echo it on the error.
-                #[derive(Deserialize)]
-                struct IdOnly {
-                    id: Option<RequestId>,
-                }
-                let id = serde_json::from_str::<IdOnly>(text)
-                    .ok()
-                    .and_then(|x| x.id)
-                    .filter(
-                        |id| !matches!(id, RequestId::Str(s) if s.chars().count() > MAX_ID_CHARS),
-                    );
-                Err(DecodeError {
-                    message: describe(&e, text),
-                    id,
-                })
-            }
+            Err(e) => Err(DecodeError {
+                message: describe(&e, text),
+                id: peek_id(text),
+            }),
         }
     }
+}
+
+/// The valid `id` of a frame, if it has one, without decoding the rest: for
+/// replies to frames that are refused before they are read.
+pub fn peek_id(text: &str) -> Option<RequestId> {
+    /// Only the `id`.
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Option<RequestId>,
+    }
+    serde_json::from_str::<IdOnly>(text)
+        .ok()
+        .and_then(|x| x.id)
+        .filter(|id| !matches!(id, RequestId::Str(s) if s.chars().count() > MAX_ID_CHARS))
 }
 
 fn describe(e: &serde_json::Error, text: &str) -> String {

@@ -1,1 +1,171 @@
-//! x
+//! The tictactoe game server: `serve(listener, config, shutdown)` runs it on a
+//! bound listener until `shutdown` completes; the `ttt-server` binary and the
+//! tests both call it.
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod codes;
+pub mod config;
+pub mod connection;
+pub mod lobby;
+pub mod outbound;
+pub mod rate;
+pub mod room;
+pub mod room_task;
+pub mod stats;
+
+pub use config::Config;
+pub use stats::Stats;
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{error, info, warn};
+
+use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
+
+/// What every connection task shares: configuration, the lobby's inbox, counters.
+pub(crate) struct Shared {
+    config: Config,
+    ws_config: WebSocketConfig,
+    lobby: mpsc::Sender<lobby::LobbyCmd>,
+    stats: Arc<Stats>,
+    shutdown: CancellationToken,
+    welcome: Utf8Bytes,
+    next_id: AtomicU64,
+}
+
+impl Shared {
+    fn next_conn_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// A server with its configuration and live counters, before it runs.
+pub struct Server {
+    config: Config,
+    stats: Arc<Stats>,
+}
+
+impl Server {
+    /// A server that will run with `config`.
+    pub fn new(config: Config) -> Self {
+        Server {
+            config,
+            stats: Arc::new(Stats::default()),
+        }
+    }
+
+    /// The live counters (connections, rooms, games), readable while it runs.
+    pub fn stats(&self) -> Arc<Stats> {
+        self.stats.clone()
+    }
+
+    /// Accepts connections on `listener` until `shutdown` completes, then ends
+    /// every game with `shutdown`, closes every connection with 1001 and returns
+    /// once every task has finished.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let config = self.config;
+        let token = CancellationToken::new();
+        let tracker = TaskTracker::new();
+        let (lobby_tx, lobby_rx) = mpsc::channel(lobby::LOBBY_INBOX);
+        let ctx = room_task::RoomContext {
+            lobby: lobby_tx.clone(),
+            shutdown: token.clone(),
+            stats: self.stats.clone(),
+        };
+        tracker.spawn(lobby::run(
+            lobby_rx,
+            config.room_settings(),
+            ctx,
+            tracker.clone(),
+        ));
+
+        let welcome = ServerMessage::Welcome {
+            protocol: PROTOCOL_VERSION,
+            server: format!("ttt-server/{}", env!("CARGO_PKG_VERSION")),
+            limits: config.limits(),
+        };
+        let shared = Arc::new(Shared {
+            ws_config: config.ws_config(),
+            welcome: outbound::encode(&welcome),
+            config,
+            lobby: lobby_tx,
+            stats: self.stats.clone(),
+            shutdown: token.clone(),
+            next_id: AtomicU64::new(1),
+        });
+        let permits = Arc::new(Semaphore::new(shared.config.max_connections));
+        info!(addr = %listener.local_addr()?, "listening");
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        backoff(&e).await;
+                        continue;
+                    }
+                },
+            };
+            match permits.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    tracker.spawn(connection::run(stream, peer, shared.clone(), permit));
+                }
+                Err(_) => refuse_full(&stream),
+            }
+        }
+        info!("shutting down");
+        drop(listener);
+        token.cancel();
+        tracker.close();
+        tracker.wait().await;
+        info!("stopped");
+        Ok(())
+    }
+}
+
+/// Runs a server with `config` on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    Server::new(config).serve(listener, shutdown).await
+}
+
+/// An accept error never ends the loop; running out of file descriptors is
+/// said plainly, since it is a limit the operator can raise.
+async fn backoff(e: &io::Error) {
+    if e.raw_os_error() == Some(24) || e.raw_os_error() == Some(23) {
+        error!(
+            "accept failed: the process's open-file limit is reached (raise `ulimit -n` or lower --max-connections)"
+        );
+    } else {
+        warn!("accept failed: {e}");
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
+
+/// Over the connection cap: answer HTTP 503 without spawning a task, and close.
+fn refuse_full(stream: &TcpStream) {
+    const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\nserver is full, retry";
+    let _ = stream.try_write(FULL);
+    warn!("connection refused: at --max-connections");
+}

@@ -1,1 +1,50 @@
-fn main() {}
+//! `ttt-server`: parse flags, set up logging, run the server until SIGINT or SIGTERM.
+
+use clap::Parser;
+use std::process::ExitCode;
+use tictactoe_server::{Config, serve};
+use tokio::net::TcpListener;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).init();
+    let config = Config::parse();
+    let listener = match TcpListener::bind(config.bind).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("ttt-server: cannot listen on {}: {e}", config.bind);
+            return ExitCode::FAILURE;
+        }
+    };
+    match serve(listener, config, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ttt-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

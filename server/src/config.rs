@@ -1,0 +1,117 @@
+//! Every limit and tuning knob of the server, each a flag with a default.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The server's configuration; `Config::default()` gives the documented defaults.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "ttt-server", version, about = "The tictactoe game server")]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:7878", env = "TTT_BIND")]
+    pub bind: SocketAddr,
+    /// Smallest board size a game may use.
+    #[arg(long, default_value_t = 2)]
+    pub min_size: usize,
+    /// Largest board size a game may use.
+    #[arg(long, default_value_t = 100)]
+    pub max_size: usize,
+    /// Time the player to move has, in ms; 0 turns the timer off.
+    #[arg(long, default_value_t = 30_000)]
+    pub turn_timeout_ms: u64,
+    /// How long a dropped player keeps the seat, in ms.
+    #[arg(long, default_value_t = 30_000)]
+    pub reconnect_grace_ms: u64,
+    /// Most connections open at once; beyond, new ones get HTTP 503.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: usize,
+    /// Largest inbound message or frame in bytes; bigger closes with 1009.
+    #[arg(long, default_value_t = 4096)]
+    pub max_message_bytes: usize,
+    /// Inbound frames per second per connection (and the burst); 0 = no limit.
+    #[arg(long, default_value_t = 50)]
+    pub max_messages_per_second: u32,
+    /// Time a new TCP connection has to finish the WebSocket handshake, in ms.
+    #[arg(long, default_value_t = 5_000)]
+    pub handshake_timeout_ms: u64,
+    /// Interval of WebSocket pings; a client silent for two intervals is dropped.
+    #[arg(long, default_value_t = 15_000)]
+    pub ping_interval_ms: u64,
+    /// Frames that may wait for one connection's socket; a client further behind is dropped.
+    #[arg(long, default_value_t = 256)]
+    pub outbound_queue: usize,
+    /// WebSocket read buffer per connection, in bytes (allocated once per connection).
+    #[arg(long, default_value_t = 4096)]
+    pub read_buffer_bytes: usize,
+    /// Most bytes buffered for writing on one connection before writes fail.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_write_buffer_bytes: usize,
+    /// Time the server waits at shutdown for final messages to reach clients, in ms.
+    #[arg(long, default_value_t = 2_000)]
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::parse_from(["ttt-server"])
+    }
+}
+
+impl Config {
+    /// The turn timer, or `None` when it is off.
+    pub fn turn_timeout(&self) -> Option<Duration> {
+        (self.turn_timeout_ms > 0).then(|| Duration::from_millis(self.turn_timeout_ms))
+    }
+
+    /// The `limits` object that `welcome` announces.
+    pub fn limits(&self) -> tictactoe_protocol::Limits {
+        tictactoe_protocol::Limits {
+            min_size: self.min_size,
+            max_size: self.max_size,
+            turn_timeout_ms: self.turn_timeout_ms,
+            reconnect_grace_ms: self.reconnect_grace_ms,
+            max_message_bytes: self.max_message_bytes,
+            max_messages_per_second: self.max_messages_per_second,
+        }
+    }
+}
+
+impl Config {
+    /// Time allowed for the WebSocket handshake.
+    pub fn handshake_timeout(&self) -> Duration {
+        Duration::from_millis(self.handshake_timeout_ms)
+    }
+
+    /// Interval between server pings (at least 1 ms).
+    pub fn ping_interval(&self) -> Duration {
+        Duration::from_millis(self.ping_interval_ms.max(1))
+    }
+
+    /// How long shutdown waits for final messages.
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_millis(self.shutdown_grace_ms)
+    }
+
+    /// The room timers.
+    pub fn room_settings(&self) -> crate::room::Settings {
+        crate::room::Settings {
+            turn_timeout: self.turn_timeout(),
+            grace: Duration::from_millis(self.reconnect_grace_ms),
+        }
+    }
+
+    /// The WebSocket limits: small read buffer, capped frames and write buffer.
+    pub fn ws_config(&self) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+        tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .read_buffer_size(self.read_buffer_bytes)
+            .write_buffer_size(WRITE_BUFFER_BYTES)
+            .max_write_buffer_size(self.max_write_buffer_bytes)
+            .max_message_size(Some(self.max_message_bytes))
+            .max_frame_size(Some(self.max_message_bytes))
+    }
+}
+
+/// Bytes of outgoing frames gathered before a write to the socket; a flush
+/// writes whatever is gathered, so a batch of frames costs one syscall.
+pub const WRITE_BUFFER_BYTES: usize = 16 * 1024;

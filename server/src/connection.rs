@@ -1,0 +1,652 @@
+//! One WebSocket connection: handshake, limits, decoding requests into lobby
+//! and room commands, and writing the connection's outbound queue.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::time::{Instant, timeout};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes, http};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, info};
+
+use tictactoe_protocol::{
+    ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, RequestId, ServerMessage, peek_id,
+};
+
+use crate::Shared;
+use crate::lobby::LobbyCmd;
+use crate::outbound::{ConnHandle, ConnId, Outbound, encode};
+use crate::rate::{RateLimit, Verdict};
+use crate::room::Request as RoomRequest;
+use crate::room_task::RoomCmd;
+use crate::stats::Gauge;
+
+/// Longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 24;
+
+/// Most outbound items written before one flush.
+const WRITE_BATCH: usize = 64;
+
+/// How long closing a connection may take (close frame out, peer's bytes drained).
+const CLOSE_LINGER: Duration = Duration::from_secs(1);
+
+/// Where the connection stands between lobby and rooms.
+enum Place {
+    Idle,
+    /// A request is with the lobby, or the connection waits in a queue.
+    Lobby {
+        queued: Option<usize>,
+        leave: bool,
+        spectate: bool,
+    },
+    /// In a room; `free` when leaving it for another would lose nothing
+    /// (spectating, or the game is over).
+    Room {
+        code: Arc<str>,
+        tx: mpsc::Sender<RoomCmd>,
+        free: bool,
+    },
+}
+
+/// Why the read/write loop ended.
+enum End {
+    /// The client closed, or the socket failed.
+    Gone,
+    /// Server shutdown: deliver what is queued, then close with 1001.
+    Shutdown,
+    /// Close with this code.
+    Close(CloseCode, &'static str),
+    /// Drop without ceremony (slow or silent client).
+    Drop,
+}
+
+/// Serves one accepted TCP connection until it ends.
+pub(crate) async fn run(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    permit: OwnedSemaphorePermit,
+) {
+    let id = shared.next_conn_id();
+    let span = tracing::info_span!("conn", id, %peer);
+    async move {
+        let _permit = permit;
+        let _ = stream.set_nodelay(true);
+        let handshake = tokio_tungstenite::accept_hdr_async_with_config(
+            stream,
+            check_path,
+            Some(shared.ws_config),
+        );
+        let ws = tokio::select! {
+            r = timeout(shared.config.handshake_timeout(), handshake) => match r {
+                Ok(Ok(ws)) => ws,
+                Ok(Err(e)) => return debug!("handshake failed: {e}"),
+                Err(_) => return debug!("handshake timed out"),
+            },
+            _ = shared.shutdown.cancelled() => return,
+        };
+        let stats = shared.stats.clone();
+        let _gauge = Gauge::up(&stats.connections);
+        debug!("connected");
+        let (tx, rx) = mpsc::channel(shared.config.outbound_queue);
+        let kill = CancellationToken::new();
+        let me = ConnHandle::new(id, tx, kill.clone());
+        let mut conn = Connection {
+            id,
+            ws,
+            rx,
+            me: Some(me),
+            kill,
+            name: Arc::from("anonymous"),
+            place: Place::Idle,
+            rate: RateLimit::new(shared.config.max_messages_per_second),
+            shared,
+        };
+        let end = conn.serve().await;
+        conn.finish(end).await;
+        debug!("disconnected");
+    }
+    .instrument(span)
+    .await
+}
+
+#[allow(clippy::result_large_err)]
+fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> {
+    if req.uri().path() == "/" {
+        return Ok(resp);
+    }
+    let mut err = ErrorResponse::new(Some("tictactoe speaks WebSocket at path /\n".into()));
+    *err.status_mut() = http::StatusCode::NOT_FOUND;
+    Err(err)
+}
+
+struct Connection {
+    id: ConnId,
+    ws: WebSocketStream<TcpStream>,
+    rx: mpsc::Receiver<Outbound>,
+    /// This connection's handle, cloned into lobby and room requests; dropped
+    /// at shutdown so that the queue closes once every room has let go.
+    me: Option<ConnHandle>,
+    kill: CancellationToken,
+    name: Arc<str>,
+    place: Place,
+    rate: RateLimit,
+    shared: Arc<Shared>,
+}
+
+impl Connection {
+    async fn serve(&mut self) -> End {
+        if self
+            .ws
+            .send(Message::Text(self.shared.welcome.clone()))
+            .await
+            .is_err()
+        {
+            return End::Gone;
+        }
+        let interval = self.shared.config.ping_interval();
+        let mut ping = tokio::time::interval_at(Instant::now() + interval, interval);
+        let mut last_heard = Instant::now();
+        loop {
+            let end = tokio::select! {
+                biased;
+                _ = self.kill.cancelled() => Some(End::Drop),
+                _ = self.shared.shutdown.cancelled() => Some(End::Shutdown),
+                item = self.rx.recv() => match item {
+                    Some(item) => self.write_batch(item).await,
+                    None => Some(End::Gone),
+                },
+                msg = self.ws.next() => {
+                    last_heard = Instant::now();
+                    match msg {
+                        Some(Ok(msg)) => self.on_message(msg).await,
+                        Some(Err(WsError::Capacity(_))) => Some(End::Close(CloseCode::Size, "message too big")),
+                        Some(Err(_)) | None => Some(End::Gone),
+                    }
+                }
+                _ = ping.tick() => {
+                    if last_heard.elapsed() >= 2 * interval {
+                        debug!("no answer to pings; dropping");
+                        Some(End::Drop)
+                    } else {
+                        self.write(Message::Ping(Default::default())).await
+                    }
+                }
+            };
+            if let Some(end) = end {
+                return end;
+            }
+        }
+    }
+
+    /// Writes `first` and whatever else is queued, then flushes once.
+    async fn write_batch(&mut self, first: Outbound) -> Option<End> {
+        let mut next = Some(first);
+        let mut n = 0;
+        while let Some(item) = next {
+            if let Some(frame) = self.on_outbound(item).await {
+                if let Err(end) = self.guarded(|ws| ws.feed(Message::Text(frame))).await {
+                    return Some(end);
+                }
+            }
+            n += 1;
+            next = if n < WRITE_BATCH {
+                self.rx.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        self.guarded(|ws| ws.flush()).await.err()
+    }
+
+    /// Runs a write, giving up when the client is dropped or the server stops waiting.
+    async fn guarded<'a, F, Fut>(&'a mut self, op: F) -> Result<(), End>
+    where
+        F: FnOnce(&'a mut WebSocketStream<TcpStream>) -> Fut,
+        Fut: Future<Output = Result<(), WsError>> + 'a,
+    {
+        let kill = self.kill.clone();
+        tokio::select! {
+            r = op(&mut self.ws) => r.map_err(|_| End::Gone),
+            _ = kill.cancelled() => Err(End::Drop),
+        }
+    }
+
+    /// Writes one message and flushes.
+    async fn write(&mut self, msg: Message) -> Option<End> {
+        self.guarded(|ws| ws.send(msg)).await.err()
+    }
+
+    async fn reply(&mut self, msg: &ServerMessage) -> Option<End> {
+        self.write(Message::Text(encode(msg))).await
+    }
+
+    async fn refuse(
+        &mut self,
+        code: ErrorCode,
+        message: impl Into<String>,
+        id: Option<RequestId>,
+    ) -> Option<End> {
+        self.reply(&ServerMessage::error(code, message, id)).await
+    }
+
+    /// Applies a lobby or room signal; returns the frame to write, if any.
+    async fn on_outbound(&mut self, item: Outbound) -> Option<Utf8Bytes> {
+        match item {
+            Outbound::Frame(frame) => return Some(frame),
+            Outbound::Queued => {
+                if let Place::Lobby {
+                    queued: Some(size),
+                    leave: true,
+                    ..
+                } = self.place
+                {
+                    self.send_lobby(LobbyCmd::Cancel {
+                        conn: self.id,
+                        size,
+                    })
+                    .await;
+                    self.place = Place::Idle;
+                }
+            }
+            Outbound::Refused => {
+                if matches!(self.place, Place::Lobby { .. }) {
+                    self.place = Place::Idle;
+                }
+            }
+            Outbound::Entered { room, tx } => match self.place {
+                Place::Lobby {
+                    leave: false,
+                    spectate,
+                    ..
+                } => {
+                    self.place = Place::Room {
+                        code: room,
+                        tx,
+                        free: spectate,
+                    };
+                }
+                _ => {
+                    // Entered a room it no longer wants: leave at once.
+                    let _ = tx
+                        .send(RoomCmd::Request {
+                            conn: self.id,
+                            request: RoomRequest::Leave,
+                            id: None,
+                        })
+                        .await;
+                    if matches!(self.place, Place::Lobby { .. }) {
+                        self.place = Place::Idle;
+                    }
+                }
+            },
+            Outbound::Live { room, live } => {
+                if let Place::Room { code, free, .. } = &mut self.place {
+                    if *code == room {
+                        *free = !live;
+                    }
+                }
+            }
+            Outbound::Released { room } => {
+                if matches!(&self.place, Place::Room { code, .. } if *code == room) {
+                    self.place = Place::Idle;
+                }
+            }
+        }
+        None
+    }
+
+    async fn on_message(&mut self, msg: Message) -> Option<End> {
+        let text = match msg {
+            Message::Text(text) => Some(text),
+            Message::Binary(_) => None,
+            Message::Close(_) => return Some(End::Gone),
+            // tungstenite answers pings itself; pongs only prove the client is alive.
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return None,
+        };
+        match self.rate.check(Instant::now()) {
+            Verdict::Allow => {}
+            Verdict::Refuse => {
+                let id = text.as_deref().and_then(peek_id);
+                let rate = self.shared.config.max_messages_per_second;
+                return self
+                    .refuse(
+                        ErrorCode::RateLimited,
+                        format!(
+                            "more than {rate} messages per second; slow down or be disconnected"
+                        ),
+                        id,
+                    )
+                    .await;
+            }
+            Verdict::Close => return Some(End::Close(CloseCode::Policy, "rate limit exceeded")),
+        }
+        let Some(text) = text else {
+            return self
+                .refuse(
+                    ErrorCode::BadMessage,
+                    "binary frames are not supported; send JSON text frames",
+                    None,
+                )
+                .await;
+        };
+        match ClientFrame::decode(&text) {
+            Ok(frame) => self.on_request(frame.message, frame.id).await,
+            Err(e) => self.refuse(ErrorCode::BadMessage, e.message, e.id).await,
+        }
+    }
+
+    async fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>) -> Option<End> {
+        let me = self.me.clone()?;
+        match msg {
+            ClientMessage::Hello { name, protocol } => {
+                if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
+                    let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
+                    return self.refuse(ErrorCode::UnsupportedProtocol, text, id).await;
+                }
+                if !valid_name(&name) {
+                    let text = format!(
+                        "a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces"
+                    );
+                    return self.refuse(ErrorCode::InvalidName, text, id).await;
+                }
+                self.name = name.into();
+                None
+            }
+            ClientMessage::QuickMatch { size } | ClientMessage::CreateRoom { size }
+                if !self.size_ok(size) =>
+            {
+                let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
+                self.refuse(
+                    ErrorCode::InvalidSize,
+                    format!("size must be from {min} to {max}"),
+                    id,
+                )
+                .await
+            }
+            ClientMessage::QuickMatch { size } => {
+                let size = size.map_or(3, |s| s as usize);
+                self.lobby_request(
+                    id.clone(),
+                    Some(size),
+                    false,
+                    LobbyCmd::QuickMatch {
+                        conn: me,
+                        name: self.name.clone(),
+                        size,
+                        id,
+                    },
+                )
+                .await
+            }
+            ClientMessage::CreateRoom { size } => {
+                let size = size.map_or(3, |s| s as usize);
+                self.lobby_request(
+                    id.clone(),
+                    None,
+                    false,
+                    LobbyCmd::CreateRoom {
+                        conn: me,
+                        name: self.name.clone(),
+                        size,
+                        id,
+                    },
+                )
+                .await
+            }
+            ClientMessage::JoinRoom { room } => {
+                self.lobby_request(
+                    id.clone(),
+                    None,
+                    false,
+                    LobbyCmd::JoinRoom {
+                        conn: me,
+                        name: self.name.clone(),
+                        room,
+                        id,
+                    },
+                )
+                .await
+            }
+            ClientMessage::Spectate { room } => {
+                self.lobby_request(
+                    id.clone(),
+                    None,
+                    true,
+                    LobbyCmd::Spectate { conn: me, room, id },
+                )
+                .await
+            }
+            ClientMessage::Resume { token } => {
+                self.lobby_request(
+                    id.clone(),
+                    None,
+                    false,
+                    LobbyCmd::Resume {
+                        conn: me,
+                        token,
+                        id,
+                    },
+                )
+                .await
+            }
+            ClientMessage::Move { row, col } => {
+                self.send_room(RoomRequest::Move { row, col }, id).await
+            }
+            ClientMessage::Resign {} => self.send_room(RoomRequest::Resign, id).await,
+            ClientMessage::Rematch {} => self.send_room(RoomRequest::Rematch, id).await,
+            ClientMessage::Leave {} => {
+                match &mut self.place {
+                    Place::Idle => {}
+                    Place::Lobby {
+                        queued: Some(size), ..
+                    } => {
+                        let size = *size;
+                        self.place = Place::Idle;
+                        self.send_lobby(LobbyCmd::Cancel {
+                            conn: self.id,
+                            size,
+                        })
+                        .await;
+                    }
+                    Place::Lobby { leave, .. } => *leave = true,
+                    Place::Room { .. } => {
+                        self.send_room(RoomRequest::Leave, id).await;
+                        self.place = Place::Idle;
+                    }
+                }
+                None
+            }
+            ClientMessage::Ping {} => self.reply(&ServerMessage::Pong { id }).await,
+        }
+    }
+
+    fn size_ok(&self, size: Option<i64>) -> bool {
+        let c = &self.shared.config;
+        size.is_none_or(|s| {
+            usize::try_from(s).is_ok_and(|s| (c.min_size..=c.max_size).contains(&s))
+        })
+    }
+
+    /// Sends a request that puts the connection somewhere new, if it is free to go.
+    async fn lobby_request(
+        &mut self,
+        id: Option<RequestId>,
+        queued: Option<usize>,
+        spectate: bool,
+        cmd: LobbyCmd,
+    ) -> Option<End> {
+        match &self.place {
+            Place::Idle => {}
+            Place::Room { free: true, .. } => {
+                // A finished game or a watched room is left implicitly.
+                self.send_room(RoomRequest::Leave, None).await;
+            }
+            Place::Lobby {
+                queued: Some(_), ..
+            } => {
+                return self
+                    .refuse(
+                        ErrorCode::Busy,
+                        "already waiting in the matchmaking queue; send leave first",
+                        id,
+                    )
+                    .await;
+            }
+            Place::Lobby { .. } => {
+                return self
+                    .refuse(
+                        ErrorCode::Busy,
+                        "a previous request is still being handled",
+                        id,
+                    )
+                    .await;
+            }
+            Place::Room { .. } => {
+                return self.refuse(ErrorCode::Busy, "already in a room with a game in progress or waiting for an opponent; send leave first", id).await;
+            }
+        }
+        // `queued` holds the size until the lobby confirms the queue.
+        self.place = Place::Lobby {
+            queued,
+            leave: false,
+            spectate,
+        };
+        self.send_lobby(cmd).await;
+        None
+    }
+
+    async fn send_lobby(&self, cmd: LobbyCmd) {
+        let _ = self.shared.lobby.send(cmd).await;
+    }
+
+    async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
+        match &self.place {
+            Place::Room { tx, .. } => {
+                let _ = tx
+                    .send(RoomCmd::Request {
+                        conn: self.id,
+                        request,
+                        id,
+                    })
+                    .await;
+                None
+            }
+            Place::Lobby {
+                queued: Some(_), ..
+            } => {
+                self.refuse(
+                    ErrorCode::NotInGame,
+                    "still waiting for an opponent; wait for game_started",
+                    id,
+                )
+                .await
+            }
+            _ => {
+                self.refuse(
+                    ErrorCode::NotInGame,
+                    "not in a game; send quick_match, create_room or join_room first",
+                    id,
+                )
+                .await
+            }
+        }
+    }
+
+    /// Leaves the lobby and rooms, then closes the socket as `end` says.
+    async fn finish(&mut self, end: End) {
+        if let End::Shutdown = end {
+            // Rooms end their games and let go; deliver their last words.
+            self.me = None;
+            let deadline = Instant::now() + self.shared.config.shutdown_grace();
+            while let Ok(Some(item)) = tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                if let Outbound::Frame(frame) = item {
+                    if self.ws.feed(Message::Text(frame)).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            return self.close(CloseCode::Away, "server shutting down").await;
+        }
+        self.rx.close();
+        while let Ok(item) = self.rx.try_recv() {
+            if let Outbound::Entered { tx, .. } = item {
+                let _ = tx.send(RoomCmd::Disconnected { conn: self.id }).await;
+            }
+        }
+        match std::mem::replace(&mut self.place, Place::Idle) {
+            Place::Room { tx, .. } => {
+                let _ = tx.send(RoomCmd::Disconnected { conn: self.id }).await;
+            }
+            Place::Lobby {
+                queued: Some(size), ..
+            } => {
+                self.send_lobby(LobbyCmd::Cancel {
+                    conn: self.id,
+                    size,
+                })
+                .await;
+            }
+            _ => {}
+        }
+        match end {
+            End::Close(code, reason) => {
+                info!(?code, reason, "closing");
+                self.close(code, reason).await;
+            }
+            End::Gone | End::Drop | End::Shutdown => {}
+        }
+    }
+
+    /// Sends a close frame, then lingers briefly so the peer reads it before
+    /// the socket goes (closing with unread input would reset the connection).
+    async fn close(&mut self, code: CloseCode, reason: &'static str) {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        let _ = timeout(CLOSE_LINGER, self.ws.close(Some(frame))).await;
+        let tcp = self.ws.get_mut();
+        let _ = tcp.shutdown().await;
+        let mut buf = [0u8; 1024];
+        let deadline = Instant::now() + CLOSE_LINGER;
+        while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+            if n == 0 {
+                break;
+            }
+        }
+    }
+}
+
+/// 1 to 24 characters, no control characters, not only spaces.
+fn valid_name(name: &str) -> bool {
+    let n = name.chars().count();
+    (1..=MAX_NAME_CHARS).contains(&n)
+        && !name.chars().any(char::is_control)
+        && !name.trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_name;
+
+    #[test]
+    fn names() {
+        assert!(valid_name("ann"));
+        assert!(valid_name("Zoë the bot 🤖"));
+        assert!(valid_name(&"x".repeat(24)));
+        assert!(!valid_name(&"x".repeat(25)));
+        assert!(!valid_name(""));
+        assert!(!valid_name("   "));
+        assert!(!valid_name("a\nb"));
+    }
+}

@@ -1,0 +1,527 @@
+//! The room's rules, driven by a fake clock: no sockets, no sleeps.
+
+use super::*;
+use tictactoe_protocol::{LineKind, judge};
+
+const A: ConnId = 1;
+const B: ConnId = 2;
+const S: ConnId = 3;
+const TURN: Duration = Duration::from_secs(10);
+const GRACE: Duration = Duration::from_secs(5);
+
+/// What one connection received, decoded.
+#[derive(Debug, PartialEq)]
+enum Got {
+    Msg(ServerMessage),
+    Live(bool),
+    Released,
+}
+
+fn settings() -> Settings {
+    Settings {
+        turn_timeout: Some(TURN),
+        grace: GRACE,
+    }
+}
+
+fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
+    room.drain()
+        .filter_map(|(to, item)| {
+            let got = match item {
+                Outbound::Frame(f) => Got::Msg(serde_json::from_str(&f).unwrap()),
+                Outbound::Live { live, .. } => Got::Live(live),
+                Outbound::Released { .. } => Got::Released,
+                _ => return None,
+            };
+            Some((to, got))
+        })
+        .collect()
+}
+
+fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
+    got.iter()
+        .filter(|(to, _)| *to == conn)
+        .filter_map(|(_, g)| match g {
+            Got::Msg(m) => Some(m),
+            _ => None,
+        })
+        .collect()
+}
+
+fn game_over(got: &[(ConnId, Got)], conn: ConnId) -> Option<(u8, EndReason, Vec<[u16; 2]>)> {
+    msgs_to(got, conn).into_iter().find_map(|m| match m {
+        ServerMessage::GameOver {
+            winner,
+            reason,
+            moves,
+            ..
+        } => Some((*winner, *reason, moves.clone())),
+        _ => None,
+    })
+}
+
+fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
+    msgs_to(got, conn).into_iter().find_map(|m| match m {
+        ServerMessage::Error { code, .. } => Some(*code),
+        _ => None,
+    })
+}
+
+/// A room where A is player 1 and B player 2, game started at `t0`.
+fn started(t0: Instant) -> Room {
+    let mut room = Room::paired(
+        "ROOM".into(),
+        3,
+        settings(),
+        (A, "a".into()),
+        (B, "b".into()),
+        t0,
+    )
+    .unwrap();
+    let got = out(&mut room);
+    for (conn, you) in [(A, 1), (B, 2)] {
+        assert!(
+            matches!(msgs_to(&got, conn)[..], [ServerMessage::GameStarted { you: y, turn: 1, .. }] if *y == you)
+        );
+    }
+    room
+}
+
+fn mv(room: &mut Room, conn: ConnId, row: i64, col: i64, now: Instant) -> Vec<(ConnId, Got)> {
+    room.request(conn, Request::Move { row, col }, None, now);
+    out(room)
+}
+
+#[test]
+fn moves_alternate_and_both_see_them() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    let got = mv(&mut room, A, 1, 1, t0);
+    for conn in [A, B] {
+        assert!(matches!(
+            msgs_to(&got, conn)[..],
+            [ServerMessage::Moved {
+                seq: 1,
+                player: 1,
+                next: Some(2),
+                clock_ms: Some(10_000),
+                ..
+            }]
+        ));
+    }
+    let got = mv(&mut room, A, 0, 0, t0);
+    assert_eq!(error_code(&got, A), Some(ErrorCode::NotYourTurn));
+    assert!(msgs_to(&got, B).is_empty());
+    let got = mv(&mut room, B, 1, 1, t0);
+    assert_eq!(error_code(&got, B), Some(ErrorCode::CellOccupied));
+    let got = mv(&mut room, B, 3, 0, t0);
+    assert_eq!(error_code(&got, B), Some(ErrorCode::OutOfBounds));
+    let got = mv(&mut room, B, -1, 0, t0);
+    assert_eq!(error_code(&got, B), Some(ErrorCode::OutOfBounds));
+    let got = mv(&mut room, B, 0, 0, t0);
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::Moved {
+            seq: 2,
+            player: 2,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn mover_alone_gets_the_id() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.request(
+        A,
+        Request::Move { row: 0, col: 0 },
+        Some(RequestId::Int(7)),
+        t0,
+    );
+    let got = out(&mut room);
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::Moved {
+            id: Some(RequestId::Int(7)),
+            ..
+        }]
+    ));
+    assert!(matches!(
+        msgs_to(&got, B)[..],
+        [ServerMessage::Moved { id: None, .. }]
+    ));
+}
+
+#[test]
+fn a_win_ends_the_game_for_everyone_and_judges_the_same() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.spectate(S, None, t0);
+    out(&mut room);
+    for (conn, r, c) in [(A, 0, 2), (B, 0, 0), (A, 1, 1), (B, 0, 1)] {
+        mv(&mut room, conn, r, c, t0);
+    }
+    let got = mv(&mut room, A, 2, 0, t0);
+    for conn in [A, B, S] {
+        let (winner, reason, moves) = game_over(&got, conn).unwrap();
+        assert_eq!((winner, reason), (1, EndReason::Line));
+        let moves: Vec<[usize; 2]> = moves
+            .iter()
+            .map(|m| [usize::from(m[0]), usize::from(m[1])])
+            .collect();
+        assert_eq!(judge(3, &moves).unwrap().winner_number(), 1);
+    }
+    assert!(msgs_to(&got, A).iter().any(|m| matches!(
+        m,
+        ServerMessage::GameOver {
+            line: Some(Line {
+                kind: LineKind::AntiDiag,
+                index: 0
+            }),
+            ..
+        }
+    )));
+    assert!(got.contains(&(A, Got::Live(false))));
+    let got = mv(&mut room, B, 2, 2, t0);
+    assert_eq!(error_code(&got, B), Some(ErrorCode::GameOver));
+    assert_eq!(room.game_counts(), (1, 1));
+}
+
+#[test]
+fn player_one_times_out() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    assert_eq!(room.next_deadline(), Some(t0 + TURN));
+    room.tick(t0 + TURN - Duration::from_millis(1));
+    assert!(out(&mut room).is_empty());
+    room.tick(t0 + TURN);
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, B).map(|g| (g.0, g.1)),
+        Some((2, EndReason::Timeout))
+    );
+}
+
+#[test]
+fn player_two_times_out_and_the_clock_restarts_per_move() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    let t1 = t0 + Duration::from_secs(9);
+    mv(&mut room, A, 0, 0, t1);
+    assert_eq!(room.next_deadline(), Some(t1 + TURN));
+    room.tick(t0 + TURN);
+    assert!(out(&mut room).is_empty());
+    room.tick(t1 + TURN);
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, A).map(|g| (g.0, g.1)),
+        Some((1, EndReason::Timeout))
+    );
+}
+
+#[test]
+fn grace_expiry_loses_by_disconnect() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.disconnect(B, t0);
+    let got = out(&mut room);
+    assert_eq!(
+        msgs_to(&got, A),
+        vec![&ServerMessage::OpponentDisconnected { grace_ms: 5000 }]
+    );
+    assert_eq!(room.next_deadline(), Some(t0 + GRACE));
+    room.tick(t0 + GRACE);
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, A).map(|g| (g.0, g.1)),
+        Some((1, EndReason::Disconnect))
+    );
+    assert!(room.is_closed());
+}
+
+#[test]
+fn resume_within_grace_restores_the_seat_and_board() {
+    let t0 = Instant::now();
+    let mut room = Room::paired(
+        "ROOM".into(),
+        3,
+        settings(),
+        (A, "a".into()),
+        (B, "b".into()),
+        t0,
+    )
+    .unwrap();
+    let got = out(&mut room);
+    let token = msgs_to(&got, B)
+        .into_iter()
+        .find_map(|m| match m {
+            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
+            _ => None,
+        })
+        .unwrap();
+    mv(&mut room, A, 1, 1, t0);
+    room.disconnect(B, t0);
+    out(&mut room);
+    let b2: ConnId = 9;
+    room.resume(b2, "ROOMwrong", None, t0);
+    let got = out(&mut room);
+    assert_eq!(error_code(&got, b2), Some(ErrorCode::InvalidToken));
+    room.resume(
+        b2,
+        &token,
+        Some(RequestId::Int(1)),
+        t0 + Duration::from_secs(1),
+    );
+    let got = out(&mut room);
+    match msgs_to(&got, b2)[..] {
+        [
+            ServerMessage::State {
+                you: Some(2),
+                turn: Some(2),
+                board,
+                moves,
+                id: Some(RequestId::Int(1)),
+                ..
+            },
+        ] => {
+            assert_eq!(board, &vec!["...".to_owned(), ".X.".into(), "...".into()]);
+            assert_eq!(moves, &vec![[1, 1]]);
+        }
+        ref other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        msgs_to(&got, A),
+        vec![&ServerMessage::OpponentReconnected {}]
+    );
+    let got = mv(&mut room, b2, 0, 0, t0 + Duration::from_secs(2));
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::Moved {
+            player: 2,
+            seq: 2,
+            ..
+        }]
+    ));
+    // The old connection no longer plays for the seat.
+    let got = mv(&mut room, B, 2, 2, t0 + Duration::from_secs(2));
+    assert_eq!(error_code(&got, B), Some(ErrorCode::NotInGame));
+}
+
+#[test]
+fn timer_pauses_while_away_and_resumes_after() {
+    let t0 = Instant::now();
+    let mut room = Room::paired(
+        "ROOM".into(),
+        3,
+        settings(),
+        (A, "a".into()),
+        (B, "b".into()),
+        t0,
+    )
+    .unwrap();
+    let got = out(&mut room);
+    let token = msgs_to(&got, A)
+        .into_iter()
+        .find_map(|m| match m {
+            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // A (to move) used 4 s, then dropped for 3 s: 6 s are left after resuming.
+    room.disconnect(A, t0 + Duration::from_secs(4));
+    out(&mut room);
+    assert_eq!(
+        room.next_deadline(),
+        Some(t0 + Duration::from_secs(4) + GRACE)
+    );
+    let back = t0 + Duration::from_secs(7);
+    room.resume(10, &token, None, back);
+    let got = out(&mut room);
+    assert!(matches!(
+        msgs_to(&got, 10)[..],
+        [ServerMessage::State {
+            clock_ms: Some(6000),
+            ..
+        }]
+    ));
+    assert_eq!(room.next_deadline(), Some(back + Duration::from_secs(6)));
+    room.tick(back + Duration::from_secs(6));
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, B).map(|g| (g.0, g.1)),
+        Some((2, EndReason::Timeout))
+    );
+}
+
+#[test]
+fn resign_gives_the_game_to_the_opponent() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.request(B, Request::Resign, None, t0);
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, A).map(|g| (g.0, g.1)),
+        Some((1, EndReason::Resign))
+    );
+    room.request(B, Request::Resign, None, t0);
+    assert_eq!(error_code(&out(&mut room), B), Some(ErrorCode::GameOver));
+}
+
+#[test]
+fn leave_mid_game_is_resigning_and_closes_the_room() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.request(A, Request::Leave, None, t0);
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, B).map(|g| (g.0, g.1)),
+        Some((2, EndReason::Resign))
+    );
+    assert!(got.contains(&(A, Got::Released)) && got.contains(&(B, Got::Released)));
+    assert!(room.is_closed());
+}
+
+#[test]
+fn rematch_swaps_seats_and_renews_tokens() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.request(B, Request::Rematch, None, t0);
+    assert_eq!(error_code(&out(&mut room), B), Some(ErrorCode::Busy));
+    room.request(A, Request::Resign, None, t0);
+    out(&mut room);
+    room.request(A, Request::Rematch, None, t0);
+    let got = out(&mut room);
+    assert!(msgs_to(&got, A).is_empty());
+    assert_eq!(msgs_to(&got, B), vec![&ServerMessage::RematchOffered {}]);
+    room.request(B, Request::Rematch, None, t0);
+    let got = out(&mut room);
+    assert!(matches!(
+        msgs_to(&got, B)[..],
+        [ServerMessage::GameStarted {
+            you: 1,
+            mark: Mark::X,
+            ..
+        }]
+    ));
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::GameStarted {
+            you: 2,
+            mark: Mark::O,
+            ..
+        }]
+    ));
+    // B now moves first; seq starts again at 1.
+    let got = mv(&mut room, B, 0, 0, t0);
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::Moved {
+            player: 1,
+            seq: 1,
+            ..
+        }]
+    ));
+    assert_eq!(room.game_counts(), (2, 1));
+}
+
+#[test]
+fn disconnect_without_grace_loses_at_once() {
+    let t0 = Instant::now();
+    let quick = Settings {
+        turn_timeout: None,
+        grace: Duration::ZERO,
+    };
+    let mut room = Room::paired(
+        "ROOM".into(),
+        3,
+        quick,
+        (A, "a".into()),
+        (B, "b".into()),
+        t0,
+    )
+    .unwrap();
+    out(&mut room);
+    assert_eq!(room.next_deadline(), None);
+    room.disconnect(A, t0);
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, B).map(|g| (g.0, g.1)),
+        Some((2, EndReason::Disconnect))
+    );
+    assert!(room.is_closed());
+}
+
+#[test]
+fn private_room_waits_then_fills_and_refuses_a_third() {
+    let t0 = Instant::now();
+    let mut room = Room::private(
+        "ROOM".into(),
+        4,
+        settings(),
+        A,
+        "a".into(),
+        Some(RequestId::Int(1)),
+    )
+    .unwrap();
+    let got = out(&mut room);
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::RoomCreated {
+            size: 4,
+            id: Some(RequestId::Int(1)),
+            ..
+        }]
+    ));
+    room.request(A, Request::Move { row: 0, col: 0 }, None, t0);
+    assert_eq!(error_code(&out(&mut room), A), Some(ErrorCode::NotInGame));
+    room.join(B, "b".into(), None, false, t0);
+    let got = out(&mut room);
+    assert!(matches!(
+        msgs_to(&got, B)[..],
+        [ServerMessage::GameStarted {
+            you: 2,
+            size: 4,
+            ..
+        }]
+    ));
+    room.join(S, "c".into(), Some(RequestId::Int(2)), false, t0);
+    let got = out(&mut room);
+    assert_eq!(error_code(&got, S), Some(ErrorCode::RoomFull));
+    assert!(got.contains(&(S, Got::Released)));
+}
+
+#[test]
+fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.spectate(S, None, t0);
+    let got = out(&mut room);
+    assert!(matches!(
+        msgs_to(&got, S)[..],
+        [ServerMessage::State {
+            you: None,
+            turn: Some(1),
+            ..
+        }]
+    ));
+    let got = mv(&mut room, S, 0, 0, t0);
+    assert_eq!(error_code(&got, S), Some(ErrorCode::NotInGame));
+
+    let mut waiting = Room::private("W".into(), 3, settings(), A, "a".into(), None).unwrap();
+    waiting.disconnect(A, t0);
+    assert!(waiting.is_closed());
+}
+
+#[test]
+fn shutdown_ends_the_game_with_no_winner() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.shutdown();
+    let got = out(&mut room);
+    assert_eq!(
+        game_over(&got, A).map(|g| (g.0, g.1)),
+        Some((0, EndReason::Shutdown))
+    );
+    assert!(room.is_closed());
+}

@@ -1,0 +1,197 @@
+//! The task that owns one [`Room`]: it feeds the room its inbox and its
+//! deadlines, and delivers what the room says to the connections' queues.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use tictactoe_protocol::RequestId;
+
+use crate::lobby::LobbyCmd;
+use crate::outbound::{ConnHandle, ConnId, Outbound};
+use crate::room::{Request, Room};
+use crate::stats::{Gauge, Stats};
+
+/// Inbox capacity of a room; its senders are rate-limited connections.
+pub const ROOM_INBOX: usize = 64;
+
+/// What a room's inbox receives.
+#[derive(Debug)]
+pub enum RoomCmd {
+    /// Take the free seat of a private room.
+    Join {
+        /// The joining connection.
+        conn: ConnHandle,
+        /// Its display name.
+        name: Arc<str>,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// Watch the room.
+    Spectate {
+        /// The watching connection.
+        conn: ConnHandle,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// Reclaim a seat with its token.
+    Resume {
+        /// The new connection.
+        conn: ConnHandle,
+        /// The seat's resume token.
+        token: String,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// A seated player's request.
+    Request {
+        /// The sender.
+        conn: ConnId,
+        /// What it asks.
+        request: Request,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// The connection is gone.
+    Disconnected {
+        /// The gone connection.
+        conn: ConnId,
+    },
+}
+
+/// What every room task needs besides its room.
+#[derive(Clone)]
+pub struct RoomContext {
+    /// Where the room reports that it closed.
+    pub lobby: mpsc::Sender<LobbyCmd>,
+    /// Cancelled when the server shuts down.
+    pub shutdown: CancellationToken,
+    /// Server-wide counters.
+    pub stats: Arc<Stats>,
+}
+
+/// Starts the task for `room`, whose present members are `conns`, reading `rx`.
+pub fn spawn(
+    room: Room,
+    conns: Vec<ConnHandle>,
+    rx: mpsc::Receiver<RoomCmd>,
+    ctx: RoomContext,
+    tracker: &tokio_util::task::TaskTracker,
+) {
+    let span = tracing::info_span!("room", code = %room.code());
+    let conns = conns.into_iter().map(|c| (c.id, c)).collect();
+    tracker.spawn(run(room, conns, rx, ctx).instrument(span));
+}
+
+async fn run(
+    mut room: Room,
+    mut conns: HashMap<ConnId, ConnHandle>,
+    mut inbox: mpsc::Receiver<RoomCmd>,
+    ctx: RoomContext,
+) {
+    let _gauge = Gauge::up(&ctx.stats.rooms);
+    let mut counted = (0, 0);
+    loop {
+        deliver(&mut room, &mut conns);
+        count_games(&room, &mut counted, &ctx.stats);
+        if room.is_closed() {
+            break;
+        }
+        let deadline = room.next_deadline();
+        tokio::select! {
+            _ = ctx.shutdown.cancelled() => room.shutdown(),
+            cmd = inbox.recv() => {
+                let now = Instant::now().into_std();
+                match cmd {
+                    Some(cmd) => handle(&mut room, &mut conns, cmd, now),
+                    None => room.shutdown(),
+                }
+            }
+            _ = sleep_until(deadline) => room.tick(Instant::now().into_std()),
+        }
+    }
+    let _ = ctx
+        .lobby
+        .send(LobbyCmd::RoomClosed {
+            room: room.code().clone(),
+        })
+        .await;
+}
+
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(Instant::from_std(d)).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn handle(
+    room: &mut Room,
+    conns: &mut HashMap<ConnId, ConnHandle>,
+    cmd: RoomCmd,
+    now: std::time::Instant,
+) {
+    match cmd {
+        RoomCmd::Join { conn, name, id } => {
+            let cid = conn.id;
+            conns.insert(cid, conn);
+            room.join(cid, name, id, rand::random(), now);
+        }
+        RoomCmd::Spectate { conn, id } => {
+            let cid = conn.id;
+            conns.insert(cid, conn);
+            room.spectate(cid, id, now);
+        }
+        RoomCmd::Resume { conn, token, id } => {
+            let cid = conn.id;
+            conns.insert(cid, conn);
+            room.resume(cid, &token, id, now);
+        }
+        RoomCmd::Request { conn, request, id } => room.request(conn, request, id, now),
+        RoomCmd::Disconnected { conn } => {
+            conns.remove(&conn);
+            room.disconnect(conn, now);
+        }
+    }
+}
+
+/// Moves the room's output into the connections' queues. A connection whose
+/// queue is gone or full counts as disconnected, which may produce more output.
+fn deliver(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>) {
+    loop {
+        let mut failed = Vec::new();
+        for (to, item) in room.drain() {
+            let released = matches!(item, Outbound::Released { .. });
+            let Some(conn) = conns.get(&to) else { continue };
+            if !conn.send(item) {
+                failed.push(to);
+            }
+            if released {
+                conns.remove(&to);
+            }
+        }
+        if failed.is_empty() {
+            return;
+        }
+        let now = Instant::now().into_std();
+        for conn in failed {
+            conns.remove(&conn);
+            room.disconnect(conn, now);
+        }
+    }
+}
+
+fn count_games(room: &Room, counted: &mut (u64, u64), stats: &Stats) {
+    let (started, finished) = room.game_counts();
+    stats
+        .games_started
+        .fetch_add(started - counted.0, Ordering::Relaxed);
+    stats
+        .games_finished
+        .fetch_add(finished - counted.1, Ordering::Relaxed);
+    *counted = (started, finished);
+}
