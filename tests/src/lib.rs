@@ -1,1 +1,353 @@
-//! Shared helpers for the end-to-end tests.
+//! Helpers for the end-to-end tests: a server on `127.0.0.1:0`, and a client
+//! that speaks the protocol as raw JSON, every read under a timeout.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use tictactoe_protocol::{ErrorCode, Game, ServerMessage, Status, Verdict, judge};
+use tictactoe_server::{Config, Server, Stats};
+
+/// How long any single read may take before the test fails.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A server running in this process on a loopback port.
+pub struct TestServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its live counters.
+    pub stats: Arc<Stats>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+/// Logs the server's tracing output when `RUST_LOG` is set (for debugging a test).
+pub fn trace() {
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+/// A test configuration: loopback, timers off unless a test sets them.
+pub fn test_config() -> Config {
+    Config {
+        bind: "127.0.0.1:0".parse().unwrap_or_else(|_| unreachable!()),
+        turn_timeout_ms: 0,
+        reconnect_grace_ms: 0,
+        max_messages_per_second: 0,
+        ..Config::default()
+    }
+}
+
+impl TestServer {
+    /// Starts a server with `config` on `127.0.0.1:0`.
+    pub async fn start(config: Config) -> TestServer {
+        trace();
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let server = Server::new(config);
+        let stats = server.stats();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            addr,
+            stats,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    /// The server's WebSocket URL.
+    pub fn url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+
+    /// Connects a new client and reads its `welcome`.
+    pub async fn client(&self) -> Client {
+        Client::connect(&self.url()).await
+    }
+
+    /// Signals shutdown and waits for `serve` to return; fails after 10 s.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let done = tokio::time::timeout(Duration::from_secs(10), &mut self.task).await;
+        let result = done.expect("serve returns within 10 s of shutdown");
+        result.expect("serve task").expect("serve result");
+    }
+
+    /// Waits (up to 10 s) until the server holds no connections and no rooms.
+    pub async fn wait_idle(&self) {
+        for _ in 0..200 {
+            if self.stats.connections() == 0 && self.stats.rooms() == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "server not idle: {} connections, {} rooms",
+            self.stats.connections(),
+            self.stats.rooms()
+        );
+    }
+}
+
+/// One protocol client over a real WebSocket.
+pub struct Client {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// The `welcome` the server sent.
+    pub welcome: Value,
+}
+
+impl Client {
+    /// Connects to `url` and reads the `welcome`.
+    pub async fn connect(url: &str) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("connect");
+        let mut client = Client {
+            ws,
+            welcome: Value::Null,
+        };
+        let welcome = client.recv_json().await;
+        assert_eq!(welcome["type"], "welcome", "first message is welcome");
+        client.welcome = welcome;
+        client
+    }
+
+    /// Sends one JSON value as a text frame.
+    pub async fn send(&mut self, value: Value) {
+        self.send_raw(Message::text(value.to_string())).await;
+    }
+
+    /// Sends one frame as it is.
+    pub async fn send_raw(&mut self, msg: Message) {
+        self.ws.send(msg).await.expect("send");
+    }
+
+    /// The next text frame as JSON; fails on timeout, close or a non-text frame.
+    pub async fn recv_json(&mut self) -> Value {
+        loop {
+            let msg = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
+                .await
+                .expect("a message within the read timeout")
+                .expect("connection open")
+                .expect("valid frame");
+            match msg {
+                Message::Text(text) => {
+                    return serde_json::from_str(&text).expect("JSON from server");
+                }
+                Message::Ping(_) | Message::Pong(_) => continue,
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+    }
+
+    /// The next message, decoded with the protocol crate's types.
+    pub async fn recv(&mut self) -> ServerMessage {
+        serde_json::from_value(self.recv_json().await).expect("a protocol message")
+    }
+
+    /// Reads until a message of `kind` (its `type`) arrives, returning it.
+    pub async fn recv_type(&mut self, kind: &str) -> Value {
+        loop {
+            let v = self.recv_json().await;
+            if v["type"] == kind {
+                return v;
+            }
+        }
+    }
+
+    /// Reads the next message and checks it is an `error` with `code` (and `id`, if given).
+    pub async fn expect_error(&mut self, code: ErrorCode, id: Option<Value>) -> Value {
+        let v = self.recv_json().await;
+        let want = serde_json::to_value(code).unwrap_or_default();
+        assert_eq!(v["type"], "error", "expected error {want}, got {v}");
+        assert_eq!(v["code"], want, "{v}");
+        assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+        if let Some(id) = id {
+            assert_eq!(v["id"], id, "{v}");
+        }
+        v
+    }
+
+    /// Reads until the server closes; returns the close code it sent, if any.
+    pub async fn expect_close(&mut self) -> Option<CloseCode> {
+        loop {
+            let next = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
+                .await
+                .expect("close within the read timeout");
+            match next {
+                Some(Ok(Message::Close(frame))) => return frame.map(|f| f.code),
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return None,
+            }
+        }
+    }
+
+    /// Sends `move` and reads until this client's own `moved` (returned) arrives.
+    pub async fn play(&mut self, row: usize, col: usize) -> Value {
+        self.send(json!({"type": "move", "row": row, "col": col}))
+            .await;
+        self.recv_type("moved").await
+    }
+}
+
+/// Two clients in a game: `.0` is player 1, `.1` player 2 (read from `game_started`).
+pub struct Pair {
+    /// Player 1 (`X`).
+    pub x: Client,
+    /// Player 2 (`O`).
+    pub o: Client,
+    /// The room code.
+    pub room: String,
+}
+
+/// Two clients paired by quick match for `size`.
+pub async fn quick_pair(server: &TestServer, size: usize) -> Pair {
+    let mut a = server.client().await;
+    let mut b = server.client().await;
+    a.send(json!({"type": "quick_match", "size": size})).await;
+    assert_eq!(a.recv_type("queued").await["size"], size);
+    b.send(json!({"type": "quick_match", "size": size})).await;
+    let sa = a.recv_type("game_started").await;
+    let sb = b.recv_type("game_started").await;
+    assert_eq!(sa["room"], sb["room"]);
+    let room = sa["room"].as_str().unwrap_or_default().to_owned();
+    if sa["you"] == 1 {
+        assert_eq!(sb["you"], 2);
+        Pair { x: a, o: b, room }
+    } else {
+        assert_eq!((sa["you"].clone(), sb["you"].clone()), (json!(2), json!(1)));
+        Pair { x: b, o: a, room }
+    }
+}
+
+/// Two clients paired through a private room.
+pub async fn private_pair(server: &TestServer, size: usize) -> Pair {
+    let mut a = server.client().await;
+    let mut b = server.client().await;
+    a.send(json!({"type": "create_room", "size": size})).await;
+    let created = a.recv_type("room_created").await;
+    let room = created["room"].as_str().unwrap_or_default().to_owned();
+    b.send(json!({"type": "join_room", "room": room})).await;
+    let sa = a.recv_type("game_started").await;
+    let sb = b.recv_type("game_started").await;
+    assert_ne!(sa["you"], sb["you"]);
+    if sa["you"] == 1 {
+        Pair { x: a, o: b, room }
+    } else {
+        Pair { x: b, o: a, room }
+    }
+}
+
+/// Plays `moves` (alternating, player 1 first) to the end; checks every
+/// `moved`, and returns both players' `game_over` (they must be equal).
+pub async fn play_out(pair: &mut Pair, moves: &[[usize; 2]]) -> Value {
+    for (i, &[r, c]) in moves.iter().enumerate() {
+        let (mover, other) = if i % 2 == 0 {
+            (&mut pair.x, &mut pair.o)
+        } else {
+            (&mut pair.o, &mut pair.x)
+        };
+        let own = mover.play(r, c).await;
+        let seen = other.recv_type("moved").await;
+        assert_eq!(own["seq"], i + 1);
+        assert_eq!(own, seen, "both players see the same move");
+    }
+    let gx = pair.x.recv_type("game_over").await;
+    let go = pair.o.recv_type("game_over").await;
+    assert_eq!(gx, go);
+    gx
+}
+
+/// Checks that a `game_over` with reason `line` or `draw` judges to its winner.
+pub fn assert_judged(size: usize, game_over: &Value) {
+    let moves: Vec<[usize; 2]> = serde_json::from_value(game_over["moves"].clone()).expect("moves");
+    let winner = game_over["winner"].as_u64().unwrap_or(99);
+    let verdict = judge(size, &moves).expect("a legal game");
+    match game_over["reason"].as_str() {
+        Some("line") | Some("draw") => {
+            assert_eq!(u64::from(verdict.winner_number()), winner, "{game_over}")
+        }
+        _ => assert!(verdict == Verdict::Pending || verdict.winner_number() == 0 || winner != 0),
+    }
+}
+
+/// Winning move lists for player 1 on an n×n board, one per kind of line:
+/// row 0, column 0, the diagonal, the anti-diagonal.
+pub fn winning_games(n: usize) -> Vec<(&'static str, Vec<[usize; 2]>)> {
+    let weave = |x: &dyn Fn(usize) -> [usize; 2], o: &dyn Fn(usize) -> [usize; 2]| {
+        let mut v = Vec::new();
+        for i in 0..n {
+            v.push(x(i));
+            if i + 1 < n {
+                v.push(o(i));
+            }
+        }
+        v
+    };
+    vec![
+        ("row", weave(&|i| [0, i], &|i| [1, i])),
+        ("col", weave(&|i| [i, 0], &|i| [i, 1])),
+        ("diag", weave(&|i| [i, i], &|i| [i, (i + 1) % n])),
+        (
+            "anti_diag",
+            weave(&|i| [i, n - 1 - i], &|i| [i, (n - i) % n]),
+        ),
+    ]
+}
+
+/// A full-board draw on an n×n board (n ≥ 3), found by seeded random play.
+pub fn drawn_game(n: usize) -> Vec<[usize; 2]> {
+    use rand::seq::SliceRandom;
+    use rand::{SeedableRng, rngs::StdRng};
+    for seed in 0.. {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut cells: Vec<[usize; 2]> = (0..n * n).map(|i| [i / n, i % n]).collect();
+        cells.shuffle(&mut rng);
+        let Ok(mut game) = Game::new(n) else { break };
+        let all_legal = cells.iter().all(|&[r, c]| game.play(r, c).is_ok());
+        if all_legal && game.status() == Status::Draw {
+            return cells;
+        }
+    }
+    Vec::new()
+}
+
+/// Random legal moves for a whole game on an n×n board (any outcome).
+pub fn random_game(n: usize, rng: &mut impl rand::Rng) -> Vec<[usize; 2]> {
+    use rand::seq::SliceRandom;
+    let mut cells: Vec<[usize; 2]> = (0..n * n).map(|i| [i / n, i % n]).collect();
+    cells.shuffle(rng);
+    let Ok(mut game) = Game::new(n) else {
+        return Vec::new();
+    };
+    let mut moves = Vec::new();
+    for [r, c] in cells {
+        if game.status().is_over() {
+            break;
+        }
+        if game.play(r, c).is_ok() {
+            moves.push([r, c]);
+        }
+    }
+    moves
+}
