@@ -263,6 +263,10 @@ impl Room {
 
     /// A seated player's request.
     pub fn request(&mut self, conn: ConnId, request: Request, id: Option<RequestId>, now: Instant) {
+        if request == Request::Leave && self.spectators.contains(&conn) {
+            self.spectators.retain(|&c| c != conn);
+            return self.release(conn);
+        }
         let Some(seat) = self.seat_of(conn) else {
             let msg = if self.spectators.contains(&conn) {
                 "spectators cannot play; join a game with quick_match or join_room"

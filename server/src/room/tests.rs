@@ -507,6 +507,13 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     ));
     let got = mv(&mut room, S, 0, 0, t0);
     assert_eq!(error_code(&got, S), Some(ErrorCode::NotInGame));
+    room.request(S, Request::Leave, None, t0);
+    assert_eq!(out(&mut room), vec![(S, Got::Released)]);
+    let got = mv(&mut room, A, 0, 0, t0);
+    assert!(
+        msgs_to(&got, S).is_empty(),
+        "a spectator who left gets nothing"
+    );
 
     let mut waiting = Room::private("W".into(), 3, settings(), A, "a".into(), None).unwrap();
     waiting.disconnect(A, t0);

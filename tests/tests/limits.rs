@@ -1,0 +1,181 @@
+//! Connection limits over real sockets: frame size (1009), the connection cap,
+//! the path, the handshake timeout, and silent clients.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tictactoe_server::Config;
+use tictactoe_tests::{Client, TestServer, quick_pair, test_config};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+#[tokio::test]
+async fn an_oversized_frame_closes_with_1009_and_others_play_on() {
+    let server = TestServer::start(test_config()).await;
+    let mut pair = quick_pair(&server, 3).await;
+    let mut big = server.client().await;
+    let padding = "x".repeat(5000);
+    big.send(json!({"type": "ping", "pad": padding})).await;
+    assert_eq!(big.expect_close().await, Some(CloseCode::Size));
+    // A frame just under the limit is fine.
+    let mut ok = server.client().await;
+    ok.send(json!({"type": "ping", "id": 1, "pad": "x".repeat(3900)}))
+        .await;
+    assert_eq!(ok.recv_type("pong").await["id"], 1);
+    // The game in progress is untouched.
+    assert_eq!(pair.x.play(0, 0).await["seq"], 1);
+    assert_eq!(pair.o.recv_type("moved").await["seq"], 1);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn over_the_connection_cap_new_clients_get_503() {
+    let config = Config {
+        max_connections: 2,
+        ..test_config()
+    };
+    let server = TestServer::start(config).await;
+    let _a = server.client().await;
+    let mut b = server.client().await;
+    let refused = tokio_tungstenite::connect_async(server.url()).await;
+    let Err(tokio_tungstenite::tungstenite::Error::Http(resp)) = refused else {
+        panic!("expected an HTTP refusal, got {:?}", refused.map(|_| ()));
+    };
+    assert_eq!(resp.status(), 503);
+    // Existing clients are served; a freed slot is usable again.
+    b.send(json!({"type": "ping", "id": 1})).await;
+    assert_eq!(b.recv_type("pong").await["id"], 1);
+    drop(b);
+    let mut again = None;
+    for _ in 0..50 {
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(server.url()).await {
+            again = Some(ws);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(again.is_some(), "a slot frees up when a client leaves");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn wrong_path_is_404_and_unfinished_handshakes_are_dropped() {
+    let config = Config {
+        handshake_timeout_ms: 200,
+        ..test_config()
+    };
+    let server = TestServer::start(config).await;
+    let wrong = tokio_tungstenite::connect_async(format!("ws://{}/other", server.addr)).await;
+    assert!(
+        matches!(wrong, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 404)
+    );
+    // A TCP connection that never sends the handshake is closed by the server.
+    let mut raw = TcpStream::connect(server.addr).await.expect("connect");
+    raw.write_all(b"GET / HTTP/1.1\r\n").await.expect("write");
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), raw.read(&mut buf)).await;
+    assert!(
+        matches!(n, Ok(Ok(0)) | Ok(Err(_))),
+        "the server hangs up: {n:?}"
+    );
+    let mut c = server.client().await;
+    c.send(json!({"type": "ping", "id": 1})).await;
+    assert_eq!(c.recv_type("pong").await["id"], 1);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_that_stops_answering_pings_is_dropped() {
+    let config = Config {
+        ping_interval_ms: 100,
+        ..test_config()
+    };
+    let server = TestServer::start(config).await;
+    // A WebSocket that completes the handshake and then never reads:
+    // tungstenite answers pings only when it is polled, so it goes silent.
+    let (silent, _) = tokio_tungstenite::connect_async(server.url())
+        .await
+        .expect("connect");
+    let mut live = server.client().await;
+    // The live client keeps reading (and so answers pings) for 8 intervals.
+    for i in 0..16 {
+        live.send(json!({"type": "ping", "id": i})).await;
+        assert_eq!(live.recv_type("pong").await["id"], i);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        server.stats.connections(),
+        1,
+        "only the silent client is dropped"
+    );
+    drop(silent);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn binary_frames_are_refused_and_the_connection_stays() {
+    let server = TestServer::start(test_config()).await;
+    let mut c: Client = server.client().await;
+    c.send_raw(Message::binary(b"{\"type\":\"ping\"}".to_vec()))
+        .await;
+    let err = c.recv_type("error").await;
+    assert_eq!(err["code"], "bad_message");
+    c.send(json!({"type": "ping", "id": 2})).await;
+    assert_eq!(c.recv_type("pong").await["id"], 2);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_spectator_that_cannot_keep_up_is_dropped_not_waited_on() {
+    let config = Config {
+        outbound_queue: 8,
+        ..test_config()
+    };
+    let server = TestServer::start(config).await;
+    let mut pair = tictactoe_tests::private_pair(&server, 100).await;
+    // Row-major moves on a 100x100 board complete no line within 40 rows.
+    let mut seq = 0usize;
+    let mut play = async |pair: &mut tictactoe_tests::Pair, n: usize| {
+        for _ in 0..n {
+            let (m, o) = if seq % 2 == 0 {
+                (&mut pair.x, &mut pair.o)
+            } else {
+                (&mut pair.o, &mut pair.x)
+            };
+            m.play(seq / 100, seq % 100).await;
+            o.recv_type("moved").await;
+            seq += 1;
+        }
+    };
+    play(&mut pair, 2000).await;
+    // A spectator that asks for ~30 KB snapshots again and again, never reading.
+    let (mut slow, _) = tokio_tungstenite::connect_async(server.url())
+        .await
+        .expect("connect");
+    use futures::SinkExt;
+    for _ in 0..400 {
+        let msg = json!({"type": "spectate", "room": pair.room}).to_string();
+        if slow.send(Message::text(msg)).await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // The players go on; the room never waits for the spectator, which is
+    // dropped once its queue is full.
+    let mut dropped = false;
+    for _ in 0..100 {
+        play(&mut pair, 10).await;
+        if server.stats.connections() == 2 {
+            dropped = true;
+            break;
+        }
+    }
+    assert!(
+        dropped,
+        "the slow spectator was dropped while the game went on"
+    );
+    drop(slow);
+    server.shutdown().await;
+}
