@@ -112,8 +112,9 @@ pub(crate) async fn run(
             shared,
         };
         let end = conn.serve().await;
+        let why = end.describe();
         conn.finish(end).await;
-        debug!("disconnected");
+        info!(why, "connection closed");
     }
     .instrument(span)
     .await
@@ -141,6 +142,17 @@ struct Connection {
     place: Place,
     rate: RateLimit,
     shared: Arc<Shared>,
+}
+
+impl End {
+    fn describe(&self) -> &'static str {
+        match self {
+            End::Gone => "client left",
+            End::Shutdown => "server shutdown",
+            End::Close(_, reason) => reason,
+            End::Drop => "client too slow or silent",
+        }
+    }
 }
 
 impl Connection {
@@ -599,10 +611,7 @@ impl Connection {
             _ => {}
         }
         match end {
-            End::Close(code, reason) => {
-                info!(?code, reason, "closing");
-                self.close(code, reason).await;
-            }
+            End::Close(code, reason) => self.close(code, reason).await,
             End::Gone | End::Drop | End::Shutdown => {}
         }
     }
