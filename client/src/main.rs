@@ -1,11 +1,22 @@
 //! `ttt`: the tictactoe command-line client.
 
+mod bot;
+mod bot_cmd;
 mod judge_cmd;
+mod net;
+mod session;
+mod ui;
+mod view;
 
-use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::Duration;
 
-/// Play tic-tac-toe on a tictactoe server, or judge a move list.
+use clap::{Args, Parser, Subcommand};
+
+use session::Start;
+
+/// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
 #[derive(Parser)]
 #[command(name = "ttt", version, about)]
 struct Cli {
@@ -13,16 +24,108 @@ struct Cli {
     command: Command,
 }
 
+/// Where the server is.
+#[derive(Args)]
+struct ServerArg {
+    /// Server URL.
+    #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER)]
+    server: String,
+}
+
+/// Which game to enter.
+#[derive(Args)]
+struct GameArgs {
+    /// Board size for quick match or a new room.
+    #[arg(long, default_value_t = 3)]
+    size: usize,
+    /// Open a private room and print its code.
+    #[arg(long, conflicts_with = "join")]
+    create: bool,
+    /// Join the private room with this code.
+    #[arg(long, value_name = "CODE")]
+    join: Option<String>,
+}
+
+impl GameArgs {
+    fn start(&self) -> Start {
+        match (&self.join, self.create) {
+            (Some(code), _) => Start::Join(code.clone()),
+            (None, true) => Start::Create(self.size),
+            (None, false) => Start::Quick(self.size),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Play a game: quick match by default, or a private room.
+    Play {
+        #[command(flatten)]
+        server: ServerArg,
+        /// Your display name.
+        #[arg(long, default_value = "player")]
+        name: String,
+        #[command(flatten)]
+        game: GameArgs,
+    },
+    /// Watch a room live.
+    Watch {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The room code.
+        room: String,
+    },
+    /// Play games as a bot and print wins, draws and losses.
+    Bot {
+        #[command(flatten)]
+        server: ServerArg,
+        /// Display name.
+        #[arg(long)]
+        name: Option<String>,
+        /// How it chooses moves.
+        #[arg(long, default_value = "perfect", value_parser = ["perfect", "random"])]
+        strategy: String,
+        /// How many games to play.
+        #[arg(long, default_value_t = 1)]
+        games: u32,
+        /// Time to think per move, in ms (the perfect strategy searches within it).
+        #[arg(long, default_value_t = 1000)]
+        think_ms: u64,
+        #[command(flatten)]
+        game: GameArgs,
+    },
     /// Replay a move list and print A, B, Draw or Pending.
     Judge(judge_cmd::JudgeArgs),
 }
 
-fn main() -> ExitCode {
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Judge(args) => judge_cmd::run(&args),
+        Command::Play { server, name, game } => play(&server.server, &name, &game.start()).await,
+        Command::Watch { server, room } => {
+            play(&server.server, "watcher", &Start::Watch(room)).await
+        }
+        Command::Bot {
+            server,
+            name,
+            strategy,
+            games,
+            think_ms,
+            game,
+        } => {
+            let name = name.unwrap_or_else(|| format!("{strategy}-bot"));
+            run_bot(
+                &server.server,
+                &name,
+                &strategy,
+                games,
+                think_ms,
+                &game.start(),
+            )
+            .await
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -31,4 +134,40 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
+    let link = session::open(url, name, start).await?;
+    let watch = matches!(start, Start::Watch(_));
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        if let Some(result) = ui::screen::run(link, watch).await? {
+            println!("{result}");
+        }
+        Ok(())
+    } else {
+        ui::lines::run(link, watch).await
+    }
+}
+
+async fn run_bot(
+    url: &str,
+    name: &str,
+    strategy: &str,
+    games: u32,
+    think_ms: u64,
+    start: &Start,
+) -> Result<(), String> {
+    let mut strategy =
+        bot::by_name(strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?;
+    let link = session::open(url, name, start).await?;
+    let tally = bot_cmd::run(
+        link,
+        start,
+        strategy.as_mut(),
+        games.max(1),
+        Duration::from_millis(think_ms),
+    )
+    .await?;
+    println!("{tally}");
+    Ok(())
 }

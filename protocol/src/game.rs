@@ -159,6 +159,13 @@ pub struct Game {
     status: Status,
 }
 
+impl Default for Game {
+    /// A fresh 3×3 game.
+    fn default() -> Self {
+        Game::new(3).unwrap_or_else(|_| unreachable!("3 is a valid size"))
+    }
+}
+
 impl Game {
     /// The largest board the engine accepts (its occupancy is 2 MiB of bits).
     pub const MAX_SIZE: usize = 4096;

@@ -1,0 +1,18 @@
+//! Any empty cell, uniformly at random.
+
+use rand::seq::IndexedRandom;
+use std::time::Duration;
+use tictactoe_protocol::Game;
+
+use super::{Strategy, empty_cells};
+
+/// Plays a uniformly random empty cell.
+#[derive(Debug, Default)]
+pub struct Random;
+
+impl Strategy for Random {
+    fn choose(&mut self, game: &Game, _think: Duration) -> (usize, usize) {
+        let cells = empty_cells(game);
+        cells.choose(&mut rand::rng()).copied().unwrap_or((0, 0))
+    }
+}

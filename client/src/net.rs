@@ -1,0 +1,160 @@
+//! The connection to a server: connect with clear errors, typed send and
+//! receive over the protocol crate's messages, and automatic resume.
+
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use tictactoe_protocol::{ClientFrame, ClientMessage, Limits, ServerMessage};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// What [`Link::next`] yields.
+#[derive(Debug)]
+pub enum Event {
+    /// A message from the server.
+    Msg(ServerMessage),
+    /// The connection dropped mid-game; trying to resume the seat.
+    Reconnecting,
+    /// The connection is gone for good, with the reason.
+    Closed(String),
+}
+
+/// A live connection to a tictactoe server.
+pub struct Link {
+    url: String,
+    ws: Ws,
+    /// The server's limits from `welcome`.
+    pub limits: Limits,
+    token: Option<String>,
+}
+
+/// The server URL from `--server`, `TTT_SERVER`, or the default.
+pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
+
+impl Link {
+    /// Connects to `url` and reads `welcome`; the error is one line for a person.
+    pub async fn connect(url: &str) -> Result<Link, String> {
+        let (ws, limits) = open(url).await?;
+        Ok(Link {
+            url: url.to_owned(),
+            ws,
+            limits,
+            token: None,
+        })
+    }
+
+    /// Sends one request.
+    pub async fn send(&mut self, message: ClientMessage) -> Result<(), String> {
+        let frame = ClientFrame { id: None, message };
+        let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
+        self.ws
+            .send(Message::text(text))
+            .await
+            .map_err(|e| format!("lost the connection: {e}"))
+    }
+
+    /// The next event. A drop during a game is resumed with the seat's token
+    /// while the grace period lasts.
+    pub async fn next(&mut self) -> Event {
+        loop {
+            match self.ws.next().await {
+                Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(&text)
+                {
+                    Ok(msg) => {
+                        self.track(&msg);
+                        return Event::Msg(msg);
+                    }
+                    Err(e) => {
+                        return Event::Closed(format!(
+                            "the server sent something this client does not understand: {e}"
+                        ));
+                    }
+                },
+                Some(Ok(Message::Close(frame))) => {
+                    let why = frame
+                        .map(|f| format!("{} ({})", f.reason, u16::from(f.code)))
+                        .unwrap_or_default();
+                    if self.token.is_none() {
+                        return Event::Closed(format!("the server closed the connection {why}"));
+                    }
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => {
+                    if self.token.is_none() {
+                        return Event::Closed("the connection dropped".into());
+                    }
+                }
+            }
+            // Dropped with a seat to go back to.
+            return match self.resume().await {
+                Ok(()) => Event::Reconnecting,
+                Err(e) => Event::Closed(e),
+            };
+        }
+    }
+
+    fn track(&mut self, msg: &ServerMessage) {
+        match msg {
+            ServerMessage::GameStarted { resume_token, .. } => {
+                self.token = Some(resume_token.to_string())
+            }
+            ServerMessage::GameOver { .. } => self.token = None,
+            _ => {}
+        }
+    }
+
+    /// Reconnects and sends `resume` until it works or the grace period ends.
+    async fn resume(&mut self) -> Result<(), String> {
+        let Some(token) = self.token.clone() else {
+            return Err("the connection dropped".into());
+        };
+        let until = Instant::now() + Duration::from_millis(self.limits.reconnect_grace_ms);
+        let mut wait = Duration::from_millis(100);
+        while Instant::now() < until {
+            if let Ok((ws, _)) = open(&self.url).await {
+                self.ws = ws;
+                self.send(ClientMessage::Resume {
+                    token: token.clone(),
+                })
+                .await?;
+                return Ok(());
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(2));
+        }
+        self.token = None;
+        Err("the connection dropped and could not be resumed in time".into())
+    }
+}
+
+async fn open(url: &str) -> Result<(Ws, Limits), String> {
+    if !url.starts_with("ws://") && !url.starts_with("wss://") {
+        return Err(format!("{url:?} is not a server URL; use ws://HOST:PORT"));
+    }
+    let (mut ws, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .map_err(|e| match e {
+            WsError::Io(io) => {
+                format!("cannot reach the server at {url}: {io} (is ttt-server running?)")
+            }
+            WsError::Http(resp) => {
+                format!("{url} is not a tictactoe server (HTTP {})", resp.status())
+            }
+            WsError::Url(e) => format!("{url:?} is not a valid server URL: {e}"),
+            other => format!("cannot connect to {url}: {other}"),
+        })?;
+    let first = tokio::time::timeout(Duration::from_secs(10), ws.next())
+        .await
+        .map_err(|_| format!("{url} did not greet us within 10 s"))?;
+    match first {
+        Some(Ok(Message::Text(text))) => match serde_json::from_str(&text) {
+            Ok(ServerMessage::Welcome { limits, .. }) => Ok((ws, limits)),
+            _ => Err(format!("{url} is not a tictactoe server (no welcome)")),
+        },
+        _ => Err(format!("{url} closed the connection before greeting")),
+    }
+}

@@ -1,0 +1,193 @@
+//! Drawing the board and the status line as text, with or without colour.
+
+use crossterm::style::Stylize;
+use tictactoe_protocol::{Line, LineKind, Player};
+
+use super::input::column_name;
+use crate::view::View;
+
+/// Whether `(row, col)` lies on `line` of an n×n board.
+fn on_line(line: Option<Line>, n: usize, row: usize, col: usize) -> bool {
+    match line {
+        Some(Line {
+            kind: LineKind::Row,
+            index,
+        }) => row == index,
+        Some(Line {
+            kind: LineKind::Col,
+            index,
+        }) => col == index,
+        Some(Line {
+            kind: LineKind::Diag,
+            ..
+        }) => row == col,
+        Some(Line {
+            kind: LineKind::AntiDiag,
+            ..
+        }) => row + col + 1 == n,
+        None => false,
+    }
+}
+
+/// The board as lines: column letters on top, row numbers on the left. With
+/// `colour`, marks are coloured, the last move is reversed, the winning line
+/// is green and the `cursor` cell is highlighted.
+pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<String> {
+    let n = view.game.size();
+    let cell_w = column_name(n - 1).len() + 1;
+    let label_w = n.to_string().len();
+    let board = view.game.board();
+    let line = view.over.and_then(|(_, _, line)| line);
+    let mut out = Vec::with_capacity(n + 1);
+    let mut header = " ".repeat(label_w + 1);
+    for c in 0..n {
+        header.push_str(&format!("{:>cell_w$}", column_name(c)));
+    }
+    out.push(header);
+    for (r, row) in board.iter().enumerate() {
+        let mut text = format!("{:>label_w$} ", r + 1);
+        for (c, mark) in row.chars().enumerate() {
+            let pad = " ".repeat(cell_w - 1);
+            if !colour {
+                text.push_str(&pad);
+                text.push(mark);
+                continue;
+            }
+            let mut cell = match mark {
+                'X' => mark.to_string().red().bold(),
+                'O' => mark.to_string().blue().bold(),
+                _ => "·".to_string().dark_grey(),
+            };
+            if on_line(line, n, r, c) {
+                cell = cell.on_green();
+            } else if view.last == Some((r, c)) {
+                cell = cell.reverse();
+            }
+            if cursor == Some((r, c)) {
+                cell = cell.on_yellow();
+            }
+            text.push_str(&pad);
+            text.push_str(&cell.to_string());
+        }
+        out.push(text);
+    }
+    out
+}
+
+/// The status line: who we are, whose turn, the opponent, the clock.
+pub fn status(view: &View) -> String {
+    let name = |p: Player| {
+        view.names
+            .get(usize::from(p.number() - 1))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut parts = Vec::new();
+    match view.you {
+        Some(me) => {
+            parts.push(format!("You are {} ({})", me.mark(), name(me)));
+            if view.names.len() == 2 {
+                parts.push(format!("vs {}", name(me.other())));
+            }
+        }
+        None if view.names.len() == 2 => {
+            parts.push(format!(
+                "Watching {} (X) vs {} (O)",
+                name(Player::X),
+                name(Player::O)
+            ));
+        }
+        None => {}
+    }
+    if let Some(result) = view.result_line() {
+        parts.push(result);
+    } else if let Some(turn) = view.game.turn().filter(|_| view.names.len() == 2) {
+        let whose = if Some(turn) == view.you {
+            "your turn".to_owned()
+        } else {
+            format!("{} to move", turn.mark())
+        };
+        parts.push(whose);
+        if let Some(ms) = view.clock_ms() {
+            parts.push(format!("{}.{}s", ms / 1000, (ms % 1000) / 100));
+        }
+    }
+    if let Some(room) = &view.room {
+        parts.push(format!("room {room}"));
+    }
+    parts.join(" — ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tictactoe_protocol::{EndReason, Game};
+
+    fn view(size: usize, moves: &[(usize, usize)]) -> View {
+        let mut v = View::new(size);
+        v.game = Game::new(size).unwrap();
+        for &(r, c) in moves {
+            v.game.play(r, c).unwrap();
+        }
+        v
+    }
+
+    #[test]
+    fn three_by_three_plain() {
+        let v = view(3, &[(1, 1), (0, 0), (2, 2)]);
+        assert_eq!(
+            render(&v, None, false),
+            vec!["   a b c", "1  O . .", "2  . X .", "3  . . X"]
+        );
+    }
+
+    #[test]
+    fn two_by_two_and_ten_by_ten() {
+        assert_eq!(
+            render(&view(2, &[(0, 1)]), None, false),
+            vec!["   a b", "1  . X", "2  . ."]
+        );
+        let big = render(&view(10, &[(9, 9)]), None, false);
+        assert_eq!(big.len(), 11);
+        assert_eq!(big[0], "    a b c d e f g h i j");
+        assert_eq!(big[1], " 1  . . . . . . . . . .");
+        assert_eq!(big[10], "10  . . . . . . . . . X");
+    }
+
+    #[test]
+    fn colour_marks_the_winning_line_and_cursor() {
+        let mut v = view(3, &[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]);
+        v.over = Some((
+            1,
+            EndReason::Line,
+            Some(Line {
+                kind: LineKind::Row,
+                index: 0,
+            }),
+        ));
+        let lines = render(&v, Some((2, 2)), true);
+        assert!(lines[1].contains("\u{1b}["), "escape codes in colour mode");
+        assert_ne!(lines[1], lines[2]);
+        assert!(
+            render(&v, None, false)
+                .iter()
+                .all(|l| !l.contains('\u{1b}'))
+        );
+    }
+
+    #[test]
+    fn status_says_whose_turn() {
+        let mut v = view(3, &[]);
+        v.you = Some(Player::O);
+        v.names = vec!["ann".into(), "bob".into()];
+        v.room = Some("ROOM".into());
+        assert_eq!(
+            status(&v),
+            "You are O (bob) — vs ann — X to move — room ROOM"
+        );
+        v.game.play(0, 0).unwrap();
+        assert!(status(&v).contains("your turn"));
+        v.over = Some((2, EndReason::Resign, None));
+        assert!(status(&v).contains("Result: You won (resign)"));
+    }
+}

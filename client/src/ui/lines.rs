@@ -1,0 +1,136 @@
+//! Play as plain lines, for pipes and scripts: the board as text after every
+//! move, one prompt per move, one move read per line.
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use tictactoe_protocol::{ClientMessage, ServerMessage};
+
+use super::board::{render, status};
+use super::input::{cell_name, parse_cell};
+use crate::net::{Event, Link};
+use crate::session::fatal;
+use crate::view::View;
+
+/// What the next stdin line answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Awaiting {
+    Nothing,
+    Move,
+    Rematch,
+}
+
+/// Runs a game (or a watch, with `watch`) in line mode until it ends.
+pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
+    let mut view = View::default();
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    let mut awaiting = Awaiting::Nothing;
+    loop {
+        tokio::select! {
+            event = link.next() => match event {
+                Event::Msg(msg) => {
+                    if let Some(why) = fatal(&msg) {
+                        return Err(why);
+                    }
+                    view.apply(&msg);
+                    awaiting = show(&view, &msg, awaiting, watch);
+                    if watch && matches!(msg, ServerMessage::GameOver { .. }) {
+                        return Ok(());
+                    }
+                }
+                Event::Reconnecting => println!("Connection lost; resuming the game…"),
+                Event::Closed(why) => return if view.over.is_some() { Ok(()) } else { Err(why) },
+            },
+            line = stdin.next_line(), if awaiting != Awaiting::Nothing => {
+                let Ok(Some(line)) = line else {
+                    let _ = link.send(ClientMessage::Leave {}).await;
+                    return Ok(());
+                };
+                match awaiting {
+                    Awaiting::Move => match parse_cell(&line, view.game.size()) {
+                        Ok((r, c)) if view.game.is_occupied(r, c) => {
+                            println!("! {} is taken; choose an empty cell", cell_name(r, c));
+                            prompt();
+                        }
+                        Ok((row, col)) => {
+                            link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
+                            awaiting = Awaiting::Nothing;
+                        }
+                        Err(e) => {
+                            println!("! {e}");
+                            prompt();
+                        }
+                    },
+                    Awaiting::Rematch => {
+                        if line.trim().eq_ignore_ascii_case("y") {
+                            link.send(ClientMessage::Rematch {}).await?;
+                            println!("Waiting for the opponent to accept…");
+                            awaiting = Awaiting::Nothing;
+                        } else {
+                            let _ = link.send(ClientMessage::Leave {}).await;
+                            return Ok(());
+                        }
+                    }
+                    Awaiting::Nothing => {}
+                }
+            }
+        }
+    }
+}
+
+fn prompt() {
+    println!("Your move (e.g. b2):");
+}
+
+/// Prints what changed and returns what the next stdin line answers.
+fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Awaiting {
+    let board = || {
+        for line in render(view, None, false) {
+            println!("{line}");
+        }
+        println!("{}", status(view));
+    };
+    match msg {
+        ServerMessage::RoomCreated { room, .. } => {
+            println!("Room code: {room}");
+            println!("Waiting for an opponent to join…");
+        }
+        ServerMessage::Queued { .. } => println!("Waiting for an opponent…"),
+        ServerMessage::GameStarted { .. }
+        | ServerMessage::State { .. }
+        | ServerMessage::Moved { .. } => {
+            if let ServerMessage::Moved {
+                row, col, player, ..
+            } = msg
+            {
+                println!("Player {player} played {}", cell_name(*row, *col));
+            }
+            board();
+            if view.my_turn() && !watch {
+                prompt();
+                return Awaiting::Move;
+            }
+        }
+        ServerMessage::GameOver { .. } => {
+            board();
+            if let Some(result) = view.result_line() {
+                println!("{result}");
+            }
+            if !watch {
+                println!("Rematch? [y/N]");
+                return Awaiting::Rematch;
+            }
+        }
+        ServerMessage::Error { message, .. } => {
+            println!("! {message}");
+            if view.my_turn() {
+                prompt();
+                return Awaiting::Move;
+            }
+        }
+        ServerMessage::OpponentDisconnected { .. }
+        | ServerMessage::OpponentReconnected {}
+        | ServerMessage::RematchOffered {} => println!("{}", view.note),
+        ServerMessage::Welcome { .. } | ServerMessage::Pong { .. } => {}
+    }
+    awaiting
+}

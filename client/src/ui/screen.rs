@@ -1,0 +1,188 @@
+//! Full-screen play in a terminal: arrow keys and Enter, or type a cell; the
+//! board redrawn on every event and the clock ticking down.
+
+use std::io::{Write, stdout};
+use std::time::Duration;
+
+use crossterm::event::{Event as Term, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::{cursor, execute, queue, terminal};
+use futures::StreamExt;
+
+use tictactoe_protocol::{ClientMessage, ServerMessage};
+
+use super::board::{render, status};
+use super::input::parse_cell;
+use crate::net::{Event, Link};
+use crate::session::fatal;
+use crate::view::View;
+
+/// Raw mode and the alternate screen while alive; restored on drop, also on
+/// errors and panics.
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn new() -> Result<Self, String> {
+        terminal::enable_raw_mode().map_err(|e| format!("cannot use the terminal: {e}"))?;
+        let _ = execute!(stdout(), terminal::EnterAlternateScreen, cursor::Hide);
+        Ok(TerminalGuard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = execute!(stdout(), cursor::Show, terminal::LeaveAlternateScreen);
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// Screen state besides the game: cursor, typed text.
+struct Screen {
+    view: View,
+    cursor: (usize, usize),
+    typed: String,
+    watch: bool,
+}
+
+/// What a key asks for.
+enum Action {
+    None,
+    Move(usize, usize),
+    Rematch,
+    Quit,
+}
+
+/// Runs a game (or a watch) full-screen until the player quits.
+pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> {
+    let _guard = TerminalGuard::new()?;
+    let mut keys = EventStream::new();
+    let mut s = Screen {
+        view: View::default(),
+        cursor: (0, 0),
+        typed: String::new(),
+        watch,
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        draw(&s);
+        tokio::select! {
+            event = link.next() => match event {
+                Event::Msg(msg) => {
+                    if let Some(why) = fatal(&msg) {
+                        return Err(why);
+                    }
+                    s.view.apply(&msg);
+                    if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
+                        s.cursor = (size / 2, size / 2);
+                    }
+                }
+                Event::Reconnecting => s.view.note = "connection lost; resuming the game…".into(),
+                Event::Closed(why) => {
+                    return if s.view.over.is_some() { Ok(s.view.result_line()) } else { Err(why) };
+                }
+            },
+            key = keys.next() => match key {
+                Some(Ok(Term::Key(key))) if key.kind != KeyEventKind::Release => match s.on_key(key) {
+                    Action::Move(row, col) => link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await?,
+                    Action::Rematch => {
+                        link.send(ClientMessage::Rematch {}).await?;
+                        s.view.note = "rematch asked; waiting for the opponent".into();
+                    }
+                    Action::Quit => {
+                        let _ = link.send(ClientMessage::Leave {}).await;
+                        return Ok(s.view.result_line());
+                    }
+                    Action::None => {}
+                },
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return Ok(s.view.result_line()),
+            },
+            _ = tick.tick() => {}
+        }
+    }
+}
+
+impl Screen {
+    fn on_key(&mut self, key: KeyEvent) -> Action {
+        let n = self.view.game.size();
+        let (r, c) = self.cursor;
+        match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                return Action::Quit;
+            }
+            KeyCode::Esc => return Action::Quit,
+            KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
+                return Action::Quit;
+            }
+            KeyCode::Char('r')
+                if self.typed.is_empty() && self.view.over.is_some() && !self.watch =>
+            {
+                return Action::Rematch;
+            }
+            KeyCode::Up => self.cursor = (r.saturating_sub(1), c),
+            KeyCode::Down => self.cursor = ((r + 1).min(n - 1), c),
+            KeyCode::Left => self.cursor = (r, c.saturating_sub(1)),
+            KeyCode::Right => self.cursor = (r, (c + 1).min(n - 1)),
+            KeyCode::Backspace => {
+                self.typed.pop();
+            }
+            KeyCode::Char(ch) if ch.is_ascii_alphanumeric() || ch == ' ' => {
+                if self.typed.len() < 12 {
+                    self.typed.push(ch);
+                }
+            }
+            KeyCode::Enter => {
+                let target = if self.typed.trim().is_empty() {
+                    Ok(self.cursor)
+                } else {
+                    parse_cell(&std::mem::take(&mut self.typed), n)
+                };
+                match target {
+                    Err(e) => self.view.note = e,
+                    Ok(_) if self.watch => {}
+                    Ok(_) if !self.view.my_turn() => self.view.note = "not your turn yet".into(),
+                    Ok((row, col)) if self.view.game.is_occupied(row, col) => {
+                        self.view.note = "that cell is taken".into();
+                    }
+                    Ok((row, col)) => {
+                        self.cursor = (row, col);
+                        return Action::Move(row, col);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Action::None
+    }
+}
+
+fn draw(s: &Screen) {
+    let mut out = stdout();
+    let _ = queue!(
+        out,
+        terminal::Clear(terminal::ClearType::All),
+        cursor::MoveTo(0, 0)
+    );
+    let title = match &s.view.room {
+        Some(room) => format!("tictactoe — room {room}"),
+        None => "tictactoe".to_owned(),
+    };
+    let mut lines = vec![title, String::new()];
+    let cursor = (!s.watch && s.view.over.is_none()).then_some(s.cursor);
+    lines.extend(render(&s.view, cursor, true));
+    lines.push(String::new());
+    lines.push(status(&s.view));
+    lines.push(s.view.note.clone());
+    let help = if s.watch {
+        "q: quit"
+    } else if s.view.over.is_some() {
+        "r: rematch   q: quit"
+    } else {
+        "arrows + Enter, or type a cell (b2) + Enter   Esc: quit"
+    };
+    lines.push(format!("> {}", s.typed));
+    lines.push(help.to_owned());
+    for line in lines {
+        let _ = write!(out, "{line}\r\n");
+    }
+    let _ = out.flush();
+}

@@ -1,0 +1,177 @@
+//! What a client knows of its game, kept up to date from server messages.
+
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{EndReason, Game, Line, Player, ServerMessage};
+
+/// One client's picture of the room it is in.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The room code, once known.
+    pub room: Option<String>,
+    /// The game as replayed from the server's moves.
+    pub game: Game,
+    /// Our seat, or `None` when watching.
+    pub you: Option<Player>,
+    /// Players' names; index 0 is player 1.
+    pub names: Vec<String>,
+    /// The last move played.
+    pub last: Option<(usize, usize)>,
+    /// Winner (0 none), reason and line, once the game is over.
+    pub over: Option<(u8, EndReason, Option<Line>)>,
+    /// When the player to move runs out of time, if there is a timer.
+    pub deadline: Option<Instant>,
+    /// The seat's resume token.
+    pub token: Option<String>,
+    /// A one-line note for the status bar (errors, disconnects, offers).
+    pub note: String,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View::new(3)
+    }
+}
+
+impl View {
+    /// An empty view of a `size` board.
+    pub fn new(size: usize) -> View {
+        View {
+            room: None,
+            game: Game::new(size).unwrap_or_default(),
+            you: None,
+            names: Vec::new(),
+            last: None,
+            over: None,
+            deadline: None,
+            token: None,
+            note: String::new(),
+        }
+    }
+
+    /// Whether a game is in progress and it is our move.
+    pub fn my_turn(&self) -> bool {
+        self.over.is_none() && self.you.is_some() && self.game.turn() == self.you
+    }
+
+    /// Milliseconds left on the clock of the player to move.
+    pub fn clock_ms(&self) -> Option<u64> {
+        let d = self.deadline?.saturating_duration_since(Instant::now());
+        Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Folds one server message into the view.
+    pub fn apply(&mut self, msg: &ServerMessage) {
+        match msg {
+            ServerMessage::RoomCreated { room, size, .. } => {
+                *self = View::new(*size);
+                self.room = Some(room.to_string());
+                self.note = format!("room {room} is open: share the code");
+            }
+            ServerMessage::Queued { size, .. } => {
+                *self = View::new(*size);
+                self.note = "waiting for an opponent…".into();
+            }
+            ServerMessage::GameStarted {
+                room,
+                size,
+                you,
+                players,
+                resume_token,
+                turn_timeout_ms,
+                ..
+            } => {
+                *self = View::new(*size);
+                self.room = Some(room.to_string());
+                self.you = Player::from_number(*you);
+                self.names = players.iter().map(|p| p.name.to_string()).collect();
+                self.token = Some(resume_token.to_string());
+                self.deadline = clock(Some(*turn_timeout_ms).filter(|&t| t > 0));
+                self.note = "game started".into();
+            }
+            ServerMessage::Moved {
+                row, col, clock_ms, ..
+            } => {
+                let _ = self.game.play(*row, *col);
+                self.last = Some((*row, *col));
+                self.deadline = clock(*clock_ms);
+                self.note.clear();
+            }
+            ServerMessage::GameOver {
+                winner,
+                reason,
+                line,
+                moves,
+                ..
+            } => {
+                if moves.len() != self.game.moves().len() {
+                    self.replay(moves);
+                }
+                self.over = Some((*winner, *reason, *line));
+                self.deadline = None;
+                self.token = None;
+            }
+            ServerMessage::State {
+                room,
+                size,
+                moves,
+                players,
+                you,
+                clock_ms,
+                turn,
+                ..
+            } => {
+                let token = self.token.take();
+                *self = View::new(*size);
+                self.room = Some(room.to_string());
+                self.token = token;
+                self.replay(moves);
+                self.names = players.iter().map(|p| p.name.to_string()).collect();
+                self.you = you.and_then(Player::from_number);
+                self.deadline = clock(*clock_ms);
+                if turn.is_none() && !moves.is_empty() && !self.game.status().is_over() {
+                    self.note = "the game is over".into();
+                }
+            }
+            ServerMessage::OpponentDisconnected { grace_ms } => {
+                self.note = format!(
+                    "opponent disconnected; they have {}s to come back",
+                    grace_ms / 1000
+                );
+            }
+            ServerMessage::OpponentReconnected {} => self.note = "opponent reconnected".into(),
+            ServerMessage::RematchOffered {} => self.note = "opponent offers a rematch".into(),
+            ServerMessage::Error { message, .. } => self.note = message.clone(),
+            ServerMessage::Welcome { .. } | ServerMessage::Pong { .. } => {}
+        }
+    }
+
+    fn replay(&mut self, moves: &[[u16; 2]]) {
+        let Ok(mut game) = Game::new(self.game.size()) else {
+            return;
+        };
+        for m in moves {
+            let _ = game.play(usize::from(m[0]), usize::from(m[1]));
+        }
+        self.last = moves.last().map(|m| (usize::from(m[0]), usize::from(m[1])));
+        self.game = game;
+    }
+
+    /// One line saying how the game ended, from our seat's point of view.
+    pub fn result_line(&self) -> Option<String> {
+        let (winner, reason, _) = self.over?;
+        let reason = format!("{reason:?}").to_lowercase();
+        let who = match (winner, self.you) {
+            (0, _) if reason == "draw" => "Draw".to_owned(),
+            (0, _) => "No winner".to_owned(),
+            (w, Some(me)) if w == me.number() => "You won".to_owned(),
+            (_, Some(_)) => "You lost".to_owned(),
+            (w, None) => format!("Player {w} won"),
+        };
+        Some(format!("Result: {who} ({reason})"))
+    }
+}
+
+fn clock(ms: Option<u64>) -> Option<Instant> {
+    ms.map(|ms| Instant::now() + Duration::from_millis(ms))
+}
