@@ -42,14 +42,16 @@ pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> 
 /// Errors after which the session cannot go on: the request itself failed.
 pub fn fatal(msg: &ServerMessage) -> Option<String> {
     match msg {
-        ServerMessage::Error { code, message, .. } => match code {
-            ErrorCode::RoomNotFound
-            | ErrorCode::RoomFull
-            | ErrorCode::InvalidSize
-            | ErrorCode::InvalidName
-            | ErrorCode::UnsupportedProtocol => Some(message.clone()),
-            _ => None,
-        },
+        ServerMessage::Error {
+            code:
+                ErrorCode::RoomNotFound
+                | ErrorCode::RoomFull
+                | ErrorCode::InvalidSize
+                | ErrorCode::InvalidName
+                | ErrorCode::UnsupportedProtocol,
+            message,
+            ..
+        } => Some(message.clone()),
         _ => None,
     }
 }

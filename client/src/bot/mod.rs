@@ -18,7 +18,7 @@ pub trait Strategy: Send {
 pub fn by_name(name: &str) -> Option<Box<dyn Strategy>> {
     match name {
         "perfect" => Some(Box::new(perfect::Perfect::default())),
-        "random" => Some(Box::new(random::Random::default())),
+        "random" => Some(Box::new(random::Random)),
         _ => None,
     }
 }

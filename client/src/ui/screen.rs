@@ -125,10 +125,10 @@ impl Screen {
             KeyCode::Backspace => {
                 self.typed.pop();
             }
-            KeyCode::Char(ch) if ch.is_ascii_alphanumeric() || ch == ' ' => {
-                if self.typed.len() < 12 {
-                    self.typed.push(ch);
-                }
+            KeyCode::Char(ch)
+                if (ch.is_ascii_alphanumeric() || ch == ' ') && self.typed.len() < 12 =>
+            {
+                self.typed.push(ch);
             }
             KeyCode::Enter => {
                 let target = if self.typed.trim().is_empty() {
