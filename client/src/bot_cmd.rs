@@ -69,6 +69,13 @@ pub async fn run(
                 continue;
             }
             ServerMessage::Error {
+                code: ErrorCode::RateLimited,
+                ..
+            } => {
+                // Our pacing should prevent this; if it happens, back off.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            ServerMessage::Error {
                 code: ErrorCode::NotInGame,
                 ..
             } if view.over.is_some() => {

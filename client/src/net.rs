@@ -30,6 +30,44 @@ pub struct Link {
     /// The server's limits from `welcome`.
     pub limits: Limits,
     token: Option<String>,
+    pace: Pace,
+}
+
+/// Keeps our sending under the server's announced rate limit (at 90% of it,
+/// for margin), so that a fast bot never meets `rate_limited`.
+struct Pace {
+    rate: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl Pace {
+    fn new(per_second: u32) -> Pace {
+        let rate = f64::from(per_second) * 0.9;
+        Pace {
+            rate,
+            tokens: rate.max(1.0),
+            last: Instant::now(),
+        }
+    }
+
+    /// Waits until one more frame is within the limit.
+    async fn take(&mut self) {
+        if self.rate <= 0.0 {
+            return;
+        }
+        let now = Instant::now();
+        self.tokens = (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate)
+            .min(self.rate.max(1.0));
+        self.last = now;
+        if self.tokens < 1.0 {
+            let wait = (1.0 - self.tokens) / self.rate;
+            tokio::time::sleep(Duration::from_secs_f64(wait)).await;
+            self.tokens = 1.0;
+            self.last = Instant::now();
+        }
+        self.tokens -= 1.0;
+    }
 }
 
 /// The server URL from `--server`, `TTT_SERVER`, or the default.
@@ -39,11 +77,13 @@ impl Link {
     /// Connects to `url` and reads `welcome`; the error is one line for a person.
     pub async fn connect(url: &str) -> Result<Link, String> {
         let (ws, limits) = open(url).await?;
+        let pace = Pace::new(limits.max_messages_per_second);
         Ok(Link {
             url: url.to_owned(),
             ws,
             limits,
             token: None,
+            pace,
         })
     }
 
@@ -51,6 +91,7 @@ impl Link {
     pub async fn send(&mut self, message: ClientMessage) -> Result<(), String> {
         let frame = ClientFrame { id: None, message };
         let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
+        self.pace.take().await;
         self.ws
             .send(Message::text(text))
             .await
@@ -78,9 +119,9 @@ impl Link {
                     let why = frame
                         .map(|f| format!("{} ({})", f.reason, u16::from(f.code)))
                         .unwrap_or_default();
-                    if self.token.is_none() {
-                        return Event::Closed(format!("the server closed the connection {why}"));
-                    }
+                    // A deliberate close (shutdown, policy, size) is not a drop: no resume.
+                    self.token = None;
+                    return Event::Closed(format!("the server closed the connection: {why}"));
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => {

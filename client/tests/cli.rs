@@ -1,0 +1,271 @@
+//! The `ttt` binary against a real server started by the test: bots play each
+//! other, `ttt play` is driven through pipes and in a real terminal (tmux).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tictactoe_server::Config;
+use tictactoe_tests::{TestServer, test_config};
+
+const TTT: &str = env!("CARGO_BIN_EXE_ttt");
+
+/// A fast server for bots: no rate limit, no timers.
+async fn server() -> TestServer {
+    TestServer::start(Config {
+        max_messages_per_second: 0,
+        ..test_config()
+    })
+    .await
+}
+
+/// Starts `ttt bot --create …` and returns it with the room code it printed.
+fn creator(url: &str, args: &[&str]) -> (Child, String, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(TTT)
+        .args(["bot", "--server", url, "--create"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start ttt bot");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("room line");
+    let code = line
+        .trim()
+        .strip_prefix("room: ")
+        .expect("room: CODE")
+        .to_owned();
+    (child, code, out)
+}
+
+/// Waits for a child with a deadline; returns its stdout's remaining text.
+fn finish(mut child: Child, mut out: impl BufRead, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(status.success(), "exit status {status}");
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut text);
+            return text;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("ttt did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn tally(summary: &str) -> (u32, u32, u32) {
+    let nums: Vec<u32> = summary
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    match nums[..] {
+        [w, d, l] => (w, d, l),
+        _ => panic!("not a summary: {summary:?}"),
+    }
+}
+
+fn joiner(url: &str, code: &str, args: &[&str]) -> std::process::Output {
+    let child = Command::new(TTT)
+        .args(["bot", "--server", url, "--join", code])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start joiner");
+    child.wait_with_output().expect("joiner output")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn perfect_against_perfect_draws_every_game() {
+    let server = server().await;
+    let url = server.url();
+    let result = tokio::task::spawn_blocking(move || {
+        let (a, code, out) = creator(&url, &["--games", "20"]);
+        let b = joiner(&url, &code, &["--games", "20"]);
+        let a = finish(a, out, Duration::from_secs(60));
+        (a, String::from_utf8_lossy(&b.stdout).into_owned())
+    })
+    .await
+    .expect("bots");
+    assert_eq!(tally(&result.0), (0, 20, 0), "{}", result.0);
+    assert_eq!(tally(&result.1), (0, 20, 0), "{}", result.1);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn perfect_never_loses_to_random_in_200_games() {
+    let server = server().await;
+    let url = server.url();
+    let (perfect, random) = tokio::task::spawn_blocking(move || {
+        let (a, code, out) = creator(&url, &["--games", "200", "--strategy", "perfect"]);
+        let b = joiner(&url, &code, &["--games", "200", "--strategy", "random"]);
+        (
+            finish(a, out, Duration::from_secs(120)),
+            String::from_utf8_lossy(&b.stdout).into_owned(),
+        )
+    })
+    .await
+    .expect("bots");
+    let (w, d, l) = tally(&perfect);
+    assert_eq!((w + d + l, l), (200, 0), "{perfect}");
+    assert!(
+        w > 100,
+        "perfect should beat random most of the time: {perfect}"
+    );
+    assert_eq!(tally(&random), (l, d, w));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn line_mode_play_through_pipes_finishes_a_game() {
+    let server = server().await;
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        let (bot, code, out) = creator(&url, &["--strategy", "random"]);
+        let mut play = Command::new(TTT)
+            .args(["play", "--server", &url, "--name", "piper", "--join", &code])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start ttt play");
+        // Junk first, then every cell in turn: taken ones are refused and the
+        // next line is read, so the game always ends.
+        let mut stdin = play.stdin.take().expect("stdin");
+        let mut script = String::from("zz\nd9\n");
+        for cell in ["b2", "a1", "b1", "c1", "a2", "c2", "a3", "b3", "c3"] {
+            script.push_str(cell);
+            script.push('\n');
+        }
+        stdin.write_all(script.as_bytes()).expect("write moves");
+        drop(stdin);
+        let played = play.wait_with_output().expect("play output");
+        finish(bot, out, Duration::from_secs(20));
+        played
+    })
+    .await
+    .expect("play");
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("   a b c"), "board drawn: {text}");
+    assert!(text.contains("type a cell like b2"), "junk refused: {text}");
+    assert!(
+        text.contains("off the board"),
+        "out of range refused: {text}"
+    );
+    assert!(text.contains("Result: "), "result printed: {text}");
+    assert!(
+        text.contains("You are X (piper)") || text.contains("You are O (piper)"),
+        "{text}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn clear_errors_for_missing_servers_and_rooms() {
+    let server = server().await;
+    let url = server.url();
+    for (args, want) in [
+        (
+            vec!["play", "--server", "ws://127.0.0.1:1"],
+            "cannot reach the server",
+        ),
+        (
+            vec!["play", "--server", "http://example"],
+            "not a server URL",
+        ),
+        (
+            vec!["bot", "--server", &url, "--join", "NOSUCHROOM"],
+            "no room has the code",
+        ),
+        (
+            vec!["watch", "--server", &url, "NOSUCHROOM"],
+            "no room has the code",
+        ),
+    ] {
+        let out = tokio::process::Command::new(TTT)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("run ttt");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "one line, no backtrace: {err}"
+        );
+    }
+    server.shutdown().await;
+}
+
+/// Runs tmux with `args`, returning stdout.
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux")
+        .args(args)
+        .output()
+        .expect("tmux is installed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_screen_play_in_a_real_terminal() {
+    let server = server().await;
+    let url = server.url();
+    let screen = tokio::task::spawn_blocking(move || {
+        let (bot, code, out) = creator(&url, &["--strategy", "random"]);
+        let session = format!("ttt-test-{}", std::process::id());
+        let cmd = format!("{TTT} play --server {url} --name tmuxer --join {code}; sleep 5");
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &cmd,
+        ]);
+        let cells = ["b2", "a1", "b1", "c1", "a2", "c2", "a3", "b3", "c3"];
+        let mut next = 0;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            last = tmux(&["capture-pane", "-p", "-t", &session]);
+            if last.contains("Result:") {
+                break;
+            }
+            if last.contains("your turn") && next < cells.len() {
+                tmux(&["send-keys", "-t", &session, cells[next], "Enter"]);
+                next += 1;
+            }
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        // Quit from the result screen; the terminal is restored.
+        tmux(&["send-keys", "-t", &session, "q"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let after = tmux(&["capture-pane", "-p", "-t", &session]);
+        tmux(&["kill-session", "-t", &session]);
+        finish(bot, out, Duration::from_secs(20));
+        (last, after)
+    })
+    .await
+    .expect("tmux run");
+    let (during, after) = screen;
+    assert!(during.contains("tictactoe — room"), "title: {during}");
+    assert!(
+        during.contains("a b c") && during.contains("1 "),
+        "board with coordinates: {during}"
+    );
+    assert!(during.contains("Result:"), "result on screen: {during}");
+    assert!(during.contains("r: rematch"), "rematch offered: {during}");
+    // After q the alternate screen is gone and the result is printed plainly.
+    assert!(!after.contains("r: rematch"), "screen restored: {after}");
+    assert!(after.contains("Result:"), "{after}");
+    server.shutdown().await;
+}
