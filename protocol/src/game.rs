@@ -5,6 +5,7 @@
 //! it holds at most `n` marks. Occupancy is one bit per cell; the marks
 //! themselves are recovered from the move list when a whole board is wanted.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -65,7 +66,7 @@ impl Player {
 }
 
 /// Which kind of line won a game.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LineKind {
     /// A whole row; the line's index is the row number.
@@ -79,7 +80,7 @@ pub enum LineKind {
 }
 
 /// A winning line: its kind and its row or column number (0 for diagonals).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Line {
     /// Row, column, diagonal or anti-diagonal.
     pub kind: LineKind,

@@ -5,6 +5,7 @@ pub mod classic;
 pub mod game;
 pub mod judge;
 pub mod message;
+pub mod schema;
 
 pub use classic::TicTacToe;
 pub use game::{Game, Line, LineKind, MoveError, Player, SizeError, Status};

@@ -4,6 +4,7 @@
 //! sends; [`ErrorCode`] names every refusal. Unknown fields are ignored.
 
 use crate::game::Line;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ pub const MAX_ID_CHARS: usize = 64;
 
 /// A request's `id`, echoed on the server's direct reply: an integer or a
 /// string of at most [`MAX_ID_CHARS`] characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RequestId {
     /// An integer id.
@@ -25,7 +26,7 @@ pub enum RequestId {
 }
 
 /// A client's message with its optional request `id`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct ClientFrame {
     /// Echoed on the direct reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,7 +94,7 @@ fn describe(e: &serde_json::Error, text: &str) -> String {
 }
 
 /// Client → server requests (since v1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
     /// Set the display name; optionally state the protocol version spoken.
@@ -149,7 +150,7 @@ pub enum ClientMessage {
 }
 
 /// The `limits` object of `welcome`: the server's configuration a bot needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Limits {
     /// Smallest board size accepted.
     pub min_size: usize,
@@ -166,14 +167,14 @@ pub struct Limits {
 }
 
 /// A player as others see them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PlayerInfo {
     /// Display name.
     pub name: Arc<str>,
 }
 
 /// How a game ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// A player completed a line.
@@ -191,7 +192,7 @@ pub enum EndReason {
 }
 
 /// A player's mark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Mark {
     /// Player 1.
     X,
@@ -200,7 +201,7 @@ pub enum Mark {
 }
 
 /// Every refusal the server can send, as its snake_case `code`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// Not JSON, not an object, missing or mistyped field, unknown type, binary frame.
@@ -234,7 +235,7 @@ pub enum ErrorCode {
 }
 
 /// Server → client messages (since v1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     /// First message on every connection.

@@ -114,6 +114,10 @@ pub struct Client {
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     /// The `welcome` the server sent.
     pub welcome: Value,
+    /// Every JSON frame received, in order (for schema checks).
+    pub received: Vec<Value>,
+    /// Every JSON frame sent with [`Client::send`], in order.
+    pub sent: Vec<Value>,
 }
 
 impl Client {
@@ -125,6 +129,8 @@ impl Client {
         let mut client = Client {
             ws,
             welcome: Value::Null,
+            received: Vec::new(),
+            sent: Vec::new(),
         };
         let welcome = client.recv_json().await;
         assert_eq!(welcome["type"], "welcome", "first message is welcome");
@@ -135,6 +141,7 @@ impl Client {
     /// Sends one JSON value as a text frame.
     pub async fn send(&mut self, value: Value) {
         self.send_raw(Message::text(value.to_string())).await;
+        self.sent.push(value);
     }
 
     /// Sends one frame as it is.
@@ -152,7 +159,9 @@ impl Client {
                 .expect("valid frame");
             match msg {
                 Message::Text(text) => {
-                    return serde_json::from_str(&text).expect("JSON from server");
+                    let value: Value = serde_json::from_str(&text).expect("JSON from server");
+                    self.received.push(value.clone());
+                    return value;
                 }
                 Message::Ping(_) | Message::Pong(_) => continue,
                 other => panic!("unexpected frame {other:?}"),
