@@ -22,11 +22,7 @@ pub struct Tally {
 
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "wins: {}, draws: {}, losses: {}",
-            self.wins, self.draws, self.losses
-        )
+        write!(f, "wins: {}, draws: {}, losses: {}", self.wins, self.draws, self.losses)
     }
 }
 
@@ -68,24 +64,15 @@ pub async fn run(
                 link.send(ClientMessage::Rematch {}).await?;
                 continue;
             }
-            ServerMessage::Error {
-                code: ErrorCode::RateLimited,
-                ..
-            } => {
+            ServerMessage::Error { code: ErrorCode::RateLimited, .. } => {
                 // Our pacing should prevent this; if it happens, back off.
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            ServerMessage::Error {
-                code: ErrorCode::NotInGame,
-                ..
-            } if view.over.is_some() => {
+            ServerMessage::Error { code: ErrorCode::NotInGame, .. } if view.over.is_some() => {
                 // The opponent left after the game: find another, or stop.
                 match start {
                     Start::Quick(size) => {
-                        link.send(ClientMessage::QuickMatch {
-                            size: Some(*size as i64),
-                        })
-                        .await?
+                        link.send(ClientMessage::QuickMatch { size: Some(*size as i64) }).await?
                     }
                     _ => {
                         return Err(format!(
@@ -107,12 +94,14 @@ pub async fn run(
                     | ServerMessage::Error { .. }
             )
         {
-            let (row, col) = strategy.choose(&view.game, think);
-            link.send(ClientMessage::Move {
-                row: row as i64,
-                col: col as i64,
-            })
-            .await?;
+            let (row, col) = match strategy.choose(&view.game, think) {
+                Ok(cell) => cell,
+                Err(why) => {
+                    let _ = link.send(ClientMessage::Resign {}).await;
+                    return Err(format!("the strategy gave up: {why}"));
+                }
+            };
+            link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
         }
     }
 }

@@ -41,9 +41,7 @@ fn verdict(size: usize, text: &str) -> Result<String, String> {
         match (usize::try_from(row), usize::try_from(col)) {
             (Ok(r), Ok(c)) => moves.push([r, c]),
             _ => {
-                return Err(format!(
-                    "move {index} [{row}, {col}] is illegal: the cell is outside the board"
-                ));
+                return Err(format!("move {index} [{row}, {col}] is illegal: the cell is outside the board"));
             }
         }
     }

@@ -85,6 +85,10 @@ enum Command {
         /// How it chooses moves.
         #[arg(long, default_value = "perfect", value_parser = ["perfect", "random"])]
         strategy: String,
+        /// Let an external program choose the moves ("CMD ARGS", run with sh -c;
+        /// see PROTOCOL.md, "Engine bridge"). Overrides --strategy.
+        #[arg(long, value_name = "CMD")]
+        engine: Option<String>,
         /// How many games to play.
         #[arg(long, default_value_t = 1)]
         games: u32,
@@ -104,27 +108,18 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Judge(args) => judge_cmd::run(&args),
         Command::Play { server, name, game } => play(&server.server, &name, &game.start()).await,
-        Command::Watch { server, room } => {
-            play(&server.server, "watcher", &Start::Watch(room)).await
-        }
-        Command::Bot {
-            server,
-            name,
-            strategy,
-            games,
-            think_ms,
-            game,
-        } => {
-            let name = name.unwrap_or_else(|| format!("{strategy}-bot"));
-            run_bot(
-                &server.server,
-                &name,
-                &strategy,
-                games,
-                think_ms,
-                &game.start(),
-            )
-            .await
+        Command::Watch { server, room } => play(&server.server, "watcher", &Start::Watch(room)).await,
+        Command::Bot { server, name, strategy, engine, games, think_ms, game } => {
+            let label = if engine.is_some() { "engine" } else { strategy.as_str() };
+            let name = name.unwrap_or_else(|| format!("{label}-bot"));
+            let strategy: Result<Box<dyn bot::Strategy>, String> = match engine {
+                Some(cmd) => bot::engine::Engine::spawn(&cmd).map(|e| Box::new(e) as Box<dyn bot::Strategy>),
+                None => bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}")),
+            };
+            match strategy {
+                Ok(mut s) => run_bot(&server.server, &name, s.as_mut(), games, think_ms, &game.start()).await,
+                Err(e) => Err(e),
+            }
         }
     };
     match result {
@@ -152,22 +147,13 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
 async fn run_bot(
     url: &str,
     name: &str,
-    strategy: &str,
+    strategy: &mut dyn bot::Strategy,
     games: u32,
     think_ms: u64,
     start: &Start,
 ) -> Result<(), String> {
-    let mut strategy =
-        bot::by_name(strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?;
     let link = session::open(url, name, start).await?;
-    let tally = bot_cmd::run(
-        link,
-        start,
-        strategy.as_mut(),
-        games.max(1),
-        Duration::from_millis(think_ms),
-    )
-    .await?;
+    let tally = bot_cmd::run(link, start, strategy, games.max(1), Duration::from_millis(think_ms)).await?;
     println!("{tally}");
     Ok(())
 }

@@ -44,11 +44,7 @@ struct Pace {
 impl Pace {
     fn new(per_second: u32) -> Pace {
         let rate = f64::from(per_second) * 0.9;
-        Pace {
-            rate,
-            tokens: rate.max(1.0),
-            last: Instant::now(),
-        }
+        Pace { rate, tokens: rate.max(1.0), last: Instant::now() }
     }
 
     /// Waits until one more frame is within the limit.
@@ -57,8 +53,8 @@ impl Pace {
             return;
         }
         let now = Instant::now();
-        self.tokens = (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate)
-            .min(self.rate.max(1.0));
+        self.tokens =
+            (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(self.rate.max(1.0));
         self.last = now;
         if self.tokens < 1.0 {
             let wait = (1.0 - self.tokens) / self.rate;
@@ -78,13 +74,7 @@ impl Link {
     pub async fn connect(url: &str) -> Result<Link, String> {
         let (ws, limits) = open(url).await?;
         let pace = Pace::new(limits.max_messages_per_second);
-        Ok(Link {
-            url: url.to_owned(),
-            ws,
-            limits,
-            token: None,
-            pace,
-        })
+        Ok(Link { url: url.to_owned(), ws, limits, token: None, pace })
     }
 
     /// Sends one request.
@@ -92,10 +82,7 @@ impl Link {
         let frame = ClientFrame { id: None, message };
         let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
         self.pace.take().await;
-        self.ws
-            .send(Message::text(text))
-            .await
-            .map_err(|e| format!("lost the connection: {e}"))
+        self.ws.send(Message::text(text)).await.map_err(|e| format!("lost the connection: {e}"))
     }
 
     /// The next event. A drop during a game is resumed with the seat's token
@@ -103,8 +90,7 @@ impl Link {
     pub async fn next(&mut self) -> Event {
         loop {
             match self.ws.next().await {
-                Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(&text)
-                {
+                Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(&text) {
                     Ok(msg) => {
                         self.track(&msg);
                         return Event::Msg(msg);
@@ -116,9 +102,8 @@ impl Link {
                     }
                 },
                 Some(Ok(Message::Close(frame))) => {
-                    let why = frame
-                        .map(|f| format!("{} ({})", f.reason, u16::from(f.code)))
-                        .unwrap_or_default();
+                    let why =
+                        frame.map(|f| format!("{} ({})", f.reason, u16::from(f.code))).unwrap_or_default();
                     // A deliberate close (shutdown, policy, size) is not a drop: no resume.
                     self.token = None;
                     return Event::Closed(format!("the server closed the connection: {why}"));
@@ -140,9 +125,7 @@ impl Link {
 
     fn track(&mut self, msg: &ServerMessage) {
         match msg {
-            ServerMessage::GameStarted { resume_token, .. } => {
-                self.token = Some(resume_token.to_string())
-            }
+            ServerMessage::GameStarted { resume_token, .. } => self.token = Some(resume_token.to_string()),
             ServerMessage::GameOver { .. } => self.token = None,
             _ => {}
         }
@@ -158,10 +141,7 @@ impl Link {
         while Instant::now() < until {
             if let Ok((ws, _)) = open(&self.url).await {
                 self.ws = ws;
-                self.send(ClientMessage::Resume {
-                    token: token.clone(),
-                })
-                .await?;
+                self.send(ClientMessage::Resume { token: token.clone() }).await?;
                 return Ok(());
             }
             tokio::time::sleep(wait).await;
@@ -176,18 +156,16 @@ async fn open(url: &str) -> Result<(Ws, Limits), String> {
     if !url.starts_with("ws://") && !url.starts_with("wss://") {
         return Err(format!("{url:?} is not a server URL; use ws://HOST:PORT"));
     }
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
-        .await
-        .map_err(|e| match e {
-            WsError::Io(io) => {
-                format!("cannot reach the server at {url}: {io} (is ttt-server running?)")
-            }
-            WsError::Http(resp) => {
-                format!("{url} is not a tictactoe server (HTTP {})", resp.status())
-            }
-            WsError::Url(e) => format!("{url:?} is not a valid server URL: {e}"),
-            other => format!("cannot connect to {url}: {other}"),
-        })?;
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.map_err(|e| match e {
+        WsError::Io(io) => {
+            format!("cannot reach the server at {url}: {io} (is ttt-server running?)")
+        }
+        WsError::Http(resp) => {
+            format!("{url} is not a tictactoe server (HTTP {})", resp.status())
+        }
+        WsError::Url(e) => format!("{url:?} is not a valid server URL: {e}"),
+        other => format!("cannot connect to {url}: {other}"),
+    })?;
     let first = tokio::time::timeout(Duration::from_secs(10), ws.next())
         .await
         .map_err(|_| format!("{url} did not greet us within 10 s"))?;

@@ -20,18 +20,10 @@ pub enum Start {
 /// Connects to `url` as `name` and sends the request that `start` asks for.
 pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> {
     let mut link = Link::connect(url).await?;
-    link.send(ClientMessage::Hello {
-        name: name.to_owned(),
-        protocol: Some(1),
-    })
-    .await?;
+    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1) }).await?;
     let request = match start {
-        Start::Quick(size) => ClientMessage::QuickMatch {
-            size: Some(*size as i64),
-        },
-        Start::Create(size) => ClientMessage::CreateRoom {
-            size: Some(*size as i64),
-        },
+        Start::Quick(size) => ClientMessage::QuickMatch { size: Some(*size as i64) },
+        Start::Create(size) => ClientMessage::CreateRoom { size: Some(*size as i64) },
         Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
         Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
     };

@@ -73,13 +73,7 @@ impl View {
                 self.note = "waiting for an opponent…".into();
             }
             ServerMessage::GameStarted {
-                room,
-                size,
-                you,
-                players,
-                resume_token,
-                turn_timeout_ms,
-                ..
+                room, size, you, players, resume_token, turn_timeout_ms, ..
             } => {
                 *self = View::new(*size);
                 self.room = Some(room.to_string());
@@ -89,21 +83,13 @@ impl View {
                 self.deadline = clock(Some(*turn_timeout_ms).filter(|&t| t > 0));
                 self.note = "game started".into();
             }
-            ServerMessage::Moved {
-                row, col, clock_ms, ..
-            } => {
+            ServerMessage::Moved { row, col, clock_ms, .. } => {
                 let _ = self.game.play(*row, *col);
                 self.last = Some((*row, *col));
                 self.deadline = clock(*clock_ms);
                 self.note.clear();
             }
-            ServerMessage::GameOver {
-                winner,
-                reason,
-                line,
-                moves,
-                ..
-            } => {
+            ServerMessage::GameOver { winner, reason, line, moves, .. } => {
                 if moves.len() != self.game.moves().len() {
                     self.replay(moves);
                 }
@@ -111,16 +97,7 @@ impl View {
                 self.deadline = None;
                 self.token = None;
             }
-            ServerMessage::State {
-                room,
-                size,
-                moves,
-                players,
-                you,
-                clock_ms,
-                turn,
-                ..
-            } => {
+            ServerMessage::State { room, size, moves, players, you, clock_ms, turn, .. } => {
                 let token = self.token.take();
                 *self = View::new(*size);
                 self.room = Some(room.to_string());
@@ -134,10 +111,7 @@ impl View {
                 }
             }
             ServerMessage::OpponentDisconnected { grace_ms } => {
-                self.note = format!(
-                    "opponent disconnected; they have {}s to come back",
-                    grace_ms / 1000
-                );
+                self.note = format!("opponent disconnected; they have {}s to come back", grace_ms / 1000);
             }
             ServerMessage::OpponentReconnected {} => self.note = "opponent reconnected".into(),
             ServerMessage::RematchOffered {} => self.note = "opponent offers a rematch".into(),

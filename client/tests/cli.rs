@@ -12,11 +12,7 @@ const TTT: &str = env!("CARGO_BIN_EXE_ttt");
 
 /// A fast server for bots: no rate limit, no timers.
 async fn server() -> TestServer {
-    TestServer::start(Config {
-        max_messages_per_second: 0,
-        ..test_config()
-    })
-    .await
+    TestServer::start(Config { max_messages_per_second: 0, ..test_config() }).await
 }
 
 /// Starts `ttt bot --create …` and returns it with the room code it printed.
@@ -30,11 +26,7 @@ fn creator(url: &str, args: &[&str]) -> (Child, String, BufReader<std::process::
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
     out.read_line(&mut line).expect("room line");
-    let code = line
-        .trim()
-        .strip_prefix("room: ")
-        .expect("room: CODE")
-        .to_owned();
+    let code = line.trim().strip_prefix("room: ").expect("room: CODE").to_owned();
     (child, code, out)
 }
 
@@ -102,19 +94,13 @@ async fn perfect_never_loses_to_random_in_200_games() {
     let (perfect, random) = tokio::task::spawn_blocking(move || {
         let (a, code, out) = creator(&url, &["--games", "200", "--strategy", "perfect"]);
         let b = joiner(&url, &code, &["--games", "200", "--strategy", "random"]);
-        (
-            finish(a, out, Duration::from_secs(120)),
-            String::from_utf8_lossy(&b.stdout).into_owned(),
-        )
+        (finish(a, out, Duration::from_secs(120)), String::from_utf8_lossy(&b.stdout).into_owned())
     })
     .await
     .expect("bots");
     let (w, d, l) = tally(&perfect);
     assert_eq!((w + d + l, l), (200, 0), "{perfect}");
-    assert!(
-        w > 100,
-        "perfect should beat random most of the time: {perfect}"
-    );
+    assert!(w > 100, "perfect should beat random most of the time: {perfect}");
     assert_eq!(tally(&random), (l, d, w));
     server.shutdown().await;
 }
@@ -151,15 +137,9 @@ async fn line_mode_play_through_pipes_finishes_a_game() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("   a b c"), "board drawn: {text}");
     assert!(text.contains("type a cell like b2"), "junk refused: {text}");
-    assert!(
-        text.contains("off the board"),
-        "out of range refused: {text}"
-    );
+    assert!(text.contains("off the board"), "out of range refused: {text}");
     assert!(text.contains("Result: "), "result printed: {text}");
-    assert!(
-        text.contains("You are X (piper)") || text.contains("You are O (piper)"),
-        "{text}"
-    );
+    assert!(text.contains("You are X (piper)") || text.contains("You are O (piper)"), "{text}");
     server.shutdown().await;
 }
 
@@ -168,22 +148,10 @@ async fn clear_errors_for_missing_servers_and_rooms() {
     let server = server().await;
     let url = server.url();
     for (args, want) in [
-        (
-            vec!["play", "--server", "ws://127.0.0.1:1"],
-            "cannot reach the server",
-        ),
-        (
-            vec!["play", "--server", "http://example"],
-            "not a server URL",
-        ),
-        (
-            vec!["bot", "--server", &url, "--join", "NOSUCHROOM"],
-            "no room has the code",
-        ),
-        (
-            vec!["watch", "--server", &url, "NOSUCHROOM"],
-            "no room has the code",
-        ),
+        (vec!["play", "--server", "ws://127.0.0.1:1"], "cannot reach the server"),
+        (vec!["play", "--server", "http://example"], "not a server URL"),
+        (vec!["bot", "--server", &url, "--join", "NOSUCHROOM"], "no room has the code"),
+        (vec!["watch", "--server", &url, "NOSUCHROOM"], "no room has the code"),
     ] {
         let out = tokio::process::Command::new(TTT)
             .args(&args)
@@ -194,21 +162,14 @@ async fn clear_errors_for_missing_servers_and_rooms() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?}");
         assert!(err.contains(want), "{args:?}: {err}");
-        assert_eq!(
-            err.trim().lines().count(),
-            1,
-            "one line, no backtrace: {err}"
-        );
+        assert_eq!(err.trim().lines().count(), 1, "one line, no backtrace: {err}");
     }
     server.shutdown().await;
 }
 
 /// Runs tmux with `args`, returning stdout.
 fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux")
-        .args(args)
-        .output()
-        .expect("tmux is installed");
+    let out = Command::new("tmux").args(args).output().expect("tmux is installed");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -220,17 +181,7 @@ async fn full_screen_play_in_a_real_terminal() {
         let (bot, code, out) = creator(&url, &["--strategy", "random"]);
         let session = format!("ttt-test-{}", std::process::id());
         let cmd = format!("{TTT} play --server {url} --name tmuxer --join {code}; sleep 5");
-        tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "100",
-            "-y",
-            "30",
-            &cmd,
-        ]);
+        tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
         let cells = ["b2", "a1", "b1", "c1", "a2", "c2", "a3", "b3", "c3"];
         let mut next = 0;
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -258,10 +209,7 @@ async fn full_screen_play_in_a_real_terminal() {
     .expect("tmux run");
     let (during, after) = screen;
     assert!(during.contains("tictactoe — room"), "title: {during}");
-    assert!(
-        during.contains("a b c") && during.contains("1 "),
-        "board with coordinates: {during}"
-    );
+    assert!(during.contains("a b c") && during.contains("1 "), "board with coordinates: {during}");
     assert!(during.contains("Result:"), "result on screen: {during}");
     assert!(during.contains("r: rematch"), "rematch offered: {during}");
     // After q the alternate screen is gone and the result is printed plainly.

@@ -20,9 +20,7 @@ fn cells(n: usize) -> Vec<(usize, usize)> {
     while gcd(stride, total) != 1 {
         stride += 1;
     }
-    (0..count)
-        .map(|i| ((i * stride) % total / n, (i * stride) % total % n))
-        .collect()
+    (0..count).map(|i| ((i * stride) % total / n, (i * stride) % total % n)).collect()
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -38,11 +36,7 @@ struct ScanBoard {
 
 impl ScanBoard {
     fn new(n: usize, whole_board: bool) -> Self {
-        ScanBoard {
-            n,
-            cells: vec![0; n * n],
-            whole_board,
-        }
+        ScanBoard { n, cells: vec![0; n * n], whole_board }
     }
 
     fn play(&mut self, r: usize, c: usize, mark: u8) -> Option<u8> {
@@ -51,11 +45,7 @@ impl ScanBoard {
             return None;
         }
         self.cells[r * n + c] = mark;
-        let won = if self.whole_board {
-            self.scan_all(mark)
-        } else {
-            self.scan_through(r, c, mark)
-        };
+        let won = if self.whole_board { self.scan_all(mark) } else { self.scan_through(r, c, mark) };
         Some(if won { mark } else { 0 })
     }
 

@@ -24,9 +24,7 @@ pub struct TicTacToe {
 impl TicTacToe {
     /// A fresh `n`×`n` game; player 1 moves first.
     pub fn new(n: usize) -> Result<TicTacToe, SizeError> {
-        Ok(TicTacToe {
-            game: Game::new(n)?,
-        })
+        Ok(TicTacToe { game: Game::new(n)? })
     }
 
     /// Places `player`'s mark (1 or 2) at `(row, col)` and returns the winner
@@ -50,14 +48,7 @@ mod tests {
     #[test]
     fn seed_example_from_the_classic_problem() {
         let mut t = TicTacToe::new(3).unwrap();
-        let seq = [
-            (0, 0, 1),
-            (0, 2, 2),
-            (2, 2, 1),
-            (1, 1, 2),
-            (2, 0, 1),
-            (1, 0, 2),
-        ];
+        let seq = [(0, 0, 1), (0, 2, 2), (2, 2, 1), (1, 1, 2), (2, 0, 1), (1, 0, 2)];
         for (r, c, p) in seq {
             assert_eq!(t.r#move(r, c, p), Ok(0));
         }

@@ -247,43 +247,26 @@ impl Game {
         self.cols[col] += d;
         let mut line = None;
         if self.rows[row] == full {
-            line = Some(Line {
-                kind: LineKind::Row,
-                index: row,
-            });
+            line = Some(Line { kind: LineKind::Row, index: row });
         } else if self.cols[col] == full {
-            line = Some(Line {
-                kind: LineKind::Col,
-                index: col,
-            });
+            line = Some(Line { kind: LineKind::Col, index: col });
         }
         if row == col {
             self.diag += d;
             if line.is_none() && self.diag == full {
-                line = Some(Line {
-                    kind: LineKind::Diag,
-                    index: 0,
-                });
+                line = Some(Line { kind: LineKind::Diag, index: 0 });
             }
         }
         if row + col == n - 1 {
             self.anti += d;
             if line.is_none() && self.anti == full {
-                line = Some(Line {
-                    kind: LineKind::AntiDiag,
-                    index: 0,
-                });
+                line = Some(Line { kind: LineKind::AntiDiag, index: 0 });
             }
         }
         self.status = match line {
-            Some(line) => Status::Won {
-                winner: player,
-                line,
-            },
+            Some(line) => Status::Won { winner: player, line },
             None if self.moves.len() == n * n => Status::Draw,
-            None => Status::InProgress {
-                turn: player.other(),
-            },
+            None => Status::InProgress { turn: player.other() },
         };
         Ok(self.status)
     }
@@ -317,10 +300,7 @@ impl Game {
         for (i, [r, c]) in self.moves.iter().enumerate() {
             cells[usize::from(*r) * n + usize::from(*c)] = Player::for_move(i).mark() as u8;
         }
-        cells
-            .chunks(n)
-            .map(|row| row.iter().map(|&b| char::from(b)).collect())
-            .collect()
+        cells.chunks(n).map(|row| row.iter().map(|&b| char::from(b)).collect()).collect()
     }
 
     fn bit(&self, cell: usize) -> bool {
@@ -351,70 +331,26 @@ mod tests {
     fn size_one_first_move_wins() {
         let mut g = Game::new(1).unwrap();
         let s = g.play(0, 0).unwrap();
-        assert_eq!(
-            s,
-            Status::Won {
-                winner: Player::X,
-                line: Line {
-                    kind: LineKind::Row,
-                    index: 0
-                }
-            }
-        );
+        assert_eq!(s, Status::Won { winner: Player::X, line: Line { kind: LineKind::Row, index: 0 } });
     }
 
     #[test]
     fn each_kind_of_line_wins() {
         let cases = [
-            (
-                vec![(1, 0), (0, 0), (1, 1), (0, 1), (1, 2)],
-                LineKind::Row,
-                1,
-            ),
-            (
-                vec![(0, 2), (0, 0), (1, 2), (0, 1), (2, 2)],
-                LineKind::Col,
-                2,
-            ),
-            (
-                vec![(0, 0), (0, 1), (1, 1), (0, 2), (2, 2)],
-                LineKind::Diag,
-                0,
-            ),
-            (
-                vec![(0, 2), (0, 0), (1, 1), (0, 1), (2, 0)],
-                LineKind::AntiDiag,
-                0,
-            ),
+            (vec![(1, 0), (0, 0), (1, 1), (0, 1), (1, 2)], LineKind::Row, 1),
+            (vec![(0, 2), (0, 0), (1, 2), (0, 1), (2, 2)], LineKind::Col, 2),
+            (vec![(0, 0), (0, 1), (1, 1), (0, 2), (2, 2)], LineKind::Diag, 0),
+            (vec![(0, 2), (0, 0), (1, 1), (0, 1), (2, 0)], LineKind::AntiDiag, 0),
         ];
         for (moves, kind, index) in cases {
             let g = play_all(3, &moves);
-            assert_eq!(
-                g.status(),
-                Status::Won {
-                    winner: Player::X,
-                    line: Line { kind, index }
-                }
-            );
+            assert_eq!(g.status(), Status::Won { winner: Player::X, line: Line { kind, index } });
         }
     }
 
     #[test]
     fn full_board_without_line_is_draw() {
-        let g = play_all(
-            3,
-            &[
-                (0, 0),
-                (0, 1),
-                (0, 2),
-                (1, 1),
-                (1, 0),
-                (1, 2),
-                (2, 1),
-                (2, 0),
-                (2, 2),
-            ],
-        );
+        let g = play_all(3, &[(0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2)]);
         assert_eq!(g.status(), Status::Draw);
         assert_eq!(g.board(), vec!["XOX", "XOO", "OXX"]);
     }

@@ -21,12 +21,8 @@ impl Verdict {
     /// The verdict for an engine status.
     pub fn from_status(status: Status) -> Verdict {
         match status {
-            Status::Won {
-                winner: Player::X, ..
-            } => Verdict::A,
-            Status::Won {
-                winner: Player::O, ..
-            } => Verdict::B,
+            Status::Won { winner: Player::X, .. } => Verdict::A,
+            Status::Won { winner: Player::O, .. } => Verdict::B,
             Status::Draw => Verdict::Draw,
             Status::InProgress { .. } => Verdict::Pending,
         }
@@ -75,8 +71,7 @@ pub enum JudgeError {
 pub fn judge(size: usize, moves: &[[usize; 2]]) -> Result<Verdict, JudgeError> {
     let mut game = Game::new(size)?;
     for (index, &[row, col]) in moves.iter().enumerate() {
-        game.play(row, col)
-            .map_err(|reason| JudgeError::IllegalMove { index, reason })?;
+        game.play(row, col).map_err(|reason| JudgeError::IllegalMove { index, reason })?;
     }
     Ok(Verdict::from_status(game.status()))
 }
@@ -88,25 +83,9 @@ mod tests {
     #[test]
     fn verdicts() {
         assert_eq!(judge(3, &[]), Ok(Verdict::Pending));
-        assert_eq!(
-            judge(3, &[[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]),
-            Ok(Verdict::A)
-        );
-        assert_eq!(
-            judge(3, &[[0, 0], [1, 0], [0, 1], [1, 1], [2, 2], [1, 2]]),
-            Ok(Verdict::B)
-        );
-        let draw = [
-            [0, 0],
-            [0, 1],
-            [0, 2],
-            [1, 1],
-            [1, 0],
-            [1, 2],
-            [2, 1],
-            [2, 0],
-            [2, 2],
-        ];
+        assert_eq!(judge(3, &[[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]), Ok(Verdict::A));
+        assert_eq!(judge(3, &[[0, 0], [1, 0], [0, 1], [1, 1], [2, 2], [1, 2]]), Ok(Verdict::B));
+        let draw = [[0, 0], [0, 1], [0, 2], [1, 1], [1, 0], [1, 2], [2, 1], [2, 0], [2, 2]];
         assert_eq!(judge(3, &draw), Ok(Verdict::Draw));
     }
 
@@ -114,10 +93,7 @@ mod tests {
     fn illegal_lists_name_the_move() {
         let err = |index, reason| Err(JudgeError::IllegalMove { index, reason });
         assert_eq!(judge(3, &[[0, 0], [3, 1]]), err(1, MoveError::OutOfBounds));
-        assert_eq!(
-            judge(3, &[[0, 0], [1, 1], [0, 0]]),
-            err(2, MoveError::Occupied)
-        );
+        assert_eq!(judge(3, &[[0, 0], [1, 1], [0, 0]]), err(2, MoveError::Occupied));
         let after_win = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [2, 2]];
         assert_eq!(judge(3, &after_win), err(5, MoveError::GameOver));
         assert!(matches!(judge(0, &[]), Err(JudgeError::Size(_))));

@@ -58,10 +58,7 @@ impl ClientFrame {
                 }),
                 _ => Ok(frame),
             },
-            Err(e) => Err(DecodeError {
-                message: describe(&e, text),
-                id: peek_id(text),
-            }),
+            Err(e) => Err(DecodeError { message: describe(&e, text), id: peek_id(text) }),
         }
     }
 }
@@ -369,11 +366,7 @@ pub enum ServerMessage {
 impl ServerMessage {
     /// An `error` reply.
     pub fn error(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Self {
-        ServerMessage::Error {
-            code,
-            message: message.into(),
-            id,
-        }
+        ServerMessage::Error { code, message: message.into(), id }
     }
 
     /// The JSON text of this message.

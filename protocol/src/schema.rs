@@ -12,8 +12,8 @@ pub fn client_schema() -> String {
 /// says every field is always present (`null` when it has no value), except
 /// `id`: so every property but `id` is required.
 pub fn server_schema() -> String {
-    let mut schema = serde_json::to_value(schemars::schema_for!(crate::message::ServerMessage))
-        .unwrap_or_default();
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(crate::message::ServerMessage)).unwrap_or_default();
     require_all_but_id(&mut schema);
     pretty(schema)
 }
@@ -22,11 +22,8 @@ fn require_all_but_id(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get("properties") {
-                let required: Vec<Value> = props
-                    .keys()
-                    .filter(|k| *k != "id")
-                    .map(|k| Value::String(k.clone()))
-                    .collect();
+                let required: Vec<Value> =
+                    props.keys().filter(|k| *k != "id").map(|k| Value::String(k.clone())).collect();
                 map.insert("required".into(), Value::Array(required));
             }
             map.values_mut().for_each(require_all_but_id);

@@ -16,42 +16,15 @@ fn brute_force(game: &Game) -> Status {
     };
     let mut lines: Vec<(Line, Option<u8>)> = Vec::new();
     for r in 0..n {
-        lines.push((
-            Line {
-                kind: LineKind::Row,
-                index: r,
-            },
-            full(&mut (0..n).map(|c| board[r][c])),
-        ));
+        lines.push((Line { kind: LineKind::Row, index: r }, full(&mut (0..n).map(|c| board[r][c]))));
     }
     for c in 0..n {
-        lines.push((
-            Line {
-                kind: LineKind::Col,
-                index: c,
-            },
-            full(&mut (0..n).map(|r| board[r][c])),
-        ));
+        lines.push((Line { kind: LineKind::Col, index: c }, full(&mut (0..n).map(|r| board[r][c]))));
     }
-    lines.push((
-        Line {
-            kind: LineKind::Diag,
-            index: 0,
-        },
-        full(&mut (0..n).map(|i| board[i][i])),
-    ));
-    lines.push((
-        Line {
-            kind: LineKind::AntiDiag,
-            index: 0,
-        },
-        full(&mut (0..n).map(|i| board[i][n - 1 - i])),
-    ));
+    lines.push((Line { kind: LineKind::Diag, index: 0 }, full(&mut (0..n).map(|i| board[i][i]))));
+    lines.push((Line { kind: LineKind::AntiDiag, index: 0 }, full(&mut (0..n).map(|i| board[i][n - 1 - i]))));
     // Only lines through the last move can be complete; among them rows come first.
-    let won: Vec<_> = lines
-        .into_iter()
-        .filter_map(|(l, m)| m.map(|m| (l, m)))
-        .collect();
+    let won: Vec<_> = lines.into_iter().filter_map(|(l, m)| m.map(|m| (l, m))).collect();
     if let Some(&(line, mark)) = won.first() {
         let winner = if mark == b'X' { Player::X } else { Player::O };
         return Status::Won { winner, line };
@@ -59,9 +32,7 @@ fn brute_force(game: &Game) -> Status {
     if game.moves().len() == n * n {
         Status::Draw
     } else {
-        Status::InProgress {
-            turn: Player::for_move(game.moves().len()),
-        }
+        Status::InProgress { turn: Player::for_move(game.moves().len()) }
     }
 }
 

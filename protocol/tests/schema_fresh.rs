@@ -6,10 +6,9 @@ use tictactoe_protocol::schema::{client_schema, server_schema};
 #[test]
 fn committed_schemas_are_fresh() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema");
-    for (file, generated) in [
-        ("client.schema.json", client_schema()),
-        ("server.schema.json", server_schema()),
-    ] {
+    for (file, generated) in
+        [("client.schema.json", client_schema()), ("server.schema.json", server_schema())]
+    {
         let path = dir.join(file);
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::create_dir_all(&dir).expect("schema dir");

@@ -12,9 +12,7 @@ pub const ROOM_CODE_LEN: usize = 10;
 /// A fresh random room code.
 pub fn room_code() -> Arc<str> {
     let mut rng = rand::rng();
-    let code: String = (0..ROOM_CODE_LEN)
-        .map(|_| char::from(ALPHABET[rng.random_range(0..32)]))
-        .collect();
+    let code: String = (0..ROOM_CODE_LEN).map(|_| char::from(ALPHABET[rng.random_range(0..32)])).collect();
     code.into()
 }
 

@@ -81,11 +81,8 @@ pub(crate) async fn run(
     async move {
         let _permit = permit;
         let _ = stream.set_nodelay(true);
-        let handshake = tokio_tungstenite::accept_hdr_async_with_config(
-            stream,
-            check_path,
-            Some(shared.ws_config),
-        );
+        let handshake =
+            tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(shared.ws_config));
         let ws = tokio::select! {
             r = timeout(shared.config.handshake_timeout(), handshake) => match r {
                 Ok(Ok(ws)) => ws,
@@ -157,12 +154,7 @@ impl End {
 
 impl Connection {
     async fn serve(&mut self) -> End {
-        if self
-            .ws
-            .send(Message::Text(self.shared.welcome.clone()))
-            .await
-            .is_err()
-        {
+        if self.ws.send(Message::Text(self.shared.welcome.clone())).await.is_err() {
             return End::Gone;
         }
         let interval = self.shared.config.ping_interval();
@@ -211,11 +203,7 @@ impl Connection {
                 }
             }
             n += 1;
-            next = if n < WRITE_BATCH {
-                self.rx.try_recv().ok()
-            } else {
-                None
-            };
+            next = if n < WRITE_BATCH { self.rx.try_recv().ok() } else { None };
         }
         self.guarded(|ws| ws.flush()).await.err()
     }
@@ -256,17 +244,8 @@ impl Connection {
         match item {
             Outbound::Frame(frame) => return Some(frame),
             Outbound::Queued => {
-                if let Place::Lobby {
-                    queued: Some(size),
-                    leave: true,
-                    ..
-                } = self.place
-                {
-                    self.send_lobby(LobbyCmd::Cancel {
-                        conn: self.id,
-                        size,
-                    })
-                    .await;
+                if let Place::Lobby { queued: Some(size), leave: true, .. } = self.place {
+                    self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
                     self.place = Place::Idle;
                 }
             }
@@ -276,25 +255,13 @@ impl Connection {
                 }
             }
             Outbound::Entered { room, tx } => match self.place {
-                Place::Lobby {
-                    leave: false,
-                    spectate,
-                    ..
-                } => {
-                    self.place = Place::Room {
-                        code: room,
-                        tx,
-                        free: spectate,
-                    };
+                Place::Lobby { leave: false, spectate, .. } => {
+                    self.place = Place::Room { code: room, tx, free: spectate };
                 }
                 _ => {
                     // Entered a room it no longer wants: leave at once.
                     let _ = tx
-                        .send(RoomCmd::Request {
-                            conn: self.id,
-                            request: RoomRequest::Leave,
-                            id: None,
-                        })
+                        .send(RoomCmd::Request { conn: self.id, request: RoomRequest::Leave, id: None })
                         .await;
                     if matches!(self.place, Place::Lobby { .. }) {
                         self.place = Place::Idle;
@@ -333,9 +300,7 @@ impl Connection {
                 return self
                     .refuse(
                         ErrorCode::RateLimited,
-                        format!(
-                            "more than {rate} messages per second; slow down or be disconnected"
-                        ),
+                        format!("more than {rate} messages per second; slow down or be disconnected"),
                         id,
                     )
                     .await;
@@ -344,11 +309,7 @@ impl Connection {
         }
         let Some(text) = text else {
             return self
-                .refuse(
-                    ErrorCode::BadMessage,
-                    "binary frames are not supported; send JSON text frames",
-                    None,
-                )
+                .refuse(ErrorCode::BadMessage, "binary frames are not supported; send JSON text frames", None)
                 .await;
         };
         match ClientFrame::decode(&text) {
@@ -366,9 +327,8 @@ impl Connection {
                     return self.refuse(ErrorCode::UnsupportedProtocol, text, id).await;
                 }
                 if !valid_name(&name) {
-                    let text = format!(
-                        "a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces"
-                    );
+                    let text =
+                        format!("a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces");
                     return self.refuse(ErrorCode::InvalidName, text, id).await;
                 }
                 self.name = name.into();
@@ -378,12 +338,7 @@ impl Connection {
                 if !self.size_ok(size) =>
             {
                 let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
-                self.refuse(
-                    ErrorCode::InvalidSize,
-                    format!("size must be from {min} to {max}"),
-                    id,
-                )
-                .await
+                self.refuse(ErrorCode::InvalidSize, format!("size must be from {min} to {max}"), id).await
             }
             ClientMessage::QuickMatch { size } => {
                 let size = size.map_or(3, |s| s as usize);
@@ -391,12 +346,7 @@ impl Connection {
                     id.clone(),
                     Some(size),
                     false,
-                    LobbyCmd::QuickMatch {
-                        conn: me,
-                        name: self.name.clone(),
-                        size,
-                        id,
-                    },
+                    LobbyCmd::QuickMatch { conn: me, name: self.name.clone(), size, id },
                 )
                 .await
             }
@@ -406,12 +356,7 @@ impl Connection {
                     id.clone(),
                     None,
                     false,
-                    LobbyCmd::CreateRoom {
-                        conn: me,
-                        name: self.name.clone(),
-                        size,
-                        id,
-                    },
+                    LobbyCmd::CreateRoom { conn: me, name: self.name.clone(), size, id },
                 )
                 .await
             }
@@ -420,55 +365,26 @@ impl Connection {
                     id.clone(),
                     None,
                     false,
-                    LobbyCmd::JoinRoom {
-                        conn: me,
-                        name: self.name.clone(),
-                        room,
-                        id,
-                    },
+                    LobbyCmd::JoinRoom { conn: me, name: self.name.clone(), room, id },
                 )
                 .await
             }
             ClientMessage::Spectate { room } => {
-                self.lobby_request(
-                    id.clone(),
-                    None,
-                    true,
-                    LobbyCmd::Spectate { conn: me, room, id },
-                )
-                .await
+                self.lobby_request(id.clone(), None, true, LobbyCmd::Spectate { conn: me, room, id }).await
             }
             ClientMessage::Resume { token } => {
-                self.lobby_request(
-                    id.clone(),
-                    None,
-                    false,
-                    LobbyCmd::Resume {
-                        conn: me,
-                        token,
-                        id,
-                    },
-                )
-                .await
+                self.lobby_request(id.clone(), None, false, LobbyCmd::Resume { conn: me, token, id }).await
             }
-            ClientMessage::Move { row, col } => {
-                self.send_room(RoomRequest::Move { row, col }, id).await
-            }
+            ClientMessage::Move { row, col } => self.send_room(RoomRequest::Move { row, col }, id).await,
             ClientMessage::Resign {} => self.send_room(RoomRequest::Resign, id).await,
             ClientMessage::Rematch {} => self.send_room(RoomRequest::Rematch, id).await,
             ClientMessage::Leave {} => {
                 match &mut self.place {
                     Place::Idle => {}
-                    Place::Lobby {
-                        queued: Some(size), ..
-                    } => {
+                    Place::Lobby { queued: Some(size), .. } => {
                         let size = *size;
                         self.place = Place::Idle;
-                        self.send_lobby(LobbyCmd::Cancel {
-                            conn: self.id,
-                            size,
-                        })
-                        .await;
+                        self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
                     }
                     Place::Lobby { leave, .. } => *leave = true,
                     Place::Room { .. } => {
@@ -484,9 +400,7 @@ impl Connection {
 
     fn size_ok(&self, size: Option<i64>) -> bool {
         let c = &self.shared.config;
-        size.is_none_or(|s| {
-            usize::try_from(s).is_ok_and(|s| (c.min_size..=c.max_size).contains(&s))
-        })
+        size.is_none_or(|s| usize::try_from(s).is_ok_and(|s| (c.min_size..=c.max_size).contains(&s)))
     }
 
     /// Sends a request that puts the connection somewhere new, if it is free to go.
@@ -503,36 +417,20 @@ impl Connection {
                 // A finished game or a watched room is left implicitly.
                 self.send_room(RoomRequest::Leave, None).await;
             }
-            Place::Lobby {
-                queued: Some(_), ..
-            } => {
+            Place::Lobby { queued: Some(_), .. } => {
                 return self
-                    .refuse(
-                        ErrorCode::Busy,
-                        "already waiting in the matchmaking queue; send leave first",
-                        id,
-                    )
+                    .refuse(ErrorCode::Busy, "already waiting in the matchmaking queue; send leave first", id)
                     .await;
             }
             Place::Lobby { .. } => {
-                return self
-                    .refuse(
-                        ErrorCode::Busy,
-                        "a previous request is still being handled",
-                        id,
-                    )
-                    .await;
+                return self.refuse(ErrorCode::Busy, "a previous request is still being handled", id).await;
             }
             Place::Room { .. } => {
                 return self.refuse(ErrorCode::Busy, "already in a room with a game in progress or waiting for an opponent; send leave first", id).await;
             }
         }
         // `queued` holds the size until the lobby confirms the queue.
-        self.place = Place::Lobby {
-            queued,
-            leave: false,
-            spectate,
-        };
+        self.place = Place::Lobby { queued, leave: false, spectate };
         self.send_lobby(cmd).await;
         None
     }
@@ -544,24 +442,12 @@ impl Connection {
     async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
         match &self.place {
             Place::Room { tx, .. } => {
-                let _ = tx
-                    .send(RoomCmd::Request {
-                        conn: self.id,
-                        request,
-                        id,
-                    })
-                    .await;
+                let _ = tx.send(RoomCmd::Request { conn: self.id, request, id }).await;
                 None
             }
-            Place::Lobby {
-                queued: Some(_), ..
-            } => {
-                self.refuse(
-                    ErrorCode::NotInGame,
-                    "still waiting for an opponent; wait for game_started",
-                    id,
-                )
-                .await
+            Place::Lobby { queued: Some(_), .. } => {
+                self.refuse(ErrorCode::NotInGame, "still waiting for an opponent; wait for game_started", id)
+                    .await
             }
             _ => {
                 self.refuse(
@@ -599,14 +485,8 @@ impl Connection {
             Place::Room { tx, .. } => {
                 let _ = tx.send(RoomCmd::Disconnected { conn: self.id }).await;
             }
-            Place::Lobby {
-                queued: Some(size), ..
-            } => {
-                self.send_lobby(LobbyCmd::Cancel {
-                    conn: self.id,
-                    size,
-                })
-                .await;
+            Place::Lobby { queued: Some(size), .. } => {
+                self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
             }
             _ => {}
         }
@@ -619,10 +499,7 @@ impl Connection {
     /// Sends a close frame, then lingers briefly so the peer reads it before
     /// the socket goes (closing with unread input would reset the connection).
     async fn close(&mut self, code: CloseCode, reason: &'static str) {
-        let frame = CloseFrame {
-            code,
-            reason: reason.into(),
-        };
+        let frame = CloseFrame { code, reason: reason.into() };
         let _ = timeout(CLOSE_LINGER, self.ws.close(Some(frame))).await;
         let tcp = self.ws.get_mut();
         let _ = tcp.shutdown().await;
@@ -639,9 +516,7 @@ impl Connection {
 /// 1 to 24 characters, no control characters, not only spaces.
 fn valid_name(name: &str) -> bool {
     let n = name.chars().count();
-    (1..=MAX_NAME_CHARS).contains(&n)
-        && !name.chars().any(char::is_control)
-        && !name.trim().is_empty()
+    (1..=MAX_NAME_CHARS).contains(&n) && !name.chars().any(char::is_control) && !name.trim().is_empty()
 }
 
 #[cfg(test)]

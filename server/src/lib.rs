@@ -1,10 +1,7 @@
 //! The tictactoe game server: `serve(listener, config, shutdown)` runs it on a
 //! bound listener until `shutdown` completes; the `ttt-server` binary and the
 //! tests both call it.
-#![cfg_attr(
-    not(test),
-    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
-)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod codes;
 pub mod config;
@@ -61,10 +58,7 @@ pub struct Server {
 impl Server {
     /// A server that will run with `config`.
     pub fn new(config: Config) -> Self {
-        Server {
-            config,
-            stats: Arc::new(Stats::default()),
-        }
+        Server { config, stats: Arc::new(Stats::default()) }
     }
 
     /// The live counters (connections, rooms, games), readable while it runs.
@@ -75,11 +69,7 @@ impl Server {
     /// Accepts connections on `listener` until `shutdown` completes, then ends
     /// every game with `shutdown`, closes every connection with 1001 and returns
     /// once every task has finished.
-    pub async fn serve(
-        self,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()>,
-    ) -> io::Result<()> {
+    pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let config = self.config;
         let token = CancellationToken::new();
         let tracker = TaskTracker::new();
@@ -89,12 +79,7 @@ impl Server {
             shutdown: token.clone(),
             stats: self.stats.clone(),
         };
-        tracker.spawn(lobby::run(
-            lobby_rx,
-            config.room_settings(),
-            ctx,
-            tracker.clone(),
-        ));
+        tracker.spawn(lobby::run(lobby_rx, config.room_settings(), ctx, tracker.clone()));
 
         let welcome = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,

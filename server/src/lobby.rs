@@ -101,13 +101,7 @@ pub async fn run(
     tracker: TaskTracker,
 ) {
     let shutdown = ctx.shutdown.clone();
-    let mut lobby = Lobby {
-        queues: HashMap::new(),
-        rooms: HashMap::new(),
-        settings,
-        ctx,
-        tracker,
-    };
+    let mut lobby = Lobby { queues: HashMap::new(), rooms: HashMap::new(), settings, ctx, tracker };
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -122,30 +116,15 @@ pub async fn run(
 impl Lobby {
     fn handle(&mut self, cmd: LobbyCmd) {
         match cmd {
-            LobbyCmd::QuickMatch {
-                conn,
-                name,
-                size,
-                id,
-            } => self.quick_match(conn, name, size, id),
-            LobbyCmd::CreateRoom {
-                conn,
-                name,
-                size,
-                id,
-            } => {
+            LobbyCmd::QuickMatch { conn, name, size, id } => self.quick_match(conn, name, size, id),
+            LobbyCmd::CreateRoom { conn, name, size, id } => {
                 let code = self.new_code();
                 match Room::private(code.clone(), size, self.settings, conn.id, name, id.clone()) {
                     Ok(room) => self.open(room, vec![conn]),
                     Err(code) => refuse(&conn, code, "that board size is not supported", id),
                 }
             }
-            LobbyCmd::JoinRoom {
-                conn,
-                name,
-                room,
-                id,
-            } => {
+            LobbyCmd::JoinRoom { conn, name, room, id } => {
                 if let Some((code, tx)) = self.find(&room, &conn, id.clone()) {
                     self.forward(code, tx, RoomCmd::Join { conn, name, id });
                 }
@@ -181,13 +160,7 @@ impl Lobby {
         }
     }
 
-    fn quick_match(
-        &mut self,
-        conn: ConnHandle,
-        name: Arc<str>,
-        size: usize,
-        id: Option<RequestId>,
-    ) {
+    fn quick_match(&mut self, conn: ConnHandle, name: Arc<str>, size: usize, id: Option<RequestId>) {
         let queued = encode(&ServerMessage::Queued { size, id });
         if !conn.frame(&queued) || !conn.send(Outbound::Queued) {
             return;
@@ -205,14 +178,7 @@ impl Lobby {
         };
         let code = self.new_code();
         let now = Instant::now();
-        match Room::paired(
-            code,
-            size,
-            self.settings,
-            (first.0.id, first.1),
-            (second.0.id, second.1),
-            now,
-        ) {
+        match Room::paired(code, size, self.settings, (first.0.id, first.1), (second.0.id, second.1), now) {
             Ok(room) => self.open(room, vec![first.0, second.0]),
             Err(code) => {
                 refuse(&first.0, code, "that board size is not supported", None);
@@ -226,10 +192,7 @@ impl Lobby {
         let code = room.code().clone();
         let (tx, rx) = mpsc::channel(room_task::ROOM_INBOX);
         for m in &members {
-            m.send(Outbound::Entered {
-                room: code.clone(),
-                tx: tx.clone(),
-            });
+            m.send(Outbound::Entered { room: code.clone(), tx: tx.clone() });
         }
         room_task::spawn(room, members, rx, self.ctx.clone(), &self.tracker);
         self.rooms.insert(code, tx);
@@ -268,15 +231,12 @@ impl Lobby {
     /// Puts the connection in the room and hands the room its request.
     fn forward(&self, code: Arc<str>, tx: mpsc::Sender<RoomCmd>, cmd: RoomCmd) {
         let conn = match &cmd {
-            RoomCmd::Join { conn, .. }
-            | RoomCmd::Spectate { conn, .. }
-            | RoomCmd::Resume { conn, .. } => conn.clone(),
+            RoomCmd::Join { conn, .. } | RoomCmd::Spectate { conn, .. } | RoomCmd::Resume { conn, .. } => {
+                conn.clone()
+            }
             _ => return,
         };
-        if !conn.send(Outbound::Entered {
-            room: code.clone(),
-            tx: tx.clone(),
-        }) {
+        if !conn.send(Outbound::Entered { room: code.clone(), tx: tx.clone() }) {
             return;
         }
         if tx.try_send(cmd).is_err() {

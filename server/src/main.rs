@@ -10,10 +10,7 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> ExitCode {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .init();
+    tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).init();
     let config = Config::parse();
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,

@@ -30,13 +30,7 @@ impl RateLimit {
     /// A full bucket for `rate` frames per second.
     pub fn new(rate: u32) -> Self {
         let now = Instant::now();
-        RateLimit {
-            rate: f64::from(rate),
-            tokens: f64::from(rate),
-            last: now,
-            strikes: 0,
-            last_strike: now,
-        }
+        RateLimit { rate: f64::from(rate), tokens: f64::from(rate), last: now, strikes: 0, last_strike: now }
     }
 
     /// Counts one frame arriving at `now`.
@@ -56,11 +50,7 @@ impl RateLimit {
         }
         self.strikes += 1;
         self.last_strike = now;
-        if f64::from(self.strikes) > self.rate.max(10.0) {
-            Verdict::Close
-        } else {
-            Verdict::Refuse
-        }
+        if f64::from(self.strikes) > self.rate.max(10.0) { Verdict::Close } else { Verdict::Refuse }
     }
 }
 

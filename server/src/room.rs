@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
-    EndReason, ErrorCode, Game, Line, Mark, MoveError, Player, PlayerInfo, RequestId,
-    ServerMessage, Status,
+    EndReason, ErrorCode, Game, Line, Mark, MoveError, Player, PlayerInfo, RequestId, ServerMessage, Status,
 };
 
 use crate::codes;
@@ -118,12 +117,7 @@ impl Room {
     }
 
     fn seat(&self, conn: ConnId, name: Arc<str>) -> Seat {
-        Seat {
-            conn,
-            name,
-            token: new_token(&self.code),
-            away_until: None,
-        }
+        Seat { conn, name, token: new_token(&self.code), away_until: None }
     }
 
     /// A private room held by its creator, who is told the code (`room_created`).
@@ -137,11 +131,7 @@ impl Room {
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, size, settings)?;
         room.seats[0] = Some(room.seat(creator, name));
-        let msg = ServerMessage::RoomCreated {
-            room: room.code.clone(),
-            size,
-            id,
-        };
+        let msg = ServerMessage::RoomCreated { room: room.code.clone(), size, id };
         room.send(creator, &msg);
         Ok(room)
     }
@@ -156,10 +146,7 @@ impl Room {
         now: Instant,
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, size, settings)?;
-        room.seats = [
-            Some(room.seat(first.0, first.1)),
-            Some(room.seat(second.0, second.1)),
-        ];
+        room.seats = [Some(room.seat(first.0, first.1)), Some(room.seat(second.0, second.1))];
         room.start(now);
         Ok(room)
     }
@@ -192,14 +179,7 @@ impl Room {
 
     /// A second player takes the empty seat of a private room; with `swap` the
     /// newcomer is player 1. Refused with `room_full` when no seat is free.
-    pub fn join(
-        &mut self,
-        conn: ConnId,
-        name: Arc<str>,
-        id: Option<RequestId>,
-        swap: bool,
-        now: Instant,
-    ) {
+    pub fn join(&mut self, conn: ConnId, name: Arc<str>, id: Option<RequestId>, swap: bool, now: Instant) {
         if self.phase != Phase::Waiting || self.seats[1].is_some() {
             self.refuse(
                 conn,
@@ -227,10 +207,7 @@ impl Room {
     /// A connection takes back a seat with its resume token.
     pub fn resume(&mut self, conn: ConnId, token: &str, id: Option<RequestId>, now: Instant) {
         let seat = match self.phase {
-            Phase::Playing => self
-                .seats
-                .iter()
-                .position(|s| s.as_ref().is_some_and(|s| &*s.token == token)),
+            Phase::Playing => self.seats.iter().position(|s| s.as_ref().is_some_and(|s| &*s.token == token)),
             _ => None,
         };
         let Some(index) = seat else {
@@ -279,9 +256,7 @@ impl Room {
             Request::Move { row, col } => self.play(seat, row, col, id, now),
             Request::Resign => match self.phase {
                 Phase::Playing => self.finish(2 - seat as u8, EndReason::Resign, None),
-                Phase::Over => {
-                    self.refuse(conn, ErrorCode::GameOver, "the game is already over", id)
-                }
+                Phase::Over => self.refuse(conn, ErrorCode::GameOver, "the game is already over", id),
                 Phase::Waiting => self.refuse(
                     conn,
                     ErrorCode::NotInGame,
@@ -365,12 +340,7 @@ impl Room {
                 );
             }
             Phase::Over => {
-                return self.refuse(
-                    conn,
-                    ErrorCode::GameOver,
-                    "the game is over; send rematch or leave",
-                    id,
-                );
+                return self.refuse(conn, ErrorCode::GameOver, "the game is over; send rematch or leave", id);
             }
             Phase::Playing => {}
         }
@@ -430,9 +400,7 @@ impl Room {
             self.broadcast_except(&shared, u64::MAX);
         }
         match status {
-            Status::Won { winner, line } => {
-                self.finish(winner.number(), EndReason::Line, Some(line))
-            }
+            Status::Won { winner, line } => self.finish(winner.number(), EndReason::Line, Some(line)),
             Status::Draw => self.finish(0, EndReason::Draw, None),
             Status::InProgress { .. } => {}
         }
@@ -441,12 +409,9 @@ impl Room {
     fn rematch(&mut self, seat: usize, id: Option<RequestId>, now: Instant) {
         let conn = self.seats[seat].as_ref().map_or(0, |s| s.conn);
         match self.phase {
-            Phase::Waiting => self.refuse(
-                conn,
-                ErrorCode::NotInGame,
-                "no game yet: waiting for an opponent to join",
-                id,
-            ),
+            Phase::Waiting => {
+                self.refuse(conn, ErrorCode::NotInGame, "no game yet: waiting for an opponent to join", id)
+            }
             Phase::Playing => self.refuse(
                 conn,
                 ErrorCode::Busy,
@@ -510,12 +475,7 @@ impl Room {
         self.turn_deadline = None;
         self.paused = None;
         self.games_finished += 1;
-        tracing::info!(
-            winner,
-            ?reason,
-            moves = self.game.moves().len(),
-            "game over"
-        );
+        tracing::info!(winner, ?reason, moves = self.game.moves().len(), "game over");
         let msg = ServerMessage::GameOver {
             room: self.code.clone(),
             winner,
@@ -599,11 +559,7 @@ impl Room {
             size: self.size,
             board: self.game.board(),
             moves: self.game.moves().to_vec(),
-            turn: if self.phase == Phase::Playing {
-                self.game.turn().map(Player::number)
-            } else {
-                None
-            },
+            turn: if self.phase == Phase::Playing { self.game.turn().map(Player::number) } else { None },
             players: self.players(),
             you: you.map(|i| i as u8 + 1),
             clock_ms: self.clock(now),
@@ -612,41 +568,22 @@ impl Room {
     }
 
     fn players(&self) -> Vec<PlayerInfo> {
-        self.seats
-            .iter()
-            .flatten()
-            .map(|s| PlayerInfo {
-                name: s.name.clone(),
-            })
-            .collect()
+        self.seats.iter().flatten().map(|s| PlayerInfo { name: s.name.clone() }).collect()
     }
 
     fn seat_of(&self, conn: ConnId) -> Option<usize> {
-        (0..2).find(|&i| {
-            self.seats[i]
-                .as_ref()
-                .is_some_and(|s| s.conn == conn && s.away_until.is_none())
-        })
+        (0..2).find(|&i| self.seats[i].as_ref().is_some_and(|s| s.conn == conn && s.away_until.is_none()))
     }
 
     /// Connections of seats whose player is connected.
     fn present_seats(&self) -> Vec<ConnId> {
-        self.seats
-            .iter()
-            .flatten()
-            .filter(|s| s.away_until.is_none())
-            .map(|s| s.conn)
-            .collect()
+        self.seats.iter().flatten().filter(|s| s.away_until.is_none()).map(|s| s.conn).collect()
     }
 
     /// Queues `frame` for every present player and spectator but `skip`;
     /// no allocation beyond the queue itself.
     fn broadcast_except(&mut self, frame: &Utf8Bytes, skip: ConnId) {
-        let seats = self
-            .seats
-            .iter()
-            .flatten()
-            .filter(|s| s.away_until.is_none());
+        let seats = self.seats.iter().flatten().filter(|s| s.away_until.is_none());
         let recipients = seats.map(|s| s.conn).chain(self.spectators.iter().copied());
         for conn in recipients.filter(|&c| c != skip) {
             self.out.push((conn, Outbound::Frame(frame.clone())));
@@ -664,33 +601,16 @@ impl Room {
         self.push(conn, Outbound::Frame(encode(msg)));
     }
 
-    fn refuse(
-        &mut self,
-        conn: ConnId,
-        code: ErrorCode,
-        message: impl Into<String>,
-        id: Option<RequestId>,
-    ) {
+    fn refuse(&mut self, conn: ConnId, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
         self.send(conn, &ServerMessage::error(code, message, id));
     }
 
     fn signal(&mut self, conn: ConnId, live: bool) {
-        self.push(
-            conn,
-            Outbound::Live {
-                room: self.code.clone(),
-                live,
-            },
-        );
+        self.push(conn, Outbound::Live { room: self.code.clone(), live });
     }
 
     fn release(&mut self, conn: ConnId) {
-        self.push(
-            conn,
-            Outbound::Released {
-                room: self.code.clone(),
-            },
-        );
+        self.push(conn, Outbound::Released { room: self.code.clone() });
     }
 
     fn push(&mut self, conn: ConnId, item: Outbound) {

@@ -114,12 +114,7 @@ async fn run(
             _ = sleep_until(deadline) => room.tick(Instant::now().into_std()),
         }
     }
-    let _ = ctx
-        .lobby
-        .send(LobbyCmd::RoomClosed {
-            room: room.code().clone(),
-        })
-        .await;
+    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
 }
 
 async fn sleep_until(deadline: Option<std::time::Instant>) {
@@ -129,12 +124,7 @@ async fn sleep_until(deadline: Option<std::time::Instant>) {
     }
 }
 
-fn handle(
-    room: &mut Room,
-    conns: &mut HashMap<ConnId, ConnHandle>,
-    cmd: RoomCmd,
-    now: std::time::Instant,
-) {
+fn handle(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>, cmd: RoomCmd, now: std::time::Instant) {
     match cmd {
         RoomCmd::Join { conn, name, id } => {
             let cid = conn.id;
@@ -187,11 +177,7 @@ fn deliver(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>) {
 
 fn count_games(room: &Room, counted: &mut (u64, u64), stats: &Stats) {
     let (started, finished) = room.game_counts();
-    stats
-        .games_started
-        .fetch_add(started - counted.0, Ordering::Relaxed);
-    stats
-        .games_finished
-        .fetch_add(finished - counted.1, Ordering::Relaxed);
+    stats.games_started.fetch_add(started - counted.0, Ordering::Relaxed);
+    stats.games_finished.fetch_add(finished - counted.1, Ordering::Relaxed);
     *counted = (started, finished);
 }

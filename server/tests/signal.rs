@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn next_of(ws: &mut Ws, kind: &str) -> Value {
     loop {
@@ -43,47 +42,28 @@ async fn sigterm_ends_games_and_exits_cleanly() {
     let addr = loop {
         let line = lines.next().expect("a log line").expect("utf-8");
         if let Some(rest) = line.split("addr=").nth(1) {
-            break rest
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
+            break rest.split_whitespace().next().unwrap_or_default().to_owned();
         }
     };
     // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
 
     let url = format!("ws://{addr}/");
-    let (mut a, _) = tokio_tungstenite::connect_async(&url)
-        .await
-        .expect("connect a");
-    let (mut b, _) = tokio_tungstenite::connect_async(&url)
-        .await
-        .expect("connect b");
+    let (mut a, _) = tokio_tungstenite::connect_async(&url).await.expect("connect a");
+    let (mut b, _) = tokio_tungstenite::connect_async(&url).await.expect("connect b");
     for ws in [&mut a, &mut b] {
-        ws.send(Message::text(json!({"type": "quick_match"}).to_string()))
-            .await
-            .expect("send");
+        ws.send(Message::text(json!({"type": "quick_match"}).to_string())).await.expect("send");
     }
     next_of(&mut a, "game_started").await;
     next_of(&mut b, "game_started").await;
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
     assert!(status.success());
     for ws in [&mut a, &mut b] {
         let over = next_of(ws, "game_over").await;
-        assert_eq!(
-            (over["winner"].clone(), over["reason"].clone()),
-            (json!(0), json!("shutdown"))
-        );
+        assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(0), json!("shutdown")));
         let close = loop {
-            match tokio::time::timeout(Duration::from_secs(10), ws.next())
-                .await
-                .expect("close in time")
-            {
+            match tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("close in time") {
                 Some(Ok(Message::Close(frame))) => break frame.map(|f| f.code),
                 Some(Ok(_)) => continue,
                 _ => break None,

@@ -33,10 +33,7 @@ pub struct TestServer {
 /// Logs the server's tracing output when `RUST_LOG` is set (for debugging a test).
 pub fn trace() {
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
     }
 }
 
@@ -55,9 +52,7 @@ impl TestServer {
     /// Starts a server with `config` on `127.0.0.1:0`.
     pub async fn start(config: Config) -> TestServer {
         trace();
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let server = Server::new(config);
         let stats = server.stats();
@@ -65,12 +60,7 @@ impl TestServer {
         let task = tokio::spawn(server.serve(listener, async {
             let _ = stopped.await;
         }));
-        TestServer {
-            addr,
-            stats,
-            stop: Some(stop),
-            task,
-        }
+        TestServer { addr, stats, stop: Some(stop), task }
     }
 
     /// The server's WebSocket URL.
@@ -101,11 +91,7 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!(
-            "server not idle: {} connections, {} rooms",
-            self.stats.connections(),
-            self.stats.rooms()
-        );
+        panic!("server not idle: {} connections, {} rooms", self.stats.connections(), self.stats.rooms());
     }
 }
 
@@ -123,15 +109,8 @@ pub struct Client {
 impl Client {
     /// Connects to `url` and reads the `welcome`.
     pub async fn connect(url: &str) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(url)
-            .await
-            .expect("connect");
-        let mut client = Client {
-            ws,
-            welcome: Value::Null,
-            received: Vec::new(),
-            sent: Vec::new(),
-        };
+        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("connect");
+        let mut client = Client { ws, welcome: Value::Null, received: Vec::new(), sent: Vec::new() };
         let welcome = client.recv_json().await;
         assert_eq!(welcome["type"], "welcome", "first message is welcome");
         client.welcome = welcome;
@@ -213,8 +192,7 @@ impl Client {
 
     /// Sends `move` and reads until this client's own `moved` (returned) arrives.
     pub async fn play(&mut self, row: usize, col: usize) -> Value {
-        self.send(json!({"type": "move", "row": row, "col": col}))
-            .await;
+        self.send(json!({"type": "move", "row": row, "col": col})).await;
         self.recv_type("moved").await
     }
 }
@@ -260,22 +238,14 @@ pub async fn private_pair(server: &TestServer, size: usize) -> Pair {
     let sa = a.recv_type("game_started").await;
     let sb = b.recv_type("game_started").await;
     assert_ne!(sa["you"], sb["you"]);
-    if sa["you"] == 1 {
-        Pair { x: a, o: b, room }
-    } else {
-        Pair { x: b, o: a, room }
-    }
+    if sa["you"] == 1 { Pair { x: a, o: b, room } } else { Pair { x: b, o: a, room } }
 }
 
 /// Plays `moves` (alternating, player 1 first) to the end; checks every
 /// `moved`, and returns both players' `game_over` (they must be equal).
 pub async fn play_out(pair: &mut Pair, moves: &[[usize; 2]]) -> Value {
     for (i, &[r, c]) in moves.iter().enumerate() {
-        let (mover, other) = if i % 2 == 0 {
-            (&mut pair.x, &mut pair.o)
-        } else {
-            (&mut pair.o, &mut pair.x)
-        };
+        let (mover, other) = if i % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
         let own = mover.play(r, c).await;
         let seen = other.recv_type("moved").await;
         assert_eq!(own["seq"], i + 1);
@@ -317,10 +287,7 @@ pub fn winning_games(n: usize) -> Vec<(&'static str, Vec<[usize; 2]>)> {
         ("row", weave(&|i| [0, i], &|i| [1, i])),
         ("col", weave(&|i| [i, 0], &|i| [i, 1])),
         ("diag", weave(&|i| [i, i], &|i| [i, (i + 1) % n])),
-        (
-            "anti_diag",
-            weave(&|i| [i, n - 1 - i], &|i| [i, (n - i) % n]),
-        ),
+        ("anti_diag", weave(&|i| [i, n - 1 - i], &|i| [i, (n - i) % n])),
     ]
 }
 

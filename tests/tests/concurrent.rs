@@ -5,9 +5,7 @@ use std::collections::HashMap;
 
 use rand::{SeedableRng, rngs::StdRng};
 use serde_json::json;
-use tictactoe_tests::{
-    Pair, TestServer, assert_judged, play_out, private_pair, random_game, test_config,
-};
+use tictactoe_tests::{Pair, TestServer, assert_judged, play_out, private_pair, random_game, test_config};
 
 async fn play_random(mut pair: Pair, size: usize, seed: u64) -> usize {
     let moves = random_game(size, &mut StdRng::seed_from_u64(seed));
@@ -30,10 +28,7 @@ async fn two_hundred_concurrent_games_complete() {
     for mut c in clients {
         let started = c.recv_type("game_started").await;
         let room = started["room"].as_str().unwrap_or_default().to_owned();
-        rooms
-            .entry(room)
-            .or_default()
-            .push((started["you"].as_u64().unwrap_or(0), c));
+        rooms.entry(room).or_default().push((started["you"].as_u64().unwrap_or(0), c));
     }
     assert_eq!(rooms.len(), 100, "200 clients form 100 games");
     let mut tasks = Vec::new();
@@ -42,20 +37,12 @@ async fn two_hundred_concurrent_games_complete() {
         let (Some((2, o)), Some((1, x))) = (seats.pop(), seats.pop()) else {
             panic!("seats 1 and 2 in {room}")
         };
-        tasks.push(tokio::spawn(play_random(
-            Pair { x, o, room },
-            4,
-            seed as u64,
-        )));
+        tasks.push(tokio::spawn(play_random(Pair { x, o, room }, 4, seed as u64)));
     }
     // And 100 games in private rooms, opened concurrently.
     for g in 0..100u64 {
         let server_pair = private_pair(&server, 3 + (g % 3) as usize).await;
-        tasks.push(tokio::spawn(play_random(
-            server_pair,
-            3 + (g % 3) as usize,
-            1000 + g,
-        )));
+        tasks.push(tokio::spawn(play_random(server_pair, 3 + (g % 3) as usize, 1000 + g)));
     }
     assert_eq!(tasks.len(), 200);
     let mut moves = 0;
@@ -63,13 +50,7 @@ async fn two_hundred_concurrent_games_complete() {
         moves += t.await.expect("game task");
     }
     assert!(moves >= 200 * 3);
-    assert_eq!(
-        server
-            .stats
-            .games_finished
-            .load(std::sync::atomic::Ordering::Relaxed),
-        200
-    );
+    assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 200);
     // Every client is dropped by now: nothing is left behind.
     server.wait_idle().await;
     server.shutdown().await;

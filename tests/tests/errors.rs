@@ -19,32 +19,22 @@ async fn refusals_during_a_game_change_nothing() {
     p.x.send_raw(Message::text("[1, 2]")).await;
     p.x.expect_error(ErrorCode::BadMessage, None).await;
     p.x.send(json!({"type": "dance", "id": 1})).await;
-    p.x.expect_error(ErrorCode::BadMessage, Some(json!(1)))
-        .await;
+    p.x.expect_error(ErrorCode::BadMessage, Some(json!(1))).await;
     p.x.send(json!({"type": "move", "row": 0, "id": 2})).await;
-    p.x.expect_error(ErrorCode::BadMessage, Some(json!(2)))
-        .await;
-    p.x.send(json!({"type": "move", "row": "zero", "col": 0, "id": "three"}))
-        .await;
-    p.x.expect_error(ErrorCode::BadMessage, Some(json!("three")))
-        .await;
+    p.x.expect_error(ErrorCode::BadMessage, Some(json!(2))).await;
+    p.x.send(json!({"type": "move", "row": "zero", "col": 0, "id": "three"})).await;
+    p.x.expect_error(ErrorCode::BadMessage, Some(json!("three"))).await;
     p.x.send_raw(Message::binary(vec![1u8, 2, 3])).await;
     p.x.expect_error(ErrorCode::BadMessage, None).await;
 
     // not_your_turn: O moves first.
-    p.o.send(json!({"type": "move", "row": 0, "col": 0, "id": 4}))
-        .await;
-    p.o.expect_error(ErrorCode::NotYourTurn, Some(json!(4)))
-        .await;
+    p.o.send(json!({"type": "move", "row": 0, "col": 0, "id": 4})).await;
+    p.o.expect_error(ErrorCode::NotYourTurn, Some(json!(4))).await;
     // out_of_bounds, both too large and negative.
-    p.x.send(json!({"type": "move", "row": 3, "col": 0, "id": 5}))
-        .await;
-    p.x.expect_error(ErrorCode::OutOfBounds, Some(json!(5)))
-        .await;
-    p.x.send(json!({"type": "move", "row": 0, "col": -1, "id": 6}))
-        .await;
-    p.x.expect_error(ErrorCode::OutOfBounds, Some(json!(6)))
-        .await;
+    p.x.send(json!({"type": "move", "row": 3, "col": 0, "id": 5})).await;
+    p.x.expect_error(ErrorCode::OutOfBounds, Some(json!(5))).await;
+    p.x.send(json!({"type": "move", "row": 0, "col": -1, "id": 6})).await;
+    p.x.expect_error(ErrorCode::OutOfBounds, Some(json!(6))).await;
     // busy: already in a game.
     p.x.send(json!({"type": "quick_match", "id": 7})).await;
     p.x.expect_error(ErrorCode::Busy, Some(json!(7))).await;
@@ -55,36 +45,24 @@ async fn refusals_during_a_game_change_nothing() {
     assert_eq!(p.x.play(1, 1).await["seq"], 1);
     assert_eq!(p.o.recv_type("moved").await["seq"], 1);
     // cell_occupied, then not_your_turn for X.
-    p.o.send(json!({"type": "move", "row": 1, "col": 1, "id": 9}))
-        .await;
-    p.o.expect_error(ErrorCode::CellOccupied, Some(json!(9)))
-        .await;
-    p.x.send(json!({"type": "move", "row": 0, "col": 0, "id": 10}))
-        .await;
-    p.x.expect_error(ErrorCode::NotYourTurn, Some(json!(10)))
-        .await;
+    p.o.send(json!({"type": "move", "row": 1, "col": 1, "id": 9})).await;
+    p.o.expect_error(ErrorCode::CellOccupied, Some(json!(9))).await;
+    p.x.send(json!({"type": "move", "row": 0, "col": 0, "id": 10})).await;
+    p.x.expect_error(ErrorCode::NotYourTurn, Some(json!(10))).await;
     assert_eq!(p.o.play(0, 0).await["seq"], 2);
     assert_eq!(p.x.recv_type("moved").await["seq"], 2);
 
     // Finish: X wins the middle row; then game_over for further moves.
     for (mover, r, c) in [(1, 1, 0), (2, 0, 1), (1, 1, 2)] {
-        let (m, o) = if mover == 1 {
-            (&mut p.x, &mut p.o)
-        } else {
-            (&mut p.o, &mut p.x)
-        };
+        let (m, o) = if mover == 1 { (&mut p.x, &mut p.o) } else { (&mut p.o, &mut p.x) };
         m.play(r, c).await;
         o.recv_type("moved").await;
     }
     let over = p.o.recv_type("game_over").await;
     assert_eq!(over["winner"], 1);
-    assert_eq!(
-        over["moves"],
-        json!([[1, 1], [0, 0], [1, 0], [0, 1], [1, 2]])
-    );
+    assert_eq!(over["moves"], json!([[1, 1], [0, 0], [1, 0], [0, 1], [1, 2]]));
     p.x.recv_type("game_over").await;
-    p.o.send(json!({"type": "move", "row": 2, "col": 2, "id": 11}))
-        .await;
+    p.o.send(json!({"type": "move", "row": 2, "col": 2, "id": 11})).await;
     p.o.expect_error(ErrorCode::GameOver, Some(json!(11))).await;
     p.o.send(json!({"type": "resign", "id": 12})).await;
     p.o.expect_error(ErrorCode::GameOver, Some(json!(12))).await;
@@ -95,67 +73,42 @@ async fn refusals_during_a_game_change_nothing() {
 async fn refusals_outside_a_game() {
     let server = TestServer::start(test_config()).await;
     let mut c = server.client().await;
-    c.send(json!({"type": "hello", "name": "ann", "protocol": 2, "id": 1}))
-        .await;
-    c.expect_error(ErrorCode::UnsupportedProtocol, Some(json!(1)))
-        .await;
-    for (i, name) in ["", "   ", "a\u{7}b", "abcdefghijklmnopqrstuvwxy"]
-        .iter()
-        .enumerate()
-    {
-        c.send(json!({"type": "hello", "name": name, "id": 10 + i}))
-            .await;
-        c.expect_error(ErrorCode::InvalidName, Some(json!(10 + i)))
-            .await;
+    c.send(json!({"type": "hello", "name": "ann", "protocol": 2, "id": 1})).await;
+    c.expect_error(ErrorCode::UnsupportedProtocol, Some(json!(1))).await;
+    for (i, name) in ["", "   ", "a\u{7}b", "abcdefghijklmnopqrstuvwxy"].iter().enumerate() {
+        c.send(json!({"type": "hello", "name": name, "id": 10 + i})).await;
+        c.expect_error(ErrorCode::InvalidName, Some(json!(10 + i))).await;
     }
-    c.send(json!({"type": "hello", "name": "ann", "protocol": 1}))
-        .await;
+    c.send(json!({"type": "hello", "name": "ann", "protocol": 1})).await;
     for size in [json!(1), json!(101), json!(-3)] {
-        c.send(json!({"type": "quick_match", "size": size, "id": "s"}))
-            .await;
-        c.expect_error(ErrorCode::InvalidSize, Some(json!("s")))
-            .await;
-        c.send(json!({"type": "create_room", "size": size, "id": "c"}))
-            .await;
-        c.expect_error(ErrorCode::InvalidSize, Some(json!("c")))
-            .await;
+        c.send(json!({"type": "quick_match", "size": size, "id": "s"})).await;
+        c.expect_error(ErrorCode::InvalidSize, Some(json!("s"))).await;
+        c.send(json!({"type": "create_room", "size": size, "id": "c"})).await;
+        c.expect_error(ErrorCode::InvalidSize, Some(json!("c"))).await;
     }
-    for (i, msg) in [
-        json!({"type": "move", "row": 0, "col": 0}),
-        json!({"type": "resign"}),
-        json!({"type": "rematch"}),
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, msg) in
+        [json!({"type": "move", "row": 0, "col": 0}), json!({"type": "resign"}), json!({"type": "rematch"})]
+            .into_iter()
+            .enumerate()
     {
         let mut msg = msg;
         msg["id"] = json!(20 + i);
         c.send(msg).await;
-        c.expect_error(ErrorCode::NotInGame, Some(json!(20 + i)))
-            .await;
+        c.expect_error(ErrorCode::NotInGame, Some(json!(20 + i))).await;
     }
-    c.send(json!({"type": "join_room", "room": "NOSUCHROOM", "id": 30}))
-        .await;
-    c.expect_error(ErrorCode::RoomNotFound, Some(json!(30)))
-        .await;
-    c.send(json!({"type": "spectate", "room": "NOSUCHROOM", "id": 31}))
-        .await;
-    c.expect_error(ErrorCode::RoomNotFound, Some(json!(31)))
-        .await;
-    c.send(json!({"type": "resume", "token": "nope", "id": 32}))
-        .await;
-    c.expect_error(ErrorCode::InvalidToken, Some(json!(32)))
-        .await;
+    c.send(json!({"type": "join_room", "room": "NOSUCHROOM", "id": 30})).await;
+    c.expect_error(ErrorCode::RoomNotFound, Some(json!(30))).await;
+    c.send(json!({"type": "spectate", "room": "NOSUCHROOM", "id": 31})).await;
+    c.expect_error(ErrorCode::RoomNotFound, Some(json!(31))).await;
+    c.send(json!({"type": "resume", "token": "nope", "id": 32})).await;
+    c.expect_error(ErrorCode::InvalidToken, Some(json!(32))).await;
 
     // Queued: busy for another queue, not_in_game for moves; leave frees it.
-    c.send(json!({"type": "quick_match", "size": 4, "id": 40}))
-        .await;
+    c.send(json!({"type": "quick_match", "size": 4, "id": 40})).await;
     assert_eq!(c.recv_type("queued").await["id"], 40);
-    c.send(json!({"type": "quick_match", "size": 4, "id": 41}))
-        .await;
+    c.send(json!({"type": "quick_match", "size": 4, "id": 41})).await;
     c.expect_error(ErrorCode::Busy, Some(json!(41))).await;
-    c.send(json!({"type": "move", "row": 0, "col": 0, "id": 42}))
-        .await;
+    c.send(json!({"type": "move", "row": 0, "col": 0, "id": 42})).await;
     c.expect_error(ErrorCode::NotInGame, Some(json!(42))).await;
     c.send(json!({"type": "leave"})).await;
     c.send(json!({"type": "ping", "id": 43})).await;
@@ -163,8 +116,7 @@ async fn refusals_outside_a_game() {
 
     // room_full: a third player for a private room; the room is unharmed.
     let mut pair = private_pair(&server, 3).await;
-    c.send(json!({"type": "join_room", "room": pair.room.to_lowercase(), "id": 50}))
-        .await;
+    c.send(json!({"type": "join_room", "room": pair.room.to_lowercase(), "id": 50})).await;
     c.expect_error(ErrorCode::RoomFull, Some(json!(50))).await;
     assert_eq!(pair.x.play(0, 0).await["seq"], 1);
     // After the refusal c is free again.
@@ -175,10 +127,7 @@ async fn refusals_outside_a_game() {
 
 #[tokio::test]
 async fn flooding_is_rate_limited_then_closed_with_1008() {
-    let config = Config {
-        max_messages_per_second: 10,
-        ..test_config()
-    };
+    let config = Config { max_messages_per_second: 10, ..test_config() };
     let server = TestServer::start(config).await;
     let mut p = quick_pair(&server, 3).await;
     // With a full bucket the burst (10 frames) passes; the 11th is refused
@@ -187,13 +136,11 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     for i in 0..10 {
         p.x.send(json!({"type": "ping", "id": i})).await;
     }
-    p.x.send(json!({"type": "move", "row": 0, "col": 0, "id": "flood"}))
-        .await;
+    p.x.send(json!({"type": "move", "row": 0, "col": 0, "id": "flood"})).await;
     for i in 0..10 {
         assert_eq!(p.x.recv_type("pong").await["id"], i);
     }
-    p.x.expect_error(ErrorCode::RateLimited, Some(json!("flood")))
-        .await;
+    p.x.expect_error(ErrorCode::RateLimited, Some(json!("flood"))).await;
     // The refused move did not happen: O still sees nothing, and after the
     // bucket refills X's move is seq 1.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
@@ -206,9 +153,6 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     assert_eq!(p.o.expect_close().await, Some(CloseCode::Policy));
     // The flooder lost; the other player is told.
     let over = p.x.recv_type("game_over").await;
-    assert_eq!(
-        (over["winner"].clone(), over["reason"].clone()),
-        (json!(1), json!("disconnect"))
-    );
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("disconnect")));
     server.shutdown().await;
 }

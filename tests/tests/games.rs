@@ -16,11 +16,7 @@ async fn wins_on_every_line_and_draws_on_sizes_2_3_5() {
             assert_eq!(over["winner"], 1, "{n} {kind}");
             assert_eq!(over["reason"], "line");
             // winning_games takes row 0 and column 0; diagonals are index 0 by the contract.
-            assert_eq!(
-                over["line"],
-                json!({"kind": kind, "index": 0}),
-                "{n} {kind}"
-            );
+            assert_eq!(over["line"], json!({"kind": kind, "index": 0}), "{n} {kind}");
             assert_eq!(over["moves"], json!(moves));
             assert_eq!(over["room"], json!(pair.room));
             assert_judged(n, &over);
@@ -31,11 +27,7 @@ async fn wins_on_every_line_and_draws_on_sizes_2_3_5() {
             let mut pair = quick_pair(&server, n).await;
             let over = play_out(&mut pair, &moves).await;
             assert_eq!(
-                (
-                    over["winner"].clone(),
-                    over["reason"].clone(),
-                    over["line"].clone()
-                ),
+                (over["winner"].clone(), over["reason"].clone(), over["line"].clone()),
                 (json!(0), json!("draw"), json!(null))
             );
             assert_judged(n, &over);
@@ -51,38 +43,18 @@ async fn player_two_wins_a_column_and_moved_fields_are_complete() {
     // O takes column 2 while X scatters.
     let moves = [[0, 0], [0, 2], [1, 0], [1, 2], [2, 1], [2, 2]];
     for (i, &[r, c]) in moves.iter().enumerate() {
-        let (mover, other) = if i % 2 == 0 {
-            (&mut pair.x, &mut pair.o)
-        } else {
-            (&mut pair.o, &mut pair.x)
-        };
-        mover
-            .send(json!({"type": "move", "row": r, "col": c, "id": format!("m{i}")}))
-            .await;
+        let (mover, other) = if i % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
+        mover.send(json!({"type": "move", "row": r, "col": c, "id": format!("m{i}")})).await;
         let own = mover.recv_type("moved").await;
         let seen = other.recv_type("moved").await;
-        assert_eq!(
-            own["id"],
-            format!("m{i}"),
-            "the mover's moved carries its id"
-        );
+        assert_eq!(own["id"], format!("m{i}"), "the mover's moved carries its id");
         assert!(seen.get("id").is_none(), "the opponent's moved has no id");
         assert_eq!(own["player"], if i % 2 == 0 { 1 } else { 2 });
         // Every field is present; next and clock_ms are null at the end (timer off: always null).
-        assert!(
-            own.get("next").is_some() && own.get("clock_ms").is_some(),
-            "{own}"
-        );
+        assert!(own.get("next").is_some() && own.get("clock_ms").is_some(), "{own}");
         assert_eq!(own["clock_ms"], json!(null));
         let last = i + 1 == moves.len();
-        assert_eq!(
-            own["next"],
-            if last {
-                json!(null)
-            } else {
-                json!(if i % 2 == 0 { 2 } else { 1 })
-            }
-        );
+        assert_eq!(own["next"], if last { json!(null) } else { json!(if i % 2 == 0 { 2 } else { 1 }) });
     }
     let over = pair.x.recv_type("game_over").await;
     assert_eq!(over["winner"], 2);
@@ -97,11 +69,7 @@ async fn welcome_announces_protocol_and_limits() {
     let client = server.client().await;
     let w = &client.welcome;
     assert_eq!(w["protocol"], 1);
-    assert!(
-        w["server"]
-            .as_str()
-            .is_some_and(|s| s.starts_with("ttt-server/"))
-    );
+    assert!(w["server"].as_str().is_some_and(|s| s.starts_with("ttt-server/")));
     let limits = &w["limits"];
     for field in [
         "min_size",

@@ -12,11 +12,7 @@ use tictactoe_tests::{
 };
 
 fn timed(turn_ms: u64, grace_ms: u64) -> Config {
-    Config {
-        turn_timeout_ms: turn_ms,
-        reconnect_grace_ms: grace_ms,
-        ..test_config()
-    }
+    Config { turn_timeout_ms: turn_ms, reconnect_grace_ms: grace_ms, ..test_config() }
 }
 
 #[tokio::test]
@@ -36,10 +32,7 @@ async fn the_player_to_move_loses_on_time() {
     assert_eq!(moved["clock_ms"], 300);
     assert_eq!(moved["next"], 2);
     let over = o.recv_type("game_over").await;
-    assert_eq!(
-        (over["winner"].clone(), over["reason"].clone()),
-        (json!(1), json!("timeout"))
-    );
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("timeout")));
     assert_eq!(over["moves"], json!([[1, 1]]));
     assert_eq!(x.recv_type("game_over").await, over);
     server.shutdown().await;
@@ -54,11 +47,7 @@ async fn a_dropped_player_resumes_and_finishes_the_game() {
     b.send(json!({"type": "quick_match"})).await;
     let sa = a.recv_type("game_started").await;
     let sb = b.recv_type("game_started").await;
-    let ((mut x, sx), (mut o, _)) = if sa["you"] == 1 {
-        ((a, sa), (b, sb))
-    } else {
-        ((b, sb), (a, sa))
-    };
+    let ((mut x, sx), (mut o, _)) = if sa["you"] == 1 { ((a, sa), (b, sb)) } else { ((b, sb), (a, sa)) };
     x.play(0, 0).await;
     o.recv_type("moved").await;
     o.play(1, 0).await;
@@ -68,18 +57,14 @@ async fn a_dropped_player_resumes_and_finishes_the_game() {
     let note = o.recv_type("opponent_disconnected").await;
     assert_eq!(note["grace_ms"], 3000);
     // Moving for the absent player is still O's mistake: it is X's turn.
-    o.send(json!({"type": "move", "row": 2, "col": 2, "id": 1}))
-        .await;
+    o.send(json!({"type": "move", "row": 2, "col": 2, "id": 1})).await;
     o.expect_error(ErrorCode::NotYourTurn, Some(json!(1))).await;
     // A wrong token is refused.
     let mut x2 = server.client().await;
-    x2.send(json!({"type": "resume", "token": "AAAAAAAAAA0000", "id": 2}))
-        .await;
-    x2.expect_error(ErrorCode::InvalidToken, Some(json!(2)))
-        .await;
+    x2.send(json!({"type": "resume", "token": "AAAAAAAAAA0000", "id": 2})).await;
+    x2.expect_error(ErrorCode::InvalidToken, Some(json!(2))).await;
     // The right one restores the seat with the board intact.
-    x2.send(json!({"type": "resume", "token": sx["resume_token"], "id": 3}))
-        .await;
+    x2.send(json!({"type": "resume", "token": sx["resume_token"], "id": 3})).await;
     let state = x2.recv_type("state").await;
     assert_eq!(state["id"], 3);
     assert_eq!(state["you"], 1);
@@ -96,18 +81,13 @@ async fn a_dropped_player_resumes_and_finishes_the_game() {
     x2.recv_type("moved").await;
     x2.play(0, 2).await;
     let over = o.recv_type("game_over").await;
-    assert_eq!(
-        (over["winner"].clone(), over["reason"].clone()),
-        (json!(1), json!("line"))
-    );
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")));
     assert_eq!(x2.recv_type("game_over").await, over);
     assert_judged(3, &over);
     // The token does not outlive its game.
     let mut x3 = server.client().await;
-    x3.send(json!({"type": "resume", "token": sx["resume_token"], "id": 4}))
-        .await;
-    x3.expect_error(ErrorCode::InvalidToken, Some(json!(4)))
-        .await;
+    x3.send(json!({"type": "resume", "token": sx["resume_token"], "id": 4})).await;
+    x3.expect_error(ErrorCode::InvalidToken, Some(json!(4))).await;
     server.shutdown().await;
 }
 
@@ -118,17 +98,10 @@ async fn a_dropped_player_who_does_not_return_loses_by_disconnect() {
     pair.x.play(0, 0).await;
     pair.o.recv_type("moved").await;
     drop(pair.o);
-    assert_eq!(
-        pair.x.recv_type("opponent_disconnected").await["grace_ms"],
-        300
-    );
+    assert_eq!(pair.x.recv_type("opponent_disconnected").await["grace_ms"], 300);
     let over = pair.x.recv_type("game_over").await;
     assert_eq!(
-        (
-            over["winner"].clone(),
-            over["reason"].clone(),
-            over["line"].clone()
-        ),
+        (over["winner"].clone(), over["reason"].clone(), over["line"].clone()),
         (json!(1), json!("disconnect"), json!(null))
     );
     assert_eq!(over["moves"], json!([[0, 0]]));
@@ -146,28 +119,18 @@ async fn a_spectator_joining_mid_game_sees_the_same_end() {
     pair.o.play(1, 1).await;
     pair.x.recv_type("moved").await;
     let mut watcher = server.client().await;
-    watcher
-        .send(json!({"type": "spectate", "room": pair.room, "id": "w"}))
-        .await;
+    watcher.send(json!({"type": "spectate", "room": pair.room, "id": "w"})).await;
     let state = watcher.recv_type("state").await;
     assert_eq!(state["id"], "w");
     assert_eq!(state["you"], json!(null));
     assert_eq!(state["turn"], 1);
     assert_eq!(state["board"], json!(["X..", ".O.", "..."]));
     // Spectators cannot play.
-    watcher
-        .send(json!({"type": "move", "row": 2, "col": 2, "id": 1}))
-        .await;
-    watcher
-        .expect_error(ErrorCode::NotInGame, Some(json!(1)))
-        .await;
+    watcher.send(json!({"type": "move", "row": 2, "col": 2, "id": 1})).await;
+    watcher.expect_error(ErrorCode::NotInGame, Some(json!(1))).await;
     // X wins column 0; the spectator sees each move and the same game_over.
     for (i, (r, c)) in [(1, 0), (2, 2), (2, 0)].into_iter().enumerate() {
-        let (m, o) = if i % 2 == 0 {
-            (&mut pair.x, &mut pair.o)
-        } else {
-            (&mut pair.o, &mut pair.x)
-        };
+        let (m, o) = if i % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
         let own = m.play(r, c).await;
         o.recv_type("moved").await;
         let seen = watcher.recv_type("moved").await;
@@ -198,25 +161,13 @@ async fn two_rematches_in_a_row_swap_the_seats() {
         let so = pair.o.recv_type("game_started").await;
         let sx = pair.x.recv_type("game_started").await;
         // Seats swap: the former player 2 is now player 1 and moves first.
-        assert_eq!(
-            (so["you"].clone(), so["mark"].clone()),
-            (json!(1), json!("X"))
-        );
-        assert_eq!(
-            (sx["you"].clone(), sx["mark"].clone()),
-            (json!(2), json!("O"))
-        );
+        assert_eq!((so["you"].clone(), so["mark"].clone()), (json!(1), json!("X")));
+        assert_eq!((sx["you"].clone(), sx["mark"].clone()), (json!(2), json!("O")));
         assert_eq!(so["room"], json!(pair.room));
         assert_ne!(so["resume_token"], sx["resume_token"]);
         std::mem::swap(&mut pair.x, &mut pair.o);
     }
-    assert_eq!(
-        server
-            .stats
-            .games_finished
-            .load(std::sync::atomic::Ordering::Relaxed),
-        3
-    );
+    assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 3);
     server.shutdown().await;
 }
 
@@ -232,8 +183,7 @@ async fn resuming_replaces_a_half_open_connection() {
     b.recv_type("game_started").await;
     // The same player reconnects while the server still holds the old socket.
     let mut a2 = server.client().await;
-    a2.send(json!({"type": "resume", "token": sa["resume_token"]}))
-        .await;
+    a2.send(json!({"type": "resume", "token": sa["resume_token"]})).await;
     let state = a2.recv_type("state").await;
     assert_eq!(state["you"], sa["you"]);
     // The old connection no longer speaks for the seat.
@@ -242,10 +192,7 @@ async fn resuming_replaces_a_half_open_connection() {
     // The new one does; the opponent never saw a disconnect.
     a2.send(json!({"type": "resign"})).await;
     let over = b.recv_json().await;
-    assert_eq!(
-        over["type"], "game_over",
-        "no opponent_disconnected before it: {over}"
-    );
+    assert_eq!(over["type"], "game_over", "no opponent_disconnected before it: {over}");
     assert_eq!(over["reason"], "resign");
     assert_eq!(over["winner"], if sa["you"] == 1 { 2 } else { 1 });
     server.shutdown().await;
@@ -259,22 +206,14 @@ async fn play_or_drop(mut pair: tictactoe_tests::Pair, seed: u64) -> Vec<Value> 
     let drop_x = rng.random_bool(0.5);
     for (i, &[r, c]) in moves.iter().enumerate() {
         if i == drop_at {
-            let (gone, stays) = if drop_x {
-                (pair.x, pair.o)
-            } else {
-                (pair.o, pair.x)
-            };
+            let (gone, stays) = if drop_x { (pair.x, pair.o) } else { (pair.o, pair.x) };
             drop(gone);
             let mut stays = stays;
             let over = stays.recv_type("game_over").await;
             assert_eq!(over["reason"], "disconnect");
             return vec![over];
         }
-        let (m, o) = if i % 2 == 0 {
-            (&mut pair.x, &mut pair.o)
-        } else {
-            (&mut pair.o, &mut pair.x)
-        };
+        let (m, o) = if i % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
         m.play(r, c).await;
         o.recv_type("moved").await;
     }
@@ -298,14 +237,8 @@ async fn every_started_game_ends_even_when_connections_drop_at_random() {
         assert!(!overs.is_empty());
     }
     server.wait_idle().await;
-    let started = server
-        .stats
-        .games_started
-        .load(std::sync::atomic::Ordering::Relaxed);
-    let finished = server
-        .stats
-        .games_finished
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let started = server.stats.games_started.load(std::sync::atomic::Ordering::Relaxed);
+    let finished = server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!((started, finished), (60, 60));
     // And with a grace period: drops are forfeited when it runs out.
     let server2 = TestServer::start(timed(0, 100)).await;
@@ -318,19 +251,11 @@ async fn every_started_game_ends_even_when_connections_drop_at_random() {
         t.await.expect("game task");
     }
     server2.wait_idle().await;
-    assert_eq!(
-        server2
-            .stats
-            .games_finished
-            .load(std::sync::atomic::Ordering::Relaxed),
-        30
-    );
+    assert_eq!(server2.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 30);
     server.shutdown().await;
     server2.shutdown().await;
 }
 
 async fn quick_pair_sequential(server: &TestServer) -> tictactoe_tests::Pair {
-    tokio::time::timeout(Duration::from_secs(10), quick_pair(server, 3))
-        .await
-        .expect("paired")
+    tokio::time::timeout(Duration::from_secs(10), quick_pair(server, 3)).await.expect("paired")
 }

@@ -21,8 +21,7 @@ async fn an_oversized_frame_closes_with_1009_and_others_play_on() {
     assert_eq!(big.expect_close().await, Some(CloseCode::Size));
     // A frame just under the limit is fine.
     let mut ok = server.client().await;
-    ok.send(json!({"type": "ping", "id": 1, "pad": "x".repeat(3900)}))
-        .await;
+    ok.send(json!({"type": "ping", "id": 1, "pad": "x".repeat(3900)})).await;
     assert_eq!(ok.recv_type("pong").await["id"], 1);
     // The game in progress is untouched.
     assert_eq!(pair.x.play(0, 0).await["seq"], 1);
@@ -32,10 +31,7 @@ async fn an_oversized_frame_closes_with_1009_and_others_play_on() {
 
 #[tokio::test]
 async fn over_the_connection_cap_new_clients_get_503() {
-    let config = Config {
-        max_connections: 2,
-        ..test_config()
-    };
+    let config = Config { max_connections: 2, ..test_config() };
     let server = TestServer::start(config).await;
     let _a = server.client().await;
     let mut b = server.client().await;
@@ -62,24 +58,16 @@ async fn over_the_connection_cap_new_clients_get_503() {
 
 #[tokio::test]
 async fn wrong_path_is_404_and_unfinished_handshakes_are_dropped() {
-    let config = Config {
-        handshake_timeout_ms: 200,
-        ..test_config()
-    };
+    let config = Config { handshake_timeout_ms: 200, ..test_config() };
     let server = TestServer::start(config).await;
     let wrong = tokio_tungstenite::connect_async(format!("ws://{}/other", server.addr)).await;
-    assert!(
-        matches!(wrong, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 404)
-    );
+    assert!(matches!(wrong, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 404));
     // A TCP connection that never sends the handshake is closed by the server.
     let mut raw = TcpStream::connect(server.addr).await.expect("connect");
     raw.write_all(b"GET / HTTP/1.1\r\n").await.expect("write");
     let mut buf = [0u8; 64];
     let n = tokio::time::timeout(Duration::from_secs(5), raw.read(&mut buf)).await;
-    assert!(
-        matches!(n, Ok(Ok(0)) | Ok(Err(_))),
-        "the server hangs up: {n:?}"
-    );
+    assert!(matches!(n, Ok(Ok(0)) | Ok(Err(_))), "the server hangs up: {n:?}");
     let mut c = server.client().await;
     c.send(json!({"type": "ping", "id": 1})).await;
     assert_eq!(c.recv_type("pong").await["id"], 1);
@@ -88,16 +76,11 @@ async fn wrong_path_is_404_and_unfinished_handshakes_are_dropped() {
 
 #[tokio::test]
 async fn a_client_that_stops_answering_pings_is_dropped() {
-    let config = Config {
-        ping_interval_ms: 100,
-        ..test_config()
-    };
+    let config = Config { ping_interval_ms: 100, ..test_config() };
     let server = TestServer::start(config).await;
     // A WebSocket that completes the handshake and then never reads:
     // tungstenite answers pings only when it is polled, so it goes silent.
-    let (silent, _) = tokio_tungstenite::connect_async(server.url())
-        .await
-        .expect("connect");
+    let (silent, _) = tokio_tungstenite::connect_async(server.url()).await.expect("connect");
     let mut live = server.client().await;
     // The live client keeps reading (and so answers pings) for 8 intervals.
     for i in 0..16 {
@@ -105,11 +88,7 @@ async fn a_client_that_stops_answering_pings_is_dropped() {
         assert_eq!(live.recv_type("pong").await["id"], i);
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(
-        server.stats.connections(),
-        1,
-        "only the silent client is dropped"
-    );
+    assert_eq!(server.stats.connections(), 1, "only the silent client is dropped");
     drop(silent);
     server.shutdown().await;
 }
@@ -118,8 +97,7 @@ async fn a_client_that_stops_answering_pings_is_dropped() {
 async fn binary_frames_are_refused_and_the_connection_stays() {
     let server = TestServer::start(test_config()).await;
     let mut c: Client = server.client().await;
-    c.send_raw(Message::binary(b"{\"type\":\"ping\"}".to_vec()))
-        .await;
+    c.send_raw(Message::binary(b"{\"type\":\"ping\"}".to_vec())).await;
     let err = c.recv_type("error").await;
     assert_eq!(err["code"], "bad_message");
     c.send(json!({"type": "ping", "id": 2})).await;
@@ -129,21 +107,14 @@ async fn binary_frames_are_refused_and_the_connection_stays() {
 
 #[tokio::test]
 async fn a_spectator_that_cannot_keep_up_is_dropped_not_waited_on() {
-    let config = Config {
-        outbound_queue: 8,
-        ..test_config()
-    };
+    let config = Config { outbound_queue: 8, ..test_config() };
     let server = TestServer::start(config).await;
     let mut pair = tictactoe_tests::private_pair(&server, 100).await;
     // Row-major moves on a 100x100 board complete no line within 40 rows.
     let mut seq = 0usize;
     let mut play = async |pair: &mut tictactoe_tests::Pair, n: usize| {
         for _ in 0..n {
-            let (m, o) = if seq % 2 == 0 {
-                (&mut pair.x, &mut pair.o)
-            } else {
-                (&mut pair.o, &mut pair.x)
-            };
+            let (m, o) = if seq % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
             m.play(seq / 100, seq % 100).await;
             o.recv_type("moved").await;
             seq += 1;
@@ -151,9 +122,7 @@ async fn a_spectator_that_cannot_keep_up_is_dropped_not_waited_on() {
     };
     play(&mut pair, 2000).await;
     // A spectator that asks for ~30 KB snapshots again and again, never reading.
-    let (mut slow, _) = tokio_tungstenite::connect_async(server.url())
-        .await
-        .expect("connect");
+    let (mut slow, _) = tokio_tungstenite::connect_async(server.url()).await.expect("connect");
     use futures::SinkExt;
     for _ in 0..400 {
         let msg = json!({"type": "spectate", "room": pair.room}).to_string();
@@ -172,10 +141,7 @@ async fn a_spectator_that_cannot_keep_up_is_dropped_not_waited_on() {
             break;
         }
     }
-    assert!(
-        dropped,
-        "the slow spectator was dropped while the game went on"
-    );
+    assert!(dropped, "the slow spectator was dropped while the game went on");
     drop(slow);
     server.shutdown().await;
 }

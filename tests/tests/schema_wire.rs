@@ -9,9 +9,7 @@ use tictactoe_server::Config;
 use tictactoe_tests::{TestServer, test_config};
 
 fn validator(file: &str) -> jsonschema::Validator {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../protocol/schema")
-        .join(file);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../protocol/schema").join(file);
     let text = std::fs::read_to_string(&path).expect("committed schema");
     let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
     jsonschema::validator_for(&schema).expect("a valid JSON Schema")
@@ -19,39 +17,27 @@ fn validator(file: &str) -> jsonschema::Validator {
 
 #[tokio::test]
 async fn every_frame_of_a_recorded_session_matches_the_schema() {
-    let config = Config {
-        turn_timeout_ms: 60_000,
-        reconnect_grace_ms: 5_000,
-        ..test_config()
-    };
+    let config = Config { turn_timeout_ms: 60_000, reconnect_grace_ms: 5_000, ..test_config() };
     let server = TestServer::start(config).await;
     let mut a = server.client().await;
     let mut b = server.client().await;
-    a.send(json!({"type": "hello", "name": "ann", "protocol": 1}))
-        .await;
+    a.send(json!({"type": "hello", "name": "ann", "protocol": 1})).await;
     b.send(json!({"type": "hello", "name": "bob"})).await;
-    a.send(json!({"type": "create_room", "size": 3, "id": 1}))
-        .await;
+    a.send(json!({"type": "create_room", "size": 3, "id": 1})).await;
     let room = a.recv_type("room_created").await["room"].clone();
     b.send(json!({"type": "join_room", "room": room})).await;
     let sa = a.recv_type("game_started").await;
     let sb = b.recv_type("game_started").await;
-    let (mut x, mut o, o_token) = if sa["you"] == 1 {
-        (a, b, sb["resume_token"].clone())
-    } else {
-        (b, a, sa["resume_token"].clone())
-    };
-    o.send(json!({"type": "move", "row": 0, "col": 0, "id": "early"}))
-        .await;
+    let (mut x, mut o, o_token) =
+        if sa["you"] == 1 { (a, b, sb["resume_token"].clone()) } else { (b, a, sa["resume_token"].clone()) };
+    o.send(json!({"type": "move", "row": 0, "col": 0, "id": "early"})).await;
     o.recv_type("error").await;
     x.send(json!({"type": "ping", "id": 2})).await;
     x.recv_type("pong").await;
     x.play(1, 1).await;
     o.recv_type("moved").await;
     let mut watcher = server.client().await;
-    watcher
-        .send(json!({"type": "spectate", "room": room, "id": "w"}))
-        .await;
+    watcher.send(json!({"type": "spectate", "room": room, "id": "w"})).await;
     watcher.recv_type("state").await;
     // O drops and resumes.
     let o_sent = std::mem::take(&mut o.sent);
@@ -75,23 +61,15 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
     // Seats swapped: the old O is X now.
     o.recv_type("game_started").await;
     x.recv_type("game_started").await;
-    for (i, (r, c)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
-        .into_iter()
-        .enumerate()
-    {
-        let (m, n) = if i % 2 == 0 {
-            (&mut o, &mut x)
-        } else {
-            (&mut x, &mut o)
-        };
+    for (i, (r, c)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)].into_iter().enumerate() {
+        let (m, n) = if i % 2 == 0 { (&mut o, &mut x) } else { (&mut x, &mut o) };
         m.play(r, c).await;
         n.recv_type("moved").await;
     }
     o.recv_type("game_over").await;
     x.recv_type("game_over").await;
     let mut q = server.client().await;
-    q.send(json!({"type": "quick_match", "size": 4, "id": 3}))
-        .await;
+    q.send(json!({"type": "quick_match", "size": 4, "id": 3})).await;
     q.recv_type("queued").await;
     q.send(json!({"type": "leave"})).await;
     q.send(json!({"type": "ping"})).await;
@@ -103,26 +81,14 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
     let mut frames = 0;
     for client in [&x, &o, &watcher, &q] {
         for frame in &client.received {
-            let errors: Vec<String> = server_schema
-                .iter_errors(frame)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "server frame {frame} breaks the schema: {errors:?}"
-            );
+            let errors: Vec<String> = server_schema.iter_errors(frame).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "server frame {frame} breaks the schema: {errors:?}");
             kinds.insert(frame["type"].as_str().unwrap_or_default().to_owned());
             frames += 1;
         }
         for frame in &client.sent {
-            let errors: Vec<String> = client_schema
-                .iter_errors(frame)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "client frame {frame} breaks the schema: {errors:?}"
-            );
+            let errors: Vec<String> = client_schema.iter_errors(frame).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "client frame {frame} breaks the schema: {errors:?}");
             frames += 1;
         }
     }

@@ -37,16 +37,6 @@ async fn shutdown_ends_every_game_and_closes_with_1001() {
     stopping.await.expect("serve returned");
     assert_eq!(stats.connections(), 0);
     assert_eq!(stats.rooms(), 0);
-    assert_eq!(
-        stats
-            .games_started
-            .load(std::sync::atomic::Ordering::Relaxed),
-        3
-    );
-    assert_eq!(
-        stats
-            .games_finished
-            .load(std::sync::atomic::Ordering::Relaxed),
-        3
-    );
+    assert_eq!(stats.games_started.load(std::sync::atomic::Ordering::Relaxed), 3);
+    assert_eq!(stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 3);
 }

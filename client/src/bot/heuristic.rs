@@ -27,11 +27,7 @@ fn lines(game: &Game, me: Player) -> Vec<LineCount> {
     all.into_iter()
         .map(|cells| {
             let count = |m: u8| cells.iter().filter(|&&(r, c)| board[r][c] == m).count();
-            LineCount {
-                mine: count(mine),
-                theirs: count(theirs),
-                cells,
-            }
+            LineCount { mine: count(mine), theirs: count(theirs), cells }
         })
         .collect()
 }
@@ -41,20 +37,11 @@ pub fn choose(game: &Game) -> (usize, usize) {
     let Some(me) = game.turn() else { return (0, 0) };
     let n = game.size();
     let lines = lines(game, me);
-    let empty_on = |l: &LineCount| {
-        l.cells
-            .iter()
-            .copied()
-            .find(|&(r, c)| !game.is_occupied(r, c))
-    };
+    let empty_on = |l: &LineCount| l.cells.iter().copied().find(|&(r, c)| !game.is_occupied(r, c));
     // Win now, then block.
     for finishing in [true, false] {
         for l in &lines {
-            let (own, other) = if finishing {
-                (l.mine, l.theirs)
-            } else {
-                (l.theirs, l.mine)
-            };
+            let (own, other) = if finishing { (l.mine, l.theirs) } else { (l.theirs, l.mine) };
             if own == n - 1 && other == 0 {
                 if let Some(cell) = empty_on(l) {
                     return cell;

@@ -1,6 +1,7 @@
 //! Move-choosing strategies for `ttt bot`, behind one trait: a new strategy is
 //! one file implementing [`Strategy`] plus a line in [`by_name`].
 
+pub mod engine;
 pub mod heuristic;
 pub mod perfect;
 pub mod random;
@@ -10,8 +11,9 @@ use tictactoe_protocol::Game;
 
 /// Chooses a move for the player to move in a game that is not over.
 pub trait Strategy: Send {
-    /// An empty cell `(row, col)`; may use up to `think` of time.
-    fn choose(&mut self, game: &Game, think: Duration) -> (usize, usize);
+    /// An empty cell `(row, col)`; may use up to `think` of time. An error
+    /// means the strategy cannot go on (an engine died or kept answering nonsense).
+    fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String>;
 }
 
 /// The strategy called `name` (`perfect`, `random`), if there is one.
@@ -26,8 +28,5 @@ pub fn by_name(name: &str) -> Option<Box<dyn Strategy>> {
 /// Every empty cell of `game`, row by row.
 pub fn empty_cells(game: &Game) -> Vec<(usize, usize)> {
     let n = game.size();
-    (0..n * n)
-        .map(|i| (i / n, i % n))
-        .filter(|&(r, c)| !game.is_occupied(r, c))
-        .collect()
+    (0..n * n).map(|i| (i / n, i % n)).filter(|&(r, c)| !game.is_occupied(r, c)).collect()
 }

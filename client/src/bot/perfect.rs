@@ -39,19 +39,14 @@ impl Perfect {
 
     fn key(&self, game: &Game) -> u64 {
         let n = game.size();
-        game.moves().iter().enumerate().fold(0, |h, (i, m)| {
-            h ^ self.keys[usize::from(m[0]) * n + usize::from(m[1])][i % 2]
-        })
+        game.moves()
+            .iter()
+            .enumerate()
+            .fold(0, |h, (i, m)| h ^ self.keys[usize::from(m[0]) * n + usize::from(m[1])][i % 2])
     }
 
     /// The game's value for the player to move: 1 win, 0 draw, -1 loss.
-    fn negamax(
-        &mut self,
-        game: &mut Game,
-        hash: u64,
-        mut alpha: i8,
-        mut beta: i8,
-    ) -> Result<i8, OutOfTime> {
+    fn negamax(&mut self, game: &mut Game, hash: u64, mut alpha: i8, mut beta: i8) -> Result<i8, OutOfTime> {
         self.nodes += 1;
         if self.nodes % 1024 == 0 && self.deadline.is_some_and(|d| Instant::now() > d) {
             return Err(OutOfTime);
@@ -108,9 +103,9 @@ impl Perfect {
                 Ok(Status::Won { .. }) => 1,
                 Ok(Status::Draw) => 0,
                 // Out of time: the clone is dropped, so no need to undo.
-                Ok(Status::InProgress { .. }) => -self
-                    .negamax(&mut game, hash ^ self.keys[r * n + c][ply], -1, 1)
-                    .ok()?,
+                Ok(Status::InProgress { .. }) => {
+                    -self.negamax(&mut game, hash ^ self.keys[r * n + c][ply], -1, 1).ok()?
+                }
                 Err(_) => continue,
             };
             game.undo();
@@ -137,11 +132,11 @@ fn ordered(game: &Game) -> Vec<(usize, usize)> {
 }
 
 impl Strategy for Perfect {
-    fn choose(&mut self, game: &Game, think: Duration) -> (usize, usize) {
+    fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String> {
         self.prepare(game.size());
         self.deadline = Some(Instant::now() + think);
         self.nodes = 0;
-        self.search(game).unwrap_or_else(|| heuristic::choose(game))
+        Ok(self.search(game).unwrap_or_else(|| heuristic::choose(game)))
     }
 }
 
@@ -161,12 +156,9 @@ mod tests {
     fn takes_the_win_and_blocks_the_fork() {
         let mut p = Perfect::default();
         let think = Duration::from_secs(5);
-        assert_eq!(
-            p.choose(&game(&[(0, 0), (1, 0), (0, 1), (1, 1)]), think),
-            (0, 2)
-        );
+        assert_eq!(p.choose(&game(&[(0, 0), (1, 0), (0, 1), (1, 1)]), think), Ok((0, 2)));
         // X in opposite corners: O must take an edge, not a corner.
-        let (r, c) = p.choose(&game(&[(0, 0), (1, 1), (2, 2)]), think);
+        let (r, c) = p.choose(&game(&[(0, 0), (1, 1), (2, 2)]), think).unwrap();
         assert!((r + c) % 2 == 1, "edge expected, got {r},{c}");
     }
 
@@ -175,16 +167,13 @@ mod tests {
     fn never_loses_against_any_line_of_play() {
         fn explore(p: &mut Perfect, g: &mut Game, me: usize) {
             match g.status() {
-                Status::Won { winner, .. } => assert_eq!(
-                    usize::from(winner.number() - 1),
-                    me,
-                    "lost: {:?}",
-                    g.moves()
-                ),
+                Status::Won { winner, .. } => {
+                    assert_eq!(usize::from(winner.number() - 1), me, "lost: {:?}", g.moves())
+                }
                 Status::Draw => {}
                 Status::InProgress { turn } => {
                     if usize::from(turn.number() - 1) == me {
-                        let (r, c) = p.choose(g, Duration::from_secs(5));
+                        let (r, c) = p.choose(g, Duration::from_secs(5)).unwrap();
                         g.play(r, c).unwrap();
                         explore(p, g, me);
                         g.undo();
@@ -209,7 +198,7 @@ mod tests {
         let mut p = Perfect::default();
         let mut g = Game::new(7).unwrap();
         g.play(3, 3).unwrap();
-        let (r, c) = p.choose(&g, Duration::from_millis(20));
+        let (r, c) = p.choose(&g, Duration::from_millis(20)).unwrap();
         assert!(!g.is_occupied(r, c));
     }
 }

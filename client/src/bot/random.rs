@@ -11,8 +11,8 @@ use super::{Strategy, empty_cells};
 pub struct Random;
 
 impl Strategy for Random {
-    fn choose(&mut self, game: &Game, _think: Duration) -> (usize, usize) {
+    fn choose(&mut self, game: &Game, _think: Duration) -> Result<(usize, usize), String> {
         let cells = empty_cells(game);
-        cells.choose(&mut rand::rng()).copied().unwrap_or((0, 0))
+        cells.choose(&mut rand::rng()).copied().ok_or_else(|| "no empty cell".to_owned())
     }
 }

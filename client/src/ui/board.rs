@@ -9,22 +9,10 @@ use crate::view::View;
 /// Whether `(row, col)` lies on `line` of an n×n board.
 fn on_line(line: Option<Line>, n: usize, row: usize, col: usize) -> bool {
     match line {
-        Some(Line {
-            kind: LineKind::Row,
-            index,
-        }) => row == index,
-        Some(Line {
-            kind: LineKind::Col,
-            index,
-        }) => col == index,
-        Some(Line {
-            kind: LineKind::Diag,
-            ..
-        }) => row == col,
-        Some(Line {
-            kind: LineKind::AntiDiag,
-            ..
-        }) => row + col + 1 == n,
+        Some(Line { kind: LineKind::Row, index }) => row == index,
+        Some(Line { kind: LineKind::Col, index }) => col == index,
+        Some(Line { kind: LineKind::Diag, .. }) => row == col,
+        Some(Line { kind: LineKind::AntiDiag, .. }) => row + col + 1 == n,
         None => false,
     }
 }
@@ -76,12 +64,7 @@ pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<
 
 /// The status line: who we are, whose turn, the opponent, the clock.
 pub fn status(view: &View) -> String {
-    let name = |p: Player| {
-        view.names
-            .get(usize::from(p.number() - 1))
-            .cloned()
-            .unwrap_or_default()
-    };
+    let name = |p: Player| view.names.get(usize::from(p.number() - 1)).cloned().unwrap_or_default();
     let mut parts = Vec::new();
     match view.you {
         Some(me) => {
@@ -91,22 +74,15 @@ pub fn status(view: &View) -> String {
             }
         }
         None if view.names.len() == 2 => {
-            parts.push(format!(
-                "Watching {} (X) vs {} (O)",
-                name(Player::X),
-                name(Player::O)
-            ));
+            parts.push(format!("Watching {} (X) vs {} (O)", name(Player::X), name(Player::O)));
         }
         None => {}
     }
     if let Some(result) = view.result_line() {
         parts.push(result);
     } else if let Some(turn) = view.game.turn().filter(|_| view.names.len() == 2) {
-        let whose = if Some(turn) == view.you {
-            "your turn".to_owned()
-        } else {
-            format!("{} to move", turn.mark())
-        };
+        let whose =
+            if Some(turn) == view.you { "your turn".to_owned() } else { format!("{} to move", turn.mark()) };
         parts.push(whose);
         if let Some(ms) = view.clock_ms() {
             parts.push(format!("{}.{}s", ms / 1000, (ms % 1000) / 100));
@@ -135,18 +111,12 @@ mod tests {
     #[test]
     fn three_by_three_plain() {
         let v = view(3, &[(1, 1), (0, 0), (2, 2)]);
-        assert_eq!(
-            render(&v, None, false),
-            vec!["   a b c", "1  O . .", "2  . X .", "3  . . X"]
-        );
+        assert_eq!(render(&v, None, false), vec!["   a b c", "1  O . .", "2  . X .", "3  . . X"]);
     }
 
     #[test]
     fn two_by_two_and_ten_by_ten() {
-        assert_eq!(
-            render(&view(2, &[(0, 1)]), None, false),
-            vec!["   a b", "1  . X", "2  . ."]
-        );
+        assert_eq!(render(&view(2, &[(0, 1)]), None, false), vec!["   a b", "1  . X", "2  . ."]);
         let big = render(&view(10, &[(9, 9)]), None, false);
         assert_eq!(big.len(), 11);
         assert_eq!(big[0], "    a b c d e f g h i j");
@@ -157,22 +127,11 @@ mod tests {
     #[test]
     fn colour_marks_the_winning_line_and_cursor() {
         let mut v = view(3, &[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]);
-        v.over = Some((
-            1,
-            EndReason::Line,
-            Some(Line {
-                kind: LineKind::Row,
-                index: 0,
-            }),
-        ));
+        v.over = Some((1, EndReason::Line, Some(Line { kind: LineKind::Row, index: 0 })));
         let lines = render(&v, Some((2, 2)), true);
         assert!(lines[1].contains("\u{1b}["), "escape codes in colour mode");
         assert_ne!(lines[1], lines[2]);
-        assert!(
-            render(&v, None, false)
-                .iter()
-                .all(|l| !l.contains('\u{1b}'))
-        );
+        assert!(render(&v, None, false).iter().all(|l| !l.contains('\u{1b}')));
     }
 
     #[test]
@@ -181,10 +140,7 @@ mod tests {
         v.you = Some(Player::O);
         v.names = vec!["ann".into(), "bob".into()];
         v.room = Some("ROOM".into());
-        assert_eq!(
-            status(&v),
-            "You are O (bob) — vs ann — X to move — room ROOM"
-        );
+        assert_eq!(status(&v), "You are O (bob) — vs ann — X to move — room ROOM");
         v.game.play(0, 0).unwrap();
         assert!(status(&v).contains("your turn"));
         v.over = Some((2, EndReason::Resign, None));

@@ -23,37 +23,24 @@ pub fn cell_name(row: usize, col: usize) -> String {
 pub fn parse_cell(text: &str, size: usize) -> Result<(usize, usize), String> {
     let text = text.trim().to_ascii_lowercase();
     let (row, col) = if let Some((r, c)) = text.split_once([' ', ',']) {
-        let r: usize = r
-            .trim()
-            .parse()
-            .map_err(|_| format!("{text:?}: row must be a number"))?;
-        let c: usize = c
-            .trim()
-            .parse()
-            .map_err(|_| format!("{text:?}: column must be a number"))?;
+        let r: usize = r.trim().parse().map_err(|_| format!("{text:?}: row must be a number"))?;
+        let c: usize = c.trim().parse().map_err(|_| format!("{text:?}: column must be a number"))?;
         (r, c)
     } else {
         let letters: String = text.chars().take_while(char::is_ascii_lowercase).collect();
         let digits = &text[letters.len()..];
         if letters.is_empty() || digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!(
-                "{text:?}: type a cell like b2, or a row and column like 2 2"
-            ));
+            return Err(format!("{text:?}: type a cell like b2, or a row and column like 2 2"));
         }
-        let col = letters.bytes().fold(0usize, |acc, b| {
-            acc.saturating_mul(26)
-                .saturating_add(usize::from(b - b'a') + 1)
-        });
-        let row: usize = digits
-            .parse()
-            .map_err(|_| format!("{text:?}: row number too large"))?;
+        let col = letters
+            .bytes()
+            .fold(0usize, |acc, b| acc.saturating_mul(26).saturating_add(usize::from(b - b'a') + 1));
+        let row: usize = digits.parse().map_err(|_| format!("{text:?}: row number too large"))?;
         (row, col)
     };
     if row == 0 || col == 0 || row > size || col > size {
         let last = cell_name(size - 1, size - 1);
-        return Err(format!(
-            "{text:?} is off the board: cells run from a1 to {last}"
-        ));
+        return Err(format!("{text:?} is off the board: cells run from a1 to {last}"));
     }
     Ok((row - 1, col - 1))
 }
@@ -84,10 +71,7 @@ mod tests {
             assert!(parse_cell(bad, 3).is_err(), "{bad}");
         }
         for off in ["d1", "a4", "a0", "0 1", "4 4"] {
-            assert!(
-                parse_cell(off, 3).unwrap_err().contains("off the board"),
-                "{off}"
-            );
+            assert!(parse_cell(off, 3).unwrap_err().contains("off the board"), "{off}");
         }
     }
 

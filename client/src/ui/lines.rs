@@ -95,13 +95,8 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Aw
             println!("Waiting for an opponent to join…");
         }
         ServerMessage::Queued { .. } => println!("Waiting for an opponent…"),
-        ServerMessage::GameStarted { .. }
-        | ServerMessage::State { .. }
-        | ServerMessage::Moved { .. } => {
-            if let ServerMessage::Moved {
-                row, col, player, ..
-            } = msg
-            {
+        ServerMessage::GameStarted { .. } | ServerMessage::State { .. } | ServerMessage::Moved { .. } => {
+            if let ServerMessage::Moved { row, col, player, .. } = msg {
                 println!("Player {player} played {}", cell_name(*row, *col));
             }
             board();

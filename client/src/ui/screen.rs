@@ -55,12 +55,7 @@ enum Action {
 pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
-    let mut s = Screen {
-        view: View::default(),
-        cursor: (0, 0),
-        typed: String::new(),
-        watch,
-    };
+    let mut s = Screen { view: View::default(), cursor: (0, 0), typed: String::new(), watch };
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     loop {
         draw(&s);
@@ -113,9 +108,7 @@ impl Screen {
             KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
                 return Action::Quit;
             }
-            KeyCode::Char('r')
-                if self.typed.is_empty() && self.view.over.is_some() && !self.watch =>
-            {
+            KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
                 return Action::Rematch;
             }
             KeyCode::Up => self.cursor = (r.saturating_sub(1), c),
@@ -125,9 +118,7 @@ impl Screen {
             KeyCode::Backspace => {
                 self.typed.pop();
             }
-            KeyCode::Char(ch)
-                if (ch.is_ascii_alphanumeric() || ch == ' ') && self.typed.len() < 12 =>
-            {
+            KeyCode::Char(ch) if (ch.is_ascii_alphanumeric() || ch == ' ') && self.typed.len() < 12 => {
                 self.typed.push(ch);
             }
             KeyCode::Enter => {
@@ -157,11 +148,7 @@ impl Screen {
 
 fn draw(s: &Screen) {
     let mut out = stdout();
-    let _ = queue!(
-        out,
-        terminal::Clear(terminal::ClearType::All),
-        cursor::MoveTo(0, 0)
-    );
+    let _ = queue!(out, terminal::Clear(terminal::ClearType::All), cursor::MoveTo(0, 0));
     let title = match &s.view.room {
         Some(room) => format!("tictactoe — room {room}"),
         None => "tictactoe".to_owned(),

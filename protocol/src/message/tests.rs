@@ -11,71 +11,25 @@ fn every_client_message_decodes_from_contract_json() {
     let cases: Vec<(&str, ClientMessage)> = vec![
         (
             r#"{"type":"hello","name":"ann","protocol":1}"#,
-            ClientMessage::Hello {
-                name: "ann".into(),
-                protocol: Some(1),
-            },
+            ClientMessage::Hello { name: "ann".into(), protocol: Some(1) },
         ),
-        (
-            r#"{"type":"hello","name":"bob"}"#,
-            ClientMessage::Hello {
-                name: "bob".into(),
-                protocol: None,
-            },
-        ),
-        (
-            r#"{"type":"quick_match"}"#,
-            ClientMessage::QuickMatch { size: None },
-        ),
-        (
-            r#"{"type":"quick_match","size":5}"#,
-            ClientMessage::QuickMatch { size: Some(5) },
-        ),
-        (
-            r#"{"type":"create_room","size":4}"#,
-            ClientMessage::CreateRoom { size: Some(4) },
-        ),
-        (
-            r#"{"type":"join_room","room":"ABCD"}"#,
-            ClientMessage::JoinRoom {
-                room: "ABCD".into(),
-            },
-        ),
-        (
-            r#"{"type":"spectate","room":"ABCD"}"#,
-            ClientMessage::Spectate {
-                room: "ABCD".into(),
-            },
-        ),
-        (
-            r#"{"type":"move","row":1,"col":2}"#,
-            ClientMessage::Move { row: 1, col: 2 },
-        ),
-        (
-            r#"{"type":"move","row":-1,"col":2}"#,
-            ClientMessage::Move { row: -1, col: 2 },
-        ),
+        (r#"{"type":"hello","name":"bob"}"#, ClientMessage::Hello { name: "bob".into(), protocol: None }),
+        (r#"{"type":"quick_match"}"#, ClientMessage::QuickMatch { size: None }),
+        (r#"{"type":"quick_match","size":5}"#, ClientMessage::QuickMatch { size: Some(5) }),
+        (r#"{"type":"create_room","size":4}"#, ClientMessage::CreateRoom { size: Some(4) }),
+        (r#"{"type":"join_room","room":"ABCD"}"#, ClientMessage::JoinRoom { room: "ABCD".into() }),
+        (r#"{"type":"spectate","room":"ABCD"}"#, ClientMessage::Spectate { room: "ABCD".into() }),
+        (r#"{"type":"move","row":1,"col":2}"#, ClientMessage::Move { row: 1, col: 2 }),
+        (r#"{"type":"move","row":-1,"col":2}"#, ClientMessage::Move { row: -1, col: 2 }),
         (r#"{"type":"resign"}"#, ClientMessage::Resign {}),
         (r#"{"type":"rematch"}"#, ClientMessage::Rematch {}),
         (r#"{"type":"leave"}"#, ClientMessage::Leave {}),
-        (
-            r#"{"type":"resume","token":"abc"}"#,
-            ClientMessage::Resume {
-                token: "abc".into(),
-            },
-        ),
+        (r#"{"type":"resume","token":"abc"}"#, ClientMessage::Resume { token: "abc".into() }),
         (r#"{"type":"ping"}"#, ClientMessage::Ping {}),
     ];
     for (text, message) in cases {
         let frame = client(text);
-        assert_eq!(
-            frame,
-            ClientFrame {
-                id: None,
-                message: message.clone()
-            },
-            "{text}"
-        );
+        assert_eq!(frame, ClientFrame { id: None, message: message.clone() }, "{text}");
         // And back: the encoding is the same JSON object.
         let again: Value = serde_json::to_value(&frame).unwrap();
         let mut want: Value = serde_json::from_str(text).unwrap();
@@ -133,10 +87,7 @@ fn server_json(m: &ServerMessage) -> Value {
 #[test]
 fn every_server_message_encodes_to_contract_json() {
     let room: Arc<str> = Arc::from("K7QM3XPA2B");
-    let players = vec![
-        PlayerInfo { name: "ann".into() },
-        PlayerInfo { name: "bob".into() },
-    ];
+    let players = vec![PlayerInfo { name: "ann".into() }, PlayerInfo { name: "bob".into() }];
     let cases: Vec<(ServerMessage, Value)> = vec![
         (
             ServerMessage::Welcome {
@@ -156,18 +107,11 @@ fn every_server_message_encodes_to_contract_json() {
                 "max_message_bytes":4096,"max_messages_per_second":50}}),
         ),
         (
-            ServerMessage::Queued {
-                size: 3,
-                id: Some(RequestId::Int(1)),
-            },
+            ServerMessage::Queued { size: 3, id: Some(RequestId::Int(1)) },
             json!({"type":"queued","size":3,"id":1}),
         ),
         (
-            ServerMessage::RoomCreated {
-                room: room.clone(),
-                size: 3,
-                id: None,
-            },
+            ServerMessage::RoomCreated { room: room.clone(), size: 3, id: None },
             json!({"type":"room_created","room":"K7QM3XPA2B","size":3}),
         ),
         (
@@ -218,10 +162,7 @@ fn every_server_message_encodes_to_contract_json() {
                 room: room.clone(),
                 winner: 1,
                 reason: EndReason::Line,
-                line: Some(Line {
-                    kind: LineKind::AntiDiag,
-                    index: 0,
-                }),
+                line: Some(Line { kind: LineKind::AntiDiag, index: 0 }),
                 moves: vec![[0, 2], [0, 0], [1, 1], [0, 1], [2, 0]],
             },
             json!({"type":"game_over","room":"K7QM3XPA2B","winner":1,"reason":"line",
@@ -258,26 +199,11 @@ fn every_server_message_encodes_to_contract_json() {
             ServerMessage::OpponentDisconnected { grace_ms: 30000 },
             json!({"type":"opponent_disconnected","grace_ms":30000}),
         ),
+        (ServerMessage::OpponentReconnected {}, json!({"type":"opponent_reconnected"})),
+        (ServerMessage::RematchOffered {}, json!({"type":"rematch_offered"})),
+        (ServerMessage::Pong { id: Some(RequestId::Int(5)) }, json!({"type":"pong","id":5})),
         (
-            ServerMessage::OpponentReconnected {},
-            json!({"type":"opponent_reconnected"}),
-        ),
-        (
-            ServerMessage::RematchOffered {},
-            json!({"type":"rematch_offered"}),
-        ),
-        (
-            ServerMessage::Pong {
-                id: Some(RequestId::Int(5)),
-            },
-            json!({"type":"pong","id":5}),
-        ),
-        (
-            ServerMessage::error(
-                ErrorCode::NotYourTurn,
-                "wait for moved",
-                Some(RequestId::Int(9)),
-            ),
+            ServerMessage::error(ErrorCode::NotYourTurn, "wait for moved", Some(RequestId::Int(9))),
             json!({"type":"error","code":"not_your_turn","message":"wait for moved","id":9}),
         ),
     ];
@@ -305,9 +231,6 @@ fn every_error_code_has_its_snake_case_name() {
         (ErrorCode::RateLimited, "rate_limited"),
     ];
     for (code, name) in codes {
-        assert_eq!(
-            serde_json::to_value(code).unwrap(),
-            Value::String(name.into())
-        );
+        assert_eq!(serde_json::to_value(code).unwrap(), Value::String(name.into()));
     }
 }

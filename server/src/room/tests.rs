@@ -18,10 +18,7 @@ enum Got {
 }
 
 fn settings() -> Settings {
-    Settings {
-        turn_timeout: Some(TURN),
-        grace: GRACE,
-    }
+    Settings { turn_timeout: Some(TURN), grace: GRACE }
 }
 
 fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
@@ -50,12 +47,7 @@ fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
 
 fn game_over(got: &[(ConnId, Got)], conn: ConnId) -> Option<(u8, EndReason, Vec<[u16; 2]>)> {
     msgs_to(got, conn).into_iter().find_map(|m| match m {
-        ServerMessage::GameOver {
-            winner,
-            reason,
-            moves,
-            ..
-        } => Some((*winner, *reason, moves.clone())),
+        ServerMessage::GameOver { winner, reason, moves, .. } => Some((*winner, *reason, moves.clone())),
         _ => None,
     })
 }
@@ -69,15 +61,7 @@ fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
 
 /// A room where A is player 1 and B player 2, game started at `t0`.
 fn started(t0: Instant) -> Room {
-    let mut room = Room::paired(
-        "ROOM".into(),
-        3,
-        settings(),
-        (A, "a".into()),
-        (B, "b".into()),
-        t0,
-    )
-    .unwrap();
+    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
     let got = out(&mut room);
     for (conn, you) in [(A, 1), (B, 2)] {
         assert!(
@@ -100,13 +84,7 @@ fn moves_alternate_and_both_see_them() {
     for conn in [A, B] {
         assert!(matches!(
             msgs_to(&got, conn)[..],
-            [ServerMessage::Moved {
-                seq: 1,
-                player: 1,
-                next: Some(2),
-                clock_ms: Some(10_000),
-                ..
-            }]
+            [ServerMessage::Moved { seq: 1, player: 1, next: Some(2), clock_ms: Some(10_000), .. }]
         ));
     }
     let got = mv(&mut room, A, 0, 0, t0);
@@ -119,38 +97,17 @@ fn moves_alternate_and_both_see_them() {
     let got = mv(&mut room, B, -1, 0, t0);
     assert_eq!(error_code(&got, B), Some(ErrorCode::OutOfBounds));
     let got = mv(&mut room, B, 0, 0, t0);
-    assert!(matches!(
-        msgs_to(&got, A)[..],
-        [ServerMessage::Moved {
-            seq: 2,
-            player: 2,
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { seq: 2, player: 2, .. }]));
 }
 
 #[test]
 fn mover_alone_gets_the_id() {
     let t0 = Instant::now();
     let mut room = started(t0);
-    room.request(
-        A,
-        Request::Move { row: 0, col: 0 },
-        Some(RequestId::Int(7)),
-        t0,
-    );
+    room.request(A, Request::Move { row: 0, col: 0 }, Some(RequestId::Int(7)), t0);
     let got = out(&mut room);
-    assert!(matches!(
-        msgs_to(&got, A)[..],
-        [ServerMessage::Moved {
-            id: Some(RequestId::Int(7)),
-            ..
-        }]
-    ));
-    assert!(matches!(
-        msgs_to(&got, B)[..],
-        [ServerMessage::Moved { id: None, .. }]
-    ));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { id: Some(RequestId::Int(7)), .. }]));
+    assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::Moved { id: None, .. }]));
 }
 
 #[test]
@@ -166,21 +123,12 @@ fn a_win_ends_the_game_for_everyone_and_judges_the_same() {
     for conn in [A, B, S] {
         let (winner, reason, moves) = game_over(&got, conn).unwrap();
         assert_eq!((winner, reason), (1, EndReason::Line));
-        let moves: Vec<[usize; 2]> = moves
-            .iter()
-            .map(|m| [usize::from(m[0]), usize::from(m[1])])
-            .collect();
+        let moves: Vec<[usize; 2]> = moves.iter().map(|m| [usize::from(m[0]), usize::from(m[1])]).collect();
         assert_eq!(judge(3, &moves).unwrap().winner_number(), 1);
     }
     assert!(msgs_to(&got, A).iter().any(|m| matches!(
         m,
-        ServerMessage::GameOver {
-            line: Some(Line {
-                kind: LineKind::AntiDiag,
-                index: 0
-            }),
-            ..
-        }
+        ServerMessage::GameOver { line: Some(Line { kind: LineKind::AntiDiag, index: 0 }), .. }
     )));
     assert!(got.contains(&(A, Got::Live(false))));
     let got = mv(&mut room, B, 2, 2, t0);
@@ -197,10 +145,7 @@ fn player_one_times_out() {
     assert!(out(&mut room).is_empty());
     room.tick(t0 + TURN);
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, B).map(|g| (g.0, g.1)),
-        Some((2, EndReason::Timeout))
-    );
+    assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Timeout)));
 }
 
 #[test]
@@ -214,10 +159,7 @@ fn player_two_times_out_and_the_clock_restarts_per_move() {
     assert!(out(&mut room).is_empty());
     room.tick(t1 + TURN);
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, A).map(|g| (g.0, g.1)),
-        Some((1, EndReason::Timeout))
-    );
+    assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((1, EndReason::Timeout)));
 }
 
 #[test]
@@ -226,32 +168,18 @@ fn grace_expiry_loses_by_disconnect() {
     let mut room = started(t0);
     room.disconnect(B, t0);
     let got = out(&mut room);
-    assert_eq!(
-        msgs_to(&got, A),
-        vec![&ServerMessage::OpponentDisconnected { grace_ms: 5000 }]
-    );
+    assert_eq!(msgs_to(&got, A), vec![&ServerMessage::OpponentDisconnected { grace_ms: 5000 }]);
     assert_eq!(room.next_deadline(), Some(t0 + GRACE));
     room.tick(t0 + GRACE);
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, A).map(|g| (g.0, g.1)),
-        Some((1, EndReason::Disconnect))
-    );
+    assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((1, EndReason::Disconnect)));
     assert!(room.is_closed());
 }
 
 #[test]
 fn resume_within_grace_restores_the_seat_and_board() {
     let t0 = Instant::now();
-    let mut room = Room::paired(
-        "ROOM".into(),
-        3,
-        settings(),
-        (A, "a".into()),
-        (B, "b".into()),
-        t0,
-    )
-    .unwrap();
+    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
     let got = out(&mut room);
     let token = msgs_to(&got, B)
         .into_iter()
@@ -267,12 +195,7 @@ fn resume_within_grace_restores_the_seat_and_board() {
     room.resume(b2, "ROOMwrong", None, t0);
     let got = out(&mut room);
     assert_eq!(error_code(&got, b2), Some(ErrorCode::InvalidToken));
-    room.resume(
-        b2,
-        &token,
-        Some(RequestId::Int(1)),
-        t0 + Duration::from_secs(1),
-    );
+    room.resume(b2, &token, Some(RequestId::Int(1)), t0 + Duration::from_secs(1));
     let got = out(&mut room);
     match msgs_to(&got, b2)[..] {
         [
@@ -290,19 +213,9 @@ fn resume_within_grace_restores_the_seat_and_board() {
         }
         ref other => panic!("unexpected {other:?}"),
     }
-    assert_eq!(
-        msgs_to(&got, A),
-        vec![&ServerMessage::OpponentReconnected {}]
-    );
+    assert_eq!(msgs_to(&got, A), vec![&ServerMessage::OpponentReconnected {}]);
     let got = mv(&mut room, b2, 0, 0, t0 + Duration::from_secs(2));
-    assert!(matches!(
-        msgs_to(&got, A)[..],
-        [ServerMessage::Moved {
-            player: 2,
-            seq: 2,
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: 2, seq: 2, .. }]));
     // The old connection no longer plays for the seat.
     let got = mv(&mut room, B, 2, 2, t0 + Duration::from_secs(2));
     assert_eq!(error_code(&got, B), Some(ErrorCode::NotInGame));
@@ -311,15 +224,7 @@ fn resume_within_grace_restores_the_seat_and_board() {
 #[test]
 fn timer_pauses_while_away_and_resumes_after() {
     let t0 = Instant::now();
-    let mut room = Room::paired(
-        "ROOM".into(),
-        3,
-        settings(),
-        (A, "a".into()),
-        (B, "b".into()),
-        t0,
-    )
-    .unwrap();
+    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
     let got = out(&mut room);
     let token = msgs_to(&got, A)
         .into_iter()
@@ -331,27 +236,15 @@ fn timer_pauses_while_away_and_resumes_after() {
     // A (to move) used 4 s, then dropped for 3 s: 6 s are left after resuming.
     room.disconnect(A, t0 + Duration::from_secs(4));
     out(&mut room);
-    assert_eq!(
-        room.next_deadline(),
-        Some(t0 + Duration::from_secs(4) + GRACE)
-    );
+    assert_eq!(room.next_deadline(), Some(t0 + Duration::from_secs(4) + GRACE));
     let back = t0 + Duration::from_secs(7);
     room.resume(10, &token, None, back);
     let got = out(&mut room);
-    assert!(matches!(
-        msgs_to(&got, 10)[..],
-        [ServerMessage::State {
-            clock_ms: Some(6000),
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, 10)[..], [ServerMessage::State { clock_ms: Some(6000), .. }]));
     assert_eq!(room.next_deadline(), Some(back + Duration::from_secs(6)));
     room.tick(back + Duration::from_secs(6));
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, B).map(|g| (g.0, g.1)),
-        Some((2, EndReason::Timeout))
-    );
+    assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Timeout)));
 }
 
 #[test]
@@ -360,10 +253,7 @@ fn resign_gives_the_game_to_the_opponent() {
     let mut room = started(t0);
     room.request(B, Request::Resign, None, t0);
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, A).map(|g| (g.0, g.1)),
-        Some((1, EndReason::Resign))
-    );
+    assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((1, EndReason::Resign)));
     room.request(B, Request::Resign, None, t0);
     assert_eq!(error_code(&out(&mut room), B), Some(ErrorCode::GameOver));
 }
@@ -374,10 +264,7 @@ fn leave_mid_game_is_resigning_and_closes_the_room() {
     let mut room = started(t0);
     room.request(A, Request::Leave, None, t0);
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, B).map(|g| (g.0, g.1)),
-        Some((2, EndReason::Resign))
-    );
+    assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Resign)));
     assert!(got.contains(&(A, Got::Released)) && got.contains(&(B, Got::Released)));
     assert!(room.is_closed());
 }
@@ -396,95 +283,42 @@ fn rematch_swaps_seats_and_renews_tokens() {
     assert_eq!(msgs_to(&got, B), vec![&ServerMessage::RematchOffered {}]);
     room.request(B, Request::Rematch, None, t0);
     let got = out(&mut room);
-    assert!(matches!(
-        msgs_to(&got, B)[..],
-        [ServerMessage::GameStarted {
-            you: 1,
-            mark: Mark::X,
-            ..
-        }]
-    ));
-    assert!(matches!(
-        msgs_to(&got, A)[..],
-        [ServerMessage::GameStarted {
-            you: 2,
-            mark: Mark::O,
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::GameStarted { you: 1, mark: Mark::X, .. }]));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::GameStarted { you: 2, mark: Mark::O, .. }]));
     // B now moves first; seq starts again at 1.
     let got = mv(&mut room, B, 0, 0, t0);
-    assert!(matches!(
-        msgs_to(&got, A)[..],
-        [ServerMessage::Moved {
-            player: 1,
-            seq: 1,
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: 1, seq: 1, .. }]));
     assert_eq!(room.game_counts(), (2, 1));
 }
 
 #[test]
 fn disconnect_without_grace_loses_at_once() {
     let t0 = Instant::now();
-    let quick = Settings {
-        turn_timeout: None,
-        grace: Duration::ZERO,
-    };
-    let mut room = Room::paired(
-        "ROOM".into(),
-        3,
-        quick,
-        (A, "a".into()),
-        (B, "b".into()),
-        t0,
-    )
-    .unwrap();
+    let quick = Settings { turn_timeout: None, grace: Duration::ZERO };
+    let mut room = Room::paired("ROOM".into(), 3, quick, (A, "a".into()), (B, "b".into()), t0).unwrap();
     out(&mut room);
     assert_eq!(room.next_deadline(), None);
     room.disconnect(A, t0);
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, B).map(|g| (g.0, g.1)),
-        Some((2, EndReason::Disconnect))
-    );
+    assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Disconnect)));
     assert!(room.is_closed());
 }
 
 #[test]
 fn private_room_waits_then_fills_and_refuses_a_third() {
     let t0 = Instant::now();
-    let mut room = Room::private(
-        "ROOM".into(),
-        4,
-        settings(),
-        A,
-        "a".into(),
-        Some(RequestId::Int(1)),
-    )
-    .unwrap();
+    let mut room =
+        Room::private("ROOM".into(), 4, settings(), A, "a".into(), Some(RequestId::Int(1))).unwrap();
     let got = out(&mut room);
     assert!(matches!(
         msgs_to(&got, A)[..],
-        [ServerMessage::RoomCreated {
-            size: 4,
-            id: Some(RequestId::Int(1)),
-            ..
-        }]
+        [ServerMessage::RoomCreated { size: 4, id: Some(RequestId::Int(1)), .. }]
     ));
     room.request(A, Request::Move { row: 0, col: 0 }, None, t0);
     assert_eq!(error_code(&out(&mut room), A), Some(ErrorCode::NotInGame));
     room.join(B, "b".into(), None, false, t0);
     let got = out(&mut room);
-    assert!(matches!(
-        msgs_to(&got, B)[..],
-        [ServerMessage::GameStarted {
-            you: 2,
-            size: 4,
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::GameStarted { you: 2, size: 4, .. }]));
     room.join(S, "c".into(), Some(RequestId::Int(2)), false, t0);
     let got = out(&mut room);
     assert_eq!(error_code(&got, S), Some(ErrorCode::RoomFull));
@@ -497,23 +331,13 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     let mut room = started(t0);
     room.spectate(S, None, t0);
     let got = out(&mut room);
-    assert!(matches!(
-        msgs_to(&got, S)[..],
-        [ServerMessage::State {
-            you: None,
-            turn: Some(1),
-            ..
-        }]
-    ));
+    assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: None, turn: Some(1), .. }]));
     let got = mv(&mut room, S, 0, 0, t0);
     assert_eq!(error_code(&got, S), Some(ErrorCode::NotInGame));
     room.request(S, Request::Leave, None, t0);
     assert_eq!(out(&mut room), vec![(S, Got::Released)]);
     let got = mv(&mut room, A, 0, 0, t0);
-    assert!(
-        msgs_to(&got, S).is_empty(),
-        "a spectator who left gets nothing"
-    );
+    assert!(msgs_to(&got, S).is_empty(), "a spectator who left gets nothing");
 
     let mut waiting = Room::private("W".into(), 3, settings(), A, "a".into(), None).unwrap();
     waiting.disconnect(A, t0);
@@ -526,9 +350,6 @@ fn shutdown_ends_the_game_with_no_winner() {
     let mut room = started(t0);
     room.shutdown();
     let got = out(&mut room);
-    assert_eq!(
-        game_over(&got, A).map(|g| (g.0, g.1)),
-        Some((0, EndReason::Shutdown))
-    );
+    assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((0, EndReason::Shutdown)));
     assert!(room.is_closed());
 }

@@ -1,0 +1,148 @@
+//! The example bots (Python, JavaScript) and the engine bridge, each playing a
+//! whole game against `ttt bot` on a real server; the results must agree.
+//! Missing runtime packages (`websockets`, `ws`) are installed on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tictactoe_server::Config;
+use tictactoe_tests::{TestServer, test_config};
+
+const TTT: &str = env!("CARGO_BIN_EXE_ttt");
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
+
+/// Runs `cmd` to completion within `limit`; returns (success, stdout, stderr).
+async fn run(cmd: &mut tokio::process::Command, limit: Duration) -> (bool, String, String) {
+    let out = tokio::time::timeout(limit, cmd.stdin(Stdio::null()).kill_on_drop(true).output())
+        .await
+        .expect("finished in time")
+        .expect("ran");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+/// `ttt bot --create` against `player`, which joins the room it prints.
+/// Returns the bot's summary and the player's output.
+async fn against_ttt_bot(
+    server: &TestServer,
+    player: impl FnOnce(&str) -> tokio::process::Command,
+) -> (String, String) {
+    let mut bot = tokio::process::Command::new(TTT)
+        .args(["bot", "--server", &server.url(), "--create", "--strategy", "random"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("ttt bot");
+    let mut lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(bot.stdout.take().expect("stdout")));
+    let first = lines.next_line().await.expect("read").expect("room line");
+    let code = first.trim_start_matches("room: ").to_owned();
+    let (ok, out, err) = run(&mut player(&code), Duration::from_secs(60)).await;
+    assert!(ok, "player failed: {out}\n{err}");
+    let summary = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("bot summary in time")
+        .expect("read")
+        .expect("a summary line");
+    (summary, out)
+}
+
+/// Checks that the player's `result:` line and the bot's summary agree.
+fn agree(player_out: &str, bot_summary: &str) {
+    let result = player_out.lines().find(|l| l.starts_with("result: ")).expect("a result line");
+    let expected = if result.starts_with("result: win") {
+        "wins: 0, draws: 0, losses: 1"
+    } else if result.starts_with("result: loss") {
+        "wins: 1, draws: 0, losses: 0"
+    } else {
+        "wins: 0, draws: 1, losses: 0"
+    };
+    assert_eq!(bot_summary, expected, "{result}");
+}
+
+async fn fast_server() -> TestServer {
+    TestServer::start(Config { max_messages_per_second: 0, ..test_config() }).await
+}
+
+#[tokio::test]
+async fn python_example_bot_plays_a_game() {
+    let (have, _, _) = run(
+        tokio::process::Command::new("python3").args(["-c", "import websockets"]),
+        Duration::from_secs(30),
+    )
+    .await;
+    if !have {
+        let (ok, out, err) = run(
+            tokio::process::Command::new("python3").args(["-m", "pip", "install", "--quiet", "websockets"]),
+            Duration::from_secs(300),
+        )
+        .await;
+        assert!(ok, "pip install websockets: {out}{err}");
+    }
+    let server = fast_server().await;
+    let url = server.url();
+    let script = examples().join("bots/python/bot.py");
+    let (summary, out) = against_ttt_bot(&server, |code| {
+        let mut c = tokio::process::Command::new("python3");
+        c.arg(&script).args(["--server", &url, "--join", code]);
+        c
+    })
+    .await;
+    agree(&out, &summary);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_plays_a_game() {
+    let dir = examples().join("bots/javascript");
+    if !dir.join("node_modules/ws").exists() {
+        let (ok, out, err) = run(
+            tokio::process::Command::new("npm").args(["ci", "--silent"]).current_dir(&dir),
+            Duration::from_secs(300),
+        )
+        .await;
+        assert!(ok, "npm ci: {out}{err}");
+    }
+    let server = fast_server().await;
+    let url = server.url();
+    let (summary, out) = against_ttt_bot(&server, |code| {
+        let mut c = tokio::process::Command::new("node");
+        c.arg(dir.join("bot.js")).args(["--server", &url, "--join", code]);
+        c
+    })
+    .await;
+    agree(&out, &summary);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn engine_bridge_plays_a_game_with_an_external_program() {
+    let server = fast_server().await;
+    let url = server.url();
+    let engine = format!("python3 {}", examples().join("engines/first_empty.py").display());
+    let (summary, out) = against_ttt_bot(&server, |code| {
+        let mut c = tokio::process::Command::new(TTT);
+        c.args(["bot", "--server", &url, "--join", code, "--engine", &engine]);
+        c
+    })
+    .await;
+    // The bridge's own summary is the mirror image of the opponent's.
+    let mirror = |s: &str| {
+        let n: Vec<&str> = s.split(|c: char| !c.is_ascii_digit()).filter(|x| !x.is_empty()).collect();
+        format!("wins: {}, draws: {}, losses: {}", n[2], n[1], n[0])
+    };
+    assert_eq!(out.trim(), mirror(&summary), "bridge: {out} bot: {summary}");
+    // A missing engine is a clear error.
+    let (ok, _, err) = run(
+        tokio::process::Command::new(TTT).args(["bot", "--server", &url, "--engine", "exit 3"]),
+        Duration::from_secs(20),
+    )
+    .await;
+    assert!(!ok);
+    assert!(err.contains("engine") && err.contains("exited at start"), "{err}");
+    server.shutdown().await;
+}

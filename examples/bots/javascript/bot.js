@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// A complete tictactoe bot in one file: connect, get a game, play it, exit.
+//
+//   npm install
+//   node bot.js --server ws://127.0.0.1:7878        # quick match, 3x3
+//   node bot.js --join K7QM3XPA2B                   # a friend's room
+//
+// The protocol is in PROTOCOL.md at the repository root. This bot wins when it
+// can, blocks when it must, and otherwise takes the free cell closest to the centre.
+'use strict';
+const WebSocket = require('ws');
+
+const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, join: null };
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+
+// Every winning line of an n x n board, as arrays of [row, col].
+function lines(n) {
+  const all = [];
+  for (let i = 0; i < n; i++) {
+    all.push([...Array(n).keys()].map((j) => [i, j]));
+    all.push([...Array(n).keys()].map((j) => [j, i]));
+  }
+  all.push([...Array(n).keys()].map((i) => [i, i]));
+  all.push([...Array(n).keys()].map((i) => [i, n - 1 - i]));
+  return all;
+}
+
+// Win now, else block, else the free cell nearest the centre.
+function choose(board, me, avoid) {
+  const n = board.length;
+  const isFree = ([r, c]) => board[r][c] === 0 && !avoid.has(`${r},${c}`);
+  for (const who of [me, 3 - me]) {
+    for (const line of lines(n)) {
+      const empty = line.filter(isFree);
+      if (line.filter(([r, c]) => board[r][c] === who).length === n - 1 && empty.length === 1) return empty[0];
+    }
+  }
+  const centre = (n - 1) / 2;
+  const free = [];
+  for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (isFree([r, c])) free.push([r, c]);
+  free.sort((a, b) => Math.abs(a[0] - centre) + Math.abs(a[1] - centre) - (Math.abs(b[0] - centre) + Math.abs(b[1] - centre)));
+  return free[0];
+}
+
+const ws = new WebSocket(args.server);
+const send = (msg) => ws.send(JSON.stringify(msg));
+let board = null;
+let me = null;
+const avoid = new Set();
+
+function move() {
+  const [row, col] = choose(board, me, avoid);
+  // The id comes back on our own `moved`, or on the `error` that refuses it.
+  send({ type: 'move', row, col, id: `${row},${col}` });
+}
+
+function finish(code, text) {
+  (code === 0 ? console.log : console.error)(text);
+  process.exitCode = code;
+  ws.close();
+}
+
+ws.on('message', (data) => {
+  const msg = JSON.parse(data.toString());
+  switch (msg.type) {
+    case 'welcome': // always the first message
+      send({ type: 'hello', name: args.name });
+      send(args.join ? { type: 'join_room', room: args.join } : { type: 'quick_match', size: Number(args.size) });
+      break;
+    case 'game_started':
+      board = Array.from({ length: msg.size }, () => Array(msg.size).fill(0));
+      me = msg.you;
+      console.log(`playing ${'XO'[me - 1]} in room ${msg.room}`);
+      if (msg.turn === me) move();
+      break;
+    case 'moved':
+      board[msg.row][msg.col] = msg.player;
+      avoid.clear();
+      if (msg.next === me) move();
+      break;
+    case 'game_over': {
+      const outcome = msg.winner === 0 ? 'draw' : msg.winner === me ? 'win' : 'loss';
+      send({ type: 'leave' });
+      finish(0, `result: ${outcome} (${msg.reason}) moves=${JSON.stringify(msg.moves)}`);
+      break;
+    }
+    case 'error':
+      if ((msg.code === 'cell_occupied' || msg.code === 'out_of_bounds') && msg.id) {
+        avoid.add(msg.id); // try another cell
+        move();
+      } else if (msg.code === 'rate_limited') {
+        setTimeout(move, 1000);
+      } else if (msg.code !== 'not_your_turn') {
+        // room_not_found, room_full, invalid_*: nothing to retry
+        finish(1, `error: ${msg.code}: ${msg.message}`);
+      }
+      break;
+    default: // queued, room_created, pong, opponent_*, rematch_offered: nothing to do
+  }
+});
+ws.on('error', (err) => finish(1, `error: ${err.message}`));
+ws.on('close', () => {
+  if (process.exitCode === undefined) finish(1, 'error: the server closed the connection');
+});
