@@ -1,5 +1,9 @@
 //! Helpers for the end-to-end tests: a server on `127.0.0.1:0`, and a client
-//! that speaks the protocol as raw JSON, every read under a timeout.
+//! that speaks the protocol as raw JSON, every read under a timeout; and the
+//! load generator's pieces (`load`, `relay`).
+
+pub mod load;
+pub mod relay;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -121,6 +125,16 @@ impl Client {
     pub async fn send(&mut self, value: Value) {
         self.send_raw(Message::text(value.to_string())).await;
         self.sent.push(value);
+    }
+
+    /// Sends several JSON values back to back and flushes once, so that they
+    /// reach the server together.
+    pub async fn send_batch(&mut self, values: Vec<Value>) {
+        for value in values {
+            self.ws.feed(Message::text(value.to_string())).await.expect("feed");
+            self.sent.push(value);
+        }
+        self.ws.flush().await.expect("flush");
     }
 
     /// Sends one frame as it is.

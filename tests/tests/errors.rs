@@ -133,10 +133,9 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     // With a full bucket the burst (10 frames) passes; the 11th is refused
     // and not acted on.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    for i in 0..10 {
-        p.x.send(json!({"type": "ping", "id": i})).await;
-    }
-    p.x.send(json!({"type": "move", "row": 0, "col": 0, "id": "flood"})).await;
+    let mut burst: Vec<_> = (0..10).map(|i| json!({"type": "ping", "id": i})).collect();
+    burst.push(json!({"type": "move", "row": 0, "col": 0, "id": "flood"}));
+    p.x.send_batch(burst).await;
     for i in 0..10 {
         assert_eq!(p.x.recv_type("pong").await["id"], i);
     }
@@ -147,9 +146,7 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     assert_eq!(p.x.play(0, 0).await["seq"], 1);
     assert_eq!(p.o.recv_type("moved").await["seq"], 1);
     // Keep flooding: closed with 1008 (policy).
-    for i in 0..40 {
-        p.o.send(json!({"type": "ping", "id": i})).await;
-    }
+    p.o.send_batch((0..40).map(|i| json!({"type": "ping", "id": i})).collect()).await;
     assert_eq!(p.o.expect_close().await, Some(CloseCode::Policy));
     // The flooder lost; the other player is told.
     let over = p.x.recv_type("game_over").await;

@@ -18,23 +18,27 @@ fn timed(turn_ms: u64, grace_ms: u64) -> Config {
 #[tokio::test]
 async fn the_player_to_move_loses_on_time() {
     let server = TestServer::start(timed(300, 0)).await;
-    let mut a = server.client().await;
-    let mut b = server.client().await;
-    a.send(json!({"type": "create_room"})).await;
-    let room = a.recv_type("room_created").await["room"].clone();
-    b.send(json!({"type": "join_room", "room": room})).await;
-    let started = b.recv_type("game_started").await;
-    assert_eq!(started["turn_timeout_ms"], 300);
-    let (mut x, mut o) = if started["you"] == 1 { (b, a) } else { (a, b) };
-    o.recv_type("game_started").await;
-    // X moves in time: the clock now runs for O.
-    let moved = x.play(1, 1).await;
-    assert_eq!(moved["clock_ms"], 300);
-    assert_eq!(moved["next"], 2);
-    let over = o.recv_type("game_over").await;
-    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("timeout")));
-    assert_eq!(over["moves"], json!([[1, 1]]));
-    assert_eq!(x.recv_type("game_over").await, over);
+    let mut pair = quick_pair(&server, 3).await;
+    // Nobody moves: X, to move, runs out of time.
+    let over = pair.o.recv_type("game_over").await;
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("timeout")));
+    assert_eq!((over["line"].clone(), over["moves"].clone()), (json!(null), json!([])));
+    assert_eq!(pair.x.recv_type("game_over").await, over);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_clock_is_announced_with_every_move_and_snapshot() {
+    let server = TestServer::start(timed(20_000, 0)).await;
+    let mut pair = quick_pair(&server, 3).await;
+    let moved = pair.x.play(1, 1).await;
+    assert_eq!((moved["clock_ms"].clone(), moved["next"].clone()), (json!(20_000), json!(2)));
+    let mut watcher = server.client().await;
+    watcher.send(json!({"type": "spectate", "room": pair.room})).await;
+    let state = watcher.recv_type("state").await;
+    let left = state["clock_ms"].as_u64().unwrap_or(0);
+    assert!(left > 0 && left <= 20_000, "{state}");
+    assert_eq!(state["turn"], 2);
     server.shutdown().await;
 }
 

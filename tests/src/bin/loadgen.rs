@@ -1,0 +1,160 @@
+//! `loadgen`: load for a tictactoe server, with a bare relay as the baseline.
+//!
+//! Without `--url` it runs both in this process, the baseline relay and then
+//! the game server, each on `127.0.0.1:0`, and prints the ratio. With `--url`
+//! it loads that server (`--baseline` if it is a relay). `--serve-baseline
+//! ADDR` runs just the relay, so that a script can pin it to a core.
+
+use std::time::Duration;
+
+use clap::Parser;
+use tokio::net::TcpListener;
+
+use tictactoe_server::{Config, Server};
+use tictactoe_tests::load::{self, LoadConfig, Report};
+use tictactoe_tests::relay::serve_relay;
+
+/// Load generator for ttt-server.
+#[derive(Parser)]
+#[command(name = "loadgen")]
+struct Args {
+    /// Target server; without it, an in-process relay and server are measured.
+    #[arg(long)]
+    url: Option<String>,
+    /// The target (or the only in-process run) is the bare relay baseline.
+    #[arg(long)]
+    baseline: bool,
+    /// Concurrent games.
+    #[arg(long, default_value_t = 200)]
+    pairs: usize,
+    /// Seconds of play.
+    #[arg(long, default_value_t = 10.0)]
+    secs: f64,
+    /// Total moves per second, spread over the pairs; default closed loop.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Board size.
+    #[arg(long, default_value_t = 3)]
+    size: usize,
+    /// Hold this many idle connections and report the server's RSS per connection.
+    #[arg(long)]
+    idle: Option<usize>,
+    /// The server's process id, for --idle against --url.
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// Only run the relay baseline on this address, until killed.
+    #[arg(long, value_name = "ADDR")]
+    serve_baseline: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("loadgen: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    if let Some(addr) = &args.serve_baseline {
+        let listener = TcpListener::bind(addr).await.map_err(|e| format!("bind {addr}: {e}"))?;
+        println!("relay listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
+        serve_relay(listener, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
+        return Ok(());
+    }
+    let cfg = |url: String, relay: bool| LoadConfig {
+        url,
+        pairs: args.pairs,
+        duration: Duration::from_secs_f64(args.secs),
+        rate: args.rate,
+        size: args.size,
+        relay,
+    };
+    if let Some(n) = args.idle {
+        let url = args.url.clone().ok_or("--idle needs --url and --server-pid")?;
+        let pid = args.server_pid.ok_or("--idle needs --server-pid")?;
+        return idle(&url, pid, n).await;
+    }
+    if let Some(url) = &args.url {
+        let mut report = load::run(&cfg(url.clone(), args.baseline)).await?;
+        let label = if args.baseline { "baseline relay" } else { "game server" };
+        println!("{}", report.render(&format!("{label} at {url}, {} pairs", args.pairs)));
+        return check(&report);
+    }
+    // In-process: the relay first, then the server, in the same process.
+    let mut relay = in_process(&args, true, &cfg).await?;
+    println!("{}", relay.render(&format!("baseline relay (in-process), {} pairs", args.pairs)));
+    if args.baseline {
+        return Ok(());
+    }
+    let mut server = in_process(&args, false, &cfg).await?;
+    println!("{}", server.render(&format!("game server (in-process), {} pairs", args.pairs)));
+    println!(
+        "ratio: the game server does {:.2} of the relay's moves/s",
+        server.moves_per_sec() / relay.moves_per_sec().max(1e-9)
+    );
+    check(&server)
+}
+
+async fn in_process(
+    args: &Args,
+    relay: bool,
+    cfg: &impl Fn(String, bool) -> LoadConfig,
+) -> Result<Report, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
+    let url = format!("ws://{}/", listener.local_addr().map_err(|e| e.to_string())?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stopped = async {
+        let _ = stopped.await;
+    };
+    let task = if relay {
+        tokio::spawn(async move {
+            serve_relay(listener, stopped).await;
+            Ok(())
+        })
+    } else {
+        let config = Config {
+            max_messages_per_second: 0,
+            turn_timeout_ms: 0,
+            max_connections: 100_000,
+            ..Config::default()
+        };
+        tokio::spawn(Server::new(config).serve(listener, stopped))
+    };
+    let report = load::run(&cfg(url, relay)).await;
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+    let _ = args;
+    report
+}
+
+/// Fails the run when a move was refused or a record did not judge right.
+fn check(report: &Report) -> Result<(), String> {
+    if report.errors.is_empty() && report.judged_bad == 0 {
+        Ok(())
+    } else {
+        Err(format!("errors {:?}, {} games judged inconsistent", report.errors, report.judged_bad))
+    }
+}
+
+async fn idle(url: &str, pid: u32, n: usize) -> Result<(), String> {
+    let before = load::rss_kib(pid).ok_or("cannot read the server's RSS from /proc")?;
+    let conns = load::hold_idle(url, n).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = load::rss_kib(pid).ok_or("cannot read the server's RSS from /proc")?;
+    let per = (after.saturating_sub(before)) as f64 * 1024.0 / n as f64;
+    println!(
+        "idle: {n} connections held; server RSS {before} KiB -> {after} KiB = {:.0} bytes ({:.2} KiB) per connection",
+        per,
+        per / 1024.0
+    );
+    drop(conns);
+    Ok(())
+}

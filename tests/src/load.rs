@@ -1,0 +1,324 @@
+//! The load generator's client side: pairs of players in private rooms making
+//! random legal moves, closed-loop or paced, rematching after every game; and
+//! the report (throughput, the mover's round-trip latency, errors, judging).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use tictactoe_protocol::{Game, judge};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// How long one read may take before the pair counts a `timeout` error and stops.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// `ws://` URL of the target.
+    pub url: String,
+    /// Concurrent games.
+    pub pairs: usize,
+    /// How long to play.
+    pub duration: Duration,
+    /// Total moves per second across all pairs; `None` = closed loop.
+    pub rate: Option<f64>,
+    /// Board size.
+    pub size: usize,
+    /// The target is the bare relay (no rooms, no rules), not the game server.
+    pub relay: bool,
+}
+
+/// What one run measured.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Accepted moves.
+    pub moves: u64,
+    /// Finished games.
+    pub games: u64,
+    /// Wall time of the measured phase.
+    pub elapsed: Duration,
+    /// Mover's round trip per move (send `move` → own `moved`), in µs.
+    pub latencies_us: Vec<u32>,
+    /// Refusals and failures by code (`timeout`, `closed` for transport trouble).
+    pub errors: BTreeMap<String, u64>,
+    /// Games whose `game_over.moves` judged to the announced winner.
+    pub judged_ok: u64,
+    /// Games whose record did not judge to the announced winner.
+    pub judged_bad: u64,
+}
+
+impl Report {
+    fn merge(&mut self, other: Report) {
+        self.moves += other.moves;
+        self.games += other.games;
+        self.latencies_us.extend(other.latencies_us);
+        for (k, v) in other.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        self.judged_ok += other.judged_ok;
+        self.judged_bad += other.judged_bad;
+    }
+
+    /// Moves per second over the measured phase.
+    pub fn moves_per_sec(&self) -> f64 {
+        self.moves as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// The latency at quantile `q` (0..=1), in µs.
+    pub fn percentile(&mut self, q: f64) -> u32 {
+        if self.latencies_us.is_empty() {
+            return 0;
+        }
+        self.latencies_us.sort_unstable();
+        let i = ((self.latencies_us.len() - 1) as f64 * q).round() as usize;
+        self.latencies_us[i]
+    }
+
+    /// The printed report, several lines.
+    pub fn render(&mut self, label: &str) -> String {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        let errors = if self.errors.is_empty() {
+            "none".to_owned()
+        } else {
+            self.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
+        };
+        let judged = if self.games > 0 {
+            format!(
+                "\n  judge:    {}/{} game records judge to their winner",
+                self.judged_ok,
+                self.judged_ok + self.judged_bad
+            )
+        } else {
+            String::new()
+        };
+        let (p50, p99, p999, max) =
+            (self.percentile(0.5), self.percentile(0.99), self.percentile(0.999), self.percentile(1.0));
+        format!(
+            "{label}\n  moves:    {} in {:.1} s = {:.0} moves/s, {:.0} games/s\n  latency:  p50 {p50} µs, p99 {p99} µs, p99.9 {p999} µs, max {max} µs\n  errors:   {errors}{judged}",
+            self.moves,
+            secs,
+            self.moves_per_sec(),
+            self.games as f64 / secs,
+        )
+    }
+}
+
+/// Small buffers and no Nagle: the default client config (a 128 KiB read
+/// buffer zero-filled on every read) would make the load generator, not the
+/// server, the bottleneck.
+fn client_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(4096)
+        .write_buffer_size(0)
+        .max_message_size(Some(1 << 20))
+}
+
+async fn connect(url: &str) -> Result<Ws, String> {
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(client_config()), true)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    match read(&mut ws).await? {
+        v if v.as_str().starts_with(r#"{"type":"welcome""#) => Ok(ws),
+        other => Err(format!("expected welcome, got {other}")),
+    }
+}
+
+async fn read(ws: &mut Ws) -> Result<Utf8Bytes, String> {
+    loop {
+        match tokio::time::timeout(READ_TIMEOUT, ws.next()).await {
+            Err(_) => return Err("timeout".into()),
+            Ok(Some(Ok(Message::Text(t)))) => return Ok(t),
+            Ok(Some(Ok(_))) => continue,
+            Ok(_) => return Err("closed".into()),
+        }
+    }
+}
+
+async fn send(ws: &mut Ws, value: &Value) -> Result<(), String> {
+    ws.send(Message::text(value.to_string())).await.map_err(|_| "closed".to_owned())
+}
+
+async fn read_type(ws: &mut Ws, kind: &str) -> Result<Value, String> {
+    loop {
+        let text = read(ws).await?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        if v["type"] == kind {
+            return Ok(v);
+        }
+        if v["type"] == "error" {
+            return Err(v["code"].as_str().unwrap_or("error").to_owned());
+        }
+    }
+}
+
+/// One pair: `x` moves first. Relay pairs are connected in order so that the
+/// relay pairs them together.
+struct Pair {
+    x: Ws,
+    o: Ws,
+}
+
+async fn open_game_pair(url: &str, size: usize) -> Result<Pair, String> {
+    let mut a = connect(url).await?;
+    send(&mut a, &json!({"type": "create_room", "size": size})).await?;
+    let room = read_type(&mut a, "room_created").await?["room"].clone();
+    let mut b = connect(url).await?;
+    send(&mut b, &json!({"type": "join_room", "room": room})).await?;
+    let sa = read_type(&mut a, "game_started").await?;
+    read_type(&mut b, "game_started").await?;
+    Ok(if sa["you"] == 1 { Pair { x: a, o: b } } else { Pair { x: b, o: a } })
+}
+
+/// Sets up every pair (relay pairs one after another, game pairs in parallel).
+async fn open_pairs(cfg: &LoadConfig) -> Result<Vec<Pair>, String> {
+    let mut pairs = Vec::with_capacity(cfg.pairs);
+    if cfg.relay {
+        for _ in 0..cfg.pairs {
+            let x = connect(&cfg.url).await?;
+            let o = connect(&cfg.url).await?;
+            pairs.push(Pair { x, o });
+        }
+        return Ok(pairs);
+    }
+    let mut tasks = Vec::new();
+    for _ in 0..cfg.pairs {
+        let (url, size) = (cfg.url.clone(), cfg.size);
+        tasks.push(tokio::spawn(async move { open_game_pair(&url, size).await }));
+    }
+    for t in tasks {
+        pairs.push(t.await.map_err(|e| e.to_string())??);
+    }
+    Ok(pairs)
+}
+
+/// Plays until `until`; `interval` paces this pair's moves.
+async fn play_pair(
+    mut pair: Pair,
+    cfg: LoadConfig,
+    seed: u64,
+    until: Instant,
+    interval: Option<Duration>,
+) -> Report {
+    let mut report = Report::default();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut game = Game::new(cfg.size).unwrap_or_default();
+    let all_cells: Vec<(usize, usize)> =
+        (0..cfg.size * cfg.size).map(|i| (i / cfg.size, i % cfg.size)).collect();
+    let mut empty = all_cells.clone();
+    let mut x_moves = true;
+    let mut next_slot = Instant::now();
+    while Instant::now() < until {
+        if let Some(interval) = interval {
+            next_slot += interval;
+            tokio::time::sleep_until(next_slot.into()).await;
+        }
+        let pick = rng.random_range(0..empty.len().max(1));
+        let (row, col) = if empty.is_empty() { (0, 0) } else { empty.swap_remove(pick) };
+        let (mover, other) = if x_moves { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
+        let frame = format!(r#"{{"type":"move","row":{row},"col":{col}}}"#);
+        let started = Instant::now();
+        if let Err(e) = mover.send(Message::text(frame)).await.map_err(|_| "closed".to_owned()) {
+            *report.errors.entry(e).or_default() += 1;
+            break;
+        }
+        let own = read(mover).await;
+        let seen = read(other).await;
+        let (own, _) = match (own, seen) {
+            (Ok(own), Ok(seen)) => (own, seen),
+            (Err(e), _) | (_, Err(e)) => {
+                *report.errors.entry(e).or_default() += 1;
+                break;
+            }
+        };
+        if !own.as_str().starts_with(r#"{"type":"moved""#) {
+            let v: Value = serde_json::from_str(&own).unwrap_or_default();
+            *report.errors.entry(v["code"].as_str().unwrap_or("unexpected").to_owned()).or_default() += 1;
+            break;
+        }
+        report.latencies_us.push(u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX));
+        report.moves += 1;
+        x_moves = !x_moves;
+        if cfg.relay {
+            if empty.is_empty() {
+                empty.clone_from(&all_cells);
+            }
+            continue;
+        }
+        if game.play(row, col).map(|s| s.is_over()).unwrap_or(true) {
+            if let Err(e) = finish_game(&mut pair, &mut report, cfg.size).await {
+                *report.errors.entry(e).or_default() += 1;
+                break;
+            }
+            game = Game::new(cfg.size).unwrap_or_default();
+            empty.clone_from(&all_cells);
+            x_moves = true;
+        }
+    }
+    report
+}
+
+/// Reads both `game_over`s, judges the record, and starts the rematch (seats swap).
+async fn finish_game(pair: &mut Pair, report: &mut Report, size: usize) -> Result<(), String> {
+    let over = read_type(&mut pair.x, "game_over").await?;
+    read_type(&mut pair.o, "game_over").await?;
+    report.games += 1;
+    let moves: Vec<[usize; 2]> = serde_json::from_value(over["moves"].clone()).unwrap_or_default();
+    let consistent =
+        judge(size, &moves).is_ok_and(|v| Some(u64::from(v.winner_number())) == over["winner"].as_u64());
+    if consistent {
+        report.judged_ok += 1;
+    } else {
+        report.judged_bad += 1;
+    }
+    send(&mut pair.x, &json!({"type": "rematch"})).await?;
+    send(&mut pair.o, &json!({"type": "rematch"})).await?;
+    read_type(&mut pair.x, "game_started").await?;
+    let so = read_type(&mut pair.o, "game_started").await?;
+    if so["you"] == 1 {
+        std::mem::swap(&mut pair.x, &mut pair.o);
+    }
+    Ok(())
+}
+
+/// Opens the pairs, plays for the configured time, and merges the reports.
+pub async fn run(cfg: &LoadConfig) -> Result<Report, String> {
+    let pairs = open_pairs(cfg).await?;
+    let interval = cfg.rate.map(|r| Duration::from_secs_f64(cfg.pairs as f64 / r.max(1e-9)));
+    let start = Instant::now();
+    let until = start + cfg.duration;
+    let tasks: Vec<_> = pairs
+        .into_iter()
+        .enumerate()
+        .map(|(i, pair)| tokio::spawn(play_pair(pair, cfg.clone(), i as u64, until, interval)))
+        .collect();
+    let mut report = Report::default();
+    for t in tasks {
+        report.merge(t.await.map_err(|e| e.to_string())?);
+    }
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// Opens `n` connections and keeps them idle (each has read its `welcome`).
+pub async fn hold_idle(url: &str, n: usize) -> Result<Vec<Ws>, String> {
+    let mut conns = Vec::with_capacity(n);
+    for i in 0..n {
+        conns.push(connect(url).await.map_err(|e| format!("idle connection {i}: {e}"))?);
+    }
+    Ok(conns)
+}
+
+/// Resident memory of process `pid`, in KiB (Linux `/proc`).
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
