@@ -77,7 +77,8 @@ pub(crate) async fn run(
     permit: OwnedSemaphorePermit,
 ) {
     let id = shared.next_conn_id();
-    let span = tracing::info_span!("conn", id, %peer);
+    // Debug level: an enabled span per connection costs memory on every idle one.
+    let span = tracing::debug_span!("conn", id, %peer);
     async move {
         let _permit = permit;
         let _ = stream.set_nodelay(true);
@@ -111,7 +112,7 @@ pub(crate) async fn run(
         let end = conn.serve().await;
         let why = end.describe();
         conn.finish(end).await;
-        info!(why, "connection closed");
+        info!(id, %peer, why, "connection closed");
     }
     .instrument(span)
     .await
@@ -160,11 +161,16 @@ impl Connection {
         let interval = self.shared.config.ping_interval();
         let mut ping = tokio::time::interval_at(Instant::now() + interval, interval);
         let mut last_heard = Instant::now();
+        // Created once: a fresh `cancelled()` per turn would register (and
+        // remove) a waiter under a lock on every message.
+        let kill = self.kill.clone().cancelled_owned();
+        let shutdown = self.shared.shutdown.clone().cancelled_owned();
+        tokio::pin!(kill, shutdown);
         loop {
             let end = tokio::select! {
                 biased;
-                _ = self.kill.cancelled() => Some(End::Drop),
-                _ = self.shared.shutdown.cancelled() => Some(End::Shutdown),
+                _ = &mut kill => Some(End::Drop),
+                _ = &mut shutdown => Some(End::Shutdown),
                 item = self.rx.recv() => match item {
                     Some(item) => self.write_batch(item).await,
                     None => Some(End::Gone),
@@ -208,15 +214,17 @@ impl Connection {
         self.guarded(|ws| ws.flush()).await.err()
     }
 
-    /// Runs a write, giving up when the client is dropped or the server stops waiting.
+    /// Runs a write, giving up when the client is dropped (a write blocks only
+    /// when the client stops reading).
     async fn guarded<'a, F, Fut>(&'a mut self, op: F) -> Result<(), End>
     where
         F: FnOnce(&'a mut WebSocketStream<TcpStream>) -> Fut,
         Fut: Future<Output = Result<(), WsError>> + 'a,
     {
-        let kill = self.kill.clone();
+        let (ws, kill) = (&mut self.ws, &self.kill);
         tokio::select! {
-            r = op(&mut self.ws) => r.map_err(|_| End::Gone),
+            biased;
+            r = op(ws) => r.map_err(|_| End::Gone),
             _ = kill.cancelled() => Err(End::Drop),
         }
     }

@@ -82,6 +82,20 @@ impl Report {
         self.latencies_us[i]
     }
 
+    /// One `summary:` line of key=value pairs, for scripts.
+    pub fn summary(&mut self) -> String {
+        let errors: u64 = self.errors.values().sum();
+        format!(
+            "summary: moves_per_sec={:.0} p50_us={} p99_us={} p999_us={} max_us={} errors={errors} judged_bad={}",
+            self.moves_per_sec(),
+            self.percentile(0.5),
+            self.percentile(0.99),
+            self.percentile(0.999),
+            self.percentile(1.0),
+            self.judged_bad
+        )
+    }
+
     /// The printed report, several lines.
     pub fn render(&mut self, label: &str) -> String {
         let secs = self.elapsed.as_secs_f64().max(1e-9);
@@ -199,13 +213,15 @@ async fn open_pairs(cfg: &LoadConfig) -> Result<Vec<Pair>, String> {
     Ok(pairs)
 }
 
-/// Plays until `until`; `interval` paces this pair's moves.
+/// Plays until `until`; `interval` paces this pair's moves, starting at `first`
+/// (pairs are staggered so that paced load is a steady stream, not bursts).
 async fn play_pair(
     mut pair: Pair,
     cfg: LoadConfig,
     seed: u64,
     until: Instant,
     interval: Option<Duration>,
+    first: Instant,
 ) -> Report {
     let mut report = Report::default();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -214,11 +230,11 @@ async fn play_pair(
         (0..cfg.size * cfg.size).map(|i| (i / cfg.size, i % cfg.size)).collect();
     let mut empty = all_cells.clone();
     let mut x_moves = true;
-    let mut next_slot = Instant::now();
+    let mut next_slot = first;
     while Instant::now() < until {
         if let Some(interval) = interval {
-            next_slot += interval;
             tokio::time::sleep_until(next_slot.into()).await;
+            next_slot += interval;
         }
         let pick = rng.random_range(0..empty.len().max(1));
         let (row, col) = if empty.is_empty() { (0, 0) } else { empty.swap_remove(pick) };
@@ -297,7 +313,10 @@ pub async fn run(cfg: &LoadConfig) -> Result<Report, String> {
     let tasks: Vec<_> = pairs
         .into_iter()
         .enumerate()
-        .map(|(i, pair)| tokio::spawn(play_pair(pair, cfg.clone(), i as u64, until, interval)))
+        .map(|(i, pair)| {
+            let first = start + interval.map_or(Duration::ZERO, |d| d.mul_f64(i as f64 / cfg.pairs as f64));
+            tokio::spawn(play_pair(pair, cfg.clone(), i as u64, until, interval, first))
+        })
         .collect();
     let mut report = Report::default();
     for t in tasks {
@@ -307,11 +326,14 @@ pub async fn run(cfg: &LoadConfig) -> Result<Report, String> {
     Ok(report)
 }
 
-/// Opens `n` connections and keeps them idle (each has read its `welcome`).
-pub async fn hold_idle(url: &str, n: usize) -> Result<Vec<Ws>, String> {
+/// Opens `n` connections that stay idle: each reads its `welcome`, then only
+/// answers the server's pings (a task per connection polls it). Dropping the
+/// returned handles closes them.
+pub async fn hold_idle(url: &str, n: usize) -> Result<Vec<tokio::task::JoinHandle<()>>, String> {
     let mut conns = Vec::with_capacity(n);
     for i in 0..n {
-        conns.push(connect(url).await.map_err(|e| format!("idle connection {i}: {e}"))?);
+        let mut ws = connect(url).await.map_err(|e| format!("idle connection {i}: {e}"))?;
+        conns.push(tokio::spawn(async move { while let Some(Ok(_)) = ws.next().await {} }));
     }
     Ok(conns)
 }

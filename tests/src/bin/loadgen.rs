@@ -36,7 +36,7 @@ struct Args {
     /// Board size.
     #[arg(long, default_value_t = 3)]
     size: usize,
-    /// Hold this many idle connections and report the server's RSS per connection.
+    /// Hold this many idle connections for --secs and report the server's RSS per connection.
     #[arg(long)]
     idle: Option<usize>,
     /// The server's process id, for --idle against --url.
@@ -80,12 +80,13 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(n) = args.idle {
         let url = args.url.clone().ok_or("--idle needs --url and --server-pid")?;
         let pid = args.server_pid.ok_or("--idle needs --server-pid")?;
-        return idle(&url, pid, n).await;
+        return idle(&url, pid, n, Duration::from_secs_f64(args.secs)).await;
     }
     if let Some(url) = &args.url {
         let mut report = load::run(&cfg(url.clone(), args.baseline)).await?;
         let label = if args.baseline { "baseline relay" } else { "game server" };
         println!("{}", report.render(&format!("{label} at {url}, {} pairs", args.pairs)));
+        println!("{}", report.summary());
         return check(&report);
     }
     // In-process: the relay first, then the server, in the same process.
@@ -144,17 +145,18 @@ fn check(report: &Report) -> Result<(), String> {
     }
 }
 
-async fn idle(url: &str, pid: u32, n: usize) -> Result<(), String> {
+/// Holds `n` idle connections for `hold`, reporting the server's RSS per connection.
+async fn idle(url: &str, pid: u32, n: usize, hold: Duration) -> Result<(), String> {
     let before = load::rss_kib(pid).ok_or("cannot read the server's RSS from /proc")?;
     let conns = load::hold_idle(url, n).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = load::rss_kib(pid).ok_or("cannot read the server's RSS from /proc")?;
     let per = (after.saturating_sub(before)) as f64 * 1024.0 / n as f64;
     println!(
-        "idle: {n} connections held; server RSS {before} KiB -> {after} KiB = {:.0} bytes ({:.2} KiB) per connection",
-        per,
-        per / 1024.0
+        "idle: {n} connections held; server RSS {before} KiB -> {after} KiB = {per:.0} bytes per connection"
     );
-    drop(conns);
+    println!("summary: idle={n} rss_per_conn_bytes={per:.0}");
+    tokio::time::sleep(hold).await;
+    conns.iter().for_each(|c| c.abort());
     Ok(())
 }
