@@ -4,14 +4,14 @@
 # --update-readme, writes it into README.md's Performance section).
 #
 # The target (relay, then server) runs pinned to core 0, the load generator to
-# core 1. Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (18600),
+# core 1. Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
 # SERVER_FLAGS (extra ttt-server flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-10}
 PAIRS=${PAIRS:-200}
 RATE=${RATE:-10000}
-IDLE=${IDLE:-18600}
+IDLE=${IDLE:-19500}
 SERVER_FLAGS=${SERVER_FLAGS:-}
 UPDATE_README=0
 [ "${1:-}" = "--update-readme" ] && UPDATE_README=1
@@ -78,7 +78,7 @@ table=$(
   row "ttt-server, closed loop, $PAIRS pairs" "$work/server.out"
   row "ttt-server, paced $RATE/s, $((IDLE + 2 * PAIRS)) connections open" "$work/paced.out"
   echo
-  echo "ttt-server / baseline relay: **$ratio** of the relay's moves/s (3×3 games, rematch after each; every game record judged consistent)."
+  echo "ttt-server / baseline relay: **$ratio** of the relay's moves/s (3×3 games, a rematch after each; every game record judged consistent)."
   echo "Idle: $(field idle "$work/idle.out") connections cost $(field rss_per_conn_bytes "$work/idle.out") bytes of server RSS each."
 )
 echo

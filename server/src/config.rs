@@ -41,8 +41,9 @@ pub struct Config {
     /// Frames that may wait for one connection's socket; a client further behind is dropped.
     #[arg(long, default_value_t = 256)]
     pub outbound_queue: usize,
-    /// WebSocket read buffer per connection, in bytes (allocated once per connection).
-    #[arg(long, default_value_t = 4096)]
+    /// WebSocket read buffer per connection, in bytes (allocated once per
+    /// connection); a message longer than this takes several reads.
+    #[arg(long, default_value_t = 256)]
     pub read_buffer_bytes: usize,
     /// Most bytes buffered for writing on one connection before writes fail.
     #[arg(long, default_value_t = 1 << 20)]
@@ -50,6 +51,10 @@ pub struct Config {
     /// Time the server waits at shutdown for final messages to reach clients, in ms.
     #[arg(long, default_value_t = 2_000)]
     pub shutdown_grace_ms: u64,
+    /// Runtime worker threads; 0 = one per core this process may run on. With
+    /// one, the server runs on tokio's single-threaded scheduler (no work stealing).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
 impl Default for Config {
@@ -115,3 +120,18 @@ impl Config {
 /// Bytes of outgoing frames gathered before a write to the socket; a flush
 /// writes whatever is gathered, so a batch of frames costs one syscall.
 pub const WRITE_BUFFER_BYTES: usize = 16 * 1024;
+
+/// Builds the tokio runtime for `threads` workers (0 = one per core this
+/// process may run on): the single-threaded scheduler for one, since with one
+/// core there is nobody to steal work from, the multi-threaded one otherwise.
+pub fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    if threads == 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()
+    }
+}

@@ -13,7 +13,7 @@ pub mod room;
 pub mod room_task;
 pub mod stats;
 
-pub use config::Config;
+pub use config::{Config, runtime};
 pub use stats::Stats;
 
 use std::future::Future;

@@ -2,16 +2,25 @@
 
 use clap::Parser;
 use std::process::ExitCode;
-use tictactoe_server::{Config, serve};
+use tictactoe_server::{Config, runtime, serve};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).init();
     let config = Config::parse();
+    match runtime(config.threads) {
+        Ok(rt) => rt.block_on(run(config)),
+        Err(e) => {
+            eprintln!("ttt-server: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config) -> ExitCode {
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,
         Err(e) => {

@@ -447,7 +447,7 @@ impl Room {
         self.turn_deadline = self.settings.turn_timeout.map(|t| now + t);
         self.games_started += 1;
         let players = self.players();
-        tracing::info!(size = self.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
+        tracing::debug!(size = self.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
         for i in 0..2 {
             let Some(seat) = &self.seats[i] else { continue };
             let (conn, token) = (seat.conn, seat.token.clone());

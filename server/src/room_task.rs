@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -95,6 +96,12 @@ async fn run(
 ) {
     let _gauge = Gauge::up(&ctx.stats.rooms);
     let mut counted = (0, 0);
+    // One shutdown waiter and one timer for the room's life, re-armed only when
+    // the deadline changes: no timer registration per move.
+    let shutdown = ctx.shutdown.clone().cancelled_owned();
+    let timer = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(shutdown, timer);
+    let mut armed = None;
     loop {
         deliver(&mut room, &mut conns);
         count_games(&room, &mut counted, &ctx.stats);
@@ -102,8 +109,15 @@ async fn run(
             break;
         }
         let deadline = room.next_deadline();
+        if deadline != armed {
+            if let Some(d) = deadline {
+                timer.as_mut().reset(Instant::from_std(d));
+            }
+            armed = deadline;
+        }
         tokio::select! {
-            _ = ctx.shutdown.cancelled() => room.shutdown(),
+            biased;
+            _ = &mut shutdown => room.shutdown(),
             cmd = inbox.recv() => {
                 let now = Instant::now().into_std();
                 match cmd {
@@ -111,17 +125,10 @@ async fn run(
                     None => room.shutdown(),
                 }
             }
-            _ = sleep_until(deadline) => room.tick(Instant::now().into_std()),
+            _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
         }
     }
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
-}
-
-async fn sleep_until(deadline: Option<std::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(Instant::from_std(d)).await,
-        None => std::future::pending().await,
-    }
 }
 
 fn handle(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>, cmd: RoomCmd, now: std::time::Instant) {

@@ -47,10 +47,15 @@ struct Args {
     serve_baseline: Option<String>,
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    match run(args).await {
+    // The same runtime choice as ttt-server's default, so that the baseline
+    // and the server are compared on equal terms.
+    let result = match tictactoe_server::runtime(0) {
+        Ok(rt) => rt.block_on(run(args)),
+        Err(e) => Err(format!("runtime: {e}")),
+    };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("loadgen: {e}");
@@ -90,12 +95,12 @@ async fn run(args: Args) -> Result<(), String> {
         return check(&report);
     }
     // In-process: the relay first, then the server, in the same process.
-    let mut relay = in_process(&args, true, &cfg).await?;
+    let mut relay = in_process(true, &cfg).await?;
     println!("{}", relay.render(&format!("baseline relay (in-process), {} pairs", args.pairs)));
     if args.baseline {
         return Ok(());
     }
-    let mut server = in_process(&args, false, &cfg).await?;
+    let mut server = in_process(false, &cfg).await?;
     println!("{}", server.render(&format!("game server (in-process), {} pairs", args.pairs)));
     println!(
         "ratio: the game server does {:.2} of the relay's moves/s",
@@ -104,11 +109,7 @@ async fn run(args: Args) -> Result<(), String> {
     check(&server)
 }
 
-async fn in_process(
-    args: &Args,
-    relay: bool,
-    cfg: &impl Fn(String, bool) -> LoadConfig,
-) -> Result<Report, String> {
+async fn in_process(relay: bool, cfg: &impl Fn(String, bool) -> LoadConfig) -> Result<Report, String> {
     let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
     let url = format!("ws://{}/", listener.local_addr().map_err(|e| e.to_string())?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -132,7 +133,6 @@ async fn in_process(
     let report = load::run(&cfg(url, relay)).await;
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
-    let _ = args;
     report
 }
 
