@@ -30,6 +30,20 @@ struct ServerArg {
     /// Server URL.
     #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER)]
     server: String,
+    /// PEM file of the CA that signed a `wss://` server's certificate (a
+    /// private CA); without it, `wss://` trusts the public web PKI.
+    #[arg(long, env = "TTT_CA_CERT", value_name = "PEM")]
+    ca_cert: Option<std::path::PathBuf>,
+}
+
+impl ServerArg {
+    /// The server URL, once the CA of `--ca-cert` (if any) is trusted.
+    fn url(&self) -> Result<&str, String> {
+        if let Some(path) = &self.ca_cert {
+            net::trust_ca(path)?;
+        }
+        Ok(&self.server)
+    }
 }
 
 /// Which game to enter.
@@ -105,23 +119,30 @@ enum Command {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Judge(args) => judge_cmd::run(&args),
-        Command::Play { server, name, game } => play(&server.server, &name, &game.start()).await,
-        Command::Watch { server, room } => play(&server.server, "watcher", &Start::Watch(room)).await,
-        Command::Bot { server, name, strategy, engine, games, think_ms, game } => {
-            let label = if engine.is_some() { "engine" } else { strategy.as_str() };
-            let name = name.unwrap_or_else(|| format!("{label}-bot"));
-            let strategy: Result<Box<dyn bot::Strategy>, String> = match engine {
-                Some(cmd) => bot::engine::Engine::spawn(&cmd).map(|e| Box::new(e) as Box<dyn bot::Strategy>),
-                None => bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}")),
-            };
-            match strategy {
-                Ok(mut s) => run_bot(&server.server, &name, s.as_mut(), games, think_ms, &game.start()).await,
-                Err(e) => Err(e),
+    let result: Result<(), String> = async {
+        match cli.command {
+            Command::Judge(args) => judge_cmd::run(&args),
+            Command::Play { server, name, game } => play(server.url()?, &name, &game.start()).await,
+            Command::Watch { server, room } => play(server.url()?, "watcher", &Start::Watch(room)).await,
+            Command::Bot { server, name, strategy, engine, games, think_ms, game } => {
+                let label = if engine.is_some() { "engine" } else { strategy.as_str() };
+                let name = name.unwrap_or_else(|| format!("{label}-bot"));
+                let strategy: Result<Box<dyn bot::Strategy>, String> = match engine {
+                    Some(cmd) => {
+                        bot::engine::Engine::spawn(&cmd).map(|e| Box::new(e) as Box<dyn bot::Strategy>)
+                    }
+                    None => bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}")),
+                };
+                match strategy {
+                    Ok(mut s) => {
+                        run_bot(server.url()?, &name, s.as_mut(), games, think_ms, &game.start()).await
+                    }
+                    Err(e) => Err(e),
+                }
             }
         }
-    };
+    }
+    .await;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

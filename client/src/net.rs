@@ -1,13 +1,17 @@
 //! The connection to a server: connect with clear errors, typed send and
 //! receive over the protocol crate's messages, and automatic resume.
 
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
 use tictactoe_protocol::{ClientFrame, ClientMessage, Limits, ServerMessage};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -152,11 +156,43 @@ impl Link {
     }
 }
 
+/// The TLS set-up for `wss://` when `--ca-cert` names a private CA; without
+/// it, `wss://` trusts the public web PKI (webpki roots).
+static CONNECTOR: OnceLock<Connector> = OnceLock::new();
+
+/// Trusts only the CA certificate(s) in the PEM file at `path` for `wss://`.
+pub fn trust_ca(path: &Path) -> Result<(), String> {
+    let bad = |e: &dyn std::fmt::Display| format!("--ca-cert {}: {e}", path.display());
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| bad(&e))?;
+    if certs.is_empty() {
+        return Err(bad(&"no certificate in the file"));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in certs {
+        roots.add(cert).map_err(|e| bad(&e))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(&e))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let _ = CONNECTOR.set(Connector::Rustls(Arc::new(config)));
+    Ok(())
+}
+
 async fn open(url: &str) -> Result<(Ws, Limits), String> {
     if !url.starts_with("ws://") && !url.starts_with("wss://") {
-        return Err(format!("{url:?} is not a server URL; use ws://HOST:PORT"));
+        return Err(format!("{url:?} is not a server URL; use ws://HOST:PORT or wss://HOST:PORT"));
     }
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.map_err(|e| match e {
+    let connect = tokio_tungstenite::connect_async_tls_with_config(url, None, true, CONNECTOR.get().cloned());
+    let (mut ws, _) = connect.await.map_err(|e| match e {
+        WsError::Io(io) if io.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => {
+            format!("cannot connect to {url}: TLS: {io} (a server with a private CA needs --ca-cert)")
+        }
+        WsError::Tls(e) => format!("cannot connect to {url}: TLS: {e}"),
         WsError::Io(io) => {
             format!("cannot reach the server at {url}: {io} (is ttt-server running?)")
         }

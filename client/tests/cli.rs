@@ -6,6 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tictactoe_server::Config;
+use tictactoe_tests::pki::TestPki;
 use tictactoe_tests::{TestServer, test_config};
 
 const TTT: &str = env!("CARGO_BIN_EXE_ttt");
@@ -84,6 +85,31 @@ async fn perfect_against_perfect_draws_every_game() {
     .expect("bots");
     assert_eq!(tally(&result.0), (0, 20, 0), "{}", result.0);
     assert_eq!(tally(&result.1), (0, 20, 0), "{}", result.1);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_play_over_wss_trusting_a_private_ca() {
+    let pki = TestPki::generate();
+    let server = TestServer::start_tls(Config { max_messages_per_second: 0, ..test_config() }, &pki).await;
+    let url = server.url();
+    assert!(url.starts_with("wss://localhost:"), "{url}");
+    let ca = pki.ca.to_string_lossy().into_owned();
+    let (a, b) = tokio::task::spawn_blocking(move || {
+        let (a, code, out) = creator(&url, &["--games", "3", "--ca-cert", &ca]);
+        let b = joiner(&url, &code, &["--games", "3", "--ca-cert", &ca]);
+        (finish(a, out, Duration::from_secs(60)), String::from_utf8_lossy(&b.stdout).into_owned())
+    })
+    .await
+    .expect("bots");
+    assert_eq!(tally(&a), (0, 3, 0), "{a}");
+    assert_eq!(tally(&b), (0, 3, 0), "{b}");
+
+    // Without --ca-cert the client does not trust the private CA, and says so.
+    let out = Command::new(TTT).args(["bot", "--server", &server.url()]).output().expect("run ttt");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect") && err.to_lowercase().contains("certificate"), "{err}");
     server.shutdown().await;
 }
 

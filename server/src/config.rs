@@ -2,6 +2,7 @@
 
 use clap::Parser;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The server's configuration; `Config::default()` gives the documented defaults.
@@ -55,6 +56,12 @@ pub struct Config {
     /// one, the server runs on tokio's single-threaded scheduler (no work stealing).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// PEM certificate chain: serve `wss://` (TLS, by rustls) instead of `ws://`.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for `--tls-cert`.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Default for Config {

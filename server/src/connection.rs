@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
-use tokio::time::{Instant, timeout};
+use tokio::time::{Instant, timeout, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -82,40 +82,63 @@ pub(crate) async fn run(
     async move {
         let _permit = permit;
         let _ = stream.set_nodelay(true);
-        let handshake =
-            tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(shared.ws_config));
-        let ws = tokio::select! {
-            r = timeout(shared.config.handshake_timeout(), handshake) => match r {
-                Ok(Ok(ws)) => ws,
-                Ok(Err(e)) => return debug!("handshake failed: {e}"),
-                Err(_) => return debug!("handshake timed out"),
-            },
-            _ = shared.shutdown.cancelled() => return,
-        };
-        let stats = shared.stats.clone();
-        let _gauge = Gauge::up(&stats.connections);
-        debug!("connected");
-        let (tx, rx) = mpsc::channel(shared.config.outbound_queue);
-        let kill = CancellationToken::new();
-        let me = ConnHandle::new(id, tx, kill.clone());
-        let mut conn = Connection {
-            id,
-            ws,
-            rx,
-            me: Some(me),
-            kill,
-            name: Arc::from("anonymous"),
-            place: Place::Idle,
-            rate: RateLimit::new(shared.config.max_messages_per_second),
-            shared,
-        };
-        let end = conn.serve().await;
-        let why = end.describe();
-        conn.finish(end).await;
-        info!(id, %peer, why, "connection closed");
+        // One deadline for the TLS and WebSocket handshakes together.
+        let deadline = Instant::now() + shared.config.handshake_timeout();
+        match shared.tls.clone() {
+            None => accept(stream, deadline, id, peer, shared).await,
+            Some(tls) => {
+                let stream = tokio::select! {
+                    r = timeout_at(deadline, tls.accept(stream)) => match r {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(e)) => return debug!("TLS handshake failed: {e}"),
+                        Err(_) => return debug!("TLS handshake timed out"),
+                    },
+                    _ = shared.shutdown.cancelled() => return,
+                };
+                accept(stream, deadline, id, peer, shared).await
+            }
+        }
     }
     .instrument(span)
     .await
+}
+
+/// Completes the WebSocket handshake on `stream` by `deadline`, then serves it.
+async fn accept<S>(stream: S, deadline: Instant, id: ConnId, peer: SocketAddr, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let handshake =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(shared.ws_config));
+    let ws = tokio::select! {
+        r = timeout_at(deadline, handshake) => match r {
+            Ok(Ok(ws)) => ws,
+            Ok(Err(e)) => return debug!("handshake failed: {e}"),
+            Err(_) => return debug!("handshake timed out"),
+        },
+        _ = shared.shutdown.cancelled() => return,
+    };
+    let stats = shared.stats.clone();
+    let _gauge = Gauge::up(&stats.connections);
+    debug!("connected");
+    let (tx, rx) = mpsc::channel(shared.config.outbound_queue);
+    let kill = CancellationToken::new();
+    let me = ConnHandle::new(id, tx, kill.clone());
+    let mut conn = Connection {
+        id,
+        ws,
+        rx,
+        me: Some(me),
+        kill,
+        name: Arc::from("anonymous"),
+        place: Place::Idle,
+        rate: RateLimit::new(shared.config.max_messages_per_second),
+        shared,
+    };
+    let end = conn.serve().await;
+    let why = end.describe();
+    conn.finish(end).await;
+    info!(id, %peer, why, "connection closed");
 }
 
 #[allow(clippy::result_large_err)]
@@ -128,9 +151,9 @@ fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> 
     Err(err)
 }
 
-struct Connection {
+struct Connection<S> {
     id: ConnId,
-    ws: WebSocketStream<TcpStream>,
+    ws: WebSocketStream<S>,
     rx: mpsc::Receiver<Outbound>,
     /// This connection's handle, cloned into lobby and room requests; dropped
     /// at shutdown so that the queue closes once every room has let go.
@@ -153,7 +176,7 @@ impl End {
     }
 }
 
-impl Connection {
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn serve(&mut self) -> End {
         if self.ws.send(Message::Text(self.shared.welcome.clone())).await.is_err() {
             return End::Gone;
@@ -221,7 +244,7 @@ impl Connection {
     /// when the client stops reading).
     async fn guarded<'a, F, Fut>(&'a mut self, op: F) -> Result<(), End>
     where
-        F: FnOnce(&'a mut WebSocketStream<TcpStream>) -> Fut,
+        F: FnOnce(&'a mut WebSocketStream<S>) -> Fut,
         Fut: Future<Output = Result<(), WsError>> + 'a,
     {
         let (ws, kill) = (&mut self.ws, &self.kill);

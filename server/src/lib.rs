@@ -12,6 +12,7 @@ pub mod rate;
 pub mod room;
 pub mod room_task;
 pub mod stats;
+pub mod tls;
 
 pub use config::{Config, runtime};
 pub use stats::Stats;
@@ -41,6 +42,8 @@ pub(crate) struct Shared {
     shutdown: CancellationToken,
     welcome: Utf8Bytes,
     next_id: AtomicU64,
+    /// Present when the server speaks `wss://`.
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl Shared {
@@ -71,6 +74,16 @@ impl Server {
     /// once every task has finished.
     pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let config = self.config;
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+            (None, None) => None,
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "--tls-cert and --tls-key go together",
+                ));
+            }
+        };
         let token = CancellationToken::new();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(lobby::LOBBY_INBOX);
@@ -94,9 +107,11 @@ impl Server {
             stats: self.stats.clone(),
             shutdown: token.clone(),
             next_id: AtomicU64::new(1),
+            tls,
         });
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
-        info!(addr = %listener.local_addr()?, "listening");
+        let scheme = if shared.tls.is_some() { "wss" } else { "ws" };
+        info!(addr = %listener.local_addr()?, scheme, "listening");
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {

@@ -3,6 +3,7 @@
 //! load generator's pieces (`load`, `relay`).
 
 pub mod load;
+pub mod pki;
 pub mod relay;
 
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use tictactoe_protocol::{ErrorCode, Game, ServerMessage, Status, Verdict, judge};
 use tictactoe_server::{Config, Server, Stats};
@@ -32,6 +33,8 @@ pub struct TestServer {
     pub stats: Arc<Stats>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
+    /// Set when the server speaks `wss://`: how clients trust it.
+    tls: Option<Connector>,
 }
 
 /// Logs the server's tracing output when `RUST_LOG` is set (for debugging a test).
@@ -64,17 +67,27 @@ impl TestServer {
         let task = tokio::spawn(server.serve(listener, async {
             let _ = stopped.await;
         }));
-        TestServer { addr, stats, stop: Some(stop), task }
+        TestServer { addr, stats, stop: Some(stop), task, tls: None }
     }
 
-    /// The server's WebSocket URL.
+    /// Starts a `wss://` server with `config` and the certificate of `pki`;
+    /// its clients trust `pki`'s CA.
+    pub async fn start_tls(config: Config, pki: &pki::TestPki) -> TestServer {
+        let config = Config { tls_cert: Some(pki.cert.clone()), tls_key: Some(pki.key.clone()), ..config };
+        TestServer { tls: Some(pki.connector()), ..TestServer::start(config).await }
+    }
+
+    /// The server's WebSocket URL (`wss://localhost:PORT/` when it speaks TLS).
     pub fn url(&self) -> String {
-        format!("ws://{}/", self.addr)
+        match self.tls {
+            None => format!("ws://{}/", self.addr),
+            Some(_) => format!("wss://localhost:{}/", self.addr.port()),
+        }
     }
 
     /// Connects a new client and reads its `welcome`.
     pub async fn client(&self) -> Client {
-        Client::connect(&self.url()).await
+        Client::connect_with(&self.url(), self.tls.clone()).await
     }
 
     /// Signals shutdown and waits for `serve` to return; fails after 10 s.
@@ -113,7 +126,13 @@ pub struct Client {
 impl Client {
     /// Connects to `url` and reads the `welcome`.
     pub async fn connect(url: &str) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("connect");
+        Client::connect_with(url, None).await
+    }
+
+    /// Connects to `url` with a TLS set-up for `wss://`, and reads the `welcome`.
+    pub async fn connect_with(url: &str, tls: Option<Connector>) -> Client {
+        let connect = tokio_tungstenite::connect_async_tls_with_config(url, None, true, tls);
+        let (ws, _) = connect.await.expect("connect");
         let mut client = Client { ws, welcome: Value::Null, received: Vec::new(), sent: Vec::new() };
         let welcome = client.recv_json().await;
         assert_eq!(welcome["type"], "welcome", "first message is welcome");
