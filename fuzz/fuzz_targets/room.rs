@@ -1,0 +1,209 @@
+//! The room state machine under arbitrary event sequences and clock jumps,
+//! driven the way connections drive it (a connection in the room sends
+//! requests; one outside it may join, spectate or resume; a dropped one comes
+//! back as a new connection). Invariants: no panic; every frame is a valid
+//! server message; every `moved` is legal for the player whose turn it is and
+//! was asked for by the connection holding that seat; one `game_over` per
+//! started game, whose moves are the game's; after shutdown no game is left
+//! open. A spectator that never leaves sees every broadcast.
+#![no_main]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use tictactoe_protocol::{EndReason, Game, Player, ServerMessage, Verdict, judge};
+use tictactoe_server::outbound::{ConnId, Outbound};
+use tictactoe_server::room::{Request, Room, Settings};
+
+const SLOTS: usize = 4;
+const OBSERVER: ConnId = 1000;
+
+#[derive(Debug, Arbitrary)]
+enum Op {
+    Join { slot: u8, swap: bool },
+    Spectate { slot: u8 },
+    /// Resume with a token seen earlier (by index), or a made-up one.
+    Resume { slot: u8, token: u8 },
+    Move { slot: u8, row: i8, col: i8 },
+    Resign { slot: u8 },
+    Rematch { slot: u8 },
+    Leave { slot: u8 },
+    Disconnect { slot: u8 },
+    /// The clock jumps ahead, then the room's timers run.
+    Advance { ms: u16 },
+}
+
+#[derive(Debug, Arbitrary)]
+struct Input {
+    size: u8,
+    paired: bool,
+    turn_ms: Option<u16>,
+    grace_ms: u16,
+    ops: Vec<Op>,
+}
+
+/// What the fuzzer knows of the room from its output alone.
+struct Watch {
+    size: usize,
+    /// The game in progress, replayed from `moved`.
+    live: Option<Game>,
+    /// Which connection holds each seat (player 1, player 2).
+    seats: [Option<ConnId>; 2],
+    tokens: Vec<Arc<str>>,
+    started: u32,
+    ended: u32,
+}
+
+impl Watch {
+    /// Checks one batch of output; `mover` is the connection whose `move` caused it.
+    fn check(&mut self, out: Vec<(ConnId, Outbound)>, mover: Option<ConnId>, inside: &mut [bool; SLOTS], conns: &[ConnId; SLOTS]) {
+        let mut seen: Vec<Arc<str>> = Vec::new();
+        for (to, item) in out {
+            let frame = match item {
+                Outbound::Frame(frame) => frame,
+                Outbound::Released { .. } => {
+                    if let Some(slot) = conns.iter().position(|&c| c == to) {
+                        inside[slot] = false;
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let msg: ServerMessage = serde_json::from_str(&frame).expect("every frame is a server message");
+            // A broadcast is one shared payload: handle each once.
+            let text: Arc<str> = Arc::from(frame.as_str());
+            let first = !seen.contains(&text);
+            if first {
+                seen.push(text);
+            }
+            match msg {
+                ServerMessage::GameStarted { size, you, resume_token, .. } => {
+                    assert_eq!(size, self.size);
+                    self.seats[usize::from(you - 1)] = Some(to);
+                    self.tokens.push(resume_token);
+                    if you == 1 {
+                        assert!(self.live.is_none(), "a game started while another was open");
+                        self.live = Some(Game::new(size).expect("size"));
+                        self.started += 1;
+                    }
+                }
+                ServerMessage::State { you: Some(you), moves, .. } => {
+                    self.seats[usize::from(you - 1)] = Some(to);
+                    if let Some(game) = &self.live {
+                        assert_eq!(moves, game.moves(), "a resumed player sees the game's moves");
+                    }
+                }
+                ServerMessage::Moved { row, col, player, seq, .. } if first => {
+                    let game = self.live.as_mut().expect("a move outside a game");
+                    let who = Player::from_number(player).expect("player 1 or 2");
+                    assert_eq!(game.turn(), Some(who), "a move out of turn");
+                    game.play_as(who, row, col).expect("a legal move");
+                    assert_eq!(seq, game.moves().len());
+                    let seat = self.seats[usize::from(player - 1)];
+                    assert_eq!(mover, seat, "moved by the connection holding the seat");
+                }
+                ServerMessage::GameOver { winner, reason, moves, .. } if first => {
+                    let game = self.live.take().expect("a game_over without a game (or a second one)");
+                    assert_eq!(moves, game.moves());
+                    self.ended += 1;
+                    if matches!(reason, EndReason::Line | EndReason::Draw) {
+                        let list: Vec<[usize; 2]> =
+                            moves.iter().map(|&[r, c]| [usize::from(r), usize::from(c)]).collect();
+                        let verdict = judge(self.size, &list).expect("a legal record");
+                        assert_eq!(verdict.winner_number(), winner);
+                        assert_ne!(verdict, Verdict::Pending);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fuzz_target!(|input: Input| {
+    let size = usize::from(input.size % 3) + 2;
+    let settings = Settings {
+        turn_timeout: input.turn_ms.map(|ms| Duration::from_millis(u64::from(ms).max(1))),
+        grace: Duration::from_millis(u64::from(input.grace_ms % 3000)),
+    };
+    let start = Instant::now();
+    let mut now = start;
+    let mut conns: [ConnId; SLOTS] = [1, 2, 3, 4];
+    let mut next_conn = 5;
+    let mut inside = [false; SLOTS];
+    let name: Arc<str> = Arc::from("fuzz");
+    let code: Arc<str> = Arc::from("FUZZROOM42");
+    let mut room = if input.paired {
+        inside[0] = true;
+        inside[1] = true;
+        Room::paired(code, size, settings, (1, name.clone()), (2, name.clone()), now)
+    } else {
+        inside[0] = true;
+        Room::private(code, size, settings, 1, name.clone(), None)
+    }
+    .expect("a valid size");
+    // A spectator that stays to the end sees every game_over, even of a game
+    // whose players have both dropped.
+    room.spectate(OBSERVER, None, now);
+    let mut watch = Watch { size, live: None, seats: [None; 2], tokens: Vec::new(), started: 0, ended: 0 };
+    let out: Vec<_> = room.drain().collect();
+    watch.check(out, None, &mut inside, &conns);
+
+    for op in input.ops {
+        if room.is_closed() {
+            break;
+        }
+        let slot = |s: u8| usize::from(s) % SLOTS;
+        let mut mover = None;
+        match op {
+            Op::Join { slot: s, swap } if !inside[slot(s)] => {
+                inside[slot(s)] = true;
+                room.join(conns[slot(s)], name.clone(), None, swap, now);
+            }
+            Op::Spectate { slot: s } if !inside[slot(s)] => {
+                inside[slot(s)] = true;
+                room.spectate(conns[slot(s)], None, now);
+            }
+            Op::Resume { slot: s, token } if !inside[slot(s)] => {
+                inside[slot(s)] = true;
+                let made_up = Arc::from("not-a-token");
+                let token = watch.tokens.get(usize::from(token)).cloned().unwrap_or(made_up);
+                room.resume(conns[slot(s)], &token, None, now);
+            }
+            Op::Move { slot: s, row, col } if inside[slot(s)] => {
+                mover = Some(conns[slot(s)]);
+                let request = Request::Move { row: i64::from(row), col: i64::from(col) };
+                room.request(conns[slot(s)], request, None, now);
+            }
+            Op::Resign { slot: s } if inside[slot(s)] => room.request(conns[slot(s)], Request::Resign, None, now),
+            Op::Rematch { slot: s } if inside[slot(s)] => room.request(conns[slot(s)], Request::Rematch, None, now),
+            Op::Leave { slot: s } if inside[slot(s)] => room.request(conns[slot(s)], Request::Leave, None, now),
+            Op::Disconnect { slot: s } if inside[slot(s)] => {
+                room.disconnect(conns[slot(s)], now);
+                // The client comes back, if at all, as a new connection.
+                inside[slot(s)] = false;
+                conns[slot(s)] = next_conn;
+                next_conn += 1;
+            }
+            Op::Advance { ms } => {
+                now += Duration::from_millis(u64::from(ms));
+                room.tick(now);
+            }
+            _ => continue,
+        }
+        let out: Vec<_> = room.drain().collect();
+        watch.check(out, mover, &mut inside, &conns);
+        if let Some(deadline) = room.next_deadline() {
+            assert!(deadline >= start, "a deadline in the past of the room's start");
+        }
+    }
+    room.shutdown();
+    let out: Vec<_> = room.drain().collect();
+    watch.check(out, None, &mut inside, &conns);
+    assert!(room.is_closed(), "shutdown closes the room");
+    assert!(watch.live.is_none(), "a started game never got its game_over");
+    assert_eq!(watch.started, watch.ended);
+    assert_eq!(room.game_counts(), (u64::from(watch.started), u64::from(watch.ended)));
+});
