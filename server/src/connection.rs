@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::Either;
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -69,45 +70,59 @@ enum End {
     Drop,
 }
 
-/// Serves one accepted TCP connection until it ends.
-pub(crate) async fn run(
+/// Serves one accepted TCP connection until it ends. Not an `async fn`: the
+/// task's future is the handshake-and-serve future itself, with nothing
+/// wrapped around it, since every byte of it is paid by every idle connection.
+pub(crate) fn run(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
     permit: OwnedSemaphorePermit,
-) {
+) -> impl Future<Output = ()> + Send + 'static {
     let id = shared.next_conn_id();
     // Debug level: an enabled span per connection costs memory on every idle one.
     let span = tracing::debug_span!("conn", id, %peer);
-    async move {
-        let _permit = permit;
-        let _ = stream.set_nodelay(true);
-        // One deadline for the TLS and WebSocket handshakes together.
-        let deadline = Instant::now() + shared.config.handshake_timeout();
-        match shared.tls.clone() {
-            None => accept(stream, deadline, id, peer, shared).await,
-            Some(tls) => {
-                let stream = tokio::select! {
-                    r = timeout_at(deadline, tls.accept(stream)) => match r {
-                        Ok(Ok(stream)) => stream,
-                        Ok(Err(e)) => return debug!("TLS handshake failed: {e}"),
-                        Err(_) => return debug!("TLS handshake timed out"),
-                    },
-                    _ = shared.shutdown.cancelled() => return,
-                };
-                accept(stream, deadline, id, peer, shared).await
-            }
-        }
+    let _ = stream.set_nodelay(true);
+    // One deadline for the TLS and WebSocket handshakes together.
+    let deadline = Instant::now() + shared.config.handshake_timeout();
+    let conn = Accepted { id, peer, deadline, shared, _permit: permit };
+    match conn.shared.tls.clone() {
+        None => Either::Left(accept(stream, conn).instrument(span)),
+        // Boxed: a TLS session is several KB, which plain connections must
+        // not carry in their futures.
+        Some(tls) => Either::Right(Box::pin(accept_tls(tls, stream, conn)).instrument(span)),
     }
-    .instrument(span)
-    .await
 }
 
-/// Completes the WebSocket handshake on `stream` by `deadline`, then serves it.
-async fn accept<S>(stream: S, deadline: Instant, id: ConnId, peer: SocketAddr, shared: Arc<Shared>)
+/// An accepted connection on its way through the handshakes.
+struct Accepted {
+    id: ConnId,
+    peer: SocketAddr,
+    deadline: Instant,
+    shared: Arc<Shared>,
+    /// Held for the connection's life: its place under `--max-connections`.
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Completes the TLS handshake by the deadline, then the WebSocket one.
+async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Accepted) {
+    let stream = tokio::select! {
+        r = timeout_at(conn.deadline, tls.accept(stream)) => match r {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => return debug!("TLS handshake failed: {e}"),
+            Err(_) => return debug!("TLS handshake timed out"),
+        },
+        _ = conn.shared.shutdown.cancelled() => return,
+    };
+    accept(stream, conn).await
+}
+
+/// Completes the WebSocket handshake on `stream` by the deadline, then serves it.
+async fn accept<S>(stream: S, conn: Accepted)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    let Accepted { id, peer, deadline, shared, _permit } = conn;
     let handshake =
         tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(shared.ws_config));
     let ws = tokio::select! {
