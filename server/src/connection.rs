@@ -197,7 +197,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return End::Gone;
         }
         let interval = self.shared.config.ping_interval();
-        let mut ping = tokio::time::interval_at(Instant::now() + interval, interval);
+        // The first ping comes at a random point of the second half of the
+        // interval: connections opened together (a reconnect storm, a load
+        // test) must not all be pinged in the same instant ever after.
+        let first = interval.mul_f64(0.5 + rand::random::<f64>() / 2.0);
+        let mut ping = tokio::time::interval_at(Instant::now() + first, interval);
         let mut last_heard = Instant::now();
         // Created once: a fresh `cancelled()` per turn would register (and
         // remove) a waiter under a lock on every message.
