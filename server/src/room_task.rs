@@ -116,8 +116,9 @@ async fn run(
             armed = deadline;
         }
         tokio::select! {
+            // Requests first; shutdown (a lock to poll) when none is ready,
+            // which tokio's co-operative budget guarantees every 128 requests.
             biased;
-            _ = &mut shutdown => room.shutdown(),
             cmd = inbox.recv() => {
                 let now = Instant::now().into_std();
                 match cmd {
@@ -126,6 +127,7 @@ async fn run(
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
+            _ = &mut shutdown => room.shutdown(),
         }
     }
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
