@@ -130,6 +130,8 @@ async fn run(
             _ = &mut shutdown => room.shutdown(),
         }
     }
+    let (started, finished) = room.game_counts();
+    tracing::info!(games_started = started, games_finished = finished, "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
 }
 
