@@ -16,7 +16,6 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes, http};
-use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info};
 
 use tictactoe_protocol::{
@@ -25,7 +24,7 @@ use tictactoe_protocol::{
 
 use crate::Shared;
 use crate::lobby::LobbyCmd;
-use crate::outbound::{ConnHandle, ConnId, Outbound, encode};
+use crate::outbound::{ConnHandle, ConnId, KillSwitch, Outbound, encode};
 use crate::rate::{RateLimit, Verdict};
 use crate::room::Request as RoomRequest;
 use crate::room_task::RoomCmd;
@@ -137,7 +136,7 @@ where
     let _gauge = Gauge::up(&stats.connections);
     debug!("connected");
     let (tx, rx) = mpsc::channel(shared.config.outbound_queue);
-    let kill = CancellationToken::new();
+    let kill = Arc::new(KillSwitch::default());
     let me = ConnHandle::new(id, tx, kill.clone());
     let mut conn = Connection {
         id,
@@ -173,7 +172,7 @@ struct Connection<S> {
     /// This connection's handle, cloned into lobby and room requests; dropped
     /// at shutdown so that the queue closes once every room has let go.
     me: Option<ConnHandle>,
-    kill: CancellationToken,
+    kill: Arc<KillSwitch>,
     name: Arc<str>,
     place: Place,
     rate: RateLimit,
@@ -205,13 +204,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let mut last_heard = Instant::now();
         // Created once: a fresh `cancelled()` per turn would register (and
         // remove) a waiter under a lock on every message.
-        let kill = self.kill.clone().cancelled_owned();
         let shutdown = self.shared.shutdown.clone().cancelled_owned();
+        let kill = self.kill.clone();
+        let kill = kill.fired();
         tokio::pin!(kill, shutdown);
         loop {
             let end = tokio::select! {
-                // Work first; the two cancellations (each a lock to poll) are
-                // reached whenever no work is ready, and tokio's co-operative
+                // Work first; the kill switch and shutdown (a lock to poll)
+                // are reached whenever no work is ready, and tokio's co-operative
                 // budget makes ready work yield within 128 operations.
                 biased;
                 item = self.rx.recv() => match item {
@@ -270,7 +270,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         tokio::select! {
             biased;
             r = op(ws) => r.map_err(|_| End::Gone),
-            _ = kill.cancelled() => Err(End::Drop),
+            _ = kill.fired() => Err(End::Drop),
         }
     }
 

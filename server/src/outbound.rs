@@ -1,10 +1,14 @@
 //! What the lobby and rooms send to a connection, and the handle they send it by.
 
+use std::future::poll_fn;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
-use tokio_util::sync::CancellationToken;
+
+use futures::task::AtomicWaker;
 
 use crate::room_task::RoomCmd;
 
@@ -47,12 +51,12 @@ pub struct ConnHandle {
     /// The connection's number.
     pub id: ConnId,
     tx: mpsc::Sender<Outbound>,
-    kill: CancellationToken,
+    kill: Arc<KillSwitch>,
 }
 
 impl ConnHandle {
-    /// A handle on the queue `tx`; `kill` is cancelled when the client falls behind.
-    pub fn new(id: ConnId, tx: mpsc::Sender<Outbound>, kill: CancellationToken) -> Self {
+    /// A handle on the queue `tx`; `kill` fires when the client falls behind.
+    pub fn new(id: ConnId, tx: mpsc::Sender<Outbound>, kill: Arc<KillSwitch>) -> Self {
         ConnHandle { id, tx, kill }
     }
 
@@ -63,7 +67,7 @@ impl ConnHandle {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
                 tracing::debug!(conn = self.id, "outbound queue full; dropping the client");
-                self.kill.cancel();
+                self.kill.fire();
                 false
             }
             Err(TrySendError::Closed(_)) => false,
@@ -84,4 +88,34 @@ impl ConnHandle {
 /// Serializes a message once into a shareable frame.
 pub fn encode(message: &tictactoe_protocol::ServerMessage) -> Utf8Bytes {
     Utf8Bytes::from(message.to_json())
+}
+
+/// Tells one connection's task to drop its client. Lock-free, unlike a
+/// `CancellationToken`: the task checks it on every turn of its loop in which
+/// nothing else is ready, and only that one task ever waits on it.
+#[derive(Debug, Default)]
+pub struct KillSwitch {
+    fired: AtomicBool,
+    waker: AtomicWaker,
+}
+
+impl KillSwitch {
+    /// Fires the switch and wakes the connection's task.
+    pub fn fire(&self) {
+        self.fired.store(true, Ordering::Release);
+        self.waker.wake();
+    }
+
+    /// Completes once the switch has fired. For the connection's own task only:
+    /// a second waiter would take the first one's place.
+    pub async fn fired(&self) {
+        poll_fn(|cx| {
+            if self.fired.load(Ordering::Acquire) {
+                return Poll::Ready(());
+            }
+            self.waker.register(cx.waker());
+            if self.fired.load(Ordering::Acquire) { Poll::Ready(()) } else { Poll::Pending }
+        })
+        .await
+    }
 }
