@@ -287,11 +287,18 @@ impl Ctx {
         Ok(())
     }
 
-    /// Reads to the close; counts its code.
+    /// Reads to the close; counts the error codes on the way and the close code.
     async fn closed(&self, ws: &mut Ws) -> Option<u16> {
         let code = loop {
             match timeout(READ, ws.next()).await {
                 Ok(Some(Ok(Message::Close(frame)))) => break frame.map(|f| u16::from(f.code)),
+                Ok(Some(Ok(Message::Text(t)))) => {
+                    if let Ok(v) = serde_json::from_str::<Value>(&t)
+                        && let Some(code) = v["code"].as_str()
+                    {
+                        Report::count(&self.report.refusals, code.to_owned());
+                    }
+                }
                 Ok(Some(Ok(_))) => continue,
                 _ => break None,
             }
@@ -436,23 +443,9 @@ impl Ctx {
                 }
                 let _ = ws.flush().await;
                 // Pongs, then rate_limited, then the close with 1008.
-                loop {
-                    match timeout(READ, ws.next()).await {
-                        Ok(Some(Ok(Message::Text(t)))) if t.contains("rate_limited") => {
-                            Report::count(&self.report.refusals, "rate_limited".into());
-                        }
-                        Ok(Some(Ok(Message::Close(frame)))) => {
-                            let code = frame.map(|f| u16::from(f.code));
-                            Report::count(&self.report.closes, code.map_or("none".into(), |c| c.to_string()));
-                            return if code == Some(1008) {
-                                Ok(())
-                            } else {
-                                Err(format!("flood closed with {code:?}"))
-                            };
-                        }
-                        Ok(Some(Ok(_))) => continue,
-                        other => return Err(format!("flood: no close with 1008 ({other:?})")),
-                    }
+                match self.closed(&mut ws).await {
+                    Some(1008) => Ok(()),
+                    other => Err(format!("a flood closed with {other:?}, not 1008")),
                 }
             };
             if let Err(e) = run.await {
