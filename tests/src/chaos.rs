@@ -180,17 +180,22 @@ pub async fn run(cfg: &ChaosConfig) -> Arc<Report> {
     for _ in 0..cfg.garbage {
         tasks.spawn(ctx.clone().garbage());
     }
+    let addr = server.addr;
     for _ in 0..cfg.oversized {
-        tasks.spawn(ctx.clone().oversized());
+        let c = ctx.clone();
+        tasks.spawn(async move { c.repeat("oversized client", ms(50), || c.oversized_once()).await });
     }
     for _ in 0..cfg.flooders {
-        tasks.spawn(ctx.clone().flood());
+        let c = ctx.clone();
+        tasks.spawn(async move { c.repeat("flooder", ms(100), || c.flood_once()).await });
     }
     for _ in 0..cfg.droppers {
-        tasks.spawn(ctx.clone().dropper());
+        let c = ctx.clone();
+        tasks.spawn(async move { c.repeat("dropper", ms(0), || c.drop_once()).await });
     }
     for _ in 0..cfg.half_open {
-        tasks.spawn(ctx.clone().half_open(server.addr));
+        let c = ctx.clone();
+        tasks.spawn(async move { c.repeat("half-open client", ms(0), || c.half_open_once(addr)).await });
     }
     for _ in 0..cfg.slow_readers {
         tasks.spawn(ctx.clone().slow_reader());
@@ -230,6 +235,10 @@ pub async fn run(cfg: &ChaosConfig) -> Arc<Report> {
         report.fail("a task panicked".into());
     }
     report
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
 /// What every chaos client shares.
@@ -412,101 +421,85 @@ impl Ctx {
         }
     }
 
-    async fn oversized(self) {
+    /// Runs `once` again and again until the deadline, `pause` apart; the
+    /// first failure is recorded under `who` and ends the client.
+    async fn repeat<F, Fut>(&self, who: &str, pause: Duration, once: F)
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Fallible<()>>,
+    {
         while self.live() {
-            let run = async {
-                let mut ws = self.connect().await?;
-                let big = format!(r#"{{"type":"hello","protocol":1,"name":"{}"}}"#, "x".repeat(8192));
-                self.report.frames_sent.fetch_add(1, Ordering::Relaxed);
-                ws.send(Message::text(big)).await.map_err(|e| format!("send: {e}"))?;
-                match self.closed(&mut ws).await {
-                    Some(1009) => Ok(()),
-                    other => Err(format!("oversized frame closed with {other:?}, not 1009")),
-                }
-            };
-            if let Err(e) = run.await {
-                return self.fail("oversized client", e);
+            if let Err(e) = once().await {
+                return self.fail(who, e);
             }
-            sleep(Duration::from_millis(50)).await;
+            sleep(pause).await;
         }
     }
 
-    async fn flood(self) {
-        while self.live() {
-            let run = async {
-                let mut ws = self.connect().await?;
-                for _ in 0..600 {
-                    self.report.frames_sent.fetch_add(1, Ordering::Relaxed);
-                    if ws.feed(Message::text(r#"{"type":"ping"}"#)).await.is_err() {
-                        break;
-                    }
-                }
-                let _ = ws.flush().await;
-                // Pongs, then rate_limited, then the close with 1008.
-                match self.closed(&mut ws).await {
-                    Some(1008) => Ok(()),
-                    other => Err(format!("a flood closed with {other:?}, not 1008")),
-                }
-            };
-            if let Err(e) = run.await {
-                return self.fail("flooder", e);
+    /// A frame twice the size limit: the server must close with 1009.
+    async fn oversized_once(&self) -> Fallible<()> {
+        let mut ws = self.connect().await?;
+        let big = format!(r#"{{"type":"hello","protocol":1,"name":"{}"}}"#, "x".repeat(8192));
+        self.report.frames_sent.fetch_add(1, Ordering::Relaxed);
+        ws.send(Message::text(big)).await.map_err(|e| format!("send: {e}"))?;
+        match self.closed(&mut ws).await {
+            Some(1009) => Ok(()),
+            other => Err(format!("oversized frame closed with {other:?}, not 1009")),
+        }
+    }
+
+    /// 600 pings at once: pongs, then `rate_limited`, then the close with 1008.
+    async fn flood_once(&self) -> Fallible<()> {
+        let mut ws = self.connect().await?;
+        for _ in 0..600 {
+            self.report.frames_sent.fetch_add(1, Ordering::Relaxed);
+            if ws.feed(Message::text(r#"{"type":"ping"}"#)).await.is_err() {
+                break;
             }
-            sleep(Duration::from_millis(100)).await;
+        }
+        let _ = ws.flush().await;
+        match self.closed(&mut ws).await {
+            Some(1008) => Ok(()),
+            other => Err(format!("a flood closed with {other:?}, not 1008")),
         }
     }
 
     /// Quick-matches on 4×4 (away from the honest games) and drops the TCP
     /// connection at a random point: waiting, mid-game, or right after a move.
-    async fn dropper(self) {
-        while self.live() {
-            let run = async {
-                let mut ws = self.connect().await?;
-                self.send(&mut ws, json!({"type": "quick_match", "size": 4})).await?;
-                let hold = Duration::from_millis(rand::rng().random_range(0..400));
-                let until = Instant::now() + hold;
-                while let Ok(Some(Ok(msg))) = tokio::time::timeout_at(until, ws.next()).await {
-                    // Moves at random, in turn or not, on or off the board.
-                    if let Message::Text(t) = msg
-                        && (t.contains("\"game_started\"") || t.contains("\"moved\""))
-                    {
-                        let row = rand::rng().random_range(0..5);
-                        let col = rand::rng().random_range(0..5);
-                        self.send(&mut ws, json!({"type": "move", "row": row, "col": col})).await?;
-                    }
-                }
-                Ok::<_, String>(())
-            };
-            if let Err(e) = run.await {
-                return self.fail("dropper", e);
+    async fn drop_once(&self) -> Fallible<()> {
+        let mut ws = self.connect().await?;
+        self.send(&mut ws, json!({"type": "quick_match", "size": 4})).await?;
+        let until = Instant::now() + Duration::from_millis(rand::rng().random_range(0..400));
+        while let Ok(Some(Ok(msg))) = tokio::time::timeout_at(until, ws.next()).await {
+            // Moves at random, in turn or not, on or off the board.
+            if let Message::Text(t) = msg
+                && (t.contains("\"game_started\"") || t.contains("\"moved\""))
+            {
+                let (row, col) = (rand::rng().random_range(0..5), rand::rng().random_range(0..5));
+                self.send(&mut ws, json!({"type": "move", "row": row, "col": col})).await?;
             }
-            self.report.drops.fetch_add(1, Ordering::Relaxed);
         }
+        self.report.drops.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
-    /// TCP connections that send part of a handshake (or nothing) and stall;
-    /// the server must hang up after its handshake timeout.
-    async fn half_open(self, addr: std::net::SocketAddr) {
-        while self.live() {
-            let run = async {
-                let mut tcp = TcpStream::connect(addr).await.map_err(|e| format!("tcp connect: {e}"))?;
-                if rand::rng().random_bool(0.5) {
-                    let _ =
-                        tcp.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n").await;
-                }
-                let mut buf = [0u8; 256];
-                loop {
-                    match timeout(READ, tcp.read(&mut buf)).await {
-                        Ok(Ok(0)) | Ok(Err(_)) => return Ok(()),
-                        Ok(Ok(_)) => continue,
-                        Err(_) => return Err("the server kept a stalled handshake open".to_owned()),
-                    }
-                }
-            };
-            if let Err(e) = run.await {
-                return self.fail("half-open client", e);
-            }
-            self.report.half_open_closed.fetch_add(1, Ordering::Relaxed);
+    /// A TCP connection that sends part of a handshake (or nothing) and
+    /// stalls: the server must hang up after its handshake timeout.
+    async fn half_open_once(&self, addr: std::net::SocketAddr) -> Fallible<()> {
+        let mut tcp = TcpStream::connect(addr).await.map_err(|e| format!("tcp connect: {e}"))?;
+        if rand::rng().random_bool(0.5) {
+            let _ = tcp.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n").await;
         }
+        let mut buf = [0u8; 256];
+        loop {
+            match timeout(READ, tcp.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                Ok(Ok(_)) => continue,
+                Err(_) => return Err("the server kept a stalled handshake open".to_owned()),
+            }
+        }
+        self.report.half_open_closed.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Never reads, while asking again and again for the biggest reply there
