@@ -327,8 +327,8 @@ pub async fn run(cfg: &LoadConfig) -> Result<Report, String> {
 }
 
 /// Opens `n` connections that stay idle: each reads its `welcome`, then only
-/// answers the server's pings (a task per connection polls it). Dropping the
-/// returned handles closes them.
+/// answers the server's pings (a task per connection polls it). Aborting the
+/// returned tasks closes them (dropping a handle does not).
 pub async fn hold_idle(url: &str, n: usize) -> Result<Vec<tokio::task::JoinHandle<()>>, String> {
     let mut conns = Vec::with_capacity(n);
     for i in 0..n {
