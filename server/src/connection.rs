@@ -10,6 +10,7 @@ use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
+
 use tokio::time::{Instant, timeout, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -24,7 +25,8 @@ use tictactoe_protocol::{
 
 use crate::Shared;
 use crate::lobby::LobbyCmd;
-use crate::outbound::{ConnHandle, ConnId, KillSwitch, Outbound, encode};
+use crate::outbound::{ConnHandle, ConnId, Outbound, encode};
+use crate::queue::{self, Recv};
 use crate::rate::{RateLimit, Verdict};
 use crate::room::Request as RoomRequest;
 use crate::room_task::RoomCmd;
@@ -135,15 +137,13 @@ where
     let stats = shared.stats.clone();
     let _gauge = Gauge::up(&stats.connections);
     debug!("connected");
-    let (tx, rx) = mpsc::channel(shared.config.outbound_queue);
-    let kill = Arc::new(KillSwitch::default());
-    let me = ConnHandle::new(id, tx, kill.clone());
+    let (tx, rx) = queue::channel(shared.config.outbound_queue);
+    let me = ConnHandle::new(id, tx);
     let mut conn = Connection {
         id,
         ws,
         rx,
         me: Some(me),
-        kill,
         name: Arc::from("anonymous"),
         place: Place::Idle,
         rate: RateLimit::new(shared.config.max_messages_per_second),
@@ -168,11 +168,11 @@ fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> 
 struct Connection<S> {
     id: ConnId,
     ws: WebSocketStream<S>,
-    rx: mpsc::Receiver<Outbound>,
+    /// The outbound queue; a sender that finds it full kills it.
+    rx: queue::Receiver<Outbound>,
     /// This connection's handle, cloned into lobby and room requests; dropped
     /// at shutdown so that the queue closes once every room has let go.
     me: Option<ConnHandle>,
-    kill: Arc<KillSwitch>,
     name: Arc<str>,
     place: Place,
     rate: RateLimit,
@@ -205,18 +205,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         // Created once: a fresh `cancelled()` per turn would register (and
         // remove) a waiter under a lock on every message.
         let shutdown = self.shared.shutdown.clone().cancelled_owned();
-        let kill = self.kill.clone();
-        let kill = kill.fired();
-        tokio::pin!(kill, shutdown);
+        tokio::pin!(shutdown);
         loop {
             let end = tokio::select! {
-                // Work first; the kill switch and shutdown (a lock to poll)
-                // are reached whenever no work is ready, and tokio's co-operative
-                // budget makes ready work yield within 128 operations.
+                // Work first; shutdown (a lock to poll) is reached whenever no
+                // work is ready, and tokio's co-operative budget makes ready
+                // work yield within 128 operations.
                 biased;
                 item = self.rx.recv() => match item {
-                    Some(item) => self.write_batch(item).await,
-                    None => Some(End::Gone),
+                    Recv::Item(item) => self.write_batch(item).await,
+                    Recv::Ended => Some(End::Gone),
+                    Recv::Killed => Some(End::Drop),
                 },
                 msg = self.ws.next() => {
                     last_heard = Instant::now();
@@ -234,7 +233,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         self.write(Message::Ping(Default::default())).await
                     }
                 }
-                _ = &mut kill => Some(End::Drop),
                 _ = &mut shutdown => Some(End::Shutdown),
             };
             if let Some(end) = end {
@@ -245,16 +243,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Writes `first` and whatever else is queued, then flushes once.
     async fn write_batch(&mut self, first: Outbound) -> Option<End> {
-        let mut next = Some(first);
-        let mut n = 0;
-        while let Some(item) = next {
+        let mut item = first;
+        for n in 1..=WRITE_BATCH {
             if let Some(frame) = self.on_outbound(item).await {
                 if let Err(end) = self.guarded(|ws| ws.feed(Message::Text(frame))).await {
                     return Some(end);
                 }
             }
-            n += 1;
-            next = if n < WRITE_BATCH { self.rx.try_recv().ok() } else { None };
+            if n == WRITE_BATCH {
+                break;
+            }
+            // A killed queue is noticed by the next `recv`.
+            match self.rx.try_recv() {
+                Some(Recv::Item(next)) => item = next,
+                _ => break,
+            }
         }
         self.guarded(|ws| ws.flush()).await.err()
     }
@@ -266,11 +269,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         F: FnOnce(&'a mut WebSocketStream<S>) -> Fut,
         Fut: Future<Output = Result<(), WsError>> + 'a,
     {
-        let (ws, kill) = (&mut self.ws, &self.kill);
+        let (ws, rx) = (&mut self.ws, &self.rx);
         tokio::select! {
             biased;
             r = op(ws) => r.map_err(|_| End::Gone),
-            _ = kill.fired() => Err(End::Drop),
+            _ = rx.killed() => Err(End::Drop),
         }
     }
 
@@ -519,7 +522,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             // Rooms end their games and let go; deliver their last words.
             self.me = None;
             let deadline = Instant::now() + self.shared.config.shutdown_grace();
-            while let Ok(Some(item)) = tokio::time::timeout_at(deadline, self.rx.recv()).await {
+            while let Ok(Recv::Item(item)) = tokio::time::timeout_at(deadline, self.rx.recv()).await {
                 if let Outbound::Frame(frame) = item {
                     if self.ws.feed(Message::Text(frame)).await.is_err() {
                         break;
@@ -528,8 +531,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             return self.close(CloseCode::Away, "server shutting down").await;
         }
-        self.rx.close();
-        while let Ok(item) = self.rx.try_recv() {
+        for item in self.rx.close() {
             if let Outbound::Entered { tx, .. } = item {
                 let _ = tx.send(RoomCmd::Disconnected { conn: self.id }).await;
             }

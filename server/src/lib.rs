@@ -8,6 +8,7 @@ pub mod config;
 pub mod connection;
 pub mod lobby;
 pub mod outbound;
+pub mod queue;
 pub mod rate;
 pub mod room;
 pub mod room_task;

@@ -1,15 +1,10 @@
 //! What the lobby and rooms send to a connection, and the handle they send it by.
 
-use std::future::poll_fn;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
 use tokio::sync::mpsc;
-use tokio::sync::mpsc::error::TrySendError;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use futures::task::AtomicWaker;
-
+use crate::queue::{self, SendError};
 use crate::room_task::RoomCmd;
 
 /// A connection's unique number for the server's lifetime.
@@ -50,14 +45,13 @@ pub enum Outbound {
 pub struct ConnHandle {
     /// The connection's number.
     pub id: ConnId,
-    tx: mpsc::Sender<Outbound>,
-    kill: Arc<KillSwitch>,
+    tx: queue::Sender<Outbound>,
 }
 
 impl ConnHandle {
-    /// A handle on the queue `tx`; `kill` fires when the client falls behind.
-    pub fn new(id: ConnId, tx: mpsc::Sender<Outbound>, kill: Arc<KillSwitch>) -> Self {
-        ConnHandle { id, tx, kill }
+    /// A handle on the connection's queue `tx`.
+    pub fn new(id: ConnId, tx: queue::Sender<Outbound>) -> Self {
+        ConnHandle { id, tx }
     }
 
     /// Queues `item` without waiting. A full queue means a client that cannot
@@ -65,12 +59,11 @@ impl ConnHandle {
     pub fn send(&self, item: Outbound) -> bool {
         match self.tx.try_send(item) {
             Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
+            Err(SendError::Full) => {
                 tracing::debug!(conn = self.id, "outbound queue full; dropping the client");
-                self.kill.fire();
                 false
             }
-            Err(TrySendError::Closed(_)) => false,
+            Err(SendError::Closed) => false,
         }
     }
 
@@ -88,34 +81,4 @@ impl ConnHandle {
 /// Serializes a message once into a shareable frame.
 pub fn encode(message: &tictactoe_protocol::ServerMessage) -> Utf8Bytes {
     Utf8Bytes::from(message.to_json())
-}
-
-/// Tells one connection's task to drop its client. Lock-free, unlike a
-/// `CancellationToken`: the task checks it on every turn of its loop in which
-/// nothing else is ready, and only that one task ever waits on it.
-#[derive(Debug, Default)]
-pub struct KillSwitch {
-    fired: AtomicBool,
-    waker: AtomicWaker,
-}
-
-impl KillSwitch {
-    /// Fires the switch and wakes the connection's task.
-    pub fn fire(&self) {
-        self.fired.store(true, Ordering::Release);
-        self.waker.wake();
-    }
-
-    /// Completes once the switch has fired. For the connection's own task only:
-    /// a second waiter would take the first one's place.
-    pub async fn fired(&self) {
-        poll_fn(|cx| {
-            if self.fired.load(Ordering::Acquire) {
-                return Poll::Ready(());
-            }
-            self.waker.register(cx.waker());
-            if self.fired.load(Ordering::Acquire) { Poll::Ready(()) } else { Poll::Pending }
-        })
-        .await
-    }
 }

@@ -1,0 +1,283 @@
+//! A connection's outbound queue: bounded, many senders that never wait, one
+//! receiving task, and a kill switch that senders pull when the receiver falls
+//! behind. Built for that shape alone: one uncontended lock per operation, no
+//! blocks of slots to walk as tokio's mpsc does, nothing allocated while empty.
+
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Poll, Waker};
+
+/// Capacity kept by a queue that has drained; a burst's extra capacity is freed.
+const KEPT_CAPACITY: usize = 8;
+
+struct Shared<T> {
+    inner: Mutex<Inner<T>>,
+    /// Live senders; the receiver sees the end of the queue when it reaches 0.
+    senders: AtomicUsize,
+}
+
+struct Inner<T> {
+    items: VecDeque<T>,
+    cap: usize,
+    /// The receiver is gone or closed the queue.
+    closed: bool,
+    /// A sender found the queue full: the receiver is to drop its client.
+    killed: bool,
+    /// The receiving task, while it waits.
+    waker: Option<Waker>,
+}
+
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, Inner<T>> {
+        // Nothing panics while holding the lock, so poison carries no meaning.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes the receiver, if it waits; called with the lock released.
+    fn wake(&self) {
+        let waker = self.lock().waker.take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+/// Why [`Sender::try_send`] did not queue an item.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The queue was full; the receiver has been told to drop its client.
+    Full,
+    /// The receiver is gone.
+    Closed,
+}
+
+/// What [`Receiver::recv`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recv<T> {
+    /// The next item.
+    Item(T),
+    /// Every sender is gone and the queue is empty.
+    Ended,
+    /// A sender found the queue full.
+    Killed,
+}
+
+/// The sending side; cloning it adds a sender.
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The receiving side, owned by one task.
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// A queue holding at most `cap` items.
+pub fn channel<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
+    let shared = Arc::new(Shared {
+        inner: Mutex::new(Inner {
+            items: VecDeque::new(),
+            cap: cap.max(1),
+            closed: false,
+            killed: false,
+            waker: None,
+        }),
+        senders: AtomicUsize::new(1),
+    });
+    (Sender { shared: shared.clone() }, Receiver { shared })
+}
+
+impl<T> Sender<T> {
+    /// Queues `item` without waiting. A full queue kills it: the receiver is
+    /// woken to drop its client, and every later send fails.
+    pub fn try_send(&self, item: T) -> Result<(), SendError> {
+        let mut inner = self.shared.lock();
+        if inner.closed {
+            return Err(SendError::Closed);
+        }
+        if inner.killed || inner.items.len() >= inner.cap {
+            inner.killed = true;
+            let waker = inner.waker.take();
+            drop(inner);
+            if let Some(w) = waker {
+                w.wake();
+            }
+            return Err(SendError::Full);
+        }
+        inner.items.push_back(item);
+        let waker = inner.waker.take();
+        drop(inner);
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    /// Whether the receiver is gone (or has closed the queue).
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().closed
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Ordering::Relaxed);
+        Sender { shared: self.shared.clone() }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.wake();
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender").finish_non_exhaustive()
+    }
+}
+
+impl<T> Receiver<T> {
+    /// The next item; waits while the queue is empty, live and not killed.
+    pub async fn recv(&mut self) -> Recv<T> {
+        poll_fn(|cx| {
+            let mut inner = self.shared.lock();
+            match self.take(&mut inner) {
+                Some(r) => Poll::Ready(r),
+                None => {
+                    if !inner.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                        inner.waker = Some(cx.waker().clone());
+                    }
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+
+    /// The next item if one is ready, without waiting.
+    pub fn try_recv(&mut self) -> Option<Recv<T>> {
+        let mut inner = self.shared.lock();
+        self.take(&mut inner)
+    }
+
+    fn take(&self, inner: &mut Inner<T>) -> Option<Recv<T>> {
+        if inner.killed {
+            return Some(Recv::Killed);
+        }
+        if let Some(item) = inner.items.pop_front() {
+            if inner.items.is_empty() && inner.items.capacity() > KEPT_CAPACITY {
+                inner.items.shrink_to(KEPT_CAPACITY);
+            }
+            return Some(Recv::Item(item));
+        }
+        if self.shared.senders.load(Ordering::Acquire) == 0 {
+            return Some(Recv::Ended);
+        }
+        None
+    }
+
+    /// Completes once a sender has killed the queue.
+    pub async fn killed(&self) {
+        poll_fn(|cx| {
+            let mut inner = self.shared.lock();
+            if inner.killed {
+                return Poll::Ready(());
+            }
+            if !inner.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                inner.waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Refuses further items and hands back those already queued.
+    pub fn close(&mut self) -> VecDeque<T> {
+        let mut inner = self.shared.lock();
+        inner.closed = true;
+        std::mem::take(&mut inner.items)
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        // Senders see at once that nobody reads the queue any more.
+        self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Context;
+
+    fn poll<F: std::future::Future>(f: F) -> Poll<F::Output> {
+        let mut f = std::pin::pin!(f);
+        f.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn items_come_out_in_order_and_the_queue_ends_with_its_senders() {
+        let (tx, mut rx) = channel(4);
+        let tx2 = tx.clone();
+        assert_eq!(tx.try_send(1), Ok(()));
+        assert_eq!(tx2.try_send(2), Ok(()));
+        assert_eq!(poll(rx.recv()), Poll::Ready(Recv::Item(1)));
+        assert_eq!(rx.try_recv(), Some(Recv::Item(2)));
+        assert_eq!(rx.try_recv(), None);
+        assert!(poll(rx.recv()).is_pending());
+        drop(tx);
+        assert!(poll(rx.recv()).is_pending(), "one sender is left");
+        drop(tx2);
+        assert_eq!(poll(rx.recv()), Poll::Ready(Recv::Ended));
+    }
+
+    #[test]
+    fn a_full_queue_is_killed_for_good() {
+        let (tx, mut rx) = channel(2);
+        assert_eq!(tx.try_send(1), Ok(()));
+        assert_eq!(tx.try_send(2), Ok(()));
+        assert!(poll(rx.killed()).is_pending());
+        assert_eq!(tx.try_send(3), Err(SendError::Full));
+        assert!(poll(rx.killed()).is_ready());
+        assert_eq!(rx.try_recv(), Some(Recv::Killed));
+        assert_eq!(tx.try_send(4), Err(SendError::Full), "a killed queue takes nothing more");
+    }
+
+    #[test]
+    fn a_closed_queue_refuses_and_returns_what_it_held() {
+        let (tx, mut rx) = channel(4);
+        assert_eq!(tx.try_send("a"), Ok(()));
+        assert!(!tx.is_closed());
+        assert_eq!(rx.close().into_iter().collect::<Vec<_>>(), ["a"]);
+        assert!(tx.is_closed());
+        assert_eq!(tx.try_send("b"), Err(SendError::Closed));
+        drop(rx);
+        assert_eq!(tx.try_send("c"), Err(SendError::Closed));
+    }
+
+    #[tokio::test]
+    async fn a_send_wakes_the_waiting_receiver() {
+        let (tx, mut rx) = channel(4);
+        let waiter = tokio::spawn(async move { rx.recv().await });
+        tokio::task::yield_now().await;
+        assert_eq!(tx.try_send(7), Ok(()));
+        assert!(matches!(waiter.await, Ok(Recv::Item(7))));
+    }
+
+    #[test]
+    fn a_drained_queue_gives_back_a_burst_s_capacity() {
+        let (tx, mut rx) = channel(1000);
+        for i in 0..500 {
+            assert_eq!(tx.try_send(i), Ok(()));
+        }
+        while let Some(Recv::Item(_)) = rx.try_recv() {}
+        assert!(rx.shared.lock().items.capacity() <= KEPT_CAPACITY);
+    }
+}
