@@ -9,8 +9,8 @@ use futures::future::Either;
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
-
 use tokio::time::{Instant, timeout, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -220,7 +220,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 msg = self.ws.next() => {
                     last_heard = Instant::now();
                     match msg {
-                        Some(Ok(msg)) => self.on_message(msg).await,
+                        Some(Ok(msg)) => self.on_message(msg, last_heard).await,
                         Some(Err(WsError::Capacity(_))) => Some(End::Close(CloseCode::Size, "message too big")),
                         Some(Err(_)) | None => Some(End::Gone),
                     }
@@ -340,7 +340,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         None
     }
 
-    async fn on_message(&mut self, msg: Message) -> Option<End> {
+    /// Handles one message from the client, received at `now`.
+    async fn on_message(&mut self, msg: Message, now: Instant) -> Option<End> {
         let text = match msg {
             Message::Text(text) => Some(text),
             Message::Binary(_) => None,
@@ -348,7 +349,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             // tungstenite answers pings itself; pongs only prove the client is alive.
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return None,
         };
-        match self.rate.check(Instant::now()) {
+        match self.rate.check(now) {
             Verdict::Allow => {}
             Verdict::Refuse => {
                 let id = text.as_deref().and_then(peek_id);
@@ -375,7 +376,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     async fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>) -> Option<End> {
-        let me = self.me.clone()?;
         match msg {
             ClientMessage::Hello { name, protocol } => {
                 if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
@@ -398,38 +398,41 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             ClientMessage::QuickMatch { size } => {
                 let size = size.map_or(3, |s| s as usize);
-                self.lobby_request(
-                    id.clone(),
-                    Some(size),
-                    false,
-                    LobbyCmd::QuickMatch { conn: me, name: self.name.clone(), size, id },
-                )
+                let name = self.name.clone();
+                self.lobby_request(id.clone(), Some(size), false, |conn| LobbyCmd::QuickMatch {
+                    conn,
+                    name,
+                    size,
+                    id,
+                })
                 .await
             }
             ClientMessage::CreateRoom { size } => {
                 let size = size.map_or(3, |s| s as usize);
-                self.lobby_request(
-                    id.clone(),
-                    None,
-                    false,
-                    LobbyCmd::CreateRoom { conn: me, name: self.name.clone(), size, id },
-                )
+                let name = self.name.clone();
+                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::CreateRoom {
+                    conn,
+                    name,
+                    size,
+                    id,
+                })
                 .await
             }
             ClientMessage::JoinRoom { room } => {
-                self.lobby_request(
-                    id.clone(),
-                    None,
-                    false,
-                    LobbyCmd::JoinRoom { conn: me, name: self.name.clone(), room, id },
-                )
+                let name = self.name.clone();
+                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::JoinRoom {
+                    conn,
+                    name,
+                    room,
+                    id,
+                })
                 .await
             }
             ClientMessage::Spectate { room } => {
-                self.lobby_request(id.clone(), None, true, LobbyCmd::Spectate { conn: me, room, id }).await
+                self.lobby_request(id.clone(), None, true, |conn| LobbyCmd::Spectate { conn, room, id }).await
             }
             ClientMessage::Resume { token } => {
-                self.lobby_request(id.clone(), None, false, LobbyCmd::Resume { conn: me, token, id }).await
+                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Resume { conn, token, id }).await
             }
             ClientMessage::Move { row, col } => self.send_room(RoomRequest::Move { row, col }, id).await,
             ClientMessage::Resign {} => self.send_room(RoomRequest::Resign, id).await,
@@ -459,14 +462,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         size.is_none_or(|s| usize::try_from(s).is_ok_and(|s| (c.min_size..=c.max_size).contains(&s)))
     }
 
-    /// Sends a request that puts the connection somewhere new, if it is free to go.
+    /// Sends a request that puts the connection somewhere new, if it is free
+    /// to go; `cmd` builds it around this connection's handle.
     async fn lobby_request(
         &mut self,
         id: Option<RequestId>,
         queued: Option<usize>,
         spectate: bool,
-        cmd: LobbyCmd,
+        cmd: impl FnOnce(ConnHandle) -> LobbyCmd,
     ) -> Option<End> {
+        // Gone only while the connection closes at shutdown.
+        let me = self.me.clone()?;
         match &self.place {
             Place::Idle => {}
             Place::Room { free: true, .. } => {
@@ -487,7 +493,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
         // `queued` holds the size until the lobby confirms the queue.
         self.place = Place::Lobby { queued, leave: false, spectate };
-        self.send_lobby(cmd).await;
+        self.send_lobby(cmd(me)).await;
         None
     }
 
@@ -498,7 +504,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
         match &self.place {
             Place::Room { tx, .. } => {
-                let _ = tx.send(RoomCmd::Request { conn: self.id, request, id }).await;
+                // Waits only when the room's inbox is full.
+                let cmd = RoomCmd::Request { conn: self.id, request, id };
+                if let Err(TrySendError::Full(cmd)) = tx.try_send(cmd) {
+                    let _ = tx.send(cmd).await;
+                }
                 None
             }
             Place::Lobby { queued: Some(_), .. } => {

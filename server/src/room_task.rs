@@ -1,7 +1,6 @@
 //! The task that owns one [`Room`]: it feeds the room its inbox and its
 //! deadlines, and delivers what the room says to the connections' queues.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -10,6 +9,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use rustc_hash::FxHashMap;
 use tictactoe_protocol::RequestId;
 
 use crate::lobby::LobbyCmd;
@@ -64,6 +64,9 @@ pub enum RoomCmd {
     },
 }
 
+/// The room's present connections; ids are counters, so a fast hash is enough.
+type Conns = FxHashMap<ConnId, ConnHandle>;
+
 /// What every room task needs besides its room.
 #[derive(Clone)]
 pub struct RoomContext {
@@ -88,12 +91,7 @@ pub fn spawn(
     tracker.spawn(run(room, conns, rx, ctx).instrument(span));
 }
 
-async fn run(
-    mut room: Room,
-    mut conns: HashMap<ConnId, ConnHandle>,
-    mut inbox: mpsc::Receiver<RoomCmd>,
-    ctx: RoomContext,
-) {
+async fn run(mut room: Room, mut conns: Conns, mut inbox: mpsc::Receiver<RoomCmd>, ctx: RoomContext) {
     let _gauge = Gauge::up(&ctx.stats.rooms);
     let mut counted = (0, 0);
     // One shutdown waiter and one timer for the room's life, re-armed only when
@@ -135,7 +133,7 @@ async fn run(
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
 }
 
-fn handle(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>, cmd: RoomCmd, now: std::time::Instant) {
+fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Instant) {
     match cmd {
         RoomCmd::Join { conn, name, id } => {
             let cid = conn.id;
@@ -162,7 +160,7 @@ fn handle(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>, cmd: RoomCmd
 
 /// Moves the room's output into the connections' queues. A connection whose
 /// queue is gone or full counts as disconnected, which may produce more output.
-fn deliver(room: &mut Room, conns: &mut HashMap<ConnId, ConnHandle>) {
+fn deliver(room: &mut Room, conns: &mut Conns) {
     loop {
         let mut failed = Vec::new();
         for (to, item) in room.drain() {
