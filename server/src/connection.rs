@@ -1,8 +1,11 @@
 //! One WebSocket connection: handshake, limits, decoding requests into lobby
 //! and room commands, and writing the connection's outbound queue.
 
+use std::future::poll_fn;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::future::Either;
@@ -165,6 +168,34 @@ fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> 
     Err(err)
 }
 
+/// A timer or signal polled only when it may have fired: its first poll
+/// registers the task's waker, which it keeps until it fires, so polling it on
+/// every turn of the loop would only repeat that registration.
+#[derive(Default)]
+struct Armed {
+    /// Polled since it last fired or was reset.
+    polled: bool,
+}
+
+impl Armed {
+    /// Polls `fut` unless it has been polled and `may_be_ready` is false.
+    fn poll<F: Future>(
+        &mut self,
+        fut: Pin<&mut F>,
+        may_be_ready: bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<F::Output> {
+        if self.polled && !may_be_ready {
+            return Poll::Pending;
+        }
+        // Out of co-operative budget, a timer returns Pending unregistered.
+        let budget = tokio::task::coop::has_budget_remaining();
+        let r = fut.poll(cx);
+        self.polled = budget && r.is_pending();
+        r
+    }
+}
+
 struct Connection<S> {
     id: ConnId,
     ws: WebSocketStream<S>,
@@ -200,12 +231,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         // interval: connections opened together (a reconnect storm, a load
         // test) must not all be pinged in the same instant ever after.
         let first = interval.mul_f64(0.5 + rand::random::<f64>() / 2.0);
-        let mut ping = tokio::time::interval_at(Instant::now() + first, interval);
+        let ping = tokio::time::sleep_until(Instant::now() + first);
         let mut last_heard = Instant::now();
         // Created once: a fresh `cancelled()` per turn would register (and
         // remove) a waiter under a lock on every message.
         let shutdown = self.shared.shutdown.clone().cancelled_owned();
-        tokio::pin!(shutdown);
+        tokio::pin!(ping, shutdown);
+        let (mut ping_armed, mut shutdown_armed) = (Armed::default(), Armed::default());
         loop {
             let end = tokio::select! {
                 // Work first; shutdown (a lock to poll) is reached whenever no
@@ -225,7 +257,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         Some(Err(_)) | None => Some(End::Gone),
                     }
                 }
-                _ = ping.tick() => {
+                _ = poll_fn(|cx| {
+                    let due = ping.is_elapsed();
+                    ping_armed.poll(ping.as_mut(), due, cx)
+                }) => {
+                    let next = ping.deadline() + interval;
+                    ping.as_mut().reset(next);
                     if last_heard.elapsed() >= 2 * interval {
                         debug!("no answer to pings; dropping");
                         Some(End::Drop)
@@ -233,7 +270,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         self.write(Message::Ping(Default::default())).await
                     }
                 }
-                _ = &mut shutdown => Some(End::Shutdown),
+                _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), self.shared.stopping(), cx)) => {
+                    Some(End::Shutdown)
+                }
             };
             if let Some(end) = end {
                 return end;

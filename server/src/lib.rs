@@ -21,7 +21,7 @@ pub use stats::Stats;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     lobby: mpsc::Sender<lobby::LobbyCmd>,
     stats: Arc<Stats>,
     shutdown: CancellationToken,
+    /// Set just before `shutdown` is cancelled: a check without its lock.
+    stopping: AtomicBool,
     welcome: Utf8Bytes,
     next_id: AtomicU64,
     /// Present when the server speaks `wss://`.
@@ -50,6 +52,11 @@ pub(crate) struct Shared {
 impl Shared {
     fn next_conn_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Whether the server is shutting down.
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
     }
 }
 
@@ -107,6 +114,7 @@ impl Server {
             lobby: lobby_tx,
             stats: self.stats.clone(),
             shutdown: token.clone(),
+            stopping: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
             tls,
         });
@@ -134,6 +142,7 @@ impl Server {
         }
         info!("shutting down");
         drop(listener);
+        shared.stopping.store(true, Ordering::Release);
         token.cancel();
         tracker.close();
         tracker.wait().await;

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 
 /// Capacity kept by a queue that has drained; a burst's extra capacity is freed.
 const KEPT_CAPACITY: usize = 8;
@@ -25,22 +25,36 @@ struct Inner<T> {
     closed: bool,
     /// A sender found the queue full: the receiver is to drop its client.
     killed: bool,
-    /// The receiving task, while it waits.
+    /// The receiving task's waker, kept between waits so that it is cloned
+    /// once, not once per wait.
     waker: Option<Waker>,
+    /// The receiver waits for `waker` to be woken.
+    waiting: bool,
+}
+
+impl<T> Inner<T> {
+    /// Records that the task behind `cx` waits for the queue to change.
+    fn park(&mut self, cx: &Context<'_>) {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.waker = Some(cx.waker().clone());
+        }
+        self.waiting = true;
+    }
+
+    /// Wakes the receiver if it waits (scheduling a task: it never re-enters the queue).
+    fn unpark(&mut self) {
+        if std::mem::take(&mut self.waiting) {
+            if let Some(w) = &self.waker {
+                w.wake_by_ref();
+            }
+        }
+    }
 }
 
 impl<T> Shared<T> {
     fn lock(&self) -> MutexGuard<'_, Inner<T>> {
         // Nothing panics while holding the lock, so poison carries no meaning.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Wakes the receiver, if it waits; called with the lock released.
-    fn wake(&self) {
-        let waker = self.lock().waker.take();
-        if let Some(w) = waker {
-            w.wake();
-        }
     }
 }
 
@@ -83,6 +97,7 @@ pub fn channel<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
             closed: false,
             killed: false,
             waker: None,
+            waiting: false,
         }),
         senders: AtomicUsize::new(1),
     });
@@ -99,19 +114,11 @@ impl<T> Sender<T> {
         }
         if inner.killed || inner.items.len() >= inner.cap {
             inner.killed = true;
-            let waker = inner.waker.take();
-            drop(inner);
-            if let Some(w) = waker {
-                w.wake();
-            }
+            inner.unpark();
             return Err(SendError::Full);
         }
         inner.items.push_back(item);
-        let waker = inner.waker.take();
-        drop(inner);
-        if let Some(w) = waker {
-            w.wake();
-        }
+        inner.unpark();
         Ok(())
     }
 
@@ -131,7 +138,7 @@ impl<T> Clone for Sender<T> {
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.shared.wake();
+            self.shared.lock().unpark();
         }
     }
 }
@@ -150,9 +157,7 @@ impl<T> Receiver<T> {
             match self.take(&mut inner) {
                 Some(r) => Poll::Ready(r),
                 None => {
-                    if !inner.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                        inner.waker = Some(cx.waker().clone());
-                    }
+                    inner.park(cx);
                     Poll::Pending
                 }
             }
@@ -167,6 +172,8 @@ impl<T> Receiver<T> {
     }
 
     fn take(&self, inner: &mut Inner<T>) -> Option<Recv<T>> {
+        // The receiver is awake; it parks again if it finds nothing.
+        inner.waiting = false;
         if inner.killed {
             return Some(Recv::Killed);
         }
@@ -189,9 +196,7 @@ impl<T> Receiver<T> {
             if inner.killed {
                 return Poll::Ready(());
             }
-            if !inner.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                inner.waker = Some(cx.waker().clone());
-            }
+            inner.park(cx);
             Poll::Pending
         })
         .await
@@ -215,7 +220,6 @@ impl<T> Drop for Receiver<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::task::Context;
 
     fn poll<F: std::future::Future>(f: F) -> Poll<F::Output> {
         let mut f = std::pin::pin!(f);

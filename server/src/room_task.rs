@@ -186,7 +186,9 @@ fn deliver(room: &mut Room, conns: &mut Conns) {
 
 fn count_games(room: &Room, counted: &mut (u64, u64), stats: &Stats) {
     let (started, finished) = room.game_counts();
-    stats.games_started.fetch_add(started - counted.0, Ordering::Relaxed);
-    stats.games_finished.fetch_add(finished - counted.1, Ordering::Relaxed);
-    *counted = (started, finished);
+    if (started, finished) != *counted {
+        stats.games_started.fetch_add(started - counted.0, Ordering::Relaxed);
+        stats.games_finished.fetch_add(finished - counted.1, Ordering::Relaxed);
+        *counted = (started, finished);
+    }
 }
