@@ -12,8 +12,7 @@ use futures::future::Either;
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, timeout, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -29,7 +28,7 @@ use tictactoe_protocol::{
 use crate::Shared;
 use crate::lobby::LobbyCmd;
 use crate::outbound::{ConnHandle, ConnId, Outbound, encode};
-use crate::queue::{self, Recv};
+use crate::queue::{self, Recv, TrySendError};
 use crate::rate::{RateLimit, Verdict};
 use crate::room::Request as RoomRequest;
 use crate::room_task::RoomCmd;
@@ -57,7 +56,7 @@ enum Place {
     /// (spectating, or the game is over).
     Room {
         code: Arc<str>,
-        tx: mpsc::Sender<RoomCmd>,
+        tx: queue::Sender<RoomCmd>,
         free: bool,
     },
 }

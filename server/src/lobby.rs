@@ -11,6 +11,7 @@ use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
 use crate::codes;
 use crate::outbound::{ConnHandle, ConnId, Outbound, encode};
+use crate::queue;
 use crate::room::{Room, Settings};
 use crate::room_task::{self, RoomCmd, RoomContext};
 
@@ -87,7 +88,7 @@ pub enum LobbyCmd {
 
 struct Lobby {
     queues: HashMap<usize, VecDeque<(ConnHandle, Arc<str>)>>,
-    rooms: HashMap<Arc<str>, mpsc::Sender<RoomCmd>>,
+    rooms: HashMap<Arc<str>, queue::Sender<RoomCmd>>,
     settings: Settings,
     ctx: RoomContext,
     tracker: TaskTracker,
@@ -190,7 +191,7 @@ impl Lobby {
     /// Tells the members they are in the room, then starts its task.
     fn open(&mut self, room: Room, members: Vec<ConnHandle>) {
         let code = room.code().clone();
-        let (tx, rx) = mpsc::channel(room_task::ROOM_INBOX);
+        let (tx, rx) = queue::channel(room_task::ROOM_INBOX);
         for m in &members {
             m.send(Outbound::Entered { room: code.clone(), tx: tx.clone() });
         }
@@ -212,7 +213,7 @@ impl Lobby {
         room: &str,
         conn: &ConnHandle,
         id: Option<RequestId>,
-    ) -> Option<(Arc<str>, mpsc::Sender<RoomCmd>)> {
+    ) -> Option<(Arc<str>, queue::Sender<RoomCmd>)> {
         let code = codes::normalize_room_code(room);
         match self.rooms.get_key_value(code.as_str()) {
             Some((code, tx)) => Some((code.clone(), tx.clone())),
@@ -229,7 +230,7 @@ impl Lobby {
     }
 
     /// Puts the connection in the room and hands the room its request.
-    fn forward(&self, code: Arc<str>, tx: mpsc::Sender<RoomCmd>, cmd: RoomCmd) {
+    fn forward(&self, code: Arc<str>, tx: queue::Sender<RoomCmd>, cmd: RoomCmd) {
         let conn = match &cmd {
             RoomCmd::Join { conn, .. } | RoomCmd::Spectate { conn, .. } | RoomCmd::Resume { conn, .. } => {
                 conn.clone()

@@ -1,10 +1,9 @@
 //! What the lobby and rooms send to a connection, and the handle they send it by.
 
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::queue::{self, SendError};
+use crate::queue::{self, TrySendError};
 use crate::room_task::RoomCmd;
 
 /// A connection's unique number for the server's lifetime.
@@ -24,7 +23,7 @@ pub enum Outbound {
         /// The room code.
         room: Arc<str>,
         /// The room's inbox.
-        tx: mpsc::Sender<RoomCmd>,
+        tx: queue::Sender<RoomCmd>,
     },
     /// A game in the room started (`true`) or ended (`false`).
     Live {
@@ -59,11 +58,12 @@ impl ConnHandle {
     pub fn send(&self, item: Outbound) -> bool {
         match self.tx.try_send(item) {
             Ok(()) => true,
-            Err(SendError::Full) => {
+            Err(TrySendError::Full(_)) => {
                 tracing::debug!(conn = self.id, "outbound queue full; dropping the client");
+                self.tx.kill();
                 false
             }
-            Err(SendError::Closed) => false,
+            Err(TrySendError::Closed(_)) => false,
         }
     }
 

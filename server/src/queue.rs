@@ -1,13 +1,15 @@
-//! A connection's outbound queue: bounded, many senders that never wait, one
-//! receiving task, and a kill switch that senders pull when the receiver falls
-//! behind. Built for that shape alone: one uncontended lock per operation, no
-//! blocks of slots to walk as tokio's mpsc does, nothing allocated while empty.
+//! The bounded queues between tasks: many senders, one receiving task. A
+//! connection's outbound queue (senders never wait; one that finds it full
+//! kills it, and the connection drops its client) and a room's inbox (senders
+//! wait for space). One uncontended lock per operation, no blocks of slots to
+//! walk as in tokio's mpsc, nothing allocated while empty.
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Waker, ready};
+use tokio::task::coop;
 
 /// Capacity kept by a queue that has drained; a burst's extra capacity is freed.
 const KEPT_CAPACITY: usize = 8;
@@ -30,6 +32,8 @@ struct Inner<T> {
     waker: Option<Waker>,
     /// The receiver waits for `waker` to be woken.
     waiting: bool,
+    /// Senders waiting for space.
+    blocked: Vec<Waker>,
 }
 
 impl<T> Inner<T> {
@@ -58,13 +62,13 @@ impl<T> Shared<T> {
     }
 }
 
-/// Why [`Sender::try_send`] did not queue an item.
+/// Why [`Sender::try_send`] did not queue an item, which it hands back.
 #[derive(Debug, PartialEq, Eq)]
-pub enum SendError {
-    /// The queue was full; the receiver has been told to drop its client.
-    Full,
+pub enum TrySendError<T> {
+    /// The queue is full, or has been killed.
+    Full(T),
     /// The receiver is gone.
-    Closed,
+    Closed(T),
 }
 
 /// What [`Receiver::recv`] found.
@@ -98,6 +102,7 @@ pub fn channel<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
             killed: false,
             waker: None,
             waiting: false,
+            blocked: Vec::new(),
         }),
         senders: AtomicUsize::new(1),
     });
@@ -105,21 +110,50 @@ pub fn channel<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
 }
 
 impl<T> Sender<T> {
-    /// Queues `item` without waiting. A full queue kills it: the receiver is
-    /// woken to drop its client, and every later send fails.
-    pub fn try_send(&self, item: T) -> Result<(), SendError> {
+    /// Queues `item` without waiting.
+    pub fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
         let mut inner = self.shared.lock();
         if inner.closed {
-            return Err(SendError::Closed);
+            return Err(TrySendError::Closed(item));
         }
         if inner.killed || inner.items.len() >= inner.cap {
-            inner.killed = true;
-            inner.unpark();
-            return Err(SendError::Full);
+            return Err(TrySendError::Full(item));
         }
         inner.items.push_back(item);
         inner.unpark();
         Ok(())
+    }
+
+    /// Queues `item`, waiting while the queue is full; hands it back if the
+    /// receiver is gone (or the queue was killed).
+    pub async fn send(&self, item: T) -> Result<(), T> {
+        let mut item = Some(item);
+        poll_fn(|cx| {
+            let mut inner = self.shared.lock();
+            let Some(it) = item.take() else { return Poll::Ready(Ok(())) };
+            if inner.closed || inner.killed {
+                return Poll::Ready(Err(it));
+            }
+            if inner.items.len() >= inner.cap {
+                item = Some(it);
+                if !inner.blocked.iter().any(|w| w.will_wake(cx.waker())) {
+                    inner.blocked.push(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
+            inner.items.push_back(it);
+            inner.unpark();
+            Poll::Ready(Ok(()))
+        })
+        .await
+    }
+
+    /// Kills the queue: the receiver is woken to find [`Recv::Killed`], and
+    /// every later send fails.
+    pub fn kill(&self) {
+        let mut inner = self.shared.lock();
+        inner.killed = true;
+        inner.unpark();
     }
 
     /// Whether the receiver is gone (or has closed the queue).
@@ -151,11 +185,17 @@ impl<T> std::fmt::Debug for Sender<T> {
 
 impl<T> Receiver<T> {
     /// The next item; waits while the queue is empty, live and not killed.
+    /// Each item spends tokio's co-operative budget, as tokio's channels do,
+    /// so that a receiver that is never short of items still yields.
     pub async fn recv(&mut self) -> Recv<T> {
         poll_fn(|cx| {
+            let coop = ready!(coop::poll_proceed(cx));
             let mut inner = self.shared.lock();
             match self.take(&mut inner) {
-                Some(r) => Poll::Ready(r),
+                Some(r) => {
+                    coop.made_progress();
+                    Poll::Ready(r)
+                }
                 None => {
                     inner.park(cx);
                     Poll::Pending
@@ -181,6 +221,8 @@ impl<T> Receiver<T> {
             if inner.items.is_empty() && inner.items.capacity() > KEPT_CAPACITY {
                 inner.items.shrink_to(KEPT_CAPACITY);
             }
+            // Room for the senders that wait; they try again in turn.
+            inner.blocked.drain(..).for_each(Waker::wake);
             return Some(Recv::Item(item));
         }
         if self.shared.senders.load(Ordering::Acquire) == 0 {
@@ -206,6 +248,7 @@ impl<T> Receiver<T> {
     pub fn close(&mut self) -> VecDeque<T> {
         let mut inner = self.shared.lock();
         inner.closed = true;
+        inner.blocked.drain(..).for_each(Waker::wake);
         std::mem::take(&mut inner.items)
     }
 }
@@ -243,15 +286,36 @@ mod tests {
     }
 
     #[test]
-    fn a_full_queue_is_killed_for_good() {
+    fn a_killed_queue_takes_nothing_more() {
         let (tx, mut rx) = channel(2);
         assert_eq!(tx.try_send(1), Ok(()));
         assert_eq!(tx.try_send(2), Ok(()));
-        assert!(poll(rx.killed()).is_pending());
-        assert_eq!(tx.try_send(3), Err(SendError::Full));
+        assert_eq!(tx.try_send(3), Err(TrySendError::Full(3)));
+        assert!(poll(rx.killed()).is_pending(), "full is not killed");
+        tx.kill();
         assert!(poll(rx.killed()).is_ready());
         assert_eq!(rx.try_recv(), Some(Recv::Killed));
-        assert_eq!(tx.try_send(4), Err(SendError::Full), "a killed queue takes nothing more");
+        assert_eq!(tx.try_send(4), Err(TrySendError::Full(4)));
+        assert_eq!(poll(tx.send(5)), Poll::Ready(Err(5)));
+    }
+
+    #[tokio::test]
+    async fn a_sender_waits_for_space_and_for_nothing_once_closed() {
+        let (tx, mut rx) = channel(1);
+        assert_eq!(tx.send(1).await, Ok(()));
+        let tx2 = tx.clone();
+        let waiter = tokio::spawn(async move { tx2.send(2).await });
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished(), "the queue is full");
+        assert_eq!(rx.recv().await, Recv::Item(1));
+        assert!(matches!(waiter.await, Ok(Ok(()))));
+        assert_eq!(rx.recv().await, Recv::Item(2));
+        assert_eq!(tx.send(3).await, Ok(()));
+        let tx3 = tx.clone();
+        let waiter = tokio::spawn(async move { tx3.send(4).await });
+        tokio::task::yield_now().await;
+        assert_eq!(rx.close().into_iter().collect::<Vec<_>>(), [3]);
+        assert!(matches!(waiter.await, Ok(Err(4))), "a closed queue hands the item back");
     }
 
     #[test]
@@ -261,9 +325,9 @@ mod tests {
         assert!(!tx.is_closed());
         assert_eq!(rx.close().into_iter().collect::<Vec<_>>(), ["a"]);
         assert!(tx.is_closed());
-        assert_eq!(tx.try_send("b"), Err(SendError::Closed));
+        assert_eq!(tx.try_send("b"), Err(TrySendError::Closed("b")));
         drop(rx);
-        assert_eq!(tx.try_send("c"), Err(SendError::Closed));
+        assert_eq!(tx.try_send("c"), Err(TrySendError::Closed("c")));
     }
 
     #[tokio::test]

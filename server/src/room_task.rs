@@ -14,6 +14,7 @@ use tictactoe_protocol::RequestId;
 
 use crate::lobby::LobbyCmd;
 use crate::outbound::{ConnHandle, ConnId, Outbound};
+use crate::queue::{self, Recv};
 use crate::room::{Request, Room};
 use crate::stats::{Gauge, Stats};
 
@@ -82,7 +83,7 @@ pub struct RoomContext {
 pub fn spawn(
     room: Room,
     conns: Vec<ConnHandle>,
-    rx: mpsc::Receiver<RoomCmd>,
+    rx: queue::Receiver<RoomCmd>,
     ctx: RoomContext,
     tracker: &tokio_util::task::TaskTracker,
 ) {
@@ -91,7 +92,7 @@ pub fn spawn(
     tracker.spawn(run(room, conns, rx, ctx).instrument(span));
 }
 
-async fn run(mut room: Room, mut conns: Conns, mut inbox: mpsc::Receiver<RoomCmd>, ctx: RoomContext) {
+async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCmd>, ctx: RoomContext) {
     let _gauge = Gauge::up(&ctx.stats.rooms);
     let mut counted = (0, 0);
     // One shutdown waiter and one timer for the room's life, re-armed only when
@@ -120,8 +121,9 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: mpsc::Receiver<RoomCmd
             cmd = inbox.recv() => {
                 let now = Instant::now().into_std();
                 match cmd {
-                    Some(cmd) => handle(&mut room, &mut conns, cmd, now),
-                    None => room.shutdown(),
+                    Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
+                    // Nobody can reach the room any more (nobody kills an inbox).
+                    Recv::Ended | Recv::Killed => room.shutdown(),
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
