@@ -3,15 +3,20 @@
 # frame pattern, on this machine, and prints one table (and with
 # --update-readme, writes it into README.md's Performance section).
 #
-# The target (relay, then server) runs pinned to core 0, the load generator to
-# core 1. Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
-# SERVER_FLAGS (extra ttt-server flags).
+# The targets (relay and server, each idle while the other is measured) run
+# pinned to core 0, the load generator to core 1. The closed-loop runs
+# alternate relay / server 3x3 / server 10x10 for ROUNDS rounds, and each
+# ratio is the median of the rounds' ratios: on a shared VM the machine's speed
+# drifts by tens of percent between runs, so one run of each is not a
+# comparison. Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
+# ROUNDS (3), SERVER_FLAGS (extra ttt-server flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-10}
 PAIRS=${PAIRS:-200}
 RATE=${RATE:-10000}
 IDLE=${IDLE:-19500}
+ROUNDS=${ROUNDS:-3}
 SERVER_FLAGS=${SERVER_FLAGS:-}
 UPDATE_README=0
 [ "${1:-}" = "--update-readme" ] && UPDATE_README=1
@@ -43,12 +48,6 @@ start() {
   done
   echo "target did not start: $(cat "$log")" >&2; exit 1
 }
-field() { grep -oE "$1=[0-9]+" "$2" | tail -1 | cut -d= -f2; }
-
-echo "== baseline relay (closed loop, $PAIRS pairs, ${SECS}s)"
-addr=$(start "$work/relay.log" $BIN/loadgen --serve-baseline 127.0.0.1:0)
-$ON_LOAD $BIN/loadgen --url "ws://$addr/" --baseline --pairs "$PAIRS" --secs "$SECS" | tee "$work/relay.out"
-kill "$(cat "$work/relay.log.pid")"
 
 echo "== ttt-server: $IDLE idle connections on a fresh server (RSS), then paced at $RATE moves/s with them open"
 addr=$(start "$work/server.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 19990 $SERVER_FLAGS)
@@ -62,30 +61,54 @@ kill "$idle_pid" 2>/dev/null || true
 wait "$idle_pid" 2>/dev/null || true
 if grep -q "open-file limit" "$work/server.log"; then echo "server log: $(grep -m1 'open-file limit' "$work/server.log")"; fi
 
-echo "== ttt-server (closed loop, $PAIRS pairs, ${SECS}s)"
-$ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" | tee "$work/server.out"
+relay=$(start "$work/relay.log" $BIN/loadgen --serve-baseline 127.0.0.1:0)
+for r in $(seq "$ROUNDS"); do
+  echo "== round $r/$ROUNDS: baseline relay, closed loop, $PAIRS pairs, ${SECS}s"
+  $ON_LOAD $BIN/loadgen --url "ws://$relay/" --baseline --pairs "$PAIRS" --secs "$SECS" | tee "$work/relay.$r.out"
+  echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 3x3"
+  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" | tee "$work/server.$r.out"
+  echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 10x10 (few game ends per move)"
+  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" --size 10 | tee "$work/wide.$r.out"
+done
 
-echo "== ttt-server (closed loop, $PAIRS pairs, ${SECS}s, 10x10 boards: few game ends per move)"
-$ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" --size 10 | tee "$work/wide.out"
-
-r=$(field moves_per_sec "$work/relay.out")
-ratio_of() { awk -v s="$(field moves_per_sec "$1")" -v r="$r" 'BEGIN { printf "%.2f", (r > 0 ? s / r : 0) }'; }
-ratio=$(ratio_of "$work/server.out")
-ratio_wide=$(ratio_of "$work/wide.out")
-row() { printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$(field moves_per_sec "$2")" "$(field p50_us "$2")" "$(field p99_us "$2")" "$(field p999_us "$2")" "$(field max_us "$2")" "$(field errors "$2")"; }
-table=$(
-  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); target on core 0, load on core 1."
-  echo "Command: \`SECS=$SECS PAIRS=$PAIRS RATE=$RATE IDLE=$IDLE scripts/bench.sh\`"
-  echo
-  echo "| run | moves/s | p50 µs | p99 µs | p99.9 µs | max µs | errors |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
-  row "baseline relay, closed loop, $PAIRS pairs" "$work/relay.out"
-  row "ttt-server, closed loop, $PAIRS pairs, 3×3" "$work/server.out"
-  row "ttt-server, closed loop, $PAIRS pairs, 10×10" "$work/wide.out"
-  row "ttt-server, paced $RATE/s, $((IDLE + 2 * PAIRS)) connections open" "$work/paced.out"
-  echo
-  echo "ttt-server / baseline relay: **$ratio** of the relay's moves/s on 3×3 (a game_over, two rematch requests, a rematch_offered and two game_started every ~7.6 moves: ~30% more frames than the relay moves), **$ratio_wide** on 10×10 (game ends rare). Every game record judged consistent."
-  echo "Idle: $(field idle "$work/idle.out") connections cost $(field rss_per_conn_bytes "$work/idle.out") bytes of server RSS each."
+table=$(python3 - "$work" "$ROUNDS" "$SECS" "$PAIRS" "$RATE" "$IDLE" <<'PY'
+import os, re, statistics, sys
+work, rounds, secs, pairs, rate, idle = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+def last_summary(path):
+    lines = [l for l in open(path) if l.startswith("summary:")]
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", lines[-1])}
+runs = {kind: [last_summary(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)] for kind in ("relay", "server", "wide")}
+def median_run(kind):
+    ordered = sorted(runs[kind], key=lambda f: f["moves_per_sec"])
+    return ordered[len(ordered) // 2]
+def ratios(kind):
+    return [s["moves_per_sec"] / max(r["moves_per_sec"], 1) for s, r in zip(runs[kind], runs["relay"])]
+def row(label, f):
+    return f"| {label} | {f['moves_per_sec']} | {f['p50_us']} | {f['p99_us']} | {f['p999_us']} | {f['max_us']} | {f['errors']} |"
+cores = os.cpu_count()
+mem = round(int(open("/proc/meminfo").read().split()[1]) / 1048576)
+print(f"Machine: {cores} cores, {mem} GiB, {os.uname().sysname} {os.uname().release}; target on core 0, load on core 1.")
+print(f"Command: `SECS={secs} PAIRS={pairs} RATE={rate} IDLE={idle} ROUNDS={rounds} scripts/bench.sh`")
+print()
+print(f"Closed-loop rows: the median of {rounds} alternating rounds.")
+print()
+print("| run | moves/s | p50 µs | p99 µs | p99.9 µs | max µs | errors |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+print(row(f"baseline relay, closed loop, {pairs} pairs", median_run("relay")))
+print(row(f"ttt-server, closed loop, {pairs} pairs, 3×3", median_run("server")))
+print(row(f"ttt-server, closed loop, {pairs} pairs, 10×10", median_run("wide")))
+print(row(f"ttt-server, paced {rate}/s, {int(idle) + 2 * int(pairs)} connections open", last_summary(f"{work}/paced.out")))
+print()
+fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
+wide, narrow = ratios("wide"), ratios("server")
+print(f"ttt-server / baseline relay, median of the rounds' ratios: **{statistics.median(wide):.2f}** on 10×10 "
+      f"(the relay's frame pattern: one move in, two `moved` out; rounds {fmt(wide)}), "
+      f"**{statistics.median(narrow):.2f}** on 3×3 (rounds {fmt(narrow)}; a game_over, two rematch requests, "
+      "a rematch_offered and two game_started every ~7.6 moves: ~30% more frames than the relay moves). "
+      "Every game record judged consistent.")
+idle_f = last_summary(f"{work}/idle.out")
+print(f"Idle: {idle_f['idle']} connections cost {idle_f['rss_per_conn_bytes']} bytes of server RSS each.")
+PY
 )
 echo
 echo "$table"
