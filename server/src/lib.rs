@@ -135,7 +135,7 @@ impl Server {
             };
             match permits.clone().try_acquire_owned() {
                 Ok(permit) => {
-                    tracker.spawn(connection::run(stream, peer, shared.clone(), permit));
+                    connection::spawn(stream, peer, shared.clone(), permit, &tracker);
                 }
                 Err(_) => refuse_full(&stream),
             }
