@@ -6,7 +6,7 @@
 # The targets (relay and server, each idle while the other is measured) run
 # pinned to core 0, the load generator to core 1. The closed-loop runs
 # alternate relay / server 3x3 / server 10x10 for ROUNDS rounds, and each
-# ratio is the median of the rounds' ratios: on a shared VM the machine's speed
+# ratio is the median of the rounds' ratios; the paced run is repeated too: on a shared VM the machine's speed
 # drifts by tens of percent between runs, so one run of each is not a
 # comparison. Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
 # ROUNDS (3), SERVER_FLAGS (extra ttt-server flags).
@@ -52,11 +52,14 @@ start() {
 echo "== ttt-server: $IDLE idle connections on a fresh server (RSS), then paced at $RATE moves/s with them open"
 addr=$(start "$work/server.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 19990 $SERVER_FLAGS)
 spid=$(cat "$work/server.log.pid")
-$ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$spid" --secs $((SECS + 30)) >"$work/idle.out" 2>&1 &
+$ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$spid" --secs $((ROUNDS * (SECS + 5) + 30)) >"$work/idle.out" 2>&1 &
 idle_pid=$!; pids+=($idle_pid)
 for _ in $(seq 600); do grep -q summary "$work/idle.out" && break; sleep 0.1; done
 cat "$work/idle.out"
-$ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" --rate "$RATE" | tee "$work/paced.out"
+for r in $(seq "$ROUNDS"); do
+  echo "== round $r/$ROUNDS: paced at $RATE moves/s"
+  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" --rate "$RATE" | tee "$work/paced.$r.out"
+done
 kill "$idle_pid" 2>/dev/null || true
 wait "$idle_pid" 2>/dev/null || true
 if grep -q "open-file limit" "$work/server.log"; then echo "server log: $(grep -m1 'open-file limit' "$work/server.log")"; fi
@@ -77,9 +80,10 @@ work, rounds, secs, pairs, rate, idle = sys.argv[1], int(sys.argv[2]), *sys.argv
 def last_summary(path):
     lines = [l for l in open(path) if l.startswith("summary:")]
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", lines[-1])}
-runs = {kind: [last_summary(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)] for kind in ("relay", "server", "wide")}
-def median_run(kind):
-    ordered = sorted(runs[kind], key=lambda f: f["moves_per_sec"])
+runs = {kind: [last_summary(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)]
+        for kind in ("relay", "server", "wide", "paced")}
+def median_run(kind, key="moves_per_sec"):
+    ordered = sorted(runs[kind], key=lambda f: f[key])
     return ordered[len(ordered) // 2]
 def ratios(kind):
     return [s["moves_per_sec"] / max(r["moves_per_sec"], 1) for s, r in zip(runs[kind], runs["relay"])]
@@ -90,14 +94,14 @@ mem = round(int(open("/proc/meminfo").read().split()[1]) / 1048576)
 print(f"Machine: {cores} cores, {mem} GiB, {os.uname().sysname} {os.uname().release}; target on core 0, load on core 1.")
 print(f"Command: `SECS={secs} PAIRS={pairs} RATE={rate} IDLE={idle} ROUNDS={rounds} scripts/bench.sh`")
 print()
-print(f"Closed-loop rows: the median of {rounds} alternating rounds.")
+print(f"Each row is the median of {rounds} runs: closed-loop runs by moves/s (relay, 3×3 and 10×10 alternating), paced runs by p99.")
 print()
 print("| run | moves/s | p50 µs | p99 µs | p99.9 µs | max µs | errors |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 print(row(f"baseline relay, closed loop, {pairs} pairs", median_run("relay")))
 print(row(f"ttt-server, closed loop, {pairs} pairs, 3×3", median_run("server")))
 print(row(f"ttt-server, closed loop, {pairs} pairs, 10×10", median_run("wide")))
-print(row(f"ttt-server, paced {rate}/s, {int(idle) + 2 * int(pairs)} connections open", last_summary(f"{work}/paced.out")))
+print(row(f"ttt-server, paced {rate}/s, {int(idle) + 2 * int(pairs)} connections open", median_run("paced", "p99_us")))
 print()
 fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
 wide, narrow = ratios("wide"), ratios("server")
@@ -107,6 +111,7 @@ print(f"ttt-server / baseline relay, median of the rounds' ratios: **{statistics
       "a rematch_offered and two game_started every ~7.6 moves: ~30% more frames than the relay moves). "
       "Every game record judged consistent.")
 idle_f = last_summary(f"{work}/idle.out")
+print(f"Paced p99 per run: {', '.join(str(f['p99_us']) for f in runs['paced'])} µs.")
 print(f"Idle: {idle_f['idle']} connections cost {idle_f['rss_per_conn_bytes']} bytes of server RSS each.")
 PY
 )
