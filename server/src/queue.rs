@@ -25,7 +25,7 @@ struct Inner<T> {
     cap: usize,
     /// The receiver is gone or closed the queue.
     closed: bool,
-    /// A sender found the queue full: the receiver is to drop its client.
+    /// A sender killed the queue: its receiver fell behind.
     killed: bool,
     /// The receiving task's waker, kept between waits so that it is cloned
     /// once, not once per wait.
@@ -78,7 +78,7 @@ pub enum Recv<T> {
     Item(T),
     /// Every sender is gone and the queue is empty.
     Ended,
-    /// A sender found the queue full.
+    /// A sender killed the queue.
     Killed,
 }
 
@@ -153,6 +153,7 @@ impl<T> Sender<T> {
     pub fn kill(&self) {
         let mut inner = self.shared.lock();
         inner.killed = true;
+        inner.blocked.drain(..).for_each(Waker::wake);
         inner.unpark();
     }
 
