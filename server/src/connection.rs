@@ -17,7 +17,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes, http};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, http};
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info};
 
@@ -289,10 +289,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn write_batch(&mut self, first: Outbound) -> Option<End> {
         let mut item = first;
         for n in 1..=WRITE_BATCH {
-            if let Some(frame) = self.on_outbound(item).await {
-                if let Err(end) = self.guarded(|ws| ws.feed(Message::Text(frame))).await {
-                    return Some(end);
+            match item {
+                Outbound::Frame(frame) => {
+                    if let Err(end) = self.guarded(|ws| ws.feed(Message::Text(frame))).await {
+                        return Some(end);
+                    }
                 }
+                signal => self.on_signal(signal).await,
             }
             if n == WRITE_BATCH {
                 break;
@@ -339,10 +342,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.reply(&ServerMessage::error(code, message, id)).await
     }
 
-    /// Applies a lobby or room signal; returns the frame to write, if any.
-    async fn on_outbound(&mut self, item: Outbound) -> Option<Utf8Bytes> {
+    /// Applies a lobby or room signal (anything but a frame) to the connection's place.
+    async fn on_signal(&mut self, item: Outbound) {
         match item {
-            Outbound::Frame(frame) => return Some(frame),
+            // Written by `write_batch`; never passed here.
+            Outbound::Frame(_) => {}
             Outbound::Queued => {
                 if let Place::Lobby { queued: Some(size), leave: true, .. } = self.place {
                     self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
@@ -381,7 +385,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 }
             }
         }
-        None
     }
 
     /// Handles one message from the client, received at `now`.
