@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::json;
 use tictactoe_server::Config;
 use tictactoe_tests::{Client, TestServer, quick_pair, test_config};
@@ -90,6 +91,31 @@ async fn a_client_that_stops_answering_pings_is_dropped() {
     }
     assert_eq!(server.stats.connections(), 1, "only the silent client is dropped");
     drop(silent);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_that_only_answers_pings_stays_and_is_pinged_every_interval() {
+    let config = Config { ping_interval_ms: 200, ..test_config() };
+    let server = TestServer::start(config).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(server.url()).await.expect("connect");
+    let start = tokio::time::Instant::now();
+    // Reading is all this client does; tungstenite answers each ping with a pong.
+    let four_pings = async {
+        let mut pings = 0;
+        while let Some(Ok(msg)) = ws.next().await {
+            pings += usize::from(matches!(msg, Message::Ping(_)));
+            if pings == 4 {
+                return;
+            }
+        }
+        panic!("the connection ended after {pings} pings");
+    };
+    tokio::time::timeout(Duration::from_secs(10), four_pings).await.expect("four pings");
+    // The first comes in the second half of the first interval, then one per interval.
+    assert!(start.elapsed() >= Duration::from_millis(3 * 200), "pinged more often than every interval");
+    assert_eq!(server.stats.connections(), 1, "pongs alone keep a client connected");
+    drop(ws);
     server.shutdown().await;
 }
 
