@@ -3,9 +3,7 @@
 
 use std::future::poll_fn;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -32,6 +30,7 @@ use crate::queue::{self, Recv, TrySendError};
 use crate::rate::{RateLimit, Verdict};
 use crate::room::Request as RoomRequest;
 use crate::room_task::RoomCmd;
+use crate::signal::Armed;
 use crate::stats::Gauge;
 
 /// Longest display name, in characters.
@@ -121,7 +120,7 @@ async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Acc
             Ok(Err(e)) => return debug!("TLS handshake failed: {e}"),
             Err(_) => return debug!("TLS handshake timed out"),
         },
-        _ = conn.shared.shutdown.cancelled() => return,
+        _ = conn.shared.shutdown.started() => return,
     };
     accept(stream, conn).await
 }
@@ -140,7 +139,7 @@ where
             Ok(Err(e)) => return debug!("handshake failed: {e}"),
             Err(_) => return debug!("handshake timed out"),
         },
-        _ = shared.shutdown.cancelled() => return,
+        _ = shared.shutdown.started() => return,
     };
     let stats = shared.stats.clone();
     let _gauge = Gauge::up(&stats.connections);
@@ -171,34 +170,6 @@ fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> 
     let mut err = ErrorResponse::new(Some("tictactoe speaks WebSocket at path /\n".into()));
     *err.status_mut() = http::StatusCode::NOT_FOUND;
     Err(err)
-}
-
-/// A timer or signal polled only when it may have fired: its first poll
-/// registers the task's waker, which it keeps until it fires, so polling it on
-/// every turn of the loop would only repeat that registration.
-#[derive(Default)]
-struct Armed {
-    /// Polled since it last fired or was reset.
-    polled: bool,
-}
-
-impl Armed {
-    /// Polls `fut` unless it has been polled and `may_be_ready` is false.
-    fn poll<F: Future>(
-        &mut self,
-        fut: Pin<&mut F>,
-        may_be_ready: bool,
-        cx: &mut Context<'_>,
-    ) -> Poll<F::Output> {
-        if self.polled && !may_be_ready {
-            return Poll::Pending;
-        }
-        // Out of co-operative budget, a timer returns Pending unregistered.
-        let budget = tokio::task::coop::has_budget_remaining();
-        let r = fut.poll(cx);
-        self.polled = budget && r.is_pending();
-        r
-    }
 }
 
 struct Connection<S> {
@@ -238,16 +209,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let first = interval.mul_f64(0.5 + rand::random::<f64>() / 2.0);
         let ping = tokio::time::sleep_until(Instant::now() + first);
         let mut last_heard = Instant::now();
-        // Created once: a fresh `cancelled()` per turn would register (and
-        // remove) a waiter under a lock on every message.
-        let shutdown = self.shared.shutdown.clone().cancelled_owned();
+        // Created once: a fresh waiter per turn would register (and remove)
+        // itself under a lock on every message.
+        let shutdown = self.shared.shutdown.waiter();
         tokio::pin!(ping, shutdown);
         let (mut ping_armed, mut shutdown_armed) = (Armed::default(), Armed::default());
         loop {
             let end = tokio::select! {
-                // Work first; shutdown (a lock to poll) is reached whenever no
-                // work is ready, and tokio's co-operative budget makes ready
-                // work yield within 128 operations.
+                // Work first, and tokio's co-operative budget makes ready work
+                // yield within 128 operations; the timer and shutdown are
+                // polled only when they may have fired.
                 biased;
                 item = self.rx.recv() => match item {
                     Recv::Item(item) => self.write_batch(item).await,
@@ -275,7 +246,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         self.write(Message::Ping(Default::default())).await
                     }
                 }
-                _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), self.shared.stopping(), cx)) => {
+                _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), self.shared.shutdown.is_stopping(), cx)) => {
                     Some(End::Shutdown)
                 }
             };

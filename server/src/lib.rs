@@ -12,6 +12,7 @@ pub mod queue;
 pub mod rate;
 pub mod room;
 pub mod room_task;
+pub mod signal;
 pub mod stats;
 pub mod tls;
 
@@ -21,14 +22,13 @@ pub use stats::Stats;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
@@ -40,9 +40,7 @@ pub(crate) struct Shared {
     ws_config: WebSocketConfig,
     lobby: mpsc::Sender<lobby::LobbyCmd>,
     stats: Arc<Stats>,
-    shutdown: CancellationToken,
-    /// Set just before `shutdown` is cancelled: a check without its lock.
-    stopping: AtomicBool,
+    shutdown: signal::Shutdown,
     welcome: Utf8Bytes,
     next_id: AtomicU64,
     /// Present when the server speaks `wss://`.
@@ -52,11 +50,6 @@ pub(crate) struct Shared {
 impl Shared {
     fn next_conn_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Whether the server is shutting down.
-    fn stopping(&self) -> bool {
-        self.stopping.load(Ordering::Acquire)
     }
 }
 
@@ -92,12 +85,12 @@ impl Server {
                 ));
             }
         };
-        let token = CancellationToken::new();
+        let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(lobby::LOBBY_INBOX);
         let ctx = room_task::RoomContext {
             lobby: lobby_tx.clone(),
-            shutdown: token.clone(),
+            shutdown: stop.clone(),
             stats: self.stats.clone(),
         };
         tracker.spawn(lobby::run(lobby_rx, config.room_settings(), ctx, tracker.clone()));
@@ -113,8 +106,7 @@ impl Server {
             config,
             lobby: lobby_tx,
             stats: self.stats.clone(),
-            shutdown: token.clone(),
-            stopping: AtomicBool::new(false),
+            shutdown: stop.clone(),
             next_id: AtomicU64::new(1),
             tls,
         });
@@ -142,8 +134,7 @@ impl Server {
         }
         info!("shutting down");
         drop(listener);
-        shared.stopping.store(true, Ordering::Release);
-        token.cancel();
+        stop.trigger();
         tracker.close();
         tracker.wait().await;
         info!("stopped");

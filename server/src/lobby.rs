@@ -105,7 +105,7 @@ pub async fn run(
     let mut lobby = Lobby { queues: HashMap::new(), rooms: HashMap::new(), settings, ctx, tracker };
     loop {
         tokio::select! {
-            _ = shutdown.cancelled() => return,
+            _ = shutdown.started() => return,
             cmd = inbox.recv() => match cmd {
                 Some(cmd) => lobby.handle(cmd),
                 None => return,

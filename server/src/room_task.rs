@@ -1,12 +1,12 @@
 //! The task that owns one [`Room`]: it feeds the room its inbox and its
 //! deadlines, and delivers what the room says to the connections' queues.
 
+use std::future::poll_fn;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
@@ -16,6 +16,7 @@ use crate::lobby::LobbyCmd;
 use crate::outbound::{ConnHandle, ConnId, Outbound};
 use crate::queue::{self, Recv};
 use crate::room::{Request, Room};
+use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
 
 /// Inbox capacity of a room; its senders are rate-limited connections.
@@ -74,7 +75,7 @@ pub struct RoomContext {
     /// Where the room reports that it closed.
     pub lobby: mpsc::Sender<LobbyCmd>,
     /// Cancelled when the server shuts down.
-    pub shutdown: CancellationToken,
+    pub shutdown: Shutdown,
     /// Server-wide counters.
     pub stats: Arc<Stats>,
 }
@@ -97,7 +98,8 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     let mut counted = (0, 0);
     // One shutdown waiter and one timer for the room's life, re-armed only when
     // the deadline changes: no timer registration per move.
-    let shutdown = ctx.shutdown.clone().cancelled_owned();
+    let shutdown = ctx.shutdown.waiter();
+    let mut shutdown_armed = Armed::default();
     let timer = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(shutdown, timer);
     let mut armed = None;
@@ -115,8 +117,8 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
             armed = deadline;
         }
         tokio::select! {
-            // Requests first; shutdown (a lock to poll) when none is ready,
-            // which tokio's co-operative budget guarantees every 128 requests.
+            // Requests first (tokio's co-operative budget makes them yield
+            // within 128); shutdown polled only once it has started.
             biased;
             cmd = inbox.recv() => {
                 let now = Instant::now().into_std();
@@ -127,7 +129,9 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
-            _ = &mut shutdown => room.shutdown(),
+            _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), ctx.shutdown.is_stopping(), cx)) => {
+                room.shutdown()
+            }
         }
     }
     let (started, finished) = room.game_counts();
