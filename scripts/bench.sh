@@ -8,7 +8,11 @@
 # alternate relay / server 3x3 / server 10x10 for ROUNDS rounds, and each
 # ratio is the median of the rounds' ratios; the paced run is repeated too: on a shared VM the machine's speed
 # drifts by tens of percent between runs, so one run of each is not a
-# comparison. Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
+# comparison. Besides moves/s, each closed-loop row gives the target's CPU time
+# (user + system, from /proc) per move, which does not depend on whether the
+# target or the load generator was the bottleneck. A second relay with the
+# game server's tasks and queues measures what that data flow costs by itself.
+# Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
 # ROUNDS (3), SERVER_FLAGS (extra ttt-server flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,14 +68,28 @@ kill "$idle_pid" 2>/dev/null || true
 wait "$idle_pid" 2>/dev/null || true
 if grep -q "open-file limit" "$work/server.log"; then echo "server log: $(grep -m1 'open-file limit' "$work/server.log")"; fi
 
+# Closed loop against the target with process id $1, output to $2; appends the
+# target's CPU ticks (user + system) spent during the run.
+closed() {
+  local pid=$1 out=$2; shift 2
+  local before after
+  before=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  $ON_LOAD $BIN/loadgen --pairs "$PAIRS" --secs "$SECS" "$@" | tee "$out"
+  after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  echo "cpu: ticks=$((after - before)) hz=$(getconf CLK_TCK) secs=$SECS" >>"$out"
+}
+
 relay=$(start "$work/relay.log" $BIN/loadgen --serve-baseline 127.0.0.1:0)
+tasks=$(start "$work/tasks.log" $BIN/loadgen --serve-baseline 127.0.0.1:0 --tasks)
 for r in $(seq "$ROUNDS"); do
   echo "== round $r/$ROUNDS: baseline relay, closed loop, $PAIRS pairs, ${SECS}s"
-  $ON_LOAD $BIN/loadgen --url "ws://$relay/" --baseline --pairs "$PAIRS" --secs "$SECS" | tee "$work/relay.$r.out"
+  closed "$(cat "$work/relay.log.pid")" "$work/relay.$r.out" --url "ws://$relay/" --baseline
+  echo "== round $r/$ROUNDS: relay with the server's tasks and queues, closed loop, $PAIRS pairs, ${SECS}s"
+  closed "$(cat "$work/tasks.log.pid")" "$work/tasks.$r.out" --url "ws://$tasks/" --baseline
   echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 3x3"
-  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" | tee "$work/server.$r.out"
+  closed "$spid" "$work/server.$r.out" --url "ws://$addr/"
   echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 10x10 (few game ends per move)"
-  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" --size 10 | tee "$work/wide.$r.out"
+  closed "$spid" "$work/wide.$r.out" --url "ws://$addr/" --size 10
 done
 
 table=$(python3 - "$work" "$ROUNDS" "$SECS" "$PAIRS" "$RATE" "$IDLE" <<'PY'
@@ -80,36 +98,49 @@ work, rounds, secs, pairs, rate, idle = sys.argv[1], int(sys.argv[2]), *sys.argv
 def last_summary(path):
     lines = [l for l in open(path) if l.startswith("summary:")]
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", lines[-1])}
+def cpu_us_per_move(path):
+    summary = last_summary(path)
+    cpu = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", [l for l in open(path) if l.startswith("cpu:")][-1])}
+    return cpu["ticks"] / cpu["hz"] * 1e6 / max(summary["moves_per_sec"] * cpu["secs"], 1)
 runs = {kind: [last_summary(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)]
-        for kind in ("relay", "server", "wide", "paced")}
+        for kind in ("relay", "tasks", "server", "wide", "paced")}
+closed_kinds = ("relay", "tasks", "server", "wide")
+cpu = {kind: [cpu_us_per_move(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)] for kind in closed_kinds}
 def median_run(kind, key="moves_per_sec"):
     ordered = sorted(runs[kind], key=lambda f: f[key])
     return ordered[len(ordered) // 2]
 def ratios(kind):
     return [s["moves_per_sec"] / max(r["moves_per_sec"], 1) for s, r in zip(runs[kind], runs["relay"])]
-def row(label, f):
-    return f"| {label} | {f['moves_per_sec']} | {f['p50_us']} | {f['p99_us']} | {f['p999_us']} | {f['max_us']} | {f['errors']} |"
+def row(label, f, kind=None):
+    us = f"{statistics.median(cpu[kind]):.1f}" if kind else "–"
+    return f"| {label} | {f['moves_per_sec']} | {us} | {f['p50_us']} | {f['p99_us']} | {f['p999_us']} | {f['max_us']} | {f['errors']} |"
 cores = os.cpu_count()
 mem = round(int(open("/proc/meminfo").read().split()[1]) / 1048576)
 print(f"Machine: {cores} cores, {mem} GiB, {os.uname().sysname} {os.uname().release}; target on core 0, load on core 1.")
 print(f"Command: `SECS={secs} PAIRS={pairs} RATE={rate} IDLE={idle} ROUNDS={rounds} scripts/bench.sh`")
 print()
-print(f"Each row is the median of {rounds} runs: closed-loop runs by moves/s (relay, 3×3 and 10×10 alternating), paced runs by p99.")
+print(f"Each row is the median of {rounds} runs: closed-loop runs by moves/s (the relays, 3×3 and 10×10 alternating), paced runs by p99. "
+      "CPU is the target's user + system time per move, median of the rounds.")
 print()
-print("| run | moves/s | p50 µs | p99 µs | p99.9 µs | max µs | errors |")
-print("|---|---:|---:|---:|---:|---:|---:|")
-print(row(f"baseline relay, closed loop, {pairs} pairs", median_run("relay")))
-print(row(f"ttt-server, closed loop, {pairs} pairs, 3×3", median_run("server")))
-print(row(f"ttt-server, closed loop, {pairs} pairs, 10×10", median_run("wide")))
+print("| run | moves/s | CPU µs/move | p50 µs | p99 µs | p99.9 µs | max µs | errors |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+print(row(f"baseline relay, closed loop, {pairs} pairs", median_run("relay"), "relay"))
+print(row(f"relay with the server's tasks and queues, closed loop, {pairs} pairs", median_run("tasks"), "tasks"))
+print(row(f"ttt-server, closed loop, {pairs} pairs, 3×3", median_run("server"), "server"))
+print(row(f"ttt-server, closed loop, {pairs} pairs, 10×10", median_run("wide"), "wide"))
 print(row(f"ttt-server, paced {rate}/s, {int(idle) + 2 * int(pairs)} connections open", median_run("paced", "p99_us")))
 print()
 fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
-wide, narrow = ratios("wide"), ratios("server")
+wide, narrow, tasks = ratios("wide"), ratios("server"), ratios("tasks")
+cpu_ratio = lambda kind: statistics.median(r / max(k, 1e-9) for r, k in zip(cpu["relay"], cpu[kind]))
 print(f"ttt-server / baseline relay, median of the rounds' ratios: **{statistics.median(wide):.2f}** on 10×10 "
       f"(the relay's frame pattern: one move in, two `moved` out; rounds {fmt(wide)}), "
       f"**{statistics.median(narrow):.2f}** on 3×3 (rounds {fmt(narrow)}; a game_over, two rematch requests, "
       "a rematch_offered and two game_started every ~7.6 moves: ~30% more frames than the relay moves). "
       "Every game record judged consistent.")
+print(f"The relay with the server's tasks and queues does **{statistics.median(tasks):.2f}** of the bare relay's moves/s "
+      f"(rounds {fmt(tasks)}). By CPU time per move (relay's / target's, median of the rounds): tasks relay "
+      f"{cpu_ratio('tasks'):.2f}, ttt-server **{cpu_ratio('wide'):.2f}** on 10×10 and {cpu_ratio('server'):.2f} on 3×3.")
 idle_f = last_summary(f"{work}/idle.out")
 print(f"Paced p99 per run: {', '.join(str(f['p99_us']) for f in runs['paced'])} µs.")
 print(f"Idle: {idle_f['idle']} connections cost {idle_f['rss_per_conn_bytes']} bytes of server RSS each.")

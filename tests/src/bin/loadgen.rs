@@ -3,7 +3,8 @@
 //! Without `--url` it runs both in this process, the baseline relay and then
 //! the game server, each on `127.0.0.1:0`, and prints the ratio. With `--url`
 //! it loads that server (`--baseline` if it is a relay). `--serve-baseline
-//! ADDR` runs just the relay, so that a script can pin it to a core.
+//! ADDR` runs just the relay (`--tasks`: the one with the game server's tasks
+//! and queues), so that a script can pin it to a core.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use tokio::net::TcpListener;
 
 use tictactoe_server::{Config, Server};
 use tictactoe_tests::load::{self, LoadConfig, Report};
-use tictactoe_tests::relay::serve_relay;
+use tictactoe_tests::relay::{Relay, serve_relay};
 
 /// Load generator for ttt-server.
 #[derive(Parser)]
@@ -45,6 +46,10 @@ struct Args {
     /// Only run the relay baseline on this address, until killed.
     #[arg(long, value_name = "ADDR")]
     serve_baseline: Option<String>,
+    /// With --serve-baseline: the relay with the game server's data flow (a
+    /// task per connection and per pair, bounded queues between them).
+    #[arg(long, requires = "serve_baseline")]
+    tasks: bool,
 }
 
 fn main() -> std::process::ExitCode {
@@ -68,7 +73,8 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(addr) = &args.serve_baseline {
         let listener = TcpListener::bind(addr).await.map_err(|e| format!("bind {addr}: {e}"))?;
         println!("relay listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
-        serve_relay(listener, async {
+        let relay = if args.tasks { Relay::Tasks } else { Relay::Bare };
+        serve_relay(listener, relay, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await;
@@ -94,31 +100,42 @@ async fn run(args: Args) -> Result<(), String> {
         println!("{}", report.summary());
         return check(&report);
     }
-    // In-process: the relay first, then the server, in the same process.
-    let mut relay = in_process(true, &cfg).await?;
+    // In-process: the relays first, then the server, in the same process.
+    let mut relay = in_process(Some(Relay::Bare), &cfg).await?;
     println!("{}", relay.render(&format!("baseline relay (in-process), {} pairs", args.pairs)));
     if args.baseline {
         return Ok(());
     }
-    let mut server = in_process(false, &cfg).await?;
-    println!("{}", server.render(&format!("game server (in-process), {} pairs", args.pairs)));
+    let mut tasks = in_process(Some(Relay::Tasks), &cfg).await?;
     println!(
-        "ratio: the game server does {:.2} of the relay's moves/s",
-        server.moves_per_sec() / relay.moves_per_sec().max(1e-9)
+        "{}",
+        tasks.render(&format!("relay with the server's tasks and queues (in-process), {} pairs", args.pairs))
+    );
+    let mut server = in_process(None, &cfg).await?;
+    println!("{}", server.render(&format!("game server (in-process), {} pairs", args.pairs)));
+    let of_relay = |r: &Report| r.moves_per_sec() / relay.moves_per_sec().max(1e-9);
+    println!(
+        "ratio: the game server does {:.2} of the relay's moves/s (the relay with its tasks and queues: {:.2})",
+        of_relay(&server),
+        of_relay(&tasks)
     );
     check(&server)
 }
 
-async fn in_process(relay: bool, cfg: &impl Fn(String, bool) -> LoadConfig) -> Result<Report, String> {
+/// Runs the load against a relay (or, for `None`, the game server) served in this process.
+async fn in_process(
+    relay: Option<Relay>,
+    cfg: &impl Fn(String, bool) -> LoadConfig,
+) -> Result<Report, String> {
     let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
     let url = format!("ws://{}/", listener.local_addr().map_err(|e| e.to_string())?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let stopped = async {
         let _ = stopped.await;
     };
-    let task = if relay {
+    let task = if let Some(relay) = relay {
         tokio::spawn(async move {
-            serve_relay(listener, stopped).await;
+            serve_relay(listener, relay, stopped).await;
             Ok(())
         })
     } else {
@@ -130,7 +147,7 @@ async fn in_process(relay: bool, cfg: &impl Fn(String, bool) -> LoadConfig) -> R
         };
         tokio::spawn(Server::new(config).serve(listener, stopped))
     };
-    let report = load::run(&cfg(url, relay)).await;
+    let report = load::run(&cfg(url, relay.is_some())).await;
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
     report
