@@ -15,14 +15,18 @@ LOADGEN=target/release/loadgen
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+# Targets are started inside $(...), a subshell: they leave their pid in a file.
+cleanup() {
+  for p in "${pids[@]}" $(cat "$work"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap cleanup EXIT INT TERM
 
 # Starts a server in the background; prints its address once it listens.
 start() {
   local log=$1 bin=$2
   taskset -c 0 "$bin" --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 >"$log" 2>&1 &
-  pids+=($!)
+  echo "$!" >"$log.pid"
   for _ in $(seq 100); do
     addr=$(grep -oE 'addr=[0-9.]+:[0-9]+' "$log" | head -1 | cut -d= -f2 || true)
     [ -n "$addr" ] && { echo "$addr"; return; }

@@ -36,14 +36,17 @@ else
 fi
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+# Targets are started inside $(...), a subshell: they leave their pid in a file.
+cleanup() {
+  for p in "${pids[@]}" $(cat "$work"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap cleanup EXIT INT TERM
 
 # Starts a target in the background; prints its address once it listens.
 start() {
   local log=$1; shift
   $ON_SERVER "$@" >"$log" 2>&1 &
-  pids+=($!)
   echo "$!" >"$log.pid"
   for _ in $(seq 100); do
     addr=$(grep -oE '(addr=|listening on )[0-9.]+:[0-9]+' "$log" | grep -oE '[0-9.]+:[0-9]+' | head -1 || true)
