@@ -26,8 +26,14 @@ impl std::fmt::Display for Tally {
     }
 }
 
-/// Plays `games` games, rematching in the same room; with quick match, a new
-/// opponent is found when the old one leaves.
+/// How long a rematch request may go unanswered when the server runs no
+/// turn timer: then the bot leaves and looks for another game.
+const REMATCH_WAIT_UNTIMED: Duration = Duration::from_secs(30);
+
+/// Plays `games` games, rematching in the same room. With quick match, a new
+/// opponent is found whenever the room closes or a rematch goes unanswered;
+/// in a private room either ends the run. It never waits silently: every
+/// wait has a message that ends it or a deadline.
 pub async fn run(
     mut link: Link,
     start: &Start,
@@ -37,8 +43,31 @@ pub async fn run(
 ) -> Result<Tally, String> {
     let mut view = View::default();
     let mut tally = Tally::default();
+    // The last request sent, to send again if it was rate-limited.
+    let mut last: Option<ClientMessage> = None;
+    // While a rematch is asked for: when to give up on it.
+    let mut rematch_until: Option<tokio::time::Instant> = None;
+    let rematch_wait = match link.limits.turn_timeout_ms {
+        0 => REMATCH_WAIT_UNTIMED,
+        ms => Duration::from_millis(ms),
+    };
+    let played = |t: &Tally| t.wins + t.draws + t.losses;
     loop {
-        let msg = match link.next().await {
+        let event = tokio::select! {
+            event = link.next() => event,
+            _ = sleep_until(rematch_until) => {
+                rematch_until = None;
+                let _ = link.send(ClientMessage::Leave {}).await;
+                match start {
+                    Start::Quick(size) => {
+                        send(&mut link, &mut last, quick_match(*size)).await?;
+                        continue;
+                    }
+                    _ => return Err(format!("the opponent did not answer the rematch after {} games; {tally}", played(&tally))),
+                }
+            }
+        };
+        let msg = match event {
             Event::Msg(msg) => msg,
             Event::Reconnecting => continue,
             Event::Closed(why) => return Err(why),
@@ -51,35 +80,42 @@ pub async fn run(
             ServerMessage::RoomCreated { room, .. } => {
                 println!("room: {room}");
             }
+            ServerMessage::GameStarted { .. } => rematch_until = None,
             ServerMessage::GameOver { winner, .. } => {
                 match view.you.map(|p| p.number()) {
                     Some(me) if me == *winner => tally.wins += 1,
                     _ if *winner == 0 => tally.draws += 1,
                     _ => tally.losses += 1,
                 }
-                if tally.wins + tally.draws + tally.losses >= games {
+                if played(&tally) >= games {
                     let _ = link.send(ClientMessage::Leave {}).await;
                     return Ok(tally);
                 }
-                link.send(ClientMessage::Rematch {}).await?;
+                if view.closed.is_none() {
+                    send(&mut link, &mut last, ClientMessage::Rematch {}).await?;
+                    rematch_until = Some(tokio::time::Instant::now() + rematch_wait);
+                }
+                continue;
+            }
+            ServerMessage::RoomClosed { .. } => {
+                // The opponent is gone: find another, or stop.
+                rematch_until = None;
+                match start {
+                    Start::Quick(size) => send(&mut link, &mut last, quick_match(*size)).await?,
+                    _ => {
+                        return Err(format!(
+                            "the opponent left the private room after {} games; {tally}",
+                            played(&tally)
+                        ));
+                    }
+                }
                 continue;
             }
             ServerMessage::Error { code: ErrorCode::RateLimited, .. } => {
-                // Our pacing should prevent this; if it happens, back off.
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            ServerMessage::Error { code: ErrorCode::NotInGame, .. } if view.over.is_some() => {
-                // The opponent left after the game: find another, or stop.
-                match start {
-                    Start::Quick(size) => {
-                        link.send(ClientMessage::QuickMatch { size: Some(*size as i64) }).await?
-                    }
-                    _ => {
-                        return Err(format!(
-                            "the opponent left after {} games; {tally}",
-                            tally.wins + tally.draws + tally.losses
-                        ));
-                    }
+                // Not acted on: the link holds off for `retry_after_ms`, then
+                // the same request goes again.
+                if let Some(request) = last.clone() {
+                    send(&mut link, &mut last, request).await?;
                 }
                 continue;
             }
@@ -101,7 +137,25 @@ pub async fn run(
                     return Err(format!("the strategy gave up: {why}"));
                 }
             };
-            link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
+            send(&mut link, &mut last, ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
         }
+    }
+}
+
+fn quick_match(size: usize) -> ClientMessage {
+    ClientMessage::QuickMatch { size: Some(size as i64) }
+}
+
+/// Sends `request`, remembering it in `last`.
+async fn send(link: &mut Link, last: &mut Option<ClientMessage>, request: ClientMessage) -> Result<(), String> {
+    *last = Some(request.clone());
+    link.send(request).await
+}
+
+/// Completes at `until`, or never.
+async fn sleep_until(until: Option<tokio::time::Instant>) {
+    match until {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
     }
 }

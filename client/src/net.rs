@@ -12,7 +12,7 @@ use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
-use tictactoe_protocol::{ClientFrame, ClientMessage, Limits, ServerMessage};
+use tictactoe_protocol::{ClientFrame, ClientMessage, ErrorCode, Limits, ServerMessage};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -43,16 +43,21 @@ struct Pace {
     rate: f64,
     tokens: f64,
     last: Instant,
+    /// Nothing is sent before this: the server said when to retry.
+    hold: Option<Instant>,
 }
 
 impl Pace {
     fn new(per_second: u32) -> Pace {
         let rate = f64::from(per_second) * 0.9;
-        Pace { rate, tokens: rate.max(1.0), last: Instant::now() }
+        Pace { rate, tokens: rate.max(1.0), last: Instant::now(), hold: None }
     }
 
     /// Waits until one more frame is within the limit.
     async fn take(&mut self) {
+        if let Some(until) = self.hold.take() {
+            tokio::time::sleep_until(until.into()).await;
+        }
         if self.rate <= 0.0 {
             return;
         }
@@ -94,11 +99,13 @@ impl Link {
     pub async fn next(&mut self) -> Event {
         loop {
             match self.ws.next().await {
-                Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(&text) {
-                    Ok(msg) => {
+                Some(Ok(Message::Text(text))) => match ServerMessage::decode(&text) {
+                    Ok(Some(msg)) => {
                         self.track(&msg);
                         return Event::Msg(msg);
                     }
+                    // A newer server's message this client does not know.
+                    Ok(None) => continue,
                     Err(e) => {
                         return Event::Closed(format!(
                             "the server sent something this client does not understand: {e}"
@@ -130,7 +137,11 @@ impl Link {
     fn track(&mut self, msg: &ServerMessage) {
         match msg {
             ServerMessage::GameStarted { resume_token, .. } => self.token = Some(resume_token.to_string()),
-            ServerMessage::GameOver { .. } => self.token = None,
+            ServerMessage::GameOver { .. } | ServerMessage::RoomClosed { .. } => self.token = None,
+            ServerMessage::Error { code: ErrorCode::RateLimited, retry_after_ms, .. } => {
+                let wait = Duration::from_millis(retry_after_ms.unwrap_or(1000));
+                self.pace.hold = Some(Instant::now() + wait);
+            }
             _ => {}
         }
     }
@@ -206,8 +217,8 @@ async fn open(url: &str) -> Result<(Ws, Limits), String> {
         .await
         .map_err(|_| format!("{url} did not greet us within 10 s"))?;
     match first {
-        Some(Ok(Message::Text(text))) => match serde_json::from_str(&text) {
-            Ok(ServerMessage::Welcome { limits, .. }) => Ok((ws, limits)),
+        Some(Ok(Message::Text(text))) => match ServerMessage::decode(&text) {
+            Ok(Some(ServerMessage::Welcome { limits, .. })) => Ok((ws, limits)),
             _ => Err(format!("{url} is not a tictactoe server (no welcome)")),
         },
         _ => Err(format!("{url} closed the connection before greeting")),

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{EndReason, Game, Line, Player, ServerMessage};
+use tictactoe_protocol::{ClosedReason, EndReason, Game, Line, Player, ServerMessage};
 
 /// One client's picture of the room it is in.
 #[derive(Debug, Clone)]
@@ -25,6 +25,8 @@ pub struct View {
     pub token: Option<String>,
     /// A one-line note for the status bar (errors, disconnects, offers).
     pub note: String,
+    /// Set once the room has closed under us: no rematch is possible.
+    pub closed: Option<ClosedReason>,
 }
 
 impl Default for View {
@@ -46,6 +48,7 @@ impl View {
             deadline: None,
             token: None,
             note: String::new(),
+            closed: None,
         }
     }
 
@@ -115,6 +118,16 @@ impl View {
             }
             ServerMessage::OpponentReconnected {} => self.note = "opponent reconnected".into(),
             ServerMessage::RematchOffered {} => self.note = "opponent offers a rematch".into(),
+            ServerMessage::RoomClosed { reason, .. } => {
+                self.closed = Some(*reason);
+                self.deadline = None;
+                self.token = None;
+                self.note = match (reason, self.you) {
+                    (ClosedReason::Left, Some(_)) => "your opponent has left the room".into(),
+                    (ClosedReason::Disconnect, Some(_)) => "your opponent's connection is gone; the room has closed".into(),
+                    (_, None) => "the room has closed: a player left".into(),
+                };
+            }
             ServerMessage::Error { message, .. } => self.note = message.clone(),
             ServerMessage::Welcome { .. } | ServerMessage::Pong { .. } => {}
         }

@@ -214,7 +214,8 @@ async fn full_screen_play_in_a_real_terminal() {
         let mut last = String::new();
         while Instant::now() < deadline {
             last = tmux(&["capture-pane", "-p", "-t", &session]);
-            if last.contains("Result:") {
+            // The bot leaves after its one game: the room closes under us.
+            if last.contains("Result:") && last.contains("has left") {
                 break;
             }
             if last.contains("your turn") && next < cells.len() {
@@ -223,23 +224,29 @@ async fn full_screen_play_in_a_real_terminal() {
             }
             std::thread::sleep(Duration::from_millis(150));
         }
+        // A rematch is not possible any more, and the screen says so.
+        tmux(&["send-keys", "-t", &session, "r"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let refused = tmux(&["capture-pane", "-p", "-t", &session]);
         // Quit from the result screen; the terminal is restored.
         tmux(&["send-keys", "-t", &session, "q"]);
         std::thread::sleep(Duration::from_millis(300));
         let after = tmux(&["capture-pane", "-p", "-t", &session]);
         tmux(&["kill-session", "-t", &session]);
         finish(bot, out, Duration::from_secs(20));
-        (last, after)
+        (last, refused, after)
     })
     .await
     .expect("tmux run");
-    let (during, after) = screen;
+    let (during, refused, after) = screen;
     assert!(during.contains("tictactoe — room"), "title: {during}");
     assert!(during.contains("a b c") && during.contains("1 "), "board with coordinates: {during}");
     assert!(during.contains("Result:"), "result on screen: {during}");
-    assert!(during.contains("r: rematch"), "rematch offered: {during}");
+    assert!(during.contains("your opponent has left"), "room_closed shown: {during}");
+    assert!(during.contains("n: new game   q: quit") && !during.contains("r: rematch"), "{during}");
+    assert!(refused.contains("there is no rematch"), "r after the room closed: {refused}");
     // After q the alternate screen is gone and the result is printed plainly.
-    assert!(!after.contains("r: rematch"), "screen restored: {after}");
+    assert!(!after.contains("n: new game"), "screen restored: {after}");
     assert!(after.contains("Result:"), "{after}");
     server.shutdown().await;
 }

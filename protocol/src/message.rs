@@ -25,8 +25,9 @@ pub enum RequestId {
     Str(String),
 }
 
-/// A client's message with its optional request `id`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+/// A client's message with its optional request `id`. Decoded by
+/// [`ClientFrame::decode`] alone (not serde), so that `type` is only ever a string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ClientFrame {
     /// Echoed on the direct reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,52 +47,8 @@ pub struct DecodeError {
     pub id: Option<RequestId>,
 }
 
-impl ClientFrame {
-    /// Decodes one text frame. A frame that is not a JSON object with a known
-    /// `type` and well-typed fields is a [`DecodeError`] (`bad_message`).
-    pub fn decode(text: &str) -> Result<ClientFrame, DecodeError> {
-        match serde_json::from_str::<ClientFrame>(text) {
-            Ok(frame) => match &frame.id {
-                Some(RequestId::Str(s)) if s.chars().count() > MAX_ID_CHARS => Err(DecodeError {
-                    message: format!("id strings are at most {MAX_ID_CHARS} characters"),
-                    id: None,
-                }),
-                _ => Ok(frame),
-            },
-            Err(e) => Err(DecodeError { message: describe(&e, text), id: peek_id(text) }),
-        }
-    }
-}
-
-/// The valid `id` of a frame, if it has one, without decoding the rest: for
-/// replies to frames that are refused before they are read.
-pub fn peek_id(text: &str) -> Option<RequestId> {
-    /// Only the `id`.
-    #[derive(Deserialize)]
-    struct IdOnly {
-        id: Option<RequestId>,
-    }
-    serde_json::from_str::<IdOnly>(text)
-        .ok()
-        .and_then(|x| x.id)
-        .filter(|id| !matches!(id, RequestId::Str(s) if s.chars().count() > MAX_ID_CHARS))
-}
-
-fn describe(e: &serde_json::Error, text: &str) -> String {
-    use serde_json::error::Category;
-    match e.classify() {
-        Category::Syntax | Category::Eof | Category::Io => {
-            format!("not valid JSON ({e}); send one JSON object per text frame")
-        }
-        Category::Data if !text.trim_start().starts_with('{') => {
-            "expected a JSON object with a \"type\" field".to_owned()
-        }
-        Category::Data => format!("{e}"),
-    }
-}
-
 /// Client → server requests (since v1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
     /// Set the display name; optionally state the protocol version spoken.
@@ -142,6 +99,8 @@ pub enum ClientMessage {
         /// The seat's `resume_token` from `game_started`.
         token: String,
     },
+    /// Ask for the `state` of the room you are seated in or watching.
+    Sync {},
     /// Application-level keep-alive.
     Ping {},
 }
@@ -161,6 +120,11 @@ pub struct Limits {
     pub max_message_bytes: usize,
     /// Inbound frames per second (and burst); 0 = no limit.
     pub max_messages_per_second: u32,
+    /// How often the server pings an idle connection; one silent for two
+    /// intervals is dropped.
+    pub ping_interval_ms: u64,
+    /// Time from TCP connect to a finished WebSocket handshake.
+    pub handshake_timeout_ms: u64,
 }
 
 /// A player as others see them.
@@ -186,6 +150,17 @@ pub enum EndReason {
     Disconnect,
     /// The server shut down.
     Shutdown,
+}
+
+/// Why a room closed under the players and spectators still in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClosedReason {
+    /// A player left (`leave`, or a request that leaves implicitly).
+    Left,
+    /// A player's connection dropped with no game in progress, or they did
+    /// not come back within the grace period.
+    Disconnect,
 }
 
 /// A player's mark.
@@ -345,6 +320,13 @@ pub enum ServerMessage {
     OpponentReconnected {},
     /// Your opponent asked for a rematch.
     RematchOffered {},
+    /// The room closed (since the room-closing addition): no `rematch` now.
+    RoomClosed {
+        /// The room code.
+        room: Arc<str>,
+        /// Why it closed.
+        reason: ClosedReason,
+    },
     /// Reply to `ping`.
     Pong {
         /// The request's id.
@@ -360,13 +342,52 @@ pub enum ServerMessage {
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
+        /// On `rate_limited` only: milliseconds until a frame is accepted again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
     },
 }
+
+/// Every `type` the server sends, for clients that skip the ones they do not know.
+pub const SERVER_TYPES: [&str; 13] = [
+    "welcome",
+    "queued",
+    "room_created",
+    "game_started",
+    "moved",
+    "game_over",
+    "state",
+    "opponent_disconnected",
+    "opponent_reconnected",
+    "rematch_offered",
+    "room_closed",
+    "pong",
+    "error",
+];
 
 impl ServerMessage {
     /// An `error` reply.
     pub fn error(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Self {
-        ServerMessage::Error { code, message: message.into(), id }
+        ServerMessage::Error { code, message: message.into(), id, retry_after_ms: None }
+    }
+
+    /// Decodes a server frame as a client does: `Ok(None)` for a `type` this
+    /// crate does not know (newer servers may send more; clients skip them).
+    pub fn decode(text: &str) -> Result<Option<ServerMessage>, String> {
+        match serde_json::from_str::<ServerMessage>(text) {
+            Ok(msg) => Ok(Some(msg)),
+            Err(e) => {
+                /// Only the tag.
+                #[derive(Deserialize)]
+                struct Tag {
+                    r#type: String,
+                }
+                match serde_json::from_str::<Tag>(text) {
+                    Ok(tag) if !SERVER_TYPES.contains(&tag.r#type.as_str()) => Ok(None),
+                    _ => Err(e.to_string()),
+                }
+            }
+        }
     }
 
     /// The JSON text of this message.
@@ -375,6 +396,9 @@ impl ServerMessage {
         serde_json::to_string(self).unwrap_or_default()
     }
 }
+
+mod decode;
+pub use decode::peek_id;
 
 #[cfg(test)]
 mod tests;

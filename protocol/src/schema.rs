@@ -10,25 +10,29 @@ pub fn client_schema() -> String {
 
 /// The schema of every frame the server sends (`ServerMessage`). The contract
 /// says every field is always present (`null` when it has no value), except
-/// `id`: so every property but `id` is required.
+/// `id` and `retry_after_ms` (only on the replies that carry them): so every
+/// other property is required.
 pub fn server_schema() -> String {
     let mut schema =
         serde_json::to_value(schemars::schema_for!(crate::message::ServerMessage)).unwrap_or_default();
-    require_all_but_id(&mut schema);
+    require_all_but_optional(&mut schema);
     pretty(schema)
 }
 
-fn require_all_but_id(schema: &mut Value) {
+/// The only server fields that may be absent.
+const OPTIONAL: [&str; 2] = ["id", "retry_after_ms"];
+
+fn require_all_but_optional(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get("properties") {
                 let required: Vec<Value> =
-                    props.keys().filter(|k| *k != "id").map(|k| Value::String(k.clone())).collect();
+                    props.keys().filter(|k| !OPTIONAL.contains(&k.as_str())).map(|k| Value::String(k.clone())).collect();
                 map.insert("required".into(), Value::Array(required));
             }
-            map.values_mut().for_each(require_all_but_id);
+            map.values_mut().for_each(require_all_but_optional);
         }
-        Value::Array(items) => items.iter_mut().for_each(require_all_but_id),
+        Value::Array(items) => items.iter_mut().for_each(require_all_but_optional),
         _ => {}
     }
 }

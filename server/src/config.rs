@@ -85,6 +85,8 @@ impl Config {
             reconnect_grace_ms: self.reconnect_grace_ms,
             max_message_bytes: self.max_message_bytes,
             max_messages_per_second: self.max_messages_per_second,
+            ping_interval_ms: self.ping_interval_ms,
+            handshake_timeout_ms: self.handshake_timeout_ms,
         }
     }
 }

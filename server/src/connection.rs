@@ -230,6 +230,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     match msg {
                         Some(Ok(msg)) => self.on_message(msg, last_heard).await,
                         Some(Err(WsError::Capacity(_))) => Some(End::Close(CloseCode::Size, "message too big")),
+                        Some(Err(WsError::Utf8(_))) => Some(End::Close(CloseCode::Invalid, "text frame is not valid UTF-8")),
                         Some(Err(_)) | None => Some(End::Gone),
                     }
                 }
@@ -266,7 +267,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         return Some(end);
                     }
                 }
-                signal => self.on_signal(signal).await,
+                signal => {
+                    if let Some(end) = self.on_signal(signal).await {
+                        return Some(end);
+                    }
+                }
             }
             if n == WRITE_BATCH {
                 break;
@@ -313,8 +318,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.reply(&ServerMessage::error(code, message, id)).await
     }
 
-    /// Applies a lobby or room signal (anything but a frame) to the connection's place.
-    async fn on_signal(&mut self, item: Outbound) {
+    /// Applies a lobby or room signal (anything but a frame) to the
+    /// connection's place; some end the connection.
+    async fn on_signal(&mut self, item: Outbound) -> Option<End> {
         match item {
             // Written by `write_batch`; never passed here.
             Outbound::Frame(_) => {}
@@ -355,7 +361,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     self.place = Place::Idle;
                 }
             }
+            Outbound::Replaced { room } => {
+                if matches!(&self.place, Place::Room { code, .. } if *code == room) {
+                    // The seat lives on in the other connection: no disconnect.
+                    self.place = Place::Idle;
+                    return Some(End::Close(CloseCode::Library(4000), "replaced"));
+                }
+            }
         }
+        None
     }
 
     /// Handles one message from the client, received at `now`.
@@ -369,16 +383,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         };
         match self.rate.check(now) {
             Verdict::Allow => {}
-            Verdict::Refuse => {
+            Verdict::Refuse(wait) => {
                 let id = text.as_deref().and_then(peek_id);
                 let rate = self.shared.config.max_messages_per_second;
-                return self
-                    .refuse(
-                        ErrorCode::RateLimited,
-                        format!("more than {rate} messages per second; slow down or be disconnected"),
-                        id,
-                    )
-                    .await;
+                let retry_after_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+                let message = format!(
+                    "more than {rate} messages per second; wait {retry_after_ms} ms, slow down, or be disconnected"
+                );
+                let error = ServerMessage::Error {
+                    code: ErrorCode::RateLimited,
+                    message,
+                    id,
+                    retry_after_ms: Some(retry_after_ms),
+                };
+                return self.reply(&error).await;
             }
             Verdict::Close => return Some(End::Close(CloseCode::Policy, "rate limit exceeded")),
         }
@@ -400,9 +418,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
                     return self.refuse(ErrorCode::UnsupportedProtocol, text, id).await;
                 }
-                if !valid_name(&name) {
-                    let text =
-                        format!("a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces");
+                let name = name.trim();
+                if !valid_name(name) {
+                    let text = format!(
+                        "a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces, with no control, format or invisible characters"
+                    );
                     return self.refuse(ErrorCode::InvalidName, text, id).await;
                 }
                 self.name = name.into();
@@ -471,6 +491,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 }
                 None
             }
+            ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
             ClientMessage::Ping {} => self.reply(&ServerMessage::Pong { id }).await,
         }
     }
@@ -524,8 +545,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             Place::Room { tx, .. } => {
                 // Waits only when the room's inbox is full.
                 let cmd = RoomCmd::Request { conn: self.id, request, id };
-                if let Err(TrySendError::Full(cmd)) = tx.try_send(cmd) {
-                    let _ = tx.send(cmd).await;
+                let sent = match tx.try_send(cmd) {
+                    Ok(()) => Ok(()),
+                    Err(TrySendError::Full(cmd)) => tx.send(cmd).await,
+                    Err(TrySendError::Closed(cmd)) => Err(cmd),
+                };
+                // The room closed before it read the request; its
+                // `room_closed` is on the way.
+                if let Err(RoomCmd::Request { id, .. }) = sent {
+                    self.place = Place::Idle;
+                    return self
+                        .refuse(
+                            ErrorCode::NotInGame,
+                            "this room has closed; send quick_match, create_room or join_room for a new game",
+                            id,
+                        )
+                        .await;
                 }
                 None
             }
@@ -596,10 +631,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 }
 
-/// 1 to 24 characters, no control characters, not only spaces.
+/// 1 to 24 characters, not only spaces, and none that hide or disguise what
+/// is shown: control characters, format characters (bidirectional overrides
+/// such as U+202E, zero-width characters such as U+200B) and line or
+/// paragraph separators.
 fn valid_name(name: &str) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
     let n = name.chars().count();
-    (1..=MAX_NAME_CHARS).contains(&n) && !name.chars().any(char::is_control) && !name.trim().is_empty()
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(get_general_category(c), G::Format | G::LineSeparator | G::ParagraphSeparator)
+    };
+    (1..=MAX_NAME_CHARS).contains(&n) && !name.chars().any(hidden) && !name.trim().is_empty()
 }
 
 #[cfg(test)]
@@ -615,5 +658,8 @@ mod tests {
         assert!(!valid_name(""));
         assert!(!valid_name("   "));
         assert!(!valid_name("a\nb"));
+        for hidden in ["\u{202E}", "\u{200B}", "\u{200D}", "\u{2066}", "\u{FEFF}", "\u{00AD}", "\u{2028}"] {
+            assert!(!valid_name(&format!("ann{hidden}bob")), "{hidden:?}");
+        }
     }
 }

@@ -37,6 +37,11 @@ pub enum Outbound {
         /// The room code.
         room: Arc<str>,
     },
+    /// Another connection resumed this one's seat: close with 4000.
+    Replaced {
+        /// The room code.
+        room: Arc<str>,
+    },
 }
 
 /// How the lobby and rooms reach one connection: a bounded queue, never awaited.

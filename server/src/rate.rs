@@ -8,8 +8,9 @@ use tokio::time::Instant;
 pub enum Verdict {
     /// Within the limit: act on it.
     Allow,
-    /// Over the limit: refuse with `rate_limited`, do not act on it.
-    Refuse,
+    /// Over the limit: refuse with `rate_limited`, do not act on it; a frame
+    /// is accepted again after this long.
+    Refuse(Duration),
     /// Still flooding after refusals: close with 1008.
     Close,
 }
@@ -50,7 +51,13 @@ impl RateLimit {
         }
         self.strikes += 1;
         self.last_strike = now;
-        if f64::from(self.strikes) > self.rate.max(10.0) { Verdict::Close } else { Verdict::Refuse }
+        if f64::from(self.strikes) > self.rate.max(10.0) {
+            return Verdict::Close;
+        }
+        // Rounded up to the millisecond, so that a client waiting exactly
+        // this long finds a whole token.
+        let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.rate);
+        Verdict::Refuse(Duration::from_millis(wait.as_nanos().div_ceil(1_000_000) as u64))
     }
 }
 
@@ -66,7 +73,8 @@ mod tests {
             assert_eq!(r.check(t), Verdict::Allow);
         }
         for _ in 0..10 {
-            assert_eq!(r.check(t), Verdict::Refuse);
+            // An empty bucket at 10 per second refills one frame in 100 ms.
+            assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(100)));
         }
         assert_eq!(r.check(t), Verdict::Close);
     }
@@ -78,7 +86,11 @@ mod tests {
         for _ in 0..10 {
             r.check(t);
         }
-        assert_eq!(r.check(t), Verdict::Refuse);
+        assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(100)));
+        // 40 ms later, 60 ms are left; waiting them is enough.
+        let t = t + Duration::from_millis(40);
+        assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(60)));
+        assert_eq!(r.check(t + Duration::from_millis(60)), Verdict::Allow);
         let later = t + Duration::from_millis(1500);
         assert_eq!(r.check(later), Verdict::Allow);
         assert_eq!(RateLimit::new(0).check(t), Verdict::Allow);

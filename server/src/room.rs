@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
-    EndReason, ErrorCode, Game, Line, Mark, MoveError, Player, PlayerInfo, RequestId, ServerMessage, Status,
+    ClosedReason, EndReason, ErrorCode, Game, Line, Mark, MoveError, Player, PlayerInfo, RequestId,
+    ServerMessage, Status,
 };
 
 use crate::codes;
@@ -33,6 +34,8 @@ pub enum Request {
     Rematch,
     /// Leave the room (resigning a game in progress).
     Leave,
+    /// Send me the room's `state` (seated players and spectators alike).
+    Sync,
 }
 
 /// The timers a room runs with.
@@ -180,6 +183,9 @@ impl Room {
     /// A second player takes the empty seat of a private room; with `swap` the
     /// newcomer is player 1. Refused with `room_full` when no seat is free.
     pub fn join(&mut self, conn: ConnId, name: Arc<str>, id: Option<RequestId>, swap: bool, now: Instant) {
+        if self.refused_closed(conn, ErrorCode::RoomNotFound, id.clone()) {
+            return;
+        }
         if self.phase != Phase::Waiting || self.seats[1].is_some() {
             self.refuse(
                 conn,
@@ -199,6 +205,9 @@ impl Room {
 
     /// A spectator starts watching: `state` now, then every `moved` and `game_over`.
     pub fn spectate(&mut self, conn: ConnId, id: Option<RequestId>, now: Instant) {
+        if self.refused_closed(conn, ErrorCode::RoomNotFound, id.clone()) {
+            return;
+        }
         self.spectators.push(conn);
         let state = self.state(None, id, now);
         self.send(conn, &state);
@@ -206,6 +215,9 @@ impl Room {
 
     /// A connection takes back a seat with its resume token.
     pub fn resume(&mut self, conn: ConnId, token: &str, id: Option<RequestId>, now: Instant) {
+        if self.refused_closed(conn, ErrorCode::InvalidToken, id.clone()) {
+            return;
+        }
         let seat = match self.phase {
             Phase::Playing => self.seats.iter().position(|s| s.as_ref().is_some_and(|s| &*s.token == token)),
             _ => None,
@@ -226,8 +238,9 @@ impl Room {
         let old = std::mem::replace(&mut s.conn, conn);
         let was_away = s.away_until.take().is_some();
         if !was_away {
-            // The old connection is half-open: this one replaces it.
-            self.release(old);
+            // The old connection may be half-open, or a second client with
+            // the same token: either way this one replaces it.
+            self.push(old, Outbound::Replaced { room: self.code.clone() });
         }
         let state = self.state(Some(index), id, now);
         self.send(conn, &state);
@@ -240,13 +253,20 @@ impl Room {
 
     /// A seated player's request.
     pub fn request(&mut self, conn: ConnId, request: Request, id: Option<RequestId>, now: Instant) {
-        if request == Request::Leave && self.spectators.contains(&conn) {
+        let watching = self.spectators.contains(&conn);
+        if request == Request::Leave && watching {
             self.spectators.retain(|&c| c != conn);
             return self.release(conn);
         }
+        if request == Request::Sync && watching {
+            let state = self.state(None, id, now);
+            return self.send(conn, &state);
+        }
         let Some(seat) = self.seat_of(conn) else {
-            let msg = if self.spectators.contains(&conn) {
+            let msg = if watching {
                 "spectators cannot play; join a game with quick_match or join_room"
+            } else if self.closed {
+                "this room has closed; send quick_match, create_room or join_room for a new game"
             } else {
                 "you have no seat in this room"
             };
@@ -255,7 +275,10 @@ impl Room {
         match request {
             Request::Move { row, col } => self.play(seat, row, col, id, now),
             Request::Resign => match self.phase {
-                Phase::Playing => self.finish(2 - seat as u8, EndReason::Resign, None),
+                Phase::Playing => {
+                    self.finish(2 - seat as u8, EndReason::Resign, None);
+                    self.close_if_away();
+                }
                 Phase::Over => self.refuse(conn, ErrorCode::GameOver, "the game is already over", id),
                 Phase::Waiting => self.refuse(
                     conn,
@@ -269,7 +292,11 @@ impl Room {
                 if self.phase == Phase::Playing {
                     self.finish(2 - seat as u8, EndReason::Resign, None);
                 }
-                self.close();
+                self.close_because(ClosedReason::Left, Some(conn));
+            }
+            Request::Sync => {
+                let state = self.state(Some(seat), id, now);
+                self.send(conn, &state);
             }
         }
     }
@@ -283,15 +310,13 @@ impl Room {
         };
         if self.phase != Phase::Playing {
             // Nobody to wait for: the room ends with its pairing.
-            if let Some(s) = self.seats[seat].as_mut() {
-                s.away_until = Some(now);
-            }
-            return self.close();
+            self.mark_away(seat, now);
+            return self.close_because(ClosedReason::Disconnect, None);
         }
         if self.settings.grace.is_zero() {
             self.mark_away(seat, now);
             self.finish(2 - seat as u8, EndReason::Disconnect, None);
-            return self.close();
+            return self.close_because(ClosedReason::Disconnect, None);
         }
         self.mark_away(seat, now + self.settings.grace);
         self.pause(now);
@@ -312,7 +337,7 @@ impl Room {
             .min();
         if let Some((_, seat)) = expired {
             self.finish(2 - seat as u8, EndReason::Disconnect, None);
-            return self.close();
+            return self.close_because(ClosedReason::Disconnect, None);
         }
         if self.turn_deadline.is_some_and(|d| d <= now) {
             let loser = self.game.turn().map_or(0, |p| usize::from(p.number() - 1));
@@ -394,16 +419,17 @@ impl Room {
                 *slot = id;
             }
             let own = encode(&moved);
-            self.broadcast_except(&shared, conn);
+            self.broadcast_except(&shared, Some(conn));
             self.push(conn, Outbound::Frame(own));
         } else {
-            self.broadcast_except(&shared, u64::MAX);
+            self.broadcast_except(&shared, None);
         }
         match status {
             Status::Won { winner, line } => self.finish(winner.number(), EndReason::Line, Some(line)),
             Status::Draw => self.finish(0, EndReason::Draw, None),
-            Status::InProgress { .. } => {}
+            Status::InProgress { .. } => return,
         }
+        self.close_if_away();
     }
 
     fn rematch(&mut self, seat: usize, id: Option<RequestId>, now: Instant) {
@@ -484,17 +510,44 @@ impl Room {
             moves: self.game.moves().to_vec(),
         };
         let frame = encode(&msg);
-        self.broadcast_except(&frame, u64::MAX);
+        self.broadcast_except(&frame, None);
         for conn in self.present_seats() {
             self.signal(conn, false);
         }
-        if self.seats.iter().flatten().any(|s| s.away_until.is_some()) {
-            // A seat whose player is gone cannot rematch: the pairing ends.
-            self.close();
+    }
+
+    /// After a game ends: a seat whose player is gone cannot rematch, so the
+    /// pairing ends and whoever is still here is told.
+    fn close_if_away(&mut self) {
+        if self.anyone_away() {
+            self.close_because(ClosedReason::Disconnect, None);
         }
     }
 
+    /// Closes the room, telling everyone still attached but `leaver` why.
+    fn close_because(&mut self, reason: ClosedReason, leaver: Option<ConnId>) {
+        if self.closed {
+            return;
+        }
+        let msg = ServerMessage::RoomClosed { room: self.code.clone(), reason };
+        self.broadcast_except(&encode(&msg), leaver);
+        self.close();
+    }
+
+    /// Refuses an entry request to a room that has closed; true if it did.
+    fn refused_closed(&mut self, conn: ConnId, code: ErrorCode, id: Option<RequestId>) -> bool {
+        if self.closed {
+            self.refuse(conn, code, "that room has closed; start a new game", id);
+            self.release(conn);
+        }
+        self.closed
+    }
+
+    /// Ends the room without a word (shutdown, or nobody left to tell).
     fn close(&mut self) {
+        if self.closed {
+            return;
+        }
         for conn in self.present_seats() {
             self.release(conn);
         }
@@ -582,10 +635,10 @@ impl Room {
 
     /// Queues `frame` for every present player and spectator but `skip`;
     /// no allocation beyond the queue itself.
-    fn broadcast_except(&mut self, frame: &Utf8Bytes, skip: ConnId) {
+    fn broadcast_except(&mut self, frame: &Utf8Bytes, skip: Option<ConnId>) {
         let seats = self.seats.iter().flatten().filter(|s| s.away_until.is_none());
         let recipients = seats.map(|s| s.conn).chain(self.spectators.iter().copied());
-        for conn in recipients.filter(|&c| c != skip) {
+        for conn in recipients.filter(|&c| Some(c) != skip) {
             self.out.push((conn, Outbound::Frame(frame.clone())));
         }
     }

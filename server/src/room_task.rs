@@ -134,6 +134,13 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
             }
         }
     }
+    // Requests that reached the inbox after the room closed are answered, not
+    // lost: a player who asked for a rematch as the other left hears why.
+    let now = Instant::now().into_std();
+    for cmd in inbox.close() {
+        handle(&mut room, &mut conns, cmd, now);
+    }
+    deliver(&mut room, &mut conns);
     let (started, finished) = room.game_counts();
     tracing::info!(games_started = started, games_finished = finished, "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
@@ -169,13 +176,16 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
 fn deliver(room: &mut Room, conns: &mut Conns) {
     loop {
         let mut failed = Vec::new();
+        // A closed room keeps its connections' handles: requests still in its
+        // inbox are answered after it closed.
+        let keep = room.is_closed();
         for (to, item) in room.drain() {
-            let released = matches!(item, Outbound::Released { .. });
+            let released = matches!(item, Outbound::Released { .. } | Outbound::Replaced { .. });
             let Some(conn) = conns.get(&to) else { continue };
             if !conn.send(item) {
                 failed.push(to);
             }
-            if released {
+            if released && !keep {
                 conns.remove(&to);
             }
         }

@@ -212,12 +212,18 @@ impl Client {
 
     /// Reads until the server closes; returns the close code it sent, if any.
     pub async fn expect_close(&mut self) -> Option<CloseCode> {
+        self.expect_close_frame().await.map(|(code, _)| code)
+    }
+
+    /// Reads until the server closes; returns the close frame's code and
+    /// reason, if it sent one.
+    pub async fn expect_close_frame(&mut self) -> Option<(CloseCode, String)> {
         loop {
             let next = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
                 .await
                 .expect("close within the read timeout");
             match next {
-                Some(Ok(Message::Close(frame))) => return frame.map(|f| f.code),
+                Some(Ok(Message::Close(frame))) => return frame.map(|f| (f.code, f.reason.to_string())),
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => return None,
             }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 use tictactoe_protocol::ErrorCode;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tictactoe_server::Config;
 use tictactoe_tests::{
     TestServer, assert_judged, play_out, private_pair, quick_pair, random_game, test_config,
@@ -190,9 +191,8 @@ async fn resuming_replaces_a_half_open_connection() {
     a2.send(json!({"type": "resume", "token": sa["resume_token"]})).await;
     let state = a2.recv_type("state").await;
     assert_eq!(state["you"], sa["you"]);
-    // The old connection no longer speaks for the seat.
-    a.send(json!({"type": "resign", "id": 1})).await;
-    a.expect_error(ErrorCode::NotInGame, Some(json!(1))).await;
+    // The old connection is closed with 4000 "replaced": it does not linger, cut off.
+    assert_eq!(a.expect_close_frame().await, Some((CloseCode::Library(4000), "replaced".to_owned())));
     // The new one does; the opponent never saw a disconnect.
     a2.send(json!({"type": "resign"})).await;
     let over = b.recv_json().await;

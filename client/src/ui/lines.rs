@@ -16,7 +16,10 @@ use crate::view::View;
 enum Awaiting {
     Nothing,
     Move,
+    /// y: rematch, n: new quick match, else quit.
     Rematch,
+    /// The room closed after the game: n: new quick match, else quit.
+    NewGame,
 }
 
 /// Runs a game (or a watch, with `watch`) in line mode until it ends.
@@ -33,7 +36,7 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                     }
                     view.apply(&msg);
                     awaiting = show(&view, &msg, awaiting, watch);
-                    if watch && matches!(msg, ServerMessage::GameOver { .. }) {
+                    if watch && matches!(msg, ServerMessage::GameOver { .. } | ServerMessage::RoomClosed { .. }) {
                         return Ok(());
                     }
                 }
@@ -60,10 +63,15 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                             prompt();
                         }
                     },
-                    Awaiting::Rematch => {
-                        if line.trim().eq_ignore_ascii_case("y") {
+                    Awaiting::Rematch | Awaiting::NewGame => {
+                        let answer = line.trim().to_ascii_lowercase();
+                        if answer == "y" && awaiting == Awaiting::Rematch {
                             link.send(ClientMessage::Rematch {}).await?;
                             println!("Waiting for the opponent to accept…");
+                            awaiting = Awaiting::Nothing;
+                        } else if answer == "n" {
+                            let size = view.game.size() as i64;
+                            link.send(ClientMessage::QuickMatch { size: Some(size) }).await?;
                             awaiting = Awaiting::Nothing;
                         } else {
                             let _ = link.send(ClientMessage::Leave {}).await;
@@ -110,8 +118,8 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Aw
             if let Some(result) = view.result_line() {
                 println!("{result}");
             }
-            if !watch {
-                println!("Rematch? [y/N]");
+            if !watch && view.closed.is_none() {
+                println!("Rematch? [y: rematch, n: new opponent, anything else: quit]");
                 return Awaiting::Rematch;
             }
         }
@@ -125,6 +133,13 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Aw
         ServerMessage::OpponentDisconnected { .. }
         | ServerMessage::OpponentReconnected {}
         | ServerMessage::RematchOffered {} => println!("{}", view.note),
+        ServerMessage::RoomClosed { .. } => {
+            println!("{}", view.note);
+            if !watch && view.over.is_some() {
+                println!("New game? [n: new quick match, anything else: quit]");
+                return Awaiting::NewGame;
+            }
+        }
         ServerMessage::Welcome { .. } | ServerMessage::Pong { .. } => {}
     }
     awaiting

@@ -48,6 +48,8 @@ enum Action {
     None,
     Move(usize, usize),
     Rematch,
+    /// A new quick match on a board of the same size.
+    NewMatch,
     Quit,
 }
 
@@ -69,6 +71,9 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
                     if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
                         s.cursor = (size / 2, size / 2);
                     }
+                    if s.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
+                        return Ok(Some(s.view.note.clone()));
+                    }
                 }
                 Event::Reconnecting => s.view.note = "connection lost; resuming the game…".into(),
                 Event::Closed(why) => {
@@ -81,6 +86,10 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
                     Action::Rematch => {
                         link.send(ClientMessage::Rematch {}).await?;
                         s.view.note = "rematch asked; waiting for the opponent".into();
+                    }
+                    Action::NewMatch => {
+                        let size = s.view.game.size() as i64;
+                        link.send(ClientMessage::QuickMatch { size: Some(size) }).await?;
                     }
                     Action::Quit => {
                         let _ = link.send(ClientMessage::Leave {}).await;
@@ -109,7 +118,13 @@ impl Screen {
                 return Action::Quit;
             }
             KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
-                return Action::Rematch;
+                if self.view.closed.is_none() {
+                    return Action::Rematch;
+                }
+                self.view.note = "your opponent has left, so there is no rematch; n: new game, q: quit".into();
+            }
+            KeyCode::Char('n') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
+                return Action::NewMatch;
             }
             KeyCode::Up => self.cursor = (r.saturating_sub(1), c),
             KeyCode::Down => self.cursor = ((r + 1).min(n - 1), c),
@@ -161,8 +176,10 @@ fn draw(s: &Screen) {
     lines.push(s.view.note.clone());
     let help = if s.watch {
         "q: quit"
+    } else if s.view.over.is_some() && s.view.closed.is_some() {
+        "n: new game   q: quit"
     } else if s.view.over.is_some() {
-        "r: rematch   q: quit"
+        "r: rematch   n: new game   q: quit"
     } else {
         "arrows + Enter, or type a cell (b2) + Enter   Esc: quit"
     };

@@ -25,6 +25,7 @@ fn every_client_message_decodes_from_contract_json() {
         (r#"{"type":"rematch"}"#, ClientMessage::Rematch {}),
         (r#"{"type":"leave"}"#, ClientMessage::Leave {}),
         (r#"{"type":"resume","token":"abc"}"#, ClientMessage::Resume { token: "abc".into() }),
+        (r#"{"type":"sync"}"#, ClientMessage::Sync {}),
         (r#"{"type":"ping"}"#, ClientMessage::Ping {}),
     ];
     for (text, message) in cases {
@@ -100,11 +101,14 @@ fn every_server_message_encodes_to_contract_json() {
                     reconnect_grace_ms: 30000,
                     max_message_bytes: 4096,
                     max_messages_per_second: 50,
+                    ping_interval_ms: 15000,
+                    handshake_timeout_ms: 5000,
                 },
             },
             json!({"type":"welcome","protocol":1,"server":"ttt-server/0.1.0","limits":{
                 "min_size":2,"max_size":100,"turn_timeout_ms":30000,"reconnect_grace_ms":30000,
-                "max_message_bytes":4096,"max_messages_per_second":50}}),
+                "max_message_bytes":4096,"max_messages_per_second":50,"ping_interval_ms":15000,
+                "handshake_timeout_ms":5000}}),
         ),
         (
             ServerMessage::Queued { size: 3, id: Some(RequestId::Int(1)) },
@@ -201,6 +205,23 @@ fn every_server_message_encodes_to_contract_json() {
         ),
         (ServerMessage::OpponentReconnected {}, json!({"type":"opponent_reconnected"})),
         (ServerMessage::RematchOffered {}, json!({"type":"rematch_offered"})),
+        (
+            ServerMessage::RoomClosed { room: room.clone(), reason: ClosedReason::Left },
+            json!({"type":"room_closed","room":"K7QM3XPA2B","reason":"left"}),
+        ),
+        (
+            ServerMessage::RoomClosed { room: room.clone(), reason: ClosedReason::Disconnect },
+            json!({"type":"room_closed","room":"K7QM3XPA2B","reason":"disconnect"}),
+        ),
+        (
+            ServerMessage::Error {
+                code: ErrorCode::RateLimited,
+                message: "slow down".into(),
+                id: None,
+                retry_after_ms: Some(20),
+            },
+            json!({"type":"error","code":"rate_limited","message":"slow down","retry_after_ms":20}),
+        ),
         (ServerMessage::Pong { id: Some(RequestId::Int(5)) }, json!({"type":"pong","id":5})),
         (
             ServerMessage::error(ErrorCode::NotYourTurn, "wait for moved", Some(RequestId::Int(9))),
@@ -208,8 +229,92 @@ fn every_server_message_encodes_to_contract_json() {
         ),
     ];
     for (message, want) in cases {
-        assert_eq!(server_json(&message), want);
+        let got = server_json(&message);
+        assert!(SERVER_TYPES.contains(&got["type"].as_str().unwrap()), "{got}");
+        assert_eq!(got, want);
     }
+}
+
+#[test]
+fn clients_skip_server_types_they_do_not_know() {
+    assert_eq!(ServerMessage::decode(r#"{"type":"news","text":"hi"}"#), Ok(None));
+    assert_eq!(
+        ServerMessage::decode(r#"{"type":"rematch_offered","extra":1}"#),
+        Ok(Some(ServerMessage::RematchOffered {}))
+    );
+    // A known type with a broken payload is an error, not skipped.
+    assert!(ServerMessage::decode(r#"{"type":"moved","room":"R"}"#).is_err());
+}
+
+/// The `bad_message` text for `text`, checked to be in our words.
+fn refusal(text: &str) -> DecodeError {
+    let err = ClientFrame::decode(text).unwrap_err();
+    for leak in ["variant", "untagged", "enum", "i64", "u64", "invalid type", "struct", "serde"] {
+        assert!(!err.message.contains(leak), "{text}: {:?} leaks {leak:?}", err.message);
+    }
+    err
+}
+
+#[test]
+fn the_type_is_a_string_and_nothing_else() {
+    for ty in ["5", "10", "6", "0", "true", "null", "[\"move\"]", "{\"move\":1}", "5.0"] {
+        let text = format!(r#"{{"type":{ty},"row":1,"col":1,"id":4}}"#);
+        let err = refusal(&text);
+        assert!(err.message.contains("\"type\" must be a string"), "{text}: {}", err.message);
+        assert_eq!(err.id, Some(RequestId::Int(4)));
+    }
+    let err = refusal(r#"{"row":1}"#);
+    assert!(err.message.contains("missing the field \"type\""), "{}", err.message);
+    // An escaped type is still that type.
+    assert_eq!(client(r#"{"type":"p\u0069ng"}"#).message, ClientMessage::Ping {});
+}
+
+#[test]
+fn integers_beyond_64_bits_are_integers_that_saturate() {
+    let big = "18446744073709551616";
+    let cases = [
+        (format!(r#"{{"type":"move","row":{big},"col":0}}"#), ClientMessage::Move { row: i64::MAX, col: 0 }),
+        (format!(r#"{{"type":"move","row":0,"col":-{big}}}"#), ClientMessage::Move { row: 0, col: i64::MIN }),
+        (r#"{"type":"move","row":-0,"col":1.0}"#.to_owned(), ClientMessage::Move { row: 0, col: 1 }),
+        (format!(r#"{{"type":"quick_match","size":{big}}}"#), ClientMessage::QuickMatch { size: Some(i64::MAX) }),
+        (r#"{"type":"create_room","size":-1e19}"#.to_owned(), ClientMessage::CreateRoom { size: Some(i64::MIN) }),
+        (r#"{"type":"quick_match","size":null}"#.to_owned(), ClientMessage::QuickMatch { size: None }),
+    ];
+    for (text, want) in cases {
+        assert_eq!(client(&text).message, want, "{text}");
+    }
+}
+
+#[test]
+fn every_refusal_names_its_field() {
+    let cases = [
+        (r#"{"type":"move","row":1}"#, "\"col\""),
+        (r#"{"type":"move","row":"a","col":1}"#, "\"row\""),
+        (r#"{"type":"move","row":1.5,"col":1}"#, "\"row\""),
+        (r#"{"type":"move","row":1,"col":true}"#, "\"col\""),
+        (r#"{"type":"hello"}"#, "\"name\""),
+        (r#"{"type":"hello","name":7}"#, "\"name\""),
+        (r#"{"type":"hello","name":"a","protocol":"1"}"#, "\"protocol\""),
+        (r#"{"type":"quick_match","size":"3"}"#, "\"size\""),
+        (r#"{"type":"join_room","room":null}"#, "\"room\""),
+        (r#"{"type":"resume"}"#, "\"token\""),
+        (r#"{"type":"ping","id":1.5}"#, "\"id\""),
+        (r#"{"type":"ping","id":18446744073709551616}"#, "\"id\""),
+        (r#"{"type":"ping","id":[1]}"#, "\"id\""),
+        (r#"{"type":"move","row":1,"row":2,"col":1}"#, "\"row\" appears twice"),
+        ("not json", "not valid JSON"),
+        ("[1,2]", "JSON object"),
+    ];
+    for (text, field) in cases {
+        let err = refusal(text);
+        assert!(err.message.contains(field), "{text}: {:?} should name {field}", err.message);
+    }
+    // Fields a type does not use are ignored, whatever they hold.
+    assert_eq!(client(r#"{"type":"ping","row":"x","name":5}"#).message, ClientMessage::Ping {});
+    // A good id survives a bad payload; a bad id is refused even with a good one.
+    assert_eq!(refusal(r#"{"type":"move","id":"a"}"#).id, Some(RequestId::Str("a".into())));
+    assert_eq!(peek_id(r#"{"type":"move","id":7}"#), Some(RequestId::Int(7)));
+    assert_eq!(peek_id(r#"{"type":"move","id":7.5}"#), None);
 }
 
 #[test]

@@ -15,6 +15,7 @@ enum Got {
     Msg(ServerMessage),
     Live(bool),
     Released,
+    Replaced,
 }
 
 fn settings() -> Settings {
@@ -28,6 +29,7 @@ fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
                 Outbound::Frame(f) => Got::Msg(serde_json::from_str(&f).unwrap()),
                 Outbound::Live { live, .. } => Got::Live(live),
                 Outbound::Released { .. } => Got::Released,
+                Outbound::Replaced { .. } => Got::Replaced,
                 _ => return None,
             };
             Some((to, got))
@@ -352,4 +354,138 @@ fn shutdown_ends_the_game_with_no_winner() {
     let got = out(&mut room);
     assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((0, EndReason::Shutdown)));
     assert!(room.is_closed());
+}
+
+fn room_closed(got: &[(ConnId, Got)], conn: ConnId) -> Option<ClosedReason> {
+    msgs_to(got, conn).into_iter().find_map(|m| match m {
+        ServerMessage::RoomClosed { reason, .. } => Some(*reason),
+        _ => None,
+    })
+}
+
+/// A started room with spectator S, played to a win by A at `t0`.
+fn finished(t0: Instant) -> Room {
+    let mut room = started(t0);
+    room.spectate(S, None, t0);
+    for (conn, r, c) in [(A, 0, 0), (B, 1, 0), (A, 0, 1), (B, 1, 1), (A, 0, 2)] {
+        mv(&mut room, conn, r, c, t0);
+    }
+    room
+}
+
+#[test]
+fn leaving_after_the_game_tells_the_others_and_not_the_leaver() {
+    let t0 = Instant::now();
+    let mut room = finished(t0);
+    room.request(B, Request::Rematch, None, t0);
+    out(&mut room);
+    room.request(A, Request::Leave, None, t0);
+    let got = out(&mut room);
+    assert_eq!(room_closed(&got, B), Some(ClosedReason::Left));
+    assert_eq!(room_closed(&got, S), Some(ClosedReason::Left));
+    assert_eq!(room_closed(&got, A), None);
+    for conn in [A, B, S] {
+        assert!(got.iter().any(|(to, g)| *to == conn && *g == Got::Released), "{conn} released");
+    }
+    assert!(room.is_closed());
+    // Anything that still reaches it is refused, and changes nothing.
+    room.request(B, Request::Rematch, Some(RequestId::Int(1)), t0);
+    assert_eq!(error_code(&out(&mut room), B), Some(ErrorCode::NotInGame));
+    room.join(S, "s".into(), None, false, t0);
+    assert_eq!(error_code(&out(&mut room), S), Some(ErrorCode::RoomNotFound));
+    room.spectate(S, None, t0);
+    assert_eq!(error_code(&out(&mut room), S), Some(ErrorCode::RoomNotFound));
+}
+
+#[test]
+fn a_drop_after_the_game_closes_the_room_with_disconnect() {
+    let t0 = Instant::now();
+    let mut room = finished(t0);
+    room.disconnect(B, t0);
+    let got = out(&mut room);
+    assert_eq!(room_closed(&got, A), Some(ClosedReason::Disconnect));
+    assert_eq!(room_closed(&got, S), Some(ClosedReason::Disconnect));
+    assert_eq!(room_closed(&got, B), None);
+}
+
+#[test]
+fn grace_running_out_ends_the_game_then_closes_the_room() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.spectate(S, None, t0);
+    out(&mut room);
+    room.disconnect(B, t0);
+    out(&mut room);
+    room.tick(t0 + GRACE);
+    let got = out(&mut room);
+    let to_a = msgs_to(&got, A);
+    assert!(matches!(to_a[0], ServerMessage::GameOver { reason: EndReason::Disconnect, winner: 1, .. }));
+    assert!(matches!(to_a[1], ServerMessage::RoomClosed { reason: ClosedReason::Disconnect, .. }));
+    assert_eq!(room_closed(&got, S), Some(ClosedReason::Disconnect));
+}
+
+#[test]
+fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
+    let t0 = Instant::now();
+    for leave in [true, false] {
+        let mut room = Room::private("ROOM".into(), 3, settings(), A, "a".into(), None).unwrap();
+        room.spectate(S, None, t0);
+        out(&mut room);
+        if leave {
+            room.request(A, Request::Leave, None, t0);
+        } else {
+            room.disconnect(A, t0);
+        }
+        let got = out(&mut room);
+        let want = if leave { ClosedReason::Left } else { ClosedReason::Disconnect };
+        assert_eq!(room_closed(&got, S), Some(want));
+        assert_eq!(room_closed(&got, A), None);
+    }
+}
+
+#[test]
+fn shutdown_closes_without_room_closed() {
+    let t0 = Instant::now();
+    let mut room = finished(t0);
+    room.shutdown();
+    let got = out(&mut room);
+    assert!([A, B, S].iter().all(|&c| room_closed(&got, c).is_none()));
+}
+
+#[test]
+fn sync_answers_seats_and_spectators_with_their_state() {
+    let t0 = Instant::now();
+    let mut room = started(t0);
+    room.spectate(S, None, t0);
+    mv(&mut room, A, 1, 1, t0);
+    for (conn, you) in [(A, Some(1)), (B, Some(2)), (S, None)] {
+        room.request(conn, Request::Sync, Some(RequestId::Int(7)), t0 + Duration::from_secs(1));
+        let got = out(&mut room);
+        let [ServerMessage::State { you: y, id, moves, turn, clock_ms, .. }] = &msgs_to(&got, conn)[..] else {
+            panic!("{got:?}")
+        };
+        assert_eq!((*y, id.clone(), moves.clone(), *turn), (you, Some(RequestId::Int(7)), vec![[1, 1]], Some(2)));
+        assert_eq!(*clock_ms, Some(9000));
+    }
+}
+
+#[test]
+fn resuming_a_present_seat_replaces_the_old_connection() {
+    let t0 = Instant::now();
+    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
+    let got = out(&mut room);
+    let token = msgs_to(&got, A)
+        .into_iter()
+        .find_map(|m| match m {
+            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
+            _ => None,
+        })
+        .unwrap();
+    room.resume(S, &token, None, t0);
+    let got = out(&mut room);
+    assert!(got.contains(&(A, Got::Replaced)));
+    assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: Some(1), .. }]));
+    // The opponent notices nothing: its opponent never went away.
+    assert!(msgs_to(&got, B).is_empty());
+    assert!(mv(&mut room, S, 0, 0, t0).iter().any(|(to, g)| *to == B && matches!(g, Got::Msg(ServerMessage::Moved { .. }))));
 }
