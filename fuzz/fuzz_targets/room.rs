@@ -63,7 +63,7 @@ impl Watch {
         for (to, item) in out {
             let frame = match item {
                 Outbound::Frame(frame) => frame,
-                Outbound::Released { .. } => {
+                Outbound::Released { .. } | Outbound::Replaced { .. } => {
                     if let Some(slot) = conns.iter().position(|&c| c == to) {
                         inside[slot] = false;
                     }

@@ -484,8 +484,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
                     }
                     Place::Lobby { leave, .. } => *leave = true,
-                    Place::Room { .. } => {
-                        self.send_room(RoomRequest::Leave, id).await;
+                    Place::Room { tx, .. } => {
+                        // Leaving a room that has just closed is already done.
+                        let _ = to_room(tx, self.id, RoomRequest::Leave, id).await;
                         self.place = Place::Idle;
                     }
                 }
@@ -514,9 +515,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let me = self.me.clone()?;
         match &self.place {
             Place::Idle => {}
-            Place::Room { free: true, .. } => {
-                // A finished game or a watched room is left implicitly.
-                self.send_room(RoomRequest::Leave, None).await;
+            Place::Room { free: true, tx, .. } => {
+                // A finished game or a watched room is left implicitly (a room
+                // that closed meanwhile needs no leaving).
+                let _ = to_room(tx, self.id, RoomRequest::Leave, None).await;
             }
             Place::Lobby { queued: Some(_), .. } => {
                 return self
@@ -543,16 +545,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
         match &self.place {
             Place::Room { tx, .. } => {
-                // Waits only when the room's inbox is full.
-                let cmd = RoomCmd::Request { conn: self.id, request, id };
-                let sent = match tx.try_send(cmd) {
-                    Ok(()) => Ok(()),
-                    Err(TrySendError::Full(cmd)) => tx.send(cmd).await,
-                    Err(TrySendError::Closed(cmd)) => Err(cmd),
-                };
-                // The room closed before it read the request; its
-                // `room_closed` is on the way.
-                if let Err(RoomCmd::Request { id, .. }) = sent {
+                if let Err(id) = to_room(tx, self.id, request, id).await {
+                    // The room closed before it read the request; its
+                    // `room_closed` is on the way.
                     self.place = Place::Idle;
                     return self
                         .refuse(
@@ -628,6 +623,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 break;
             }
         }
+    }
+}
+
+/// Hands a request to a room, waiting only when its inbox is full; gives the
+/// request's id back if the room has closed.
+async fn to_room(
+    tx: &queue::Sender<RoomCmd>,
+    conn: ConnId,
+    request: RoomRequest,
+    id: Option<RequestId>,
+) -> Result<(), Option<RequestId>> {
+    let cmd = RoomCmd::Request { conn, request, id };
+    let refused = match tx.try_send(cmd) {
+        Ok(()) => return Ok(()),
+        Err(TrySendError::Full(cmd)) => tx.send(cmd).await.err(),
+        Err(TrySendError::Closed(cmd)) => Some(cmd),
+    };
+    match refused {
+        Some(RoomCmd::Request { id, .. }) => Err(id),
+        _ => Ok(()),
     }
 }
 

@@ -487,8 +487,10 @@ impl Room {
                 resume_token: token,
                 turn_timeout_ms: self.settings.turn_timeout.map_or(0, ms),
             };
-            self.send(conn, &msg);
+            // The signal first: a client that reads `game_started` and at
+            // once sends a request finds its connection already in the game.
             self.signal(conn, true);
+            self.send(conn, &msg);
         }
         for conn in self.spectators.clone() {
             let state = self.state(None, None, now);
@@ -509,11 +511,13 @@ impl Room {
             line,
             moves: self.game.moves().to_vec(),
         };
-        let frame = encode(&msg);
-        self.broadcast_except(&frame, None);
+        // The signals first: a client that reads `game_over` and at once asks
+        // for something new finds its connection already free to go.
         for conn in self.present_seats() {
             self.signal(conn, false);
         }
+        let frame = encode(&msg);
+        self.broadcast_except(&frame, None);
     }
 
     /// After a game ends: a seat whose player is gone cannot rematch, so the
@@ -529,9 +533,15 @@ impl Room {
         if self.closed {
             return;
         }
-        let msg = ServerMessage::RoomClosed { room: self.code.clone(), reason };
-        self.broadcast_except(&encode(&msg), leaver);
+        let frame = encode(&ServerMessage::RoomClosed { room: self.code.clone(), reason });
+        let seats = self.seats.iter().flatten().filter(|s| s.away_until.is_none()).map(|s| s.conn);
+        let told: Vec<ConnId> = seats.chain(self.spectators.iter().copied()).filter(|&c| Some(c) != leaver).collect();
+        // Released before told: a client that reads `room_closed` and at once
+        // asks for something new finds its connection already out of the room.
         self.close();
+        for conn in told {
+            self.push(conn, Outbound::Frame(frame.clone()));
+        }
     }
 
     /// Refuses an entry request to a room that has closed; true if it did.

@@ -78,6 +78,8 @@ async fn welcome_announces_protocol_and_limits() {
         "reconnect_grace_ms",
         "max_message_bytes",
         "max_messages_per_second",
+        "ping_interval_ms",
+        "handshake_timeout_ms",
     ] {
         assert!(limits[field].is_u64(), "limits.{field} in {w}");
     }
