@@ -251,40 +251,6 @@ async fn full_screen_play_in_a_real_terminal() {
     server.shutdown().await;
 }
 
-/// Plays `games` quick-match games on 3×3 as a client that never rematches:
-/// after each game it queues again, which leaves the room.
-async fn requeuer(server: &TestServer, games: u32) {
-    use serde_json::json;
-    let mut c = server.client().await;
-    c.send(json!({"type": "quick_match"})).await;
-    for game in 0..games {
-        let started = c.recv_type("game_started").await;
-        let me = started["you"].clone();
-        let mut taken = [false; 9];
-        let mut to_move = me == 1;
-        loop {
-            if to_move {
-                let cell = taken.iter().position(|t| !t).expect("a free cell while the game goes on");
-                c.send(json!({"type": "move", "row": cell / 3, "col": cell % 3})).await;
-                to_move = false;
-            }
-            let msg = c.recv_json().await;
-            match msg["type"].as_str() {
-                Some("moved") => {
-                    let cell = msg["row"].as_u64().unwrap_or(0) * 3 + msg["col"].as_u64().unwrap_or(0);
-                    taken[cell as usize] = true;
-                    to_move = msg["next"] == me;
-                }
-                Some("game_over") => break,
-                _ => {}
-            }
-        }
-        if game + 1 < games {
-            c.send(json!({"type": "quick_match"})).await;
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_requeues_when_its_opponent_never_rematches() {
     let server = server().await;
@@ -294,7 +260,7 @@ async fn a_bot_requeues_when_its_opponent_never_rematches() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("start ttt bot");
-    requeuer(&server, 20).await;
+    tictactoe_tests::requeuer(&server, 20).await;
     let summary = tokio::task::spawn_blocking(move || {
         let mut bot = bot;
         let out = BufReader::new(bot.stdout.take().expect("stdout"));

@@ -68,8 +68,8 @@ async fn fast_server() -> TestServer {
     TestServer::start(Config { max_messages_per_second: 0, ..test_config() }).await
 }
 
-#[tokio::test]
-async fn python_example_bot_plays_a_game() {
+/// Installs the Python bot's package if it is missing.
+async fn python_ready() {
     let (have, _, _) = run(
         tokio::process::Command::new("python3").args(["-c", "import websockets"]),
         Duration::from_secs(30),
@@ -83,6 +83,25 @@ async fn python_example_bot_plays_a_game() {
         .await;
         assert!(ok, "pip install websockets: {out}{err}");
     }
+}
+
+/// Installs the JavaScript bot's package if it is missing; returns its folder.
+async fn js_ready() -> PathBuf {
+    let dir = examples().join("bots/javascript");
+    if !dir.join("node_modules/ws").exists() {
+        let (ok, out, err) = run(
+            tokio::process::Command::new("npm").args(["ci", "--silent"]).current_dir(&dir),
+            Duration::from_secs(300),
+        )
+        .await;
+        assert!(ok, "npm ci: {out}{err}");
+    }
+    dir
+}
+
+#[tokio::test]
+async fn python_example_bot_plays_a_game() {
+    python_ready().await;
     let server = fast_server().await;
     let url = server.url();
     let script = examples().join("bots/python/bot.py");
@@ -98,15 +117,7 @@ async fn python_example_bot_plays_a_game() {
 
 #[tokio::test]
 async fn javascript_example_bot_plays_a_game() {
-    let dir = examples().join("bots/javascript");
-    if !dir.join("node_modules/ws").exists() {
-        let (ok, out, err) = run(
-            tokio::process::Command::new("npm").args(["ci", "--silent"]).current_dir(&dir),
-            Duration::from_secs(300),
-        )
-        .await;
-        assert!(ok, "npm ci: {out}{err}");
-    }
+    let dir = js_ready().await;
     let server = fast_server().await;
     let url = server.url();
     let (summary, out) = against_ttt_bot(&server, |code| {
@@ -145,4 +156,33 @@ async fn engine_bridge_plays_a_game_with_an_external_program() {
     assert!(!ok);
     assert!(err.contains("engine") && err.contains("exited at start"), "{err}");
     server.shutdown().await;
+}
+
+/// Runs an example bot for three quick-match games against a client that
+/// never rematches: the bot must notice each `room_closed` and queue again.
+async fn requeues_after_room_closed(mut bot: tokio::process::Command) {
+    let server = fast_server().await;
+    let url = server.url();
+    bot.args(["--server", &url, "--games", "3"]);
+    let player = tokio::spawn(async move { run(&mut bot, Duration::from_secs(60)).await });
+    tictactoe_tests::requeuer(&server, 3).await;
+    let (ok, out, err) = player.await.expect("bot task");
+    assert!(ok, "bot failed: {out}\n{err}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("result: ")).count(), 3, "{out}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_example_bot_queues_again_when_the_room_closes() {
+    python_ready().await;
+    let mut bot = tokio::process::Command::new("python3");
+    bot.arg(examples().join("bots/python/bot.py"));
+    requeues_after_room_closed(bot).await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_queues_again_when_the_room_closes() {
+    let mut bot = tokio::process::Command::new("node");
+    bot.arg(js_ready().await.join("bot.js"));
+    requeues_after_room_closed(bot).await;
 }

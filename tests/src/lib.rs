@@ -237,6 +237,39 @@ impl Client {
     }
 }
 
+/// Plays `games` quick-match games on 3×3 as a client that never rematches:
+/// after each game it queues again, which leaves the room.
+pub async fn requeuer(server: &TestServer, games: u32) {
+    let mut c = server.client().await;
+    c.send(json!({"type": "quick_match"})).await;
+    for game in 0..games {
+        let started = c.recv_type("game_started").await;
+        let me = started["you"].clone();
+        let mut taken = [false; 9];
+        let mut to_move = me == 1;
+        loop {
+            if to_move {
+                let cell = taken.iter().position(|t| !t).expect("a free cell while the game goes on");
+                c.send(json!({"type": "move", "row": cell / 3, "col": cell % 3})).await;
+                to_move = false;
+            }
+            let msg = c.recv_json().await;
+            match msg["type"].as_str() {
+                Some("moved") => {
+                    let cell = msg["row"].as_u64().unwrap_or(0) * 3 + msg["col"].as_u64().unwrap_or(0);
+                    taken[cell as usize] = true;
+                    to_move = msg["next"] == me;
+                }
+                Some("game_over") => break,
+                _ => {}
+            }
+        }
+        if game + 1 < games {
+            c.send(json!({"type": "quick_match"})).await;
+        }
+    }
+}
+
 /// Two clients in a game: `.0` is player 1, `.1` player 2 (read from `game_started`).
 pub struct Pair {
     /// Player 1 (`X`).

@@ -4,13 +4,18 @@
 //   npm install
 //   node bot.js --server ws://127.0.0.1:7878        # quick match, 3x3
 //   node bot.js --join K7QM3XPA2B                   # a friend's room
+//   node bot.js --games 10                          # rematch, or find someone new
+//
+// After each game it asks for a rematch; when the room closes (`room_closed`)
+// or the rematch goes unanswered, a quick-match bot queues again and a bot in
+// a private room stops.
 //
 // The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
 'use strict';
 const WebSocket = require('ws');
 
-const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, join: null };
+const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, join: null, games: 1 };
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 
 // Every winning line of an n x n board, as arrays of [row, col].
@@ -43,9 +48,17 @@ function choose(board, me, avoid) {
 }
 
 const ws = new WebSocket(args.server);
-const send = (msg) => ws.send(JSON.stringify(msg));
+let last = null; // the last request, sent again if it was rate-limited
+const send = (msg) => {
+  last = msg;
+  ws.send(JSON.stringify(msg));
+};
+const newGame = () => send({ type: 'quick_match', size: Number(args.size) });
 let board = null;
 let me = null;
+let played = 0;
+let rematchWait = 30000; // an unanswered rematch is given up after a turn's time
+let rematchTimer = null;
 const avoid = new Set();
 
 function move() {
@@ -54,20 +67,35 @@ function move() {
   send({ type: 'move', row, col, id: `${row},${col}` });
 }
 
+let done = false; // set once the run has ended; later messages are not ours to act on
 function finish(code, text) {
+  if (done) return;
+  done = true;
+  clearTimeout(rematchTimer);
   (code === 0 ? console.log : console.error)(text);
   process.exitCode = code;
   ws.close();
 }
 
+// The opponent is gone: quick match finds someone else; a private room ends the run.
+function opponentGone(why) {
+  clearTimeout(rematchTimer);
+  if (args.join) finish(1, `error: ${why} after ${played} games`);
+  else newGame();
+}
+
 ws.on('message', (data) => {
+  if (done) return;
   const msg = JSON.parse(data.toString());
   switch (msg.type) {
     case 'welcome': // always the first message
+      rematchWait = msg.limits.turn_timeout_ms || 30000;
       send({ type: 'hello', name: args.name });
-      send(args.join ? { type: 'join_room', room: args.join } : { type: 'quick_match', size: Number(args.size) });
+      if (args.join) send({ type: 'join_room', room: args.join });
+      else newGame();
       break;
     case 'game_started':
+      clearTimeout(rematchTimer);
       board = Array.from({ length: msg.size }, () => Array(msg.size).fill(0));
       me = msg.you;
       console.log(`playing ${'XO'[me - 1]} in room ${msg.room}`);
@@ -80,22 +108,37 @@ ws.on('message', (data) => {
       break;
     case 'game_over': {
       const outcome = msg.winner === 0 ? 'draw' : msg.winner === me ? 'win' : 'loss';
-      send({ type: 'leave' });
-      finish(0, `result: ${outcome} (${msg.reason}) moves=${JSON.stringify(msg.moves)}`);
+      console.log(`result: ${outcome} (${msg.reason}) moves=${JSON.stringify(msg.moves)}`);
+      played += 1;
+      if (played >= Number(args.games)) {
+        send({ type: 'leave' });
+        finish(0, `played ${played} games`);
+      } else {
+        send({ type: 'rematch' });
+        rematchTimer = setTimeout(() => {
+          send({ type: 'leave' });
+          opponentGone('the rematch went unanswered');
+        }, rematchWait);
+      }
       break;
     }
+    case 'room_closed': // the opponent left or dropped: no rematch is coming
+      opponentGone('the opponent left the room');
+      break;
     case 'error':
       if ((msg.code === 'cell_occupied' || msg.code === 'out_of_bounds') && msg.id) {
         avoid.add(msg.id); // try another cell
         move();
       } else if (msg.code === 'rate_limited') {
-        setTimeout(move, 1000);
-      } else if (msg.code !== 'not_your_turn') {
+        // Not acted on: wait as long as the server says, then send it again.
+        const again = last;
+        setTimeout(() => again && send(again), msg.retry_after_ms ?? 1000);
+      } else if (msg.code !== 'not_your_turn' && msg.code !== 'not_in_game') {
         // room_not_found, room_full, invalid_*: nothing to retry
         finish(1, `error: ${msg.code}: ${msg.message}`);
       }
       break;
-    default: // queued, room_created, pong, opponent_*, rematch_offered: nothing to do
+    default: // queued, room_created, pong, opponent_*, rematch_offered, and unknown types: nothing to do
   }
 });
 ws.on('error', (err) => finish(1, `error: ${err.message}`));

@@ -4,6 +4,11 @@
     pip install websockets
     python3 bot.py --server ws://127.0.0.1:7878            # quick match, 3x3
     python3 bot.py --join K7QM3XPA2B                        # a friend's room
+    python3 bot.py --games 10                               # rematch, or find someone new
+
+After each game it asks for a rematch; when the room closes (`room_closed`)
+or the rematch goes unanswered, a quick-match bot queues again and a bot in a
+private room stops.
 
 The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -41,30 +46,55 @@ def choose(board, me, avoid):
 
 async def play(args):
     async with websockets.connect(args.server) as ws:
+        last = None  # the last request, sent again if it was rate-limited
+
         async def send(msg):
+            nonlocal last
+            last = msg
             await ws.send(json.dumps(msg))
 
         welcome = json.loads(await ws.recv())  # always the first message
         assert welcome["type"] == "welcome", welcome
+        # An unanswered rematch is given up after a turn's time (30 s untimed).
+        rematch_wait = (welcome["limits"]["turn_timeout_ms"] or 30000) / 1000
+        new_game = {"type": "quick_match", "size": args.size}
         await send({"type": "hello", "name": args.name})
-        if args.join:
-            await send({"type": "join_room", "room": args.join})
-        else:
-            await send({"type": "quick_match", "size": args.size})
+        await send({"type": "join_room", "room": args.join} if args.join else new_game)
 
         board, me, avoid = None, None, set()
+        played, rematch_until = 0, None
+        clock = asyncio.get_running_loop().time
 
         async def move():
             row, col = choose(board, me, avoid)
             # The id comes back on our own `moved`, or on the `error` that refuses it.
             await send({"type": "move", "row": row, "col": col, "id": f"{row},{col}"})
 
-        async for text in ws:
+        async def opponent_gone(why):
+            """Quick match finds someone else; a private room ends the run."""
+            if args.join:
+                print(f"error: {why} after {played} games", file=sys.stderr)
+                return 1
+            await send(new_game)
+            return None
+
+        while True:
+            wait = None if rematch_until is None else max(0.0, rematch_until - clock())
+            try:
+                text = await asyncio.wait_for(ws.recv(), wait)
+            except asyncio.TimeoutError:
+                rematch_until = None
+                await send({"type": "leave"})
+                if (code := await opponent_gone("the rematch went unanswered")) is not None:
+                    return code
+                continue
+            except websockets.ConnectionClosed:
+                break
             msg = json.loads(text)
-            kind = msg["type"]
+            kind = msg.get("type")
             if kind == "game_started":
                 n = msg["size"]
-                board, me = [[None] * n for _ in range(n)], msg["you"]
+                board, me, rematch_until = [[None] * n for _ in range(n)], msg["you"], None
                 print(f"playing {'XO'[me - 1]} in room {msg['room']}", flush=True)
                 if msg["turn"] == me:
                     await move()
@@ -77,22 +107,34 @@ async def play(args):
                 winner = msg["winner"]
                 outcome = "draw" if winner == 0 else ("win" if winner == me else "loss")
                 print(f"result: {outcome} ({msg['reason']}) moves={json.dumps(msg['moves'])}", flush=True)
-                await send({"type": "leave"})
-                return 0
+                played += 1
+                if played >= args.games:
+                    await send({"type": "leave"})
+                    return 0
+                await send({"type": "rematch"})
+                rematch_until = clock() + rematch_wait
+            elif kind == "room_closed":
+                # The opponent left or dropped: no rematch is coming.
+                rematch_until = None
+                if (code := await opponent_gone("the opponent left the room")) is not None:
+                    return code
             elif kind == "error":
                 code = msg["code"]
                 if code in ("cell_occupied", "out_of_bounds") and msg.get("id"):
                     avoid.add(tuple(int(x) for x in msg["id"].split(",")))  # try another cell
                     await move()
                 elif code == "rate_limited":
-                    await asyncio.sleep(1)
-                    await move()
-                elif code == "not_your_turn":
-                    pass  # our move will come with the opponent's `moved`
+                    # Not acted on: wait as long as the server says, then send it again.
+                    await asyncio.sleep(msg.get("retry_after_ms", 1000) / 1000)
+                    if last is not None:
+                        await send(last)
+                elif code in ("not_your_turn", "not_in_game"):
+                    pass  # our move comes with the opponent's `moved`; a late rematch is moot
                 else:  # room_not_found, room_full, invalid_*: nothing to retry
                     print(f"error: {code}: {msg['message']}", file=sys.stderr)
                     return 1
-            # queued, room_created, pong, opponent_*, rematch_offered: nothing to do
+            # queued, room_created, pong, opponent_*, rematch_offered, and any
+            # type this bot does not know: nothing to do
     print("error: the server closed the connection", file=sys.stderr)
     return 1
 
@@ -103,6 +145,7 @@ def main():
     p.add_argument("--name", default="python-bot")
     p.add_argument("--size", type=int, default=3)
     p.add_argument("--join", help="room code to join instead of quick match")
+    p.add_argument("--games", type=int, default=1, help="games to play (rematch, or find a new opponent)")
     sys.exit(asyncio.run(play(p.parse_args())))
 
 
