@@ -68,6 +68,12 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
     }
     o.recv_type("game_over").await;
     x.recv_type("game_over").await;
+    // Resynchronise, then X leaves: O and the watcher are told the room closed.
+    o.send(json!({"type": "sync", "id": "s"})).await;
+    o.recv_type("state").await;
+    x.send(json!({"type": "leave"})).await;
+    o.recv_type("room_closed").await;
+    watcher.recv_type("room_closed").await;
     let mut q = server.client().await;
     q.send(json!({"type": "quick_match", "size": 4, "id": 3})).await;
     q.recv_type("queued").await;
@@ -103,6 +109,7 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
         "opponent_disconnected",
         "opponent_reconnected",
         "rematch_offered",
+        "room_closed",
         "pong",
         "error",
     ]
@@ -116,5 +123,7 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
     assert!(!server_schema.is_valid(&json!({"type": "pong", "id": 1.5})));
     assert!(!client_schema.is_valid(&json!({"type": "move", "row": "a", "col": 0})));
     assert!(!client_schema.is_valid(&json!({"type": "dance"})));
+    assert!(!client_schema.is_valid(&json!({"type": 5, "row": 0, "col": 0})));
+    assert!(!server_schema.is_valid(&json!({"type": "room_closed", "room": "R", "reason": "bored"})));
     server.shutdown().await;
 }
