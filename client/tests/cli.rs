@@ -272,3 +272,38 @@ async fn a_bot_requeues_when_its_opponent_never_rematches() {
     assert_eq!(w + d + l, 20, "{summary}");
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_follows_rematches_and_exits_when_the_room_closes() {
+    use serde_json::json;
+    let server = server().await;
+    let mut pair = tictactoe_tests::private_pair(&server, 3).await;
+    let watcher = tokio::process::Command::new(TTT)
+        .args(["watch", "--server", &server.url(), &pair.room])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start ttt watch");
+    // Wait until the watcher is in the room: it then counts as a connection.
+    while server.stats.connections() < 3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let x_wins = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
+    tictactoe_tests::play_out(&mut pair, &x_wins).await;
+    // A rematch: the watcher stays for it.
+    pair.x.send(json!({"type": "rematch"})).await;
+    pair.o.send(json!({"type": "rematch"})).await;
+    pair.x.recv_type("game_started").await;
+    pair.o.recv_type("game_started").await;
+    pair.o.send(json!({"type": "leave"})).await;
+    let out = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
+        .await
+        .expect("ttt watch exits when the room closes")
+        .expect("ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("Result:")).count(), 2, "both games' results: {text}");
+    assert!(text.contains("the room has closed"), "{text}");
+    server.shutdown().await;
+}

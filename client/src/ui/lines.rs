@@ -36,7 +36,8 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                     }
                     view.apply(&msg);
                     awaiting = show(&view, &msg, awaiting, watch);
-                    if watch && matches!(msg, ServerMessage::GameOver { .. } | ServerMessage::RoomClosed { .. }) {
+                    // A watcher stays for rematches, until the room closes.
+                    if watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
                         return Ok(());
                     }
                 }
