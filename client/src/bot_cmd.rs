@@ -147,7 +147,11 @@ fn quick_match(size: usize) -> ClientMessage {
 }
 
 /// Sends `request`, remembering it in `last`.
-async fn send(link: &mut Link, last: &mut Option<ClientMessage>, request: ClientMessage) -> Result<(), String> {
+async fn send(
+    link: &mut Link,
+    last: &mut Option<ClientMessage>,
+    request: ClientMessage,
+) -> Result<(), String> {
     *last = Some(request.clone());
     link.send(request).await
 }

@@ -124,7 +124,9 @@ impl View {
                 self.token = None;
                 self.note = match (reason, self.you) {
                     (ClosedReason::Left, Some(_)) => "your opponent has left the room".into(),
-                    (ClosedReason::Disconnect, Some(_)) => "your opponent's connection is gone; the room has closed".into(),
+                    (ClosedReason::Disconnect, Some(_)) => {
+                        "your opponent's connection is gone; the room has closed".into()
+                    }
                     (_, None) => "the room has closed: a player left".into(),
                 };
             }

@@ -11,6 +11,6 @@ pub use classic::TicTacToe;
 pub use game::{Game, Line, LineKind, MoveError, Player, SizeError, Status};
 pub use judge::{JudgeError, Verdict, judge};
 pub use message::{
-    ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode, Limits, Mark, PROTOCOL_VERSION,
-    PlayerInfo, RequestId, SERVER_TYPES, ServerMessage, peek_id,
+    ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode, Limits, Mark,
+    PROTOCOL_VERSION, PlayerInfo, RequestId, SERVER_TYPES, ServerMessage, peek_id,
 };

@@ -26,8 +26,11 @@ fn require_all_but_optional(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get("properties") {
-                let required: Vec<Value> =
-                    props.keys().filter(|k| !OPTIONAL.contains(&k.as_str())).map(|k| Value::String(k.clone())).collect();
+                let required: Vec<Value> = props
+                    .keys()
+                    .filter(|k| !OPTIONAL.contains(&k.as_str()))
+                    .map(|k| Value::String(k.clone()))
+                    .collect();
                 map.insert("required".into(), Value::Array(required));
             }
             map.values_mut().for_each(require_all_but_optional);

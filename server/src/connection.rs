@@ -529,7 +529,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 return self.refuse(ErrorCode::Busy, "a previous request is still being handled", id).await;
             }
             Place::Room { .. } => {
-                return self.refuse(ErrorCode::Busy, "already in a room with a game in progress or waiting for an opponent; send leave first", id).await;
+                return self.refuse(ErrorCode::Busy, "already in a room with a game in progress or waiting for an opponent; send leave first, or sync for its state", id).await;
             }
         }
         // `queued` holds the size until the lobby confirms the queue.

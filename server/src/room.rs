@@ -535,7 +535,8 @@ impl Room {
         }
         let frame = encode(&ServerMessage::RoomClosed { room: self.code.clone(), reason });
         let seats = self.seats.iter().flatten().filter(|s| s.away_until.is_none()).map(|s| s.conn);
-        let told: Vec<ConnId> = seats.chain(self.spectators.iter().copied()).filter(|&c| Some(c) != leaver).collect();
+        let told: Vec<ConnId> =
+            seats.chain(self.spectators.iter().copied()).filter(|&c| Some(c) != leaver).collect();
         // Released before told: a client that reads `room_closed` and at once
         // asks for something new finds its connection already out of the room.
         self.close();

@@ -10,8 +10,8 @@ use tictactoe_protocol::ErrorCode;
 use tictactoe_server::Config;
 use tictactoe_tests::{Client, TestServer, quick_pair, test_config};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
 
 /// Sends `text` as it is and expects `bad_message` naming `field`, in words
 /// that say nothing of the server's programming language.
@@ -68,7 +68,9 @@ async fn integers_beyond_64_bits_are_out_of_range_not_malformed() {
     let server = TestServer::start(test_config()).await;
     let mut p = quick_pair(&server, 3).await;
     let big = "18446744073709551616";
-    for (row, col) in [(big.to_owned(), "0".to_owned()), ("0".into(), format!("-{big}")), ("1e19".into(), "0".into())] {
+    for (row, col) in
+        [(big.to_owned(), "0".to_owned()), ("0".into(), format!("-{big}")), ("1e19".into(), "0".into())]
+    {
         let text = format!(r#"{{"type": "move", "row": {row}, "col": {col}, "id": 1}}"#);
         p.x.send_raw(Message::text(text)).await;
         p.x.expect_error(ErrorCode::OutOfBounds, Some(json!(1))).await;
@@ -76,7 +78,10 @@ async fn integers_beyond_64_bits_are_out_of_range_not_malformed() {
     // -0 is 0.
     p.x.send_raw(Message::text(r#"{"type": "move", "row": -0, "col": -0}"#)).await;
     let moved = p.x.recv_type("moved").await;
-    assert_eq!((moved["row"].clone(), moved["col"].clone(), moved["seq"].clone()), (json!(0), json!(0), json!(1)));
+    assert_eq!(
+        (moved["row"].clone(), moved["col"].clone(), moved["seq"].clone()),
+        (json!(0), json!(0), json!(1))
+    );
     let mut lone = server.client().await;
     for request in ["quick_match", "create_room"] {
         for size in [big.to_owned(), format!("-{big}"), "1e19".into()] {
@@ -166,7 +171,9 @@ async fn names_are_trimmed_and_disguising_characters_refused() {
     let server = TestServer::start(test_config()).await;
     let mut a = server.client().await;
     let mut b = server.client().await;
-    for (i, name) in ["ann\u{202E}nib", "\u{200B}", "a\u{200B}b", "bob\u{2066}", "   "].into_iter().enumerate() {
+    for (i, name) in
+        ["ann\u{202E}nib", "\u{200B}", "a\u{200B}b", "bob\u{2066}", "   "].into_iter().enumerate()
+    {
         a.send(json!({"type": "hello", "name": name, "id": i})).await;
         a.expect_error(ErrorCode::InvalidName, Some(json!(i))).await;
     }
@@ -176,7 +183,8 @@ async fn names_are_trimmed_and_disguising_characters_refused() {
     a.recv_type("queued").await;
     b.send(json!({"type": "quick_match"})).await;
     let started = b.recv_type("game_started").await;
-    let mut names: Vec<&str> = started["players"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    let mut names: Vec<&str> =
+        started["players"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
     names.sort_unstable();
     assert_eq!(names, ["bea", "spaced"], "{started}");
     server.shutdown().await;

@@ -6,11 +6,11 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 use tictactoe_protocol::ErrorCode;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tictactoe_server::Config;
 use tictactoe_tests::{
     TestServer, assert_judged, play_out, private_pair, quick_pair, random_game, test_config,
 };
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 fn timed(turn_ms: u64, grace_ms: u64) -> Config {
     Config { turn_timeout_ms: turn_ms, reconnect_grace_ms: grace_ms, ..test_config() }

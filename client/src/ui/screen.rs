@@ -121,7 +121,8 @@ impl Screen {
                 if self.view.closed.is_none() {
                     return Action::Rematch;
                 }
-                self.view.note = "your opponent has left, so there is no rematch; n: new game, q: quit".into();
+                self.view.note =
+                    "your opponent has left, so there is no rematch; n: new game, q: quit".into();
             }
             KeyCode::Char('n') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
                 return Action::NewMatch;

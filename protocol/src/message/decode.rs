@@ -177,7 +177,9 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
     };
     let read = Reader { kind: &kind, fields };
     Ok(match &*kind {
-        "hello" => ClientMessage::Hello { name: read.string(Key::Name)?, protocol: read.opt_int(Key::Protocol)? },
+        "hello" => {
+            ClientMessage::Hello { name: read.string(Key::Name)?, protocol: read.opt_int(Key::Protocol)? }
+        }
         "quick_match" => ClientMessage::QuickMatch { size: read.opt_int(Key::Size)? },
         "create_room" => ClientMessage::CreateRoom { size: read.opt_int(Key::Size)? },
         "join_room" => ClientMessage::JoinRoom { room: read.string(Key::Room)? },

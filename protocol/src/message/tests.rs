@@ -276,8 +276,14 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         (format!(r#"{{"type":"move","row":{big},"col":0}}"#), ClientMessage::Move { row: i64::MAX, col: 0 }),
         (format!(r#"{{"type":"move","row":0,"col":-{big}}}"#), ClientMessage::Move { row: 0, col: i64::MIN }),
         (r#"{"type":"move","row":-0,"col":1.0}"#.to_owned(), ClientMessage::Move { row: 0, col: 1 }),
-        (format!(r#"{{"type":"quick_match","size":{big}}}"#), ClientMessage::QuickMatch { size: Some(i64::MAX) }),
-        (r#"{"type":"create_room","size":-1e19}"#.to_owned(), ClientMessage::CreateRoom { size: Some(i64::MIN) }),
+        (
+            format!(r#"{{"type":"quick_match","size":{big}}}"#),
+            ClientMessage::QuickMatch { size: Some(i64::MAX) },
+        ),
+        (
+            r#"{"type":"create_room","size":-1e19}"#.to_owned(),
+            ClientMessage::CreateRoom { size: Some(i64::MIN) },
+        ),
         (r#"{"type":"quick_match","size":null}"#.to_owned(), ClientMessage::QuickMatch { size: None }),
     ];
     for (text, want) in cases {

@@ -461,10 +461,14 @@ fn sync_answers_seats_and_spectators_with_their_state() {
     for (conn, you) in [(A, Some(1)), (B, Some(2)), (S, None)] {
         room.request(conn, Request::Sync, Some(RequestId::Int(7)), t0 + Duration::from_secs(1));
         let got = out(&mut room);
-        let [ServerMessage::State { you: y, id, moves, turn, clock_ms, .. }] = &msgs_to(&got, conn)[..] else {
+        let [ServerMessage::State { you: y, id, moves, turn, clock_ms, .. }] = &msgs_to(&got, conn)[..]
+        else {
             panic!("{got:?}")
         };
-        assert_eq!((*y, id.clone(), moves.clone(), *turn), (you, Some(RequestId::Int(7)), vec![[1, 1]], Some(2)));
+        assert_eq!(
+            (*y, id.clone(), moves.clone(), *turn),
+            (you, Some(RequestId::Int(7)), vec![[1, 1]], Some(2))
+        );
         assert_eq!(*clock_ms, Some(9000));
     }
 }
@@ -487,5 +491,9 @@ fn resuming_a_present_seat_replaces_the_old_connection() {
     assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: Some(1), .. }]));
     // The opponent notices nothing: its opponent never went away.
     assert!(msgs_to(&got, B).is_empty());
-    assert!(mv(&mut room, S, 0, 0, t0).iter().any(|(to, g)| *to == B && matches!(g, Got::Msg(ServerMessage::Moved { .. }))));
+    assert!(
+        mv(&mut room, S, 0, 0, t0)
+            .iter()
+            .any(|(to, g)| *to == B && matches!(g, Got::Msg(ServerMessage::Moved { .. })))
+    );
 }
