@@ -82,10 +82,10 @@ pub async fn run(
             }
             ServerMessage::GameStarted { .. } => rematch_until = None,
             ServerMessage::GameOver { winner, .. } => {
-                match view.you.map(|p| p.number()) {
-                    Some(me) if me == *winner => tally.wins += 1,
-                    _ if *winner == 0 => tally.draws += 1,
-                    _ => tally.losses += 1,
+                match winner {
+                    None => tally.draws += 1,
+                    Some(w) if view.you == Some(*w) => tally.wins += 1,
+                    Some(_) => tally.losses += 1,
                 }
                 if played(&tally) >= games {
                     let _ = link.send(ClientMessage::Leave {}).await;

@@ -17,12 +17,10 @@ pub struct View {
     pub names: Vec<String>,
     /// The last move played.
     pub last: Option<(usize, usize)>,
-    /// Winner (0 none), reason and line, once the game is over.
-    pub over: Option<(u8, EndReason, Option<Line>)>,
+    /// Winner (if any), reason and line, once the game is over.
+    pub over: Option<(Option<Player>, EndReason, Option<Line>)>,
     /// When the player to move runs out of time, if there is a timer.
     pub deadline: Option<Instant>,
-    /// The seat's resume token.
-    pub token: Option<String>,
     /// A one-line note for the status bar (errors, disconnects, offers).
     pub note: String,
     /// Set once the room has closed under us: no rematch is possible.
@@ -46,7 +44,6 @@ impl View {
             last: None,
             over: None,
             deadline: None,
-            token: None,
             note: String::new(),
             closed: None,
         }
@@ -75,14 +72,11 @@ impl View {
                 *self = View::new(*size);
                 self.note = "waiting for an opponent…".into();
             }
-            ServerMessage::GameStarted {
-                room, size, you, players, resume_token, turn_timeout_ms, ..
-            } => {
+            ServerMessage::GameStarted { room, size, you, players, turn_timeout_ms, .. } => {
                 *self = View::new(*size);
                 self.room = Some(room.to_string());
-                self.you = Player::from_number(*you);
+                self.you = Some(*you);
                 self.names = players.iter().map(|p| p.name.to_string()).collect();
-                self.token = Some(resume_token.to_string());
                 self.deadline = clock(Some(*turn_timeout_ms).filter(|&t| t > 0));
                 self.note = "game started".into();
             }
@@ -98,16 +92,13 @@ impl View {
                 }
                 self.over = Some((*winner, *reason, *line));
                 self.deadline = None;
-                self.token = None;
             }
             ServerMessage::State { room, size, moves, players, you, clock_ms, turn, .. } => {
-                let token = self.token.take();
                 *self = View::new(*size);
                 self.room = Some(room.to_string());
-                self.token = token;
                 self.replay(moves);
                 self.names = players.iter().map(|p| p.name.to_string()).collect();
-                self.you = you.and_then(Player::from_number);
+                self.you = *you;
                 self.deadline = clock(*clock_ms);
                 if turn.is_none() && !moves.is_empty() && !self.game.status().is_over() {
                     self.note = "the game is over".into();
@@ -121,7 +112,6 @@ impl View {
             ServerMessage::RoomClosed { reason, .. } => {
                 self.closed = Some(*reason);
                 self.deadline = None;
-                self.token = None;
                 self.note = match (reason, self.you) {
                     (ClosedReason::Left, Some(_)) => "your opponent has left the room".into(),
                     (ClosedReason::Disconnect, Some(_)) => {
@@ -149,15 +139,15 @@ impl View {
     /// One line saying how the game ended, from our seat's point of view.
     pub fn result_line(&self) -> Option<String> {
         let (winner, reason, _) = self.over?;
-        let reason = format!("{reason:?}").to_lowercase();
+        let reason_text = serde_json::to_value(reason).ok()?.as_str()?.to_owned();
         let who = match (winner, self.you) {
-            (0, _) if reason == "draw" => "Draw".to_owned(),
-            (0, _) => "No winner".to_owned(),
-            (w, Some(me)) if w == me.number() => "You won".to_owned(),
-            (_, Some(_)) => "You lost".to_owned(),
-            (w, None) => format!("Player {w} won"),
+            (None, _) if reason == EndReason::Draw => "Draw".to_owned(),
+            (None, _) => "No winner".to_owned(),
+            (Some(w), Some(me)) if w == me => "You won".to_owned(),
+            (Some(_), Some(_)) => "You lost".to_owned(),
+            (Some(w), None) => format!("Player {} won", w.number()),
         };
-        Some(format!("Result: {who} ({reason})"))
+        Some(format!("Result: {who} ({reason_text})"))
     }
 }
 

@@ -8,9 +8,9 @@ pub mod message;
 pub mod schema;
 
 pub use classic::TicTacToe;
-pub use game::{Game, Line, LineKind, MoveError, Player, SizeError, Status};
+pub use game::{Game, Line, LineKind, MoveError, Outcome, Player, SizeError, Status};
 pub use judge::{JudgeError, Verdict, judge};
 pub use message::{
-    ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode, Limits, Mark,
-    PROTOCOL_VERSION, PlayerInfo, RequestId, SERVER_TYPES, ServerMessage, peek_id,
+    ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode, Limits, PROTOCOL_VERSION,
+    PlayerInfo, RequestId, SERVER_TYPES, ServerMessage, peek_id,
 };

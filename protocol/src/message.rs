@@ -3,7 +3,7 @@
 //! [`ClientMessage`] is what clients send, [`ServerMessage`] what the server
 //! sends; [`ErrorCode`] names every refusal. Unknown fields are ignored.
 
-use crate::game::Line;
+use crate::game::{Line, Player, mark, winner};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -163,15 +163,6 @@ pub enum ClosedReason {
     Disconnect,
 }
 
-/// A player's mark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum Mark {
-    /// Player 1.
-    X,
-    /// Player 2.
-    O,
-}
-
 /// Every refusal the server can send, as its snake_case `code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -244,13 +235,15 @@ pub enum ServerMessage {
         /// Board size.
         size: usize,
         /// Your seat: 1 or 2.
-        you: u8,
-        /// Your mark.
-        mark: Mark,
+        you: Player,
+        /// Your mark: `"X"` for player 1, `"O"` for player 2.
+        #[serde(with = "mark")]
+        #[schemars(schema_with = "mark::schema")]
+        mark: Player,
         /// Both players; index 0 is player 1.
         players: Vec<PlayerInfo>,
         /// Who moves first: always 1.
-        turn: u8,
+        turn: Player,
         /// The token that `resume` takes to reclaim this seat.
         resume_token: Arc<str>,
         /// Time per move, 0 = no limit.
@@ -265,11 +258,11 @@ pub enum ServerMessage {
         /// 0-based column.
         col: usize,
         /// Who moved: 1 or 2.
-        player: u8,
+        player: Player,
         /// 1-based move number.
         seq: usize,
         /// Who moves next; null when the game is over.
-        next: Option<u8>,
+        next: Option<Player>,
         /// Time the next player has; null when over or untimed.
         clock_ms: Option<u64>,
         /// The request's id, to the mover only.
@@ -281,7 +274,9 @@ pub enum ServerMessage {
         /// The room code.
         room: Arc<str>,
         /// 0 for none, else 1 or 2.
-        winner: u8,
+        #[serde(with = "winner")]
+        #[schemars(schema_with = "winner::schema")]
+        winner: Option<Player>,
         /// Why it ended.
         reason: EndReason,
         /// The winning line, or null.
@@ -300,11 +295,11 @@ pub enum ServerMessage {
         /// The moves so far.
         moves: Vec<[u16; 2]>,
         /// Who is to move, or null.
-        turn: Option<u8>,
+        turn: Option<Player>,
         /// Both players (empty names are not possible; a waiting seat is absent).
         players: Vec<PlayerInfo>,
         /// Your seat, or null for a spectator.
-        you: Option<u8>,
+        you: Option<Player>,
         /// Time the player to move has, or null.
         clock_ms: Option<u64>,
         /// The request's id.

@@ -1,6 +1,7 @@
 //! The per-move hot path outside the network, each beside a baseline:
 //! decoding a `move` frame (typed, vs. a generic `serde_json::Value` parse),
-//! a room handling a move (seat and turn checks, engine, one shared `moved`),
+//! a room handling a move (seat and turn checks, engine, one shared `moved`,
+//! serialized once as its task does),
 //! and encoding `moved` once for all recipients (vs. once per recipient).
 #![allow(missing_docs)]
 
@@ -8,9 +9,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tictactoe_protocol::{ClientFrame, ServerMessage};
-use tictactoe_server::outbound::encode;
-use tictactoe_server::room::{Request, Room, Settings};
+use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
+use tictactoe_server::frame::encode;
+use tictactoe_server::room::{Output, Request, Room, Settings};
 
 const MOVE: &str = r#"{"type":"move","row":7,"col":3}"#;
 
@@ -38,14 +39,20 @@ fn room_move(c: &mut Criterion) {
                     return total;
                 };
                 room.spectate(3, None, now);
-                room.drain().for_each(drop);
+                room.drain().0.for_each(drop);
                 // Row-major order on 100x100: 5000 moves without completing a line.
                 let batch = (iters - done).min(5000);
                 let start = Instant::now();
                 for i in 0..batch as usize {
                     let conn = if i % 2 == 0 { 1 } else { 2 };
                     room.request(conn, Request::Move { row: (i / n) as i64, col: (i % n) as i64 }, None, now);
-                    room.drain().for_each(|x| drop(black_box(x)));
+                    // Serialized as the room's task does: each message once.
+                    room.drain().0.for_each(|out| match out {
+                        Output::Send { msg, .. } | Output::Broadcast { msg, .. } => {
+                            drop(black_box(encode(&msg)))
+                        }
+                        other => drop(black_box(other)),
+                    });
                 }
                 total += start.elapsed();
                 done += batch;
@@ -60,9 +67,9 @@ fn encode_moved(c: &mut Criterion) {
         room: "K7QM3XPA2B".into(),
         row: 1,
         col: 2,
-        player: 1,
+        player: Player::X,
         seq: 5,
-        next: Some(2),
+        next: Some(Player::O),
         clock_ms: Some(30_000),
         id: None,
     };

@@ -126,6 +126,25 @@ impl Config {
     }
 }
 
+/// Longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 24;
+
+/// Inbox capacity of a room; its senders are rate-limited connections, which
+/// wait for space.
+pub const ROOM_INBOX: usize = 64;
+
+/// Inbox capacity of the lobby.
+pub const LOBBY_INBOX: usize = 1024;
+
+/// Most outbound items a connection writes before one flush.
+pub const WRITE_BATCH: usize = 64;
+
+/// How long closing a connection may take (close frame out, peer's bytes drained).
+pub const CLOSE_LINGER: Duration = Duration::from_secs(1);
+
+/// The pause after a failed `accept` before the next one.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
 /// Bytes of outgoing frames gathered before a write to the socket; a flush
 /// writes whatever is gathered, so a batch of frames costs one syscall.
 pub const WRITE_BUFFER_BYTES: usize = 16 * 1024;

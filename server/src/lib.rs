@@ -3,15 +3,15 @@
 //! tests both call it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod cmd;
 pub mod codes;
 pub mod config;
 pub mod connection;
+pub mod frame;
 pub mod lobby;
-pub mod outbound;
 pub mod queue;
 pub mod rate;
 pub mod room;
-pub mod room_task;
 pub mod signal;
 pub mod stats;
 pub mod tls;
@@ -22,36 +22,14 @@ pub use stats::Stats;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::AtomicU64;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
-use tokio_tungstenite::tungstenite::Utf8Bytes;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
-
-/// What every connection task shares: configuration, the lobby's inbox, counters.
-pub(crate) struct Shared {
-    config: Config,
-    ws_config: WebSocketConfig,
-    lobby: mpsc::Sender<lobby::LobbyCmd>,
-    stats: Arc<Stats>,
-    shutdown: signal::Shutdown,
-    welcome: Utf8Bytes,
-    next_id: AtomicU64,
-    /// Present when the server speaks `wss://`.
-    tls: Option<tokio_rustls::TlsAcceptor>,
-}
-
-impl Shared {
-    fn next_conn_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-}
 
 /// A server with its configuration and live counters, before it runs.
 pub struct Server {
@@ -87,22 +65,22 @@ impl Server {
         };
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
-        let (lobby_tx, lobby_rx) = mpsc::channel(lobby::LOBBY_INBOX);
-        let ctx = room_task::RoomContext {
+        let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
+        let ctx = room::task::RoomContext {
             lobby: lobby_tx.clone(),
             shutdown: stop.clone(),
             stats: self.stats.clone(),
         };
-        tracker.spawn(lobby::run(lobby_rx, config.room_settings(), ctx, tracker.clone()));
+        tracker.spawn(lobby::task::run(lobby_rx, config.room_settings(), ctx, tracker.clone()));
 
         let welcome = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
             server: format!("ttt-server/{}", env!("CARGO_PKG_VERSION")),
             limits: config.limits(),
         };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(connection::Shared {
             ws_config: config.ws_config(),
-            welcome: outbound::encode(&welcome),
+            welcome: frame::encode(&welcome),
             config,
             lobby: lobby_tx,
             stats: self.stats.clone(),
@@ -161,7 +139,7 @@ async fn backoff(e: &io::Error) {
     } else {
         warn!("accept failed: {e}");
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(config::ACCEPT_BACKOFF).await;
 }
 
 /// Over the connection cap: answer HTTP 503 without spawning a task, and close.

@@ -124,6 +124,20 @@ impl<T> Sender<T> {
         Ok(())
     }
 
+    /// Queues `item` even beyond the capacity, without waiting; hands it back
+    /// only if the receiver is gone (or the queue was killed). For the few
+    /// commands that must not be lost and must not wait, each bounded by its
+    /// sender's life (a connection's last word to a room).
+    pub fn force_send(&self, item: T) -> Result<(), T> {
+        let mut inner = self.shared.lock();
+        if inner.closed || inner.killed {
+            return Err(item);
+        }
+        inner.items.push_back(item);
+        inner.unpark();
+        Ok(())
+    }
+
     /// Queues `item`, waiting while the queue is full; hands it back if the
     /// receiver is gone (or the queue was killed).
     pub async fn send(&self, item: T) -> Result<(), T> {
@@ -284,6 +298,18 @@ mod tests {
         assert!(poll(rx.recv()).is_pending(), "one sender is left");
         drop(tx2);
         assert_eq!(poll(rx.recv()), Poll::Ready(Recv::Ended));
+    }
+
+    #[test]
+    fn force_send_goes_past_a_full_queue_but_not_a_closed_one() {
+        let (tx, mut rx) = channel(1);
+        assert_eq!(tx.try_send(1), Ok(()));
+        assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+        assert_eq!(tx.force_send(3), Ok(()));
+        assert_eq!(rx.try_recv(), Some(Recv::Item(1)));
+        assert_eq!(rx.try_recv(), Some(Recv::Item(3)));
+        rx.close();
+        assert_eq!(tx.force_send(4), Err(4));
     }
 
     #[test]

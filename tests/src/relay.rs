@@ -95,7 +95,7 @@ async fn relay_pair(mut a: WebSocketStream<TcpStream>, mut b: WebSocketStream<Tc
 /// Spawns a task per connection and one for the pair, joined by bounded queues.
 fn spawn_pair_tasks(tracker: &TaskTracker, a: WebSocketStream<TcpStream>, b: WebSocketStream<TcpStream>) {
     let outbound = tictactoe_server::Config::default().outbound_queue;
-    let (inbox_tx, mut inbox) = queue::channel::<()>(tictactoe_server::room_task::ROOM_INBOX);
+    let (inbox_tx, mut inbox) = queue::channel::<()>(tictactoe_server::config::ROOM_INBOX);
     let (a_tx, a_rx) = queue::channel(outbound);
     let (b_tx, b_rx) = queue::channel(outbound);
     tracker.spawn(connection(a, inbox_tx.clone(), a_rx));

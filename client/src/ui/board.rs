@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn colour_marks_the_winning_line_and_cursor() {
         let mut v = view(3, &[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]);
-        v.over = Some((1, EndReason::Line, Some(Line { kind: LineKind::Row, index: 0 })));
+        v.over = Some((Some(Player::X), EndReason::Line, Some(Line { kind: LineKind::Row, index: 0 })));
         let lines = render(&v, Some((2, 2)), true);
         assert!(lines[1].contains("\u{1b}["), "escape codes in colour mode");
         assert_ne!(lines[1], lines[2]);
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(status(&v), "You are O (bob) — vs ann — X to move — room ROOM");
         v.game.play(0, 0).unwrap();
         assert!(status(&v).contains("your turn"));
-        v.over = Some((2, EndReason::Resign, None));
+        v.over = Some((Some(Player::O), EndReason::Resign, None));
         assert!(status(&v).contains("Result: You won (resign)"));
     }
 }

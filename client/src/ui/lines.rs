@@ -106,7 +106,7 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Aw
         ServerMessage::Queued { .. } => println!("Waiting for an opponent…"),
         ServerMessage::GameStarted { .. } | ServerMessage::State { .. } | ServerMessage::Moved { .. } => {
             if let ServerMessage::Moved { row, col, player, .. } = msg {
-                println!("Player {player} played {}", cell_name(*row, *col));
+                println!("Player {} played {}", player.number(), cell_name(*row, *col));
             }
             board();
             if view.my_turn() && !watch {

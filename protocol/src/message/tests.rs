@@ -1,4 +1,5 @@
 use super::*;
+use crate::Player;
 use crate::game::LineKind;
 use serde_json::{Value, json};
 
@@ -122,10 +123,10 @@ fn every_server_message_encodes_to_contract_json() {
             ServerMessage::GameStarted {
                 room: room.clone(),
                 size: 3,
-                you: 2,
-                mark: Mark::O,
+                you: Player::O,
+                mark: Player::O,
                 players: players.clone(),
-                turn: 1,
+                turn: Player::X,
                 resume_token: "00ff".into(),
                 turn_timeout_ms: 30000,
             },
@@ -138,9 +139,9 @@ fn every_server_message_encodes_to_contract_json() {
                 room: room.clone(),
                 row: 1,
                 col: 2,
-                player: 1,
+                player: Player::X,
                 seq: 1,
-                next: Some(2),
+                next: Some(Player::O),
                 clock_ms: Some(30000),
                 id: Some(RequestId::Str("m1".into())),
             },
@@ -152,7 +153,7 @@ fn every_server_message_encodes_to_contract_json() {
                 room: room.clone(),
                 row: 0,
                 col: 0,
-                player: 2,
+                player: Player::O,
                 seq: 9,
                 next: None,
                 clock_ms: None,
@@ -164,7 +165,7 @@ fn every_server_message_encodes_to_contract_json() {
         (
             ServerMessage::GameOver {
                 room: room.clone(),
-                winner: 1,
+                winner: Some(Player::X),
                 reason: EndReason::Line,
                 line: Some(Line { kind: LineKind::AntiDiag, index: 0 }),
                 moves: vec![[0, 2], [0, 0], [1, 1], [0, 1], [2, 0]],
@@ -175,7 +176,7 @@ fn every_server_message_encodes_to_contract_json() {
         (
             ServerMessage::GameOver {
                 room: room.clone(),
-                winner: 0,
+                winner: None,
                 reason: EndReason::Shutdown,
                 line: None,
                 moves: vec![],
@@ -189,7 +190,7 @@ fn every_server_message_encodes_to_contract_json() {
                 size: 2,
                 board: vec!["X.".into(), "..".into()],
                 moves: vec![[0, 0]],
-                turn: Some(2),
+                turn: Some(Player::O),
                 players: players.clone(),
                 you: None,
                 clock_ms: Some(1200),

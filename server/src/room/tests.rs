@@ -1,7 +1,7 @@
 //! The room's rules, driven by a fake clock: no sockets, no sleeps.
 
 use super::*;
-use tictactoe_protocol::{LineKind, judge};
+use tictactoe_protocol::{ClosedReason, Line, LineKind, Player, judge};
 
 const A: ConnId = 1;
 const B: ConnId = 2;
@@ -22,19 +22,22 @@ fn settings() -> Settings {
     Settings { turn_timeout: Some(TURN), grace: GRACE }
 }
 
+/// The room's output, with every broadcast expanded to its recipients.
 fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
-    room.drain()
-        .filter_map(|(to, item)| {
-            let got = match item {
-                Outbound::Frame(f) => Got::Msg(serde_json::from_str(&f).unwrap()),
-                Outbound::Live { live, .. } => Got::Live(live),
-                Outbound::Released { .. } => Got::Released,
-                Outbound::Replaced { .. } => Got::Replaced,
-                _ => return None,
-            };
-            Some((to, got))
-        })
-        .collect()
+    let (outputs, recipients) = room.drain();
+    let mut got = Vec::new();
+    for output in outputs {
+        match output {
+            Output::Send { to, msg } => got.push((to, Got::Msg(msg))),
+            Output::Broadcast { msg, to } => {
+                got.extend(recipients[to].iter().map(|&c| (c, Got::Msg(msg.clone()))));
+            }
+            Output::Live { to, live } => got.push((to, Got::Live(live))),
+            Output::Release { to } => got.push((to, Got::Released)),
+            Output::Replace { to } => got.push((to, Got::Replaced)),
+        }
+    }
+    got
 }
 
 fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
@@ -49,7 +52,9 @@ fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
 
 fn game_over(got: &[(ConnId, Got)], conn: ConnId) -> Option<(u8, EndReason, Vec<[u16; 2]>)> {
     msgs_to(got, conn).into_iter().find_map(|m| match m {
-        ServerMessage::GameOver { winner, reason, moves, .. } => Some((*winner, *reason, moves.clone())),
+        ServerMessage::GameOver { winner, reason, moves, .. } => {
+            Some((winner.map_or(0, Player::number), *reason, moves.clone()))
+        }
         _ => None,
     })
 }
@@ -65,9 +70,9 @@ fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
 fn started(t0: Instant) -> Room {
     let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
     let got = out(&mut room);
-    for (conn, you) in [(A, 1), (B, 2)] {
+    for (conn, you) in [(A, Player::X), (B, Player::O)] {
         assert!(
-            matches!(msgs_to(&got, conn)[..], [ServerMessage::GameStarted { you: y, turn: 1, .. }] if *y == you)
+            matches!(msgs_to(&got, conn)[..], [ServerMessage::GameStarted { you: y, turn: Player::X, .. }] if *y == you)
         );
     }
     room
@@ -86,7 +91,13 @@ fn moves_alternate_and_both_see_them() {
     for conn in [A, B] {
         assert!(matches!(
             msgs_to(&got, conn)[..],
-            [ServerMessage::Moved { seq: 1, player: 1, next: Some(2), clock_ms: Some(10_000), .. }]
+            [ServerMessage::Moved {
+                seq: 1,
+                player: Player::X,
+                next: Some(Player::O),
+                clock_ms: Some(10_000),
+                ..
+            }]
         ));
     }
     let got = mv(&mut room, A, 0, 0, t0);
@@ -99,7 +110,7 @@ fn moves_alternate_and_both_see_them() {
     let got = mv(&mut room, B, -1, 0, t0);
     assert_eq!(error_code(&got, B), Some(ErrorCode::OutOfBounds));
     let got = mv(&mut room, B, 0, 0, t0);
-    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { seq: 2, player: 2, .. }]));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { seq: 2, player: Player::O, .. }]));
 }
 
 #[test]
@@ -202,8 +213,8 @@ fn resume_within_grace_restores_the_seat_and_board() {
     match msgs_to(&got, b2)[..] {
         [
             ServerMessage::State {
-                you: Some(2),
-                turn: Some(2),
+                you: Some(Player::O),
+                turn: Some(Player::O),
                 board,
                 moves,
                 id: Some(RequestId::Int(1)),
@@ -217,7 +228,7 @@ fn resume_within_grace_restores_the_seat_and_board() {
     }
     assert_eq!(msgs_to(&got, A), vec![&ServerMessage::OpponentReconnected {}]);
     let got = mv(&mut room, b2, 0, 0, t0 + Duration::from_secs(2));
-    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: 2, seq: 2, .. }]));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: Player::O, seq: 2, .. }]));
     // The old connection no longer plays for the seat.
     let got = mv(&mut room, B, 2, 2, t0 + Duration::from_secs(2));
     assert_eq!(error_code(&got, B), Some(ErrorCode::NotInGame));
@@ -285,11 +296,17 @@ fn rematch_swaps_seats_and_renews_tokens() {
     assert_eq!(msgs_to(&got, B), vec![&ServerMessage::RematchOffered {}]);
     room.request(B, Request::Rematch, None, t0);
     let got = out(&mut room);
-    assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::GameStarted { you: 1, mark: Mark::X, .. }]));
-    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::GameStarted { you: 2, mark: Mark::O, .. }]));
+    assert!(matches!(
+        msgs_to(&got, B)[..],
+        [ServerMessage::GameStarted { you: Player::X, mark: Player::X, .. }]
+    ));
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::GameStarted { you: Player::O, mark: Player::O, .. }]
+    ));
     // B now moves first; seq starts again at 1.
     let got = mv(&mut room, B, 0, 0, t0);
-    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: 1, seq: 1, .. }]));
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: Player::X, seq: 1, .. }]));
     assert_eq!(room.game_counts(), (2, 1));
 }
 
@@ -320,7 +337,7 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
     assert_eq!(error_code(&out(&mut room), A), Some(ErrorCode::NotInGame));
     room.join(B, "b".into(), None, false, t0);
     let got = out(&mut room);
-    assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::GameStarted { you: 2, size: 4, .. }]));
+    assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::GameStarted { you: Player::O, size: 4, .. }]));
     room.join(S, "c".into(), Some(RequestId::Int(2)), false, t0);
     let got = out(&mut room);
     assert_eq!(error_code(&got, S), Some(ErrorCode::RoomFull));
@@ -333,7 +350,7 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     let mut room = started(t0);
     room.spectate(S, None, t0);
     let got = out(&mut room);
-    assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: None, turn: Some(1), .. }]));
+    assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: None, turn: Some(Player::X), .. }]));
     let got = mv(&mut room, S, 0, 0, t0);
     assert_eq!(error_code(&got, S), Some(ErrorCode::NotInGame));
     room.request(S, Request::Leave, None, t0);
@@ -419,7 +436,10 @@ fn grace_running_out_ends_the_game_then_closes_the_room() {
     room.tick(t0 + GRACE);
     let got = out(&mut room);
     let to_a = msgs_to(&got, A);
-    assert!(matches!(to_a[0], ServerMessage::GameOver { reason: EndReason::Disconnect, winner: 1, .. }));
+    assert!(matches!(
+        to_a[0],
+        ServerMessage::GameOver { reason: EndReason::Disconnect, winner: Some(Player::X), .. }
+    ));
     assert!(matches!(to_a[1], ServerMessage::RoomClosed { reason: ClosedReason::Disconnect, .. }));
     assert_eq!(room_closed(&got, S), Some(ClosedReason::Disconnect));
 }
@@ -458,7 +478,7 @@ fn sync_answers_seats_and_spectators_with_their_state() {
     let mut room = started(t0);
     room.spectate(S, None, t0);
     mv(&mut room, A, 1, 1, t0);
-    for (conn, you) in [(A, Some(1)), (B, Some(2)), (S, None)] {
+    for (conn, you) in [(A, Some(Player::X)), (B, Some(Player::O)), (S, None)] {
         room.request(conn, Request::Sync, Some(RequestId::Int(7)), t0 + Duration::from_secs(1));
         let got = out(&mut room);
         let [ServerMessage::State { you: y, id, moves, turn, clock_ms, .. }] = &msgs_to(&got, conn)[..]
@@ -467,7 +487,7 @@ fn sync_answers_seats_and_spectators_with_their_state() {
         };
         assert_eq!(
             (*y, id.clone(), moves.clone(), *turn),
-            (you, Some(RequestId::Int(7)), vec![[1, 1]], Some(2))
+            (you, Some(RequestId::Int(7)), vec![[1, 1]], Some(Player::O))
         );
         assert_eq!(*clock_ms, Some(9000));
     }
@@ -488,7 +508,7 @@ fn resuming_a_present_seat_replaces_the_old_connection() {
     room.resume(S, &token, None, t0);
     let got = out(&mut room);
     assert!(got.contains(&(A, Got::Replaced)));
-    assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: Some(1), .. }]));
+    assert!(matches!(msgs_to(&got, S)[..], [ServerMessage::State { you: Some(Player::X), .. }]));
     // The opponent notices nothing: its opponent never went away.
     assert!(msgs_to(&got, B).is_empty());
     assert!(

@@ -1,63 +1,57 @@
-//! One WebSocket connection: handshake, limits, decoding requests into lobby
-//! and room commands, and writing the connection's outbound queue.
+//! A connection's read/write loop: frames in (limits, decoding, requests to
+//! the lobby or a room), its outbound queue out, keep-alive pings, and the
+//! close.
 
 use std::future::poll_fn;
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
-use tokio::time::{Instant, timeout, timeout_at};
+use tokio::time::{Instant, timeout};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message, http};
-use tokio_util::task::TaskTracker;
-use tracing::{Instrument, debug, info};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tracing::debug;
 
 use tictactoe_protocol::{
     ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, RequestId, ServerMessage, peek_id,
 };
 
-use crate::Shared;
-use crate::lobby::LobbyCmd;
-use crate::outbound::{ConnHandle, ConnId, Outbound, encode};
+use super::Shared;
+use super::membership::{Effect, Membership};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
+use crate::config::{CLOSE_LINGER, MAX_NAME_CHARS, WRITE_BATCH};
+use crate::frame::encode;
 use crate::queue::{self, Recv, TrySendError};
 use crate::rate::{RateLimit, Verdict};
-use crate::room::Request as RoomRequest;
-use crate::room_task::RoomCmd;
+use crate::room::{ConnId, ROOM_CLOSED, Request as RoomRequest};
 use crate::signal::Armed;
 use crate::stats::Gauge;
 
-/// Longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 24;
-
-/// Most outbound items written before one flush.
-const WRITE_BATCH: usize = 64;
-
-/// How long closing a connection may take (close frame out, peer's bytes drained).
-const CLOSE_LINGER: Duration = Duration::from_secs(1);
-
-/// Where the connection stands between lobby and rooms.
-enum Place {
-    Idle,
-    /// A request is with the lobby, or the connection waits in a queue.
-    Lobby {
-        queued: Option<usize>,
-        leave: bool,
-        spectate: bool,
-    },
-    /// In a room; `free` when leaving it for another would lose nothing
-    /// (spectating, or the game is over).
-    Room {
-        code: Arc<str>,
-        tx: queue::Sender<RoomCmd>,
-        free: bool,
-    },
+/// Serves an open WebSocket until it closes; says why it ended.
+pub(super) async fn serve<S>(id: ConnId, ws: WebSocketStream<S>, shared: Arc<Shared>) -> &'static str
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let stats = shared.stats.clone();
+    let _gauge = Gauge::up(&stats.connections);
+    debug!("connected");
+    let (tx, rx) = queue::channel(shared.config.outbound_queue);
+    let mut conn = Connection {
+        id,
+        ws,
+        rx,
+        me: Some(ConnHandle::new(id, tx)),
+        name: Arc::from("anonymous"),
+        membership: Membership::default(),
+        rate: RateLimit::new(shared.config.max_messages_per_second),
+        shared,
+    };
+    let end = conn.run().await;
+    let why = end.describe();
+    conn.finish(end).await;
+    why
 }
 
 /// Why the read/write loop ended.
@@ -72,106 +66,6 @@ enum End {
     Drop,
 }
 
-/// Starts the task serving one accepted TCP connection until it ends. The
-/// task's future is the handshake-and-serve future itself, with nothing
-/// wrapped around it (the span only when enabled): every byte of it is paid
-/// by every idle connection, and every layer is walked on every wake-up.
-pub(crate) fn spawn(
-    stream: TcpStream,
-    peer: SocketAddr,
-    shared: Arc<Shared>,
-    permit: OwnedSemaphorePermit,
-    tracker: &TaskTracker,
-) {
-    let id = shared.next_conn_id();
-    // Debug level: an enabled span per connection costs memory on every idle one.
-    let span = tracing::debug_span!("conn", id, %peer);
-    let _ = stream.set_nodelay(true);
-    // One deadline for the TLS and WebSocket handshakes together.
-    let deadline = Instant::now() + shared.config.handshake_timeout();
-    let conn = Accepted { id, peer, deadline, shared, _permit: permit };
-    // Each kind spawned as itself: every wrapper around the future is a
-    // layer more to walk, and a cache line more to miss, on every wake-up.
-    match (conn.shared.tls.clone(), span.is_disabled()) {
-        (None, true) => tracker.spawn(accept(stream, conn)),
-        (None, false) => tracker.spawn(accept(stream, conn).instrument(span)),
-        // Boxed: a TLS session is several KB, which plain connections must
-        // not carry in their futures.
-        (Some(tls), true) => tracker.spawn(Box::pin(accept_tls(tls, stream, conn))),
-        (Some(tls), false) => tracker.spawn(Box::pin(accept_tls(tls, stream, conn)).instrument(span)),
-    };
-}
-
-/// An accepted connection on its way through the handshakes.
-struct Accepted {
-    id: ConnId,
-    peer: SocketAddr,
-    deadline: Instant,
-    shared: Arc<Shared>,
-    /// Held for the connection's life: its place under `--max-connections`.
-    _permit: OwnedSemaphorePermit,
-}
-
-/// Completes the TLS handshake by the deadline, then the WebSocket one.
-async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Accepted) {
-    let stream = tokio::select! {
-        r = timeout_at(conn.deadline, tls.accept(stream)) => match r {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => return debug!("TLS handshake failed: {e}"),
-            Err(_) => return debug!("TLS handshake timed out"),
-        },
-        _ = conn.shared.shutdown.started() => return,
-    };
-    accept(stream, conn).await
-}
-
-/// Completes the WebSocket handshake on `stream` by the deadline, then serves it.
-async fn accept<S>(stream: S, conn: Accepted)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let Accepted { id, peer, deadline, shared, _permit } = conn;
-    let handshake =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(shared.ws_config));
-    let ws = tokio::select! {
-        r = timeout_at(deadline, handshake) => match r {
-            Ok(Ok(ws)) => ws,
-            Ok(Err(e)) => return debug!("handshake failed: {e}"),
-            Err(_) => return debug!("handshake timed out"),
-        },
-        _ = shared.shutdown.started() => return,
-    };
-    let stats = shared.stats.clone();
-    let _gauge = Gauge::up(&stats.connections);
-    debug!("connected");
-    let (tx, rx) = queue::channel(shared.config.outbound_queue);
-    let me = ConnHandle::new(id, tx);
-    let mut conn = Connection {
-        id,
-        ws,
-        rx,
-        me: Some(me),
-        name: Arc::from("anonymous"),
-        place: Place::Idle,
-        rate: RateLimit::new(shared.config.max_messages_per_second),
-        shared,
-    };
-    let end = conn.serve().await;
-    let why = end.describe();
-    conn.finish(end).await;
-    info!(id, %peer, why, "connection closed");
-}
-
-#[allow(clippy::result_large_err)]
-fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> {
-    if req.uri().path() == "/" {
-        return Ok(resp);
-    }
-    let mut err = ErrorResponse::new(Some("tictactoe speaks WebSocket at path /\n".into()));
-    *err.status_mut() = http::StatusCode::NOT_FOUND;
-    Err(err)
-}
-
 struct Connection<S> {
     id: ConnId,
     ws: WebSocketStream<S>,
@@ -181,7 +75,7 @@ struct Connection<S> {
     /// at shutdown so that the queue closes once every room has let go.
     me: Option<ConnHandle>,
     name: Arc<str>,
-    place: Place,
+    membership: Membership,
     rate: RateLimit,
     shared: Arc<Shared>,
 }
@@ -198,7 +92,7 @@ impl End {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
-    async fn serve(&mut self) -> End {
+    async fn run(&mut self) -> End {
         if self.ws.send(Message::Text(self.shared.welcome.clone())).await.is_err() {
             return End::Gone;
         }
@@ -268,7 +162,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     }
                 }
                 signal => {
-                    if let Some(end) = self.on_signal(signal).await {
+                    if let Some(end) = self.on_signal(signal) {
                         return Some(end);
                     }
                 }
@@ -318,58 +212,37 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.reply(&ServerMessage::error(code, message, id)).await
     }
 
-    /// Applies a lobby or room signal (anything but a frame) to the
-    /// connection's place; some end the connection.
-    async fn on_signal(&mut self, item: Outbound) -> Option<End> {
-        match item {
-            // Written by `write_batch`; never passed here.
-            Outbound::Frame(_) => {}
-            Outbound::Queued => {
-                if let Place::Lobby { queued: Some(size), leave: true, .. } = self.place {
-                    self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
-                    self.place = Place::Idle;
-                }
-            }
-            Outbound::Refused => {
-                if matches!(self.place, Place::Lobby { .. }) {
-                    self.place = Place::Idle;
-                }
-            }
-            Outbound::Entered { room, tx } => match self.place {
-                Place::Lobby { leave: false, spectate, .. } => {
-                    self.place = Place::Room { code: room, tx, free: spectate };
-                }
-                _ => {
-                    // Entered a room it no longer wants: leave at once.
-                    let _ = tx
-                        .send(RoomCmd::Request { conn: self.id, request: RoomRequest::Leave, id: None })
-                        .await;
-                    if matches!(self.place, Place::Lobby { .. }) {
-                        self.place = Place::Idle;
-                    }
-                }
-            },
-            Outbound::Live { room, live } => {
-                if let Place::Room { code, free, .. } = &mut self.place {
-                    if *code == room {
-                        *free = !live;
-                    }
-                }
-            }
-            Outbound::Released { room } => {
-                if matches!(&self.place, Place::Room { code, .. } if *code == room) {
-                    self.place = Place::Idle;
-                }
-            }
-            Outbound::Replaced { room } => {
-                if matches!(&self.place, Place::Room { code, .. } if *code == room) {
-                    // The seat lives on in the other connection: no disconnect.
-                    self.place = Place::Idle;
-                    return Some(End::Close(CloseCode::Library(4000), "replaced"));
-                }
+    /// Applies a lobby or room signal to the connection's membership and
+    /// carries out what follows, never waiting (this runs inside a write batch).
+    fn on_signal(&mut self, item: Outbound) -> Option<End> {
+        match self.membership.signal(item) {
+            Effect::Replaced => Some(End::Close(CloseCode::Library(4000), "replaced")),
+            effect => {
+                self.tell_room(effect);
+                None
             }
         }
-        None
+    }
+
+    /// Carries out a room's part of an effect without waiting: a room's inbox
+    /// takes a connection's last word past its capacity.
+    fn tell_room(&self, effect: Effect) {
+        let conn = self.id;
+        let _ = match effect {
+            Effect::Leave(tx) => {
+                tx.force_send(RoomCmd::Request { conn, request: RoomRequest::Leave, id: None })
+            }
+            Effect::Disconnect(tx) => tx.force_send(RoomCmd::Disconnected { conn }),
+            Effect::None | Effect::Replaced | Effect::Cancel(_) => Ok(()),
+        };
+    }
+
+    /// Carries out an effect of `leave` or of the connection's end.
+    async fn apply(&self, effect: Effect) {
+        match effect {
+            Effect::Cancel(size) => self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await,
+            effect => self.tell_room(effect),
+        }
     }
 
     /// Handles one message from the client, received at `now`.
@@ -476,20 +349,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             ClientMessage::Resign {} => self.send_room(RoomRequest::Resign, id).await,
             ClientMessage::Rematch {} => self.send_room(RoomRequest::Rematch, id).await,
             ClientMessage::Leave {} => {
-                match &mut self.place {
-                    Place::Idle => {}
-                    Place::Lobby { queued: Some(size), .. } => {
-                        let size = *size;
-                        self.place = Place::Idle;
-                        self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
-                    }
-                    Place::Lobby { leave, .. } => *leave = true,
-                    Place::Room { tx, .. } => {
-                        // Leaving a room that has just closed is already done.
-                        let _ = to_room(tx, self.id, RoomRequest::Leave, id).await;
-                        self.place = Place::Idle;
-                    }
-                }
+                let effect = self.membership.leave();
+                self.apply(effect).await;
                 None
             }
             ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
@@ -513,27 +374,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     ) -> Option<End> {
         // Gone only while the connection closes at shutdown.
         let me = self.me.clone()?;
-        match &self.place {
-            Place::Idle => {}
-            Place::Room { free: true, tx, .. } => {
-                // A finished game or a watched room is left implicitly (a room
-                // that closed meanwhile needs no leaving).
-                let _ = to_room(tx, self.id, RoomRequest::Leave, None).await;
-            }
-            Place::Lobby { queued: Some(_), .. } => {
-                return self
-                    .refuse(ErrorCode::Busy, "already waiting in the matchmaking queue; send leave first", id)
-                    .await;
-            }
-            Place::Lobby { .. } => {
-                return self.refuse(ErrorCode::Busy, "a previous request is still being handled", id).await;
-            }
-            Place::Room { .. } => {
-                return self.refuse(ErrorCode::Busy, "already in a room with a game in progress or waiting for an opponent; send leave first, or sync for its state", id).await;
-            }
+        match self.membership.enter(queued, spectate) {
+            Err(busy) => return self.refuse(ErrorCode::Busy, busy, id).await,
+            // A room that closed meanwhile needs no leaving.
+            Ok(Some(leaving)) => drop(to_room(&leaving, self.id, RoomRequest::Leave, None).await),
+            Ok(None) => {}
         }
-        // `queued` holds the size until the lobby confirms the queue.
-        self.place = Place::Lobby { queued, leave: false, spectate };
         self.send_lobby(cmd(me)).await;
         None
     }
@@ -542,36 +388,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let _ = self.shared.lobby.send(cmd).await;
     }
 
+    /// Hands a request to the connection's room, or refuses it.
     async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
-        match &self.place {
-            Place::Room { tx, .. } => {
-                if let Err(id) = to_room(tx, self.id, request, id).await {
-                    // The room closed before it read the request; its
-                    // `room_closed` is on the way.
-                    self.place = Place::Idle;
-                    return self
-                        .refuse(
-                            ErrorCode::NotInGame,
-                            "this room has closed; send quick_match, create_room or join_room for a new game",
-                            id,
-                        )
-                        .await;
+        let refused = match self.membership.room() {
+            Ok(tx) => match to_room(tx, self.id, request, id).await {
+                Ok(()) => return None,
+                // The room closed before it read the request; its
+                // `room_closed` is on the way.
+                Err(id) => {
+                    self.membership.room_gone();
+                    (ROOM_CLOSED, id)
                 }
-                None
-            }
-            Place::Lobby { queued: Some(_), .. } => {
-                self.refuse(ErrorCode::NotInGame, "still waiting for an opponent; wait for game_started", id)
-                    .await
-            }
-            _ => {
-                self.refuse(
-                    ErrorCode::NotInGame,
-                    "not in a game; send quick_match, create_room or join_room first",
-                    id,
-                )
-                .await
-            }
-        }
+            },
+            Err(text) => (text, id),
+        };
+        self.refuse(ErrorCode::NotInGame, refused.0, refused.1).await
     }
 
     /// Leaves the lobby and rooms, then closes the socket as `end` says.
@@ -589,20 +420,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             return self.close(CloseCode::Away, "server shutting down").await;
         }
+        // Signals that arrived too late to be read still say where it is.
         for item in self.rx.close() {
-            if let Outbound::Entered { tx, .. } = item {
-                let _ = tx.send(RoomCmd::Disconnected { conn: self.id }).await;
-            }
+            let effect = self.membership.signal(item);
+            self.tell_room(effect);
         }
-        match std::mem::replace(&mut self.place, Place::Idle) {
-            Place::Room { tx, .. } => {
-                let _ = tx.send(RoomCmd::Disconnected { conn: self.id }).await;
-            }
-            Place::Lobby { queued: Some(size), .. } => {
-                self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await;
-            }
-            _ => {}
-        }
+        let effect = self.membership.close();
+        self.apply(effect).await;
         match end {
             End::Close(code, reason) => self.close(code, reason).await,
             End::Gone | End::Drop | End::Shutdown => {}

@@ -1,5 +1,6 @@
 //! The task that owns one [`Room`]: it feeds the room its inbox and its
-//! deadlines, and delivers what the room says to the connections' queues.
+//! deadlines, serializes what the room says (each broadcast once) and
+//! delivers it to the connections' queues.
 
 use std::future::poll_fn;
 use std::sync::Arc;
@@ -10,61 +11,13 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
-use tictactoe_protocol::RequestId;
 
-use crate::lobby::LobbyCmd;
-use crate::outbound::{ConnHandle, ConnId, Outbound};
+use super::{ConnId, Output, Room};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
+use crate::frame::encode;
 use crate::queue::{self, Recv};
-use crate::room::{Request, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
-
-/// Inbox capacity of a room; its senders are rate-limited connections.
-pub const ROOM_INBOX: usize = 64;
-
-/// What a room's inbox receives.
-#[derive(Debug)]
-pub enum RoomCmd {
-    /// Take the free seat of a private room.
-    Join {
-        /// The joining connection.
-        conn: ConnHandle,
-        /// Its display name.
-        name: Arc<str>,
-        /// The request id.
-        id: Option<RequestId>,
-    },
-    /// Watch the room.
-    Spectate {
-        /// The watching connection.
-        conn: ConnHandle,
-        /// The request id.
-        id: Option<RequestId>,
-    },
-    /// Reclaim a seat with its token.
-    Resume {
-        /// The new connection.
-        conn: ConnHandle,
-        /// The seat's resume token.
-        token: String,
-        /// The request id.
-        id: Option<RequestId>,
-    },
-    /// A seated player's request.
-    Request {
-        /// The sender.
-        conn: ConnId,
-        /// What it asks.
-        request: Request,
-        /// The request id.
-        id: Option<RequestId>,
-    },
-    /// The connection is gone.
-    Disconnected {
-        /// The gone connection.
-        conn: ConnId,
-    },
-}
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
 type Conns = FxHashMap<ConnId, ConnHandle>;
@@ -171,15 +124,33 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
     }
 }
 
-/// Moves the room's output into the connections' queues. A connection whose
-/// queue is gone or full counts as disconnected, which may produce more output.
+/// Serializes the room's output and moves it into the connections' queues.
+/// A connection whose queue is gone or full counts as disconnected, which may
+/// produce more output.
 fn deliver(room: &mut Room, conns: &mut Conns) {
     loop {
         let mut failed = Vec::new();
         // A closed room keeps its connections' handles: requests still in its
         // inbox are answered after it closed.
         let keep = room.is_closed();
-        for (to, item) in room.drain() {
+        let code = room.code().clone();
+        let (outputs, recipients) = room.drain();
+        for output in outputs {
+            let (to, item) = match output {
+                Output::Send { to, msg } => (to, Outbound::Frame(encode(&msg))),
+                Output::Broadcast { msg, to } => {
+                    let frame = encode(&msg);
+                    for &to in &recipients[to] {
+                        if conns.get(&to).is_some_and(|c| !c.frame(&frame)) {
+                            failed.push(to);
+                        }
+                    }
+                    continue;
+                }
+                Output::Live { to, live } => (to, Outbound::Live { room: code.clone(), live }),
+                Output::Release { to } => (to, Outbound::Released { room: code.clone() }),
+                Output::Replace { to } => (to, Outbound::Replaced { room: code.clone() }),
+            };
             let released = matches!(item, Outbound::Released { .. } | Outbound::Replaced { .. });
             let Some(conn) = conns.get(&to) else { continue };
             if !conn.send(item) {

@@ -1,0 +1,196 @@
+//! The commands that tasks send each other: to a room's inbox, to the lobby's,
+//! and to a connection's outbound queue. A leaf of the module graph: it names
+//! the other tasks' inputs without depending on the tasks.
+
+use std::sync::Arc;
+
+use tictactoe_protocol::RequestId;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use crate::queue::{self, TrySendError};
+use crate::room::{ConnId, Request};
+
+/// What a room's inbox receives.
+#[derive(Debug)]
+pub enum RoomCmd {
+    /// Take the free seat of a private room.
+    Join {
+        /// The joining connection.
+        conn: ConnHandle,
+        /// Its display name.
+        name: Arc<str>,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// Watch the room.
+    Spectate {
+        /// The watching connection.
+        conn: ConnHandle,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// Reclaim a seat with its token.
+    Resume {
+        /// The new connection.
+        conn: ConnHandle,
+        /// The seat's resume token.
+        token: String,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// A request from a connection in the room.
+    Request {
+        /// The sender.
+        conn: ConnId,
+        /// What it asks.
+        request: Request,
+        /// The request id.
+        id: Option<RequestId>,
+    },
+    /// The connection is gone.
+    Disconnected {
+        /// The gone connection.
+        conn: ConnId,
+    },
+}
+
+/// What the lobby's inbox receives.
+#[derive(Debug)]
+pub enum LobbyCmd {
+    /// Queue for a game of `size`.
+    QuickMatch {
+        /// The player.
+        conn: ConnHandle,
+        /// Display name.
+        name: Arc<str>,
+        /// Board size, already validated.
+        size: usize,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Open a private room.
+    CreateRoom {
+        /// The creator.
+        conn: ConnHandle,
+        /// Display name.
+        name: Arc<str>,
+        /// Board size, already validated.
+        size: usize,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Join a private room by code.
+    JoinRoom {
+        /// The joiner.
+        conn: ConnHandle,
+        /// Display name.
+        name: Arc<str>,
+        /// The code as typed.
+        room: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Watch a room by code.
+    Spectate {
+        /// The spectator.
+        conn: ConnHandle,
+        /// The code as typed.
+        room: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Reclaim a seat; the token names its room.
+    Resume {
+        /// The new connection.
+        conn: ConnHandle,
+        /// The resume token.
+        token: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Leave the queue for `size`.
+    Cancel {
+        /// The leaving connection.
+        conn: ConnId,
+        /// The size it queued for.
+        size: usize,
+    },
+    /// A room's task ended.
+    RoomClosed {
+        /// Its code.
+        room: Arc<str>,
+    },
+}
+
+/// One item of a connection's outbound queue: a frame to write, or a signal
+/// that changes where the connection is (see `connection::membership`).
+#[derive(Debug)]
+pub enum Outbound {
+    /// A serialized server message; shared by all its recipients.
+    Frame(Utf8Bytes),
+    /// The lobby refused the request (its `error` frame precedes this).
+    Refused,
+    /// The connection now belongs to this room.
+    Entered {
+        /// The room code.
+        room: Arc<str>,
+        /// The room's inbox.
+        tx: queue::Sender<RoomCmd>,
+    },
+    /// A game in the room started (`true`) or ended (`false`).
+    Live {
+        /// The room code.
+        room: Arc<str>,
+        /// Whether a game is in progress.
+        live: bool,
+    },
+    /// The room no longer holds the connection.
+    Released {
+        /// The room code.
+        room: Arc<str>,
+    },
+    /// Another connection resumed this one's seat: close with 4000.
+    Replaced {
+        /// The room code.
+        room: Arc<str>,
+    },
+}
+
+/// How the lobby and rooms reach one connection: a bounded queue, never awaited.
+#[derive(Debug, Clone)]
+pub struct ConnHandle {
+    /// The connection's number.
+    pub id: ConnId,
+    tx: queue::Sender<Outbound>,
+}
+
+impl ConnHandle {
+    /// A handle on the connection's queue `tx`.
+    pub fn new(id: ConnId, tx: queue::Sender<Outbound>) -> Self {
+        ConnHandle { id, tx }
+    }
+
+    /// Queues `item` without waiting. A full queue means a client that cannot
+    /// keep up: it is dropped. Returns false when the connection is gone.
+    pub fn send(&self, item: Outbound) -> bool {
+        match self.tx.try_send(item) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                tracing::debug!(conn = self.id, "outbound queue full; dropping the client");
+                self.tx.kill();
+                false
+            }
+            Err(TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Whether the connection's task has ended.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    /// Queues one serialized message.
+    pub fn frame(&self, frame: &Utf8Bytes) -> bool {
+        self.send(Outbound::Frame(frame.clone()))
+    }
+}

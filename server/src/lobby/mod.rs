@@ -1,0 +1,203 @@
+//! The lobby as a state machine without tasks or sockets: matchmaking queues
+//! per board size, the directory of rooms by code, and routing of room codes
+//! and resume tokens. It reaches connections and rooms only through their
+//! queues, never waiting; opening a room is an effect its task carries out.
+
+pub mod task;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
+
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
+use crate::codes;
+use crate::config::ROOM_INBOX;
+use crate::frame::encode;
+use crate::queue;
+use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
+
+/// A room the lobby has made, for its task to start.
+pub struct NewRoom {
+    /// The room, with its first output queued.
+    pub room: Room,
+    /// Its connections, already told they are in it.
+    pub members: Vec<ConnHandle>,
+    /// Its inbox, whose sender the directory keeps.
+    pub inbox: queue::Receiver<RoomCmd>,
+}
+
+/// The lobby's state.
+#[derive(Debug)]
+pub struct Lobby {
+    /// Players waiting, per board size, first come first served.
+    queues: HashMap<usize, VecDeque<(ConnHandle, Arc<str>)>>,
+    /// Every open room's inbox by its code.
+    rooms: HashMap<Arc<str>, queue::Sender<RoomCmd>>,
+    settings: Settings,
+}
+
+impl Lobby {
+    /// An empty lobby whose rooms run with `settings`.
+    pub fn new(settings: Settings) -> Lobby {
+        Lobby { queues: HashMap::new(), rooms: HashMap::new(), settings }
+    }
+
+    /// Handles one command at `now`; returns the room it opened, if any.
+    pub fn handle(&mut self, cmd: LobbyCmd, now: Instant) -> Option<NewRoom> {
+        match cmd {
+            LobbyCmd::QuickMatch { conn, name, size, id } => {
+                return self.quick_match(conn, name, size, id, now);
+            }
+            LobbyCmd::CreateRoom { conn, name, size, id } => {
+                let code = self.new_code();
+                match Room::private(code, size, self.settings, conn.id, name, id.clone()) {
+                    Ok(room) => return Some(self.open(room, vec![conn])),
+                    Err(code) => refuse(&conn, code, "that board size is not supported", id),
+                }
+            }
+            LobbyCmd::JoinRoom { conn, name, room, id } => {
+                if let Some((code, tx)) = self.find(&room, &conn, id.clone()) {
+                    forward(code, tx, RoomCmd::Join { conn, name, id });
+                }
+            }
+            LobbyCmd::Spectate { conn, room, id } => {
+                if let Some((code, tx)) = self.find(&room, &conn, id.clone()) {
+                    forward(code, tx, RoomCmd::Spectate { conn, id });
+                }
+            }
+            LobbyCmd::Resume { conn, token, id } => {
+                let room = token_room(&token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get_key_value(c));
+                match room {
+                    Some((code, tx)) => {
+                        forward(code.clone(), tx.clone(), RoomCmd::Resume { conn, token, id })
+                    }
+                    None => refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
+                }
+            }
+            LobbyCmd::Cancel { conn, size } => {
+                if let Some(q) = self.queues.get_mut(&size) {
+                    q.retain(|(c, _)| c.id != conn);
+                }
+            }
+            LobbyCmd::RoomClosed { room } => {
+                self.rooms.remove(&room);
+            }
+        }
+        None
+    }
+
+    /// How many players wait for boards of `size`.
+    pub fn waiting(&self, size: usize) -> usize {
+        self.queues.get(&size).map_or(0, VecDeque::len)
+    }
+
+    /// How many rooms are open.
+    pub fn rooms(&self) -> usize {
+        self.rooms.len()
+    }
+
+    fn quick_match(
+        &mut self,
+        conn: ConnHandle,
+        name: Arc<str>,
+        size: usize,
+        id: Option<RequestId>,
+        now: Instant,
+    ) -> Option<NewRoom> {
+        if !conn.frame(&encode(&ServerMessage::Queued { size, id })) {
+            return None;
+        }
+        let queue = self.queues.entry(size).or_default();
+        queue.retain(|(c, _)| !c.is_closed());
+        let Some((other, other_name)) = queue.pop_front() else {
+            queue.push_back((conn, name));
+            return None;
+        };
+        // Who is player 1 is random: waiting first is no advantage.
+        let (first, second) = if rand::random() {
+            ((other, other_name), (conn, name))
+        } else {
+            ((conn, name), (other, other_name))
+        };
+        let code = self.new_code();
+        match Room::paired(code, size, self.settings, (first.0.id, first.1), (second.0.id, second.1), now) {
+            Ok(room) => Some(self.open(room, vec![first.0, second.0])),
+            Err(code) => {
+                refuse(&first.0, code, "that board size is not supported", None);
+                refuse(&second.0, code, "that board size is not supported", None);
+                None
+            }
+        }
+    }
+
+    /// Tells the members they are in the room and lists it in the directory.
+    fn open(&mut self, room: Room, members: Vec<ConnHandle>) -> NewRoom {
+        let code = room.code().clone();
+        let (tx, inbox) = queue::channel(ROOM_INBOX);
+        for m in &members {
+            m.send(Outbound::Entered { room: code.clone(), tx: tx.clone() });
+        }
+        self.rooms.insert(code, tx);
+        NewRoom { room, members, inbox }
+    }
+
+    fn new_code(&self) -> Arc<str> {
+        loop {
+            let code = codes::room_code();
+            if !self.rooms.contains_key(&code) {
+                return code;
+            }
+        }
+    }
+
+    /// The room a typed code names, or a `room_not_found` refusal.
+    fn find(
+        &self,
+        room: &str,
+        conn: &ConnHandle,
+        id: Option<RequestId>,
+    ) -> Option<(Arc<str>, queue::Sender<RoomCmd>)> {
+        let code = codes::normalize_room_code(room);
+        match self.rooms.get_key_value(code.as_str()) {
+            Some((code, tx)) => Some((code.clone(), tx.clone())),
+            None => {
+                let msg = format!("no room has the code {code:?}; check the code");
+                refuse(conn, ErrorCode::RoomNotFound, msg, id);
+                None
+            }
+        }
+    }
+}
+
+/// Puts the connection in the room and hands the room its request; a room
+/// that is closing or overloaded refuses it at once.
+fn forward(code: Arc<str>, tx: queue::Sender<RoomCmd>, cmd: RoomCmd) {
+    let conn = match &cmd {
+        RoomCmd::Join { conn, .. } | RoomCmd::Spectate { conn, .. } | RoomCmd::Resume { conn, .. } => {
+            conn.clone()
+        }
+        RoomCmd::Request { .. } | RoomCmd::Disconnected { .. } => return,
+    };
+    if !conn.send(Outbound::Entered { room: code.clone(), tx: tx.clone() }) {
+        return;
+    }
+    if tx.try_send(cmd).is_err() {
+        let msg = ServerMessage::error(
+            ErrorCode::RoomNotFound,
+            "that room is closing or overloaded; try again",
+            None,
+        );
+        conn.frame(&encode(&msg));
+        conn.send(Outbound::Released { room: code });
+    }
+}
+
+fn refuse(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
+    conn.frame(&encode(&ServerMessage::error(code, message, id)));
+    conn.send(Outbound::Refused);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,33 @@
+//! The lobby's task: reads the lobby's inbox until shutdown and starts a task
+//! for every room the lobby opens.
+
+use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
+
+use super::Lobby;
+use crate::cmd::LobbyCmd;
+use crate::room::Settings;
+use crate::room::task::{self as room_task, RoomContext};
+
+/// Runs the lobby until shutdown.
+pub async fn run(
+    mut inbox: mpsc::Receiver<LobbyCmd>,
+    settings: Settings,
+    ctx: RoomContext,
+    tracker: TaskTracker,
+) {
+    let shutdown = ctx.shutdown.clone();
+    let mut lobby = Lobby::new(settings);
+    loop {
+        let cmd = tokio::select! {
+            _ = shutdown.started() => return,
+            cmd = inbox.recv() => match cmd {
+                Some(cmd) => cmd,
+                None => return,
+            },
+        };
+        if let Some(new) = lobby.handle(cmd, std::time::Instant::now()) {
+            room_task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+        }
+    }
+}
