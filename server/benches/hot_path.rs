@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
-use tictactoe_server::frame::encode;
+use tictactoe_server::cmd::encode;
 use tictactoe_server::room::{Output, Request, Room, Settings};
 
 const MOVE: &str = r#"{"type":"move","row":7,"col":3}"#;

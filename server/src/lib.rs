@@ -7,11 +7,11 @@ pub mod cmd;
 pub mod codes;
 pub mod config;
 pub mod connection;
-pub mod frame;
 pub mod lobby;
 pub mod queue;
 pub mod rate;
 pub mod room;
+pub mod room_task;
 pub mod signal;
 pub mod stats;
 pub mod tls;
@@ -66,7 +66,7 @@ impl Server {
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
-        let ctx = room::task::RoomContext {
+        let ctx = room_task::RoomContext {
             lobby: lobby_tx.clone(),
             shutdown: stop.clone(),
             stats: self.stats.clone(),
@@ -80,7 +80,7 @@ impl Server {
         };
         let shared = Arc::new(connection::Shared {
             ws_config: config.ws_config(),
-            welcome: frame::encode(&welcome),
+            welcome: cmd::encode(&welcome),
             config,
             lobby: lobby_tx,
             stats: self.stats.clone(),

@@ -14,18 +14,16 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::debug;
 
-use tictactoe_protocol::{
-    ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, RequestId, ServerMessage, peek_id,
-};
+use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_id};
 
 use super::Shared;
 use super::membership::{Effect, Membership};
+use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
-use crate::config::{CLOSE_LINGER, MAX_NAME_CHARS, WRITE_BATCH};
-use crate::frame::encode;
-use crate::queue::{self, Recv, TrySendError};
+use crate::config::{CLOSE_LINGER, WRITE_BATCH};
+use crate::queue::{self, Recv};
 use crate::rate::{RateLimit, Verdict};
-use crate::room::{ConnId, ROOM_CLOSED, Request as RoomRequest};
+use crate::room::{ConnId, Request as RoomRequest};
 use crate::signal::Armed;
 use crate::stats::Gauge;
 
@@ -55,7 +53,7 @@ where
 }
 
 /// Why the read/write loop ended.
-enum End {
+pub(super) enum End {
     /// The client closed, or the socket failed.
     Gone,
     /// Server shutdown: deliver what is queued, then close with 1001.
@@ -66,18 +64,19 @@ enum End {
     Drop,
 }
 
-struct Connection<S> {
-    id: ConnId,
+/// One open connection, owned by its task.
+pub(super) struct Connection<S> {
+    pub(super) id: ConnId,
     ws: WebSocketStream<S>,
     /// The outbound queue; a sender that finds it full kills it.
     rx: queue::Receiver<Outbound>,
     /// This connection's handle, cloned into lobby and room requests; dropped
     /// at shutdown so that the queue closes once every room has let go.
-    me: Option<ConnHandle>,
-    name: Arc<str>,
-    membership: Membership,
+    pub(super) me: Option<ConnHandle>,
+    pub(super) name: Arc<str>,
+    pub(super) membership: Membership,
     rate: RateLimit,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
 }
 
 impl End {
@@ -199,11 +198,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.guarded(|ws| ws.send(msg)).await.err()
     }
 
-    async fn reply(&mut self, msg: &ServerMessage) -> Option<End> {
+    pub(super) async fn reply(&mut self, msg: &ServerMessage) -> Option<End> {
         self.write(Message::Text(encode(msg))).await
     }
 
-    async fn refuse(
+    pub(super) async fn refuse(
         &mut self,
         code: ErrorCode,
         message: impl Into<String>,
@@ -238,7 +237,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// Carries out an effect of `leave` or of the connection's end.
-    async fn apply(&self, effect: Effect) {
+    pub(super) async fn apply(&self, effect: Effect) {
         match effect {
             Effect::Cancel(size) => self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await,
             effect => self.tell_room(effect),
@@ -284,127 +283,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    async fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>) -> Option<End> {
-        match msg {
-            ClientMessage::Hello { name, protocol } => {
-                if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
-                    let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
-                    return self.refuse(ErrorCode::UnsupportedProtocol, text, id).await;
-                }
-                let name = name.trim();
-                if !valid_name(name) {
-                    let text = format!(
-                        "a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces, with no control, format or invisible characters"
-                    );
-                    return self.refuse(ErrorCode::InvalidName, text, id).await;
-                }
-                self.name = name.into();
-                None
-            }
-            ClientMessage::QuickMatch { size } | ClientMessage::CreateRoom { size }
-                if !self.size_ok(size) =>
-            {
-                let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
-                self.refuse(ErrorCode::InvalidSize, format!("size must be from {min} to {max}"), id).await
-            }
-            ClientMessage::QuickMatch { size } => {
-                let size = size.map_or(3, |s| s as usize);
-                let name = self.name.clone();
-                self.lobby_request(id.clone(), Some(size), false, |conn| LobbyCmd::QuickMatch {
-                    conn,
-                    name,
-                    size,
-                    id,
-                })
-                .await
-            }
-            ClientMessage::CreateRoom { size } => {
-                let size = size.map_or(3, |s| s as usize);
-                let name = self.name.clone();
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::CreateRoom {
-                    conn,
-                    name,
-                    size,
-                    id,
-                })
-                .await
-            }
-            ClientMessage::JoinRoom { room } => {
-                let name = self.name.clone();
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::JoinRoom {
-                    conn,
-                    name,
-                    room,
-                    id,
-                })
-                .await
-            }
-            ClientMessage::Spectate { room } => {
-                self.lobby_request(id.clone(), None, true, |conn| LobbyCmd::Spectate { conn, room, id }).await
-            }
-            ClientMessage::Resume { token } => {
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Resume { conn, token, id }).await
-            }
-            ClientMessage::Move { row, col } => self.send_room(RoomRequest::Move { row, col }, id).await,
-            ClientMessage::Resign {} => self.send_room(RoomRequest::Resign, id).await,
-            ClientMessage::Rematch {} => self.send_room(RoomRequest::Rematch, id).await,
-            ClientMessage::Leave {} => {
-                let effect = self.membership.leave();
-                self.apply(effect).await;
-                None
-            }
-            ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
-            ClientMessage::Ping {} => self.reply(&ServerMessage::Pong { id }).await,
-        }
-    }
-
-    fn size_ok(&self, size: Option<i64>) -> bool {
-        let c = &self.shared.config;
-        size.is_none_or(|s| usize::try_from(s).is_ok_and(|s| (c.min_size..=c.max_size).contains(&s)))
-    }
-
-    /// Sends a request that puts the connection somewhere new, if it is free
-    /// to go; `cmd` builds it around this connection's handle.
-    async fn lobby_request(
-        &mut self,
-        id: Option<RequestId>,
-        queued: Option<usize>,
-        spectate: bool,
-        cmd: impl FnOnce(ConnHandle) -> LobbyCmd,
-    ) -> Option<End> {
-        // Gone only while the connection closes at shutdown.
-        let me = self.me.clone()?;
-        match self.membership.enter(queued, spectate) {
-            Err(busy) => return self.refuse(ErrorCode::Busy, busy, id).await,
-            // A room that closed meanwhile needs no leaving.
-            Ok(Some(leaving)) => drop(to_room(&leaving, self.id, RoomRequest::Leave, None).await),
-            Ok(None) => {}
-        }
-        self.send_lobby(cmd(me)).await;
-        None
-    }
-
-    async fn send_lobby(&self, cmd: LobbyCmd) {
-        let _ = self.shared.lobby.send(cmd).await;
-    }
-
-    /// Hands a request to the connection's room, or refuses it.
-    async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
-        let refused = match self.membership.room() {
-            Ok(tx) => match to_room(tx, self.id, request, id).await {
-                Ok(()) => return None,
-                // The room closed before it read the request; its
-                // `room_closed` is on the way.
-                Err(id) => {
-                    self.membership.room_gone();
-                    (ROOM_CLOSED, id)
-                }
-            },
-            Err(text) => (text, id),
-        };
-        self.refuse(ErrorCode::NotInGame, refused.0, refused.1).await
-    }
-
     /// Leaves the lobby and rooms, then closes the socket as `end` says.
     async fn finish(&mut self, end: End) {
         if let End::Shutdown = end {
@@ -446,59 +324,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             if n == 0 {
                 break;
             }
-        }
-    }
-}
-
-/// Hands a request to a room, waiting only when its inbox is full; gives the
-/// request's id back if the room has closed.
-async fn to_room(
-    tx: &queue::Sender<RoomCmd>,
-    conn: ConnId,
-    request: RoomRequest,
-    id: Option<RequestId>,
-) -> Result<(), Option<RequestId>> {
-    let cmd = RoomCmd::Request { conn, request, id };
-    let refused = match tx.try_send(cmd) {
-        Ok(()) => return Ok(()),
-        Err(TrySendError::Full(cmd)) => tx.send(cmd).await.err(),
-        Err(TrySendError::Closed(cmd)) => Some(cmd),
-    };
-    match refused {
-        Some(RoomCmd::Request { id, .. }) => Err(id),
-        _ => Ok(()),
-    }
-}
-
-/// 1 to 24 characters, not only spaces, and none that hide or disguise what
-/// is shown: control characters, format characters (bidirectional overrides
-/// such as U+202E, zero-width characters such as U+200B) and line or
-/// paragraph separators.
-fn valid_name(name: &str) -> bool {
-    use unicode_general_category::{GeneralCategory as G, get_general_category};
-    let n = name.chars().count();
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(get_general_category(c), G::Format | G::LineSeparator | G::ParagraphSeparator)
-    };
-    (1..=MAX_NAME_CHARS).contains(&n) && !name.chars().any(hidden) && !name.trim().is_empty()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_name;
-
-    #[test]
-    fn names() {
-        assert!(valid_name("ann"));
-        assert!(valid_name("Zoë the bot 🤖"));
-        assert!(valid_name(&"x".repeat(24)));
-        assert!(!valid_name(&"x".repeat(25)));
-        assert!(!valid_name(""));
-        assert!(!valid_name("   "));
-        assert!(!valid_name("a\nb"));
-        for hidden in ["\u{202E}", "\u{200B}", "\u{200D}", "\u{2066}", "\u{FEFF}", "\u{00AD}", "\u{2028}"] {
-            assert!(!valid_name(&format!("ann{hidden}bob")), "{hidden:?}");
         }
     }
 }

@@ -1,9 +1,11 @@
 //! One WebSocket connection: accepting it (TCP, TLS, the WebSocket handshake,
 //! under the connection cap and a deadline) here; where it is between lobby
-//! and rooms in [`membership`]; its read/write loop in [`io`].
+//! and rooms in [`membership`]; its read/write loop in `io`; its requests in
+//! `request`.
 
 mod io;
 pub mod membership;
+mod request;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
+use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::codes;
 use crate::config::ROOM_INBOX;
-use crate::frame::encode;
 use crate::queue;
 use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
 

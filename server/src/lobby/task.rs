@@ -7,7 +7,7 @@ use tokio_util::task::TaskTracker;
 use super::Lobby;
 use crate::cmd::LobbyCmd;
 use crate::room::Settings;
-use crate::room::task::{self as room_task, RoomContext};
+use crate::room_task::{self, RoomContext};
 
 /// Runs the lobby until shutdown.
 pub async fn run(

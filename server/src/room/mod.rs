@@ -5,27 +5,27 @@
 //! are [`Output`]s for the task around it ([`Room::drain`]) and the next
 //! moment the room must be woken ([`Room::next_deadline`]), in the shape of
 //! quinn-proto's `poll_transmit` / `poll_timeout`. The room knows nothing of
-//! tokio, sockets, queues or serialization: its task (`room::task`) encodes
+//! tokio, sockets, queues or serialization: its task (`room_task`) encodes
 //! the messages and delivers them.
 
 mod clock;
-mod output;
-mod play;
-mod seat;
-pub mod task;
+mod close;
+mod games;
+mod seats;
 
-pub use output::{ConnId, Outbox, Output};
-pub use seat::{INVALID_TOKEN, token_room};
+pub use seats::{INVALID_TOKEN, token_room};
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
-    ClosedReason, EndReason, ErrorCode, Game, Outcome, Player, PlayerInfo, RequestId, ServerMessage,
+    ClosedReason, EndReason, ErrorCode, Game, MoveError, Outcome, Player, PlayerInfo, RequestId,
+    ServerMessage, Status,
 };
 
 use clock::TurnClock;
-use seat::Seat;
+use seats::Seat;
 
 /// A player's request to the room it is in, forwarded by their connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +54,85 @@ pub struct Settings {
     pub turn_timeout: Option<Duration>,
     /// How long a dropped player keeps the seat; zero = they lose at once.
     pub grace: Duration,
+}
+
+/// A connection's number, unique for the server's lifetime.
+pub type ConnId = u64;
+
+/// One thing for the room's task to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Send `msg` to one connection.
+    Send {
+        /// The recipient.
+        to: ConnId,
+        /// The message.
+        msg: ServerMessage,
+    },
+    /// Send `msg` to several connections: serialize it once.
+    Broadcast {
+        /// The message.
+        msg: ServerMessage,
+        /// Where the recipients are in the slice that [`Outbox::drain`] gives.
+        to: Range<usize>,
+    },
+    /// A game the connection plays in started (`true`) or ended (`false`).
+    Live {
+        /// The player's connection.
+        to: ConnId,
+        /// Whether a game is in progress.
+        live: bool,
+    },
+    /// The room no longer holds the connection.
+    Release {
+        /// The released connection.
+        to: ConnId,
+    },
+    /// Another connection took over this one's seat with `resume`.
+    Replace {
+        /// The replaced connection.
+        to: ConnId,
+    },
+}
+
+/// The room's queue of outputs. A broadcast's recipients are recorded when it
+/// is queued (who is in the room then), in one buffer reused across calls, so
+/// that a move allocates nothing here.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    out: Vec<Output>,
+    recipients: Vec<ConnId>,
+}
+
+impl Outbox {
+    /// Queues `msg` for `to`.
+    pub fn send(&mut self, to: ConnId, msg: ServerMessage) {
+        self.out.push(Output::Send { to, msg });
+    }
+
+    /// Queues `msg` once for all of `to`.
+    pub fn broadcast(&mut self, msg: ServerMessage, to: impl Iterator<Item = ConnId>) {
+        if self.out.is_empty() {
+            self.recipients.clear();
+        }
+        let start = self.recipients.len();
+        self.recipients.extend(to);
+        let to = start..self.recipients.len();
+        if !to.is_empty() {
+            self.out.push(Output::Broadcast { msg, to });
+        }
+    }
+
+    /// Queues a signal or a single message.
+    pub fn push(&mut self, output: Output) {
+        self.out.push(output);
+    }
+
+    /// Everything queued since the last call, in order, and the recipients
+    /// that its broadcasts' ranges index.
+    pub fn drain(&mut self) -> (std::vec::Drain<'_, Output>, &[ConnId]) {
+        (self.out.drain(..), &self.recipients)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,66 +256,6 @@ impl Room {
         away.chain(self.clock.deadline()).min()
     }
 
-    /// A second player takes the empty seat of a private room; with `swap` the
-    /// newcomer is player 1. Refused with `room_full` when no seat is free.
-    pub fn join(&mut self, conn: ConnId, name: Arc<str>, id: Option<RequestId>, swap: bool, now: Instant) {
-        if self.refused_closed(conn, ErrorCode::RoomNotFound, id.clone()) {
-            return;
-        }
-        if self.phase != Phase::Waiting || self.seats[1].is_some() {
-            let msg = "both seats of this room are taken; spectate it, or create your own room";
-            self.refuse(conn, ErrorCode::RoomFull, msg, id);
-            return self.out.push(Output::Release { to: conn });
-        }
-        self.seats[1] = Some(Seat::new(&self.code, conn, name));
-        if swap {
-            self.seats.swap(0, 1);
-        }
-        self.start(now);
-    }
-
-    /// A spectator starts watching: `state` now, then every `moved` and `game_over`.
-    pub fn spectate(&mut self, conn: ConnId, id: Option<RequestId>, now: Instant) {
-        if self.refused_closed(conn, ErrorCode::RoomNotFound, id.clone()) {
-            return;
-        }
-        self.spectators.push(conn);
-        let state = self.state(None, id, now);
-        self.out.send(conn, state);
-    }
-
-    /// A connection takes back a seat with its resume token.
-    pub fn resume(&mut self, conn: ConnId, token: &str, id: Option<RequestId>, now: Instant) {
-        if self.refused_closed(conn, ErrorCode::InvalidToken, id.clone()) {
-            return;
-        }
-        let seat = match self.phase {
-            Phase::Playing => self.seats.iter().position(|s| s.as_ref().is_some_and(|s| &*s.token == token)),
-            _ => None,
-        };
-        let Some(s) = seat.and_then(|i| self.seats[i].as_mut()) else {
-            self.refuse(conn, ErrorCode::InvalidToken, INVALID_TOKEN, id);
-            return self.out.push(Output::Release { to: conn });
-        };
-        let old = std::mem::replace(&mut s.conn, conn);
-        let was_away = s.away_until.take().is_some();
-        let index = seat.unwrap_or_default();
-        if !was_away {
-            // The old connection may be half-open, or a second client with
-            // the same token: either way this one replaces it.
-            self.out.push(Output::Replace { to: old });
-        }
-        self.out.push(Output::Live { to: conn, live: true });
-        let state = self.state(Some(index), id, now);
-        self.out.send(conn, state);
-        if was_away {
-            self.send_seat(1 - index, ServerMessage::OpponentReconnected {});
-            if !self.anyone_away() {
-                self.clock.resume(now);
-            }
-        }
-    }
-
     /// A request from a connection in the room.
     pub fn request(&mut self, conn: ConnId, request: Request, id: Option<RequestId>, now: Instant) {
         let watching = self.spectators.contains(&conn);
@@ -283,50 +302,78 @@ impl Room {
         }
     }
 
-    /// A connection dropped. A seated player keeps the seat for the grace
-    /// period while a game is in progress; otherwise the room closes.
-    pub fn disconnect(&mut self, conn: ConnId, now: Instant) {
-        self.spectators.retain(|&c| c != conn);
-        let Some(seat) = self.seat_of(conn) else {
+    fn play(&mut self, seat: usize, row: i64, col: i64, id: Option<RequestId>, now: Instant) {
+        let Some(conn) = self.seats[seat].as_ref().map(|s| s.conn) else {
             return;
         };
-        let grace = self.settings.grace;
-        if self.phase == Phase::Playing && !grace.is_zero() {
-            self.mark_away(seat, now + grace);
-            self.clock.pause(now);
-            self.send_seat(1 - seat, ServerMessage::OpponentDisconnected { grace_ms: ms(grace) });
-            return;
-        }
-        self.mark_away(seat, now);
-        if self.phase == Phase::Playing {
-            let winner = seat_player(seat).other();
-            self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None);
-        }
-        // Nobody to wait for: the room ends with its pairing.
-        self.close_because(ClosedReason::Disconnect, None);
-    }
-
-    /// Time passes: forfeits seats whose grace ended and players out of time.
-    pub fn tick(&mut self, now: Instant) {
-        if self.phase != Phase::Playing {
-            return;
-        }
-        let expired = (0..2)
-            .filter_map(|i| {
-                let until = self.seats[i].as_ref()?.away_until?;
-                (until <= now).then_some((until, i))
-            })
-            .min();
-        if let Some((_, seat)) = expired {
-            let winner = seat_player(seat).other();
-            self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None);
-            return self.close_because(ClosedReason::Disconnect, None);
-        }
-        if self.clock.deadline().is_some_and(|d| d <= now) {
-            if let Some(late) = self.game.turn() {
-                self.finish(Some(Outcome::Decisive { winner: late.other() }), EndReason::Timeout, None);
+        match self.phase {
+            Phase::Waiting => return self.refuse(conn, ErrorCode::NotInGame, NO_GAME_YET, id),
+            Phase::Over => {
+                return self.refuse(conn, ErrorCode::GameOver, "the game is over; send rematch or leave", id);
             }
+            Phase::Playing => {}
         }
+        let player = seat_player(seat);
+        // Negative or huge coordinates are off the board, like any other.
+        let (r, c) = match (usize::try_from(row), usize::try_from(col)) {
+            (Ok(r), Ok(c)) => (r, c),
+            _ => (usize::MAX, usize::MAX),
+        };
+        let status = match self.game.play_as(player, r, c) {
+            Ok(status) => status,
+            Err(e) => {
+                let n = self.size;
+                let (code, msg) = match e {
+                    MoveError::NotYourTurn => (
+                        ErrorCode::NotYourTurn,
+                        "it is your opponent's turn; wait for their moved".to_owned(),
+                    ),
+                    MoveError::OutOfBounds => (
+                        ErrorCode::OutOfBounds,
+                        format!("row and col must be within 0..{n} on this {n}x{n} board"),
+                    ),
+                    MoveError::Occupied => (
+                        ErrorCode::CellOccupied,
+                        format!("cell ({row}, {col}) is taken; choose an empty cell"),
+                    ),
+                    MoveError::GameOver => (ErrorCode::GameOver, "the game is over".to_owned()),
+                };
+                return self.refuse(conn, code, msg, id);
+            }
+        };
+        let next = self.game.turn();
+        if next.is_some() {
+            let away = self.anyone_away();
+            self.clock.restart(now, away);
+        }
+        let moved = ServerMessage::Moved {
+            room: self.code.clone(),
+            row: r,
+            col: c,
+            player,
+            seq: self.game.moves().len(),
+            next,
+            clock_ms: next.and(self.clock.per_move()).map(ms),
+            id: None,
+        };
+        if id.is_some() {
+            // The mover's copy alone carries the request id.
+            let mut own = moved.clone();
+            if let ServerMessage::Moved { id: slot, .. } = &mut own {
+                *slot = id;
+            }
+            self.broadcast(moved, Some(conn));
+            self.out.send(conn, own);
+        } else {
+            self.broadcast(moved, None);
+        }
+        let (outcome, reason, line) = match status {
+            Status::Won { winner, line } => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
+            Status::Draw => (Outcome::Draw, EndReason::Draw, None),
+            Status::InProgress { .. } => return,
+        };
+        self.finish(Some(outcome), reason, line);
+        self.close_if_away();
     }
 
     /// The server is stopping: a game in progress ends with `shutdown`.
@@ -335,61 +382,6 @@ impl Room {
             self.finish(None, EndReason::Shutdown, None);
         }
         self.close();
-    }
-
-    /// After a game ends: a seat whose player is gone cannot rematch, so the
-    /// pairing ends and whoever is still here is told.
-    fn close_if_away(&mut self) {
-        if self.anyone_away() {
-            self.close_because(ClosedReason::Disconnect, None);
-        }
-    }
-
-    /// Closes the room, telling everyone still attached but `leaver` why.
-    fn close_because(&mut self, reason: ClosedReason, leaver: Option<ConnId>) {
-        if self.closed {
-            return;
-        }
-        let told: Vec<ConnId> = self.attached().filter(|&c| Some(c) != leaver).collect();
-        // Released before told: a client that reads `room_closed` and at once
-        // asks for something new finds its connection already out of the room.
-        self.close();
-        let msg = ServerMessage::RoomClosed { room: self.code.clone(), reason };
-        self.out.broadcast(msg, told.into_iter());
-    }
-
-    /// Ends the room without a word (shutdown, or nobody left to tell).
-    fn close(&mut self) {
-        if self.closed {
-            return;
-        }
-        let attached: Vec<ConnId> = self.attached().collect();
-        for to in attached {
-            self.out.push(Output::Release { to });
-        }
-        self.spectators.clear();
-        self.seats = [None, None];
-        self.clock.stop();
-        self.closed = true;
-    }
-
-    /// Refuses an entry request to a room that has closed; true if it did.
-    fn refused_closed(&mut self, conn: ConnId, code: ErrorCode, id: Option<RequestId>) -> bool {
-        if self.closed {
-            self.refuse(conn, code, "that room has closed; start a new game", id);
-            self.out.push(Output::Release { to: conn });
-        }
-        self.closed
-    }
-
-    fn mark_away(&mut self, seat: usize, until: Instant) {
-        if let Some(s) = self.seats[seat].as_mut() {
-            s.away_until = Some(until);
-        }
-    }
-
-    fn anyone_away(&self) -> bool {
-        self.seats.iter().flatten().any(|s| !s.present())
     }
 
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {
@@ -409,11 +401,6 @@ impl Room {
 
     fn players(&self) -> Vec<PlayerInfo> {
         self.seats.iter().flatten().map(|s| PlayerInfo { name: s.name.clone() }).collect()
-    }
-
-    /// The seat of a present player's connection.
-    fn seat_of(&self, conn: ConnId) -> Option<usize> {
-        (0..2).find(|&i| self.seats[i].as_ref().is_some_and(|s| s.conn == conn && s.present()))
     }
 
     /// Every connection that hears the room: present players, then spectators.

@@ -517,3 +517,25 @@ fn resuming_a_present_seat_replaces_the_old_connection() {
             .any(|(to, g)| *to == B && matches!(g, Got::Msg(ServerMessage::Moved { .. })))
     );
 }
+
+#[test]
+fn broadcast_ranges_index_their_recipients_and_the_buffer_is_reused() {
+    let mut o = Outbox::default();
+    o.broadcast(ServerMessage::RematchOffered {}, [1, 2].into_iter());
+    o.send(3, ServerMessage::OpponentReconnected {});
+    o.broadcast(ServerMessage::Pong { id: None }, [4].into_iter());
+    o.broadcast(ServerMessage::Pong { id: None }, std::iter::empty());
+    let (out, rcpt) = o.drain();
+    let out: Vec<Output> = out.collect();
+    assert_eq!(out.len(), 3, "an empty broadcast is dropped");
+    let Output::Broadcast { to, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(&rcpt[to.clone()], &[1, 2]);
+    let Output::Broadcast { to, .. } = &out[2] else { panic!("{out:?}") };
+    assert_eq!(&rcpt[to.clone()], &[4]);
+    // The next round starts the buffer afresh.
+    o.broadcast(ServerMessage::Pong { id: None }, [9].into_iter());
+    let (out, rcpt) = o.drain();
+    let out: Vec<Output> = out.collect();
+    assert_eq!(out, vec![Output::Broadcast { msg: ServerMessage::Pong { id: None }, to: 0..1 }]);
+    assert_eq!(rcpt, &[9]);
+}

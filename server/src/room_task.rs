@@ -12,10 +12,10 @@ use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
 
-use super::{ConnId, Output, Room};
+use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
-use crate::frame::encode;
 use crate::queue::{self, Recv};
+use crate::room::{ConnId, Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
 
