@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 
-use crate::bot::Strategy;
+use std::pin::Pin;
+
+use crate::bot::Mover;
 use crate::net::{Event, Link};
 use crate::session::{Start, fatal};
 use crate::view::View;
@@ -37,10 +39,13 @@ const REMATCH_WAIT_UNTIMED: Duration = Duration::from_secs(30);
 pub async fn run(
     mut link: Link,
     start: &Start,
-    strategy: &mut dyn Strategy,
+    mover: Mover,
     games: u32,
     think: Duration,
 ) -> Result<Tally, String> {
+    let mut idle = Some(mover);
+    // The move being chosen, and the number of moves on the board it was asked for.
+    let mut thinking: Option<(Thinking, usize)> = None;
     let mut view = View::default();
     let mut tally = Tally::default();
     // The last request sent, to send again if it was rate-limited.
@@ -55,6 +60,23 @@ pub async fn run(
     loop {
         let event = tokio::select! {
             event = link.next() => event,
+            chosen = think_done(&mut thinking) => {
+                let (mover, (row, col), asked_at) = match chosen {
+                    Ok(done) => done,
+                    Err(why) => {
+                        let _ = link.send(ClientMessage::Resign {}).await;
+                        return Err(format!("the strategy gave up: {why}"));
+                    }
+                };
+                idle = Some(mover);
+                // Played only if the position is still the one it was asked for.
+                if view.my_turn() && view.game.moves().len() == asked_at {
+                    send(&mut link, &mut last, ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
+                } else if view.my_turn() {
+                    thinking = idle.take().map(|m| think_about(m, &view, think));
+                }
+                continue;
+            }
             _ = sleep_until(rematch_until) => {
                 rematch_until = None;
                 let _ = link.send(ClientMessage::Leave {}).await;
@@ -89,6 +111,9 @@ pub async fn run(
                 }
                 if played(&tally) >= games {
                     let _ = link.send(ClientMessage::Leave {}).await;
+                    if let Some(mover) = idle.take() {
+                        mover.quit().await;
+                    }
                     return Ok(tally);
                 }
                 if view.closed.is_none() {
@@ -121,25 +146,38 @@ pub async fn run(
             }
             _ => {}
         }
-        if view.my_turn()
-            && matches!(
-                msg,
-                ServerMessage::GameStarted { .. }
-                    | ServerMessage::Moved { .. }
-                    | ServerMessage::State { .. }
-                    | ServerMessage::Error { .. }
-            )
-        {
-            let (row, col) = match strategy.choose(&view.game, think) {
-                Ok(cell) => cell,
-                Err(why) => {
-                    let _ = link.send(ClientMessage::Resign {}).await;
-                    return Err(format!("the strategy gave up: {why}"));
-                }
-            };
-            send(&mut link, &mut last, ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
+        let cue = matches!(
+            msg,
+            ServerMessage::GameStarted { .. }
+                | ServerMessage::Moved { .. }
+                | ServerMessage::State { .. }
+                | ServerMessage::Error { .. }
+        );
+        if cue && view.my_turn() && thinking.is_none() {
+            thinking = idle.take().map(|m| think_about(m, &view, think));
         }
     }
+}
+
+/// A move being chosen off the client's task.
+type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), String>>>>;
+
+/// Starts choosing a move for the position in `view`.
+fn think_about(mover: Mover, view: &View, think: Duration) -> (Thinking, usize) {
+    (Box::pin(mover.choose(view.game.clone(), think)), view.game.moves().len())
+}
+
+/// Completes when the move being chosen is ready (never, while none is).
+async fn think_done(
+    thinking: &mut Option<(Thinking, usize)>,
+) -> Result<(Mover, (usize, usize), usize), String> {
+    let Some((future, asked_at)) = thinking.as_mut() else {
+        return std::future::pending().await;
+    };
+    let result = future.await;
+    let asked_at = *asked_at;
+    *thinking = None;
+    result.map(|(mover, cell)| (mover, cell, asked_at))
 }
 
 fn quick_match(size: usize) -> ClientMessage {

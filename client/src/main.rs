@@ -127,18 +127,13 @@ async fn main() -> ExitCode {
             Command::Bot { server, name, strategy, engine, games, think_ms, game } => {
                 let label = if engine.is_some() { "engine" } else { strategy.as_str() };
                 let name = name.unwrap_or_else(|| format!("{label}-bot"));
-                let strategy: Result<Box<dyn bot::Strategy>, String> = match engine {
-                    Some(cmd) => {
-                        bot::engine::Engine::spawn(&cmd).map(|e| Box::new(e) as Box<dyn bot::Strategy>)
-                    }
-                    None => bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}")),
+                let mover = match engine {
+                    Some(cmd) => bot::Mover::Engine(bot::engine::Engine::spawn(&cmd).await?),
+                    None => bot::Mover::Local(
+                        bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?,
+                    ),
                 };
-                match strategy {
-                    Ok(mut s) => {
-                        run_bot(server.url()?, &name, s.as_mut(), games, think_ms, &game.start()).await
-                    }
-                    Err(e) => Err(e),
-                }
+                run_bot(server.url()?, &name, mover, games, think_ms, &game.start()).await
             }
         }
     }
@@ -168,13 +163,13 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
 async fn run_bot(
     url: &str,
     name: &str,
-    strategy: &mut dyn bot::Strategy,
+    mover: bot::Mover,
     games: u32,
     think_ms: u64,
     start: &Start,
 ) -> Result<(), String> {
     let link = session::open(url, name, start).await?;
-    let tally = bot_cmd::run(link, start, strategy, games.max(1), Duration::from_millis(think_ms)).await?;
+    let tally = bot_cmd::run(link, start, mover, games.max(1), Duration::from_millis(think_ms)).await?;
     println!("{tally}");
     Ok(())
 }

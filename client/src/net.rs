@@ -147,6 +147,10 @@ impl Link {
     }
 
     /// Reconnects and sends `resume` until it works or the grace period ends.
+    /// Cancel-safe (callers race [`Link::next`] against keys and timers): the
+    /// new socket replaces the old one only once `resume` is on its way, so a
+    /// cancelled attempt leaves a dead socket and the token, and the next call
+    /// tries again.
     async fn resume(&mut self) -> Result<(), String> {
         let Some(token) = self.token.clone() else {
             return Err("the connection dropped".into());
@@ -154,10 +158,13 @@ impl Link {
         let until = Instant::now() + Duration::from_millis(self.limits.reconnect_grace_ms);
         let mut wait = Duration::from_millis(100);
         while Instant::now() < until {
-            if let Ok((ws, _)) = open(&self.url).await {
-                self.ws = ws;
-                self.send(ClientMessage::Resume { token: token.clone() }).await?;
-                return Ok(());
+            if let Ok((mut ws, _)) = open(&self.url).await {
+                let frame = ClientFrame { id: None, message: ClientMessage::Resume { token: token.clone() } };
+                let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
+                if ws.send(Message::text(text)).await.is_ok() {
+                    self.ws = ws;
+                    return Ok(());
+                }
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(2));

@@ -186,3 +186,24 @@ async fn javascript_example_bot_queues_again_when_the_room_closes() {
     bot.arg(js_ready().await.join("bot.js"));
     requeues_after_room_closed(bot).await;
 }
+
+#[tokio::test]
+async fn a_slow_engine_does_not_stop_the_bridge_answering_pings() {
+    // Pinged every 200 ms and dropped after 400 ms of silence, while the
+    // engine takes 700 ms per move: only a bridge that keeps reading lives.
+    let config = Config { max_messages_per_second: 0, ping_interval_ms: 200, ..test_config() };
+    let server = TestServer::start(config).await;
+    let url = server.url();
+    let script = examples().join("engines/first_empty.py");
+    let engine = format!("while read -r l; do sleep 0.7; echo \"$l\"; done | python3 {}", script.display());
+    let (summary, out) = against_ttt_bot(&server, |code| {
+        let mut c = tokio::process::Command::new(TTT);
+        c.args(["bot", "--server", &url, "--join", code, "--engine", &engine, "--think-ms", "5000"]);
+        c
+    })
+    .await;
+    let games =
+        |s: &str| s.split(|c: char| !c.is_ascii_digit()).filter_map(|x| x.parse::<u32>().ok()).sum::<u32>();
+    assert_eq!((games(&summary), games(&out)), (1, 1), "bridge: {out} bot: {summary}");
+    server.shutdown().await;
+}

@@ -6,18 +6,22 @@
 //! An unusable answer is told back as `error REASON` and the position is sent
 //! again, up to three times. At the end the engine gets `quit`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use tictactoe_protocol::Game;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::Strategy;
+use tictactoe_protocol::Game;
 
 /// Answers an engine may get wrong before the bridge gives up.
 const ATTEMPTS: usize = 3;
 
-/// A running engine process.
+/// How long a new engine is watched for failing at once (a typo, a missing file).
+const START_CHECK: Duration = Duration::from_millis(100);
+
+/// A running engine process, driven without blocking the client: it keeps
+/// answering the server's pings while the engine thinks.
 #[derive(Debug)]
 pub struct Engine {
     child: Child,
@@ -27,16 +31,16 @@ pub struct Engine {
 
 impl Engine {
     /// Starts `command` through `sh -c`, so it may carry arguments.
-    pub fn spawn(command: &str) -> Result<Engine, String> {
+    pub async fn spawn(command: &str) -> Result<Engine, String> {
         let mut child = Command::new("sh")
             .args(["-c", command])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start engine {command:?}: {e}"))?;
-        // A command that fails at once (a typo, a missing file) is reported now,
-        // not when the first move is due.
-        std::thread::sleep(Duration::from_millis(100));
+        // A command that fails at once is reported now, not when the first move is due.
+        tokio::time::sleep(START_CHECK).await;
         if let Ok(Some(status)) = child.try_wait() {
             return Err(format!("engine {command:?} exited at start ({status})"));
         }
@@ -45,19 +49,46 @@ impl Engine {
         Ok(Engine { child, stdin, stdout })
     }
 
-    fn say(&mut self, line: &str) -> Result<(), String> {
-        writeln!(self.stdin, "{line}")
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("engine stopped reading: {e}"))
+    async fn say(&mut self, line: &str) -> Result<(), String> {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        let written = self.stdin.write_all(&bytes).await;
+        written.and(self.stdin.flush().await).map_err(|e| format!("engine stopped reading: {e}"))
     }
 
-    fn hear(&mut self) -> Result<String, String> {
+    async fn hear(&mut self, within: Duration) -> Result<String, String> {
         let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
-            Ok(0) => Err("engine exited".into()),
-            Ok(_) => Ok(line.trim().to_owned()),
-            Err(e) => Err(format!("cannot read the engine: {e}")),
+        match tokio::time::timeout(within, self.stdout.read_line(&mut line)).await {
+            Err(_) => Err(format!("engine did not answer within {} ms (--think-ms)", within.as_millis())),
+            Ok(Ok(0)) => Err("engine exited".into()),
+            Ok(Ok(_)) => Ok(line.trim().to_owned()),
+            Ok(Err(e)) => Err(format!("cannot read the engine: {e}")),
         }
+    }
+
+    /// Asks for a move in `game`, allowing `think` per answer.
+    pub async fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String> {
+        let position = position_line(game);
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            self.say(&position).await?;
+            let answer = self.hear(think).await?;
+            match parse_answer(&answer, game) {
+                Ok(cell) => return Ok(cell),
+                Err(why) => {
+                    self.say(&format!("error {why}")).await?;
+                    last = why;
+                }
+            }
+        }
+        Err(format!("engine answered badly {ATTEMPTS} times; last: {last}"))
+    }
+
+    /// Tells the engine the session is over and waits briefly for it to exit
+    /// (it is killed if it does not).
+    pub async fn quit(mut self) {
+        let _ = self.say("quit").await;
+        let _ = tokio::time::timeout(START_CHECK, self.child.wait()).await;
     }
 }
 
@@ -83,36 +114,6 @@ pub fn parse_answer(answer: &str, game: &Game) -> Result<(usize, usize), String>
     }
 }
 
-impl Strategy for Engine {
-    fn choose(&mut self, game: &Game, _think: Duration) -> Result<(usize, usize), String> {
-        let position = position_line(game);
-        let mut last = String::new();
-        for _ in 0..ATTEMPTS {
-            self.say(&position)?;
-            let answer = self.hear()?;
-            match parse_answer(&answer, game) {
-                Ok(cell) => return Ok(cell),
-                Err(why) => {
-                    self.say(&format!("error {why}"))?;
-                    last = why;
-                }
-            }
-        }
-        Err(format!("engine answered badly {ATTEMPTS} times; last: {last}"))
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        let _ = self.say("quit");
-        std::thread::sleep(Duration::from_millis(50));
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,15 +130,24 @@ mod tests {
         assert!(parse_answer("0 1 2", &g).is_err());
     }
 
-    #[test]
-    fn a_shell_engine_is_asked_again_after_a_bad_answer() {
+    #[tokio::test]
+    async fn a_shell_engine_is_asked_again_after_a_bad_answer() {
+        let think = Duration::from_secs(5);
         // Answers nonsense first, then 0 0.
         let script = "read l; echo nonsense; read e; read l; echo 0 0; read q";
-        let mut engine = Engine::spawn(script).unwrap();
-        assert_eq!(engine.choose(&Game::new(3).unwrap(), Duration::ZERO), Ok((0, 0)));
+        let mut engine = Engine::spawn(script).await.unwrap();
+        assert_eq!(engine.choose(&Game::new(3).unwrap(), think).await, Ok((0, 0)));
+        engine.quit().await;
         // One that dies at once is refused at start; one that dies later, at its move.
-        assert!(Engine::spawn("true").unwrap_err().contains("exited at start"));
-        let mut dying = Engine::spawn("read l; exit 0").unwrap();
-        assert!(dying.choose(&Game::new(3).unwrap(), Duration::ZERO).unwrap_err().contains("exited"));
+        assert!(Engine::spawn("true").await.unwrap_err().contains("exited at start"));
+        let mut dying = Engine::spawn("read l; exit 0").await.unwrap();
+        assert!(dying.choose(&Game::new(3).unwrap(), think).await.unwrap_err().contains("exited"));
+    }
+
+    #[tokio::test]
+    async fn an_engine_that_thinks_too_long_is_given_up() {
+        let mut slow = Engine::spawn("read l; sleep 5; echo 0 0").await.unwrap();
+        let err = slow.choose(&Game::new(3).unwrap(), Duration::from_millis(100)).await.unwrap_err();
+        assert!(err.contains("did not answer within 100 ms"), "{err}");
     }
 }

@@ -25,6 +25,43 @@ pub fn by_name(name: &str) -> Option<Box<dyn Strategy>> {
     }
 }
 
+/// Who chooses a bot's moves: an in-process strategy, run on a blocking
+/// thread, or an engine process, awaited with `--think-ms` as its limit.
+/// Either way the client's task stays free to read the server (and answer
+/// its pings) while a move is being chosen.
+pub enum Mover {
+    /// A strategy of this crate.
+    Local(Box<dyn Strategy>),
+    /// An external program (see [`engine`]).
+    Engine(engine::Engine),
+}
+
+impl Mover {
+    /// Chooses a move for `game`, giving the mover back with it; an error
+    /// means the mover cannot go on.
+    pub async fn choose(self, game: Game, think: Duration) -> Result<(Mover, (usize, usize)), String> {
+        match self {
+            Mover::Local(mut s) => {
+                let chosen =
+                    tokio::task::spawn_blocking(move || s.choose(&game, think).map(|cell| (s, cell)));
+                let (s, cell) = chosen.await.map_err(|e| format!("the strategy failed: {e}"))??;
+                Ok((Mover::Local(s), cell))
+            }
+            Mover::Engine(mut e) => {
+                let cell = e.choose(&game, think).await?;
+                Ok((Mover::Engine(e), cell))
+            }
+        }
+    }
+
+    /// Ends the session: an engine is told to quit.
+    pub async fn quit(self) {
+        if let Mover::Engine(e) = self {
+            e.quit().await;
+        }
+    }
+}
+
 /// Every empty cell of `game`, row by row.
 pub fn empty_cells(game: &Game) -> Vec<(usize, usize)> {
     let n = game.size();
