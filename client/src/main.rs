@@ -128,7 +128,7 @@ async fn main() -> ExitCode {
                 let label = if engine.is_some() { "engine" } else { strategy.as_str() };
                 let name = name.unwrap_or_else(|| format!("{label}-bot"));
                 let mover = match engine {
-                    Some(cmd) => bot::Mover::Engine(bot::engine::Engine::spawn(&cmd).await?),
+                    Some(cmd) => bot::Mover::Engine(Box::new(bot::engine::Engine::spawn(&cmd).await?)),
                     None => bot::Mover::Local(
                         bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?,
                     ),

@@ -33,7 +33,7 @@ pub enum Mover {
     /// A strategy of this crate.
     Local(Box<dyn Strategy>),
     /// An external program (see [`engine`]).
-    Engine(engine::Engine),
+    Engine(Box<engine::Engine>),
 }
 
 impl Mover {
