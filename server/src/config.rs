@@ -151,8 +151,7 @@ pub const WRITE_BUFFER_BYTES: usize = 16 * 1024;
 
 /// Tasks the scheduler runs between two polls of the I/O driver while tasks
 /// stay ready (tokio's default is 61). Under full load a larger batch means
-/// fewer `epoll_wait` calls, each bringing more events: 1.03× the moves/s at
-/// 256 (`scripts/ab.sh`, 5 rounds), no more at 1024. When the server is not
+/// fewer `epoll_wait` calls, each bringing more events. When the server is not
 /// saturated the run queue empties first and the driver is polled at once.
 pub const EVENT_INTERVAL: u32 = 256;
 
