@@ -213,15 +213,6 @@ impl Status {
         !matches!(self, Status::InProgress { .. })
     }
 
-    /// The outcome once the game is over.
-    pub fn outcome(self) -> Option<Outcome> {
-        match self {
-            Status::InProgress { .. } => None,
-            Status::Won { winner, .. } => Some(Outcome::Decisive { winner }),
-            Status::Draw => Some(Outcome::Draw),
-        }
-    }
-
     /// The classic result number: 0 for no winner (yet), 1 or 2 for the winner.
     pub fn winner_number(self) -> u8 {
         match self {

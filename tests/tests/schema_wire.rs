@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
+use tictactoe_protocol::SERVER_TYPES;
 use tictactoe_server::Config;
 use tictactoe_tests::{TestServer, test_config};
 
@@ -98,24 +99,7 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
             frames += 1;
         }
     }
-    let all: BTreeSet<String> = [
-        "welcome",
-        "queued",
-        "room_created",
-        "game_started",
-        "moved",
-        "game_over",
-        "state",
-        "opponent_disconnected",
-        "opponent_reconnected",
-        "rematch_offered",
-        "room_closed",
-        "pong",
-        "error",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect();
+    let all: BTreeSet<String> = SERVER_TYPES.into_iter().map(String::from).collect();
     assert_eq!(kinds, all, "the session covers every server message");
     assert!(frames > 40);
     // The schema is not vacuous: a frame missing a field, or with a wrong type, fails.

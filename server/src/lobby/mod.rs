@@ -89,12 +89,14 @@ impl Lobby {
     }
 
     /// How many players wait for boards of `size`.
-    pub fn waiting(&self, size: usize) -> usize {
+    #[cfg(test)]
+    fn waiting(&self, size: usize) -> usize {
         self.queues.get(&size).map_or(0, VecDeque::len)
     }
 
     /// How many rooms are open.
-    pub fn rooms(&self) -> usize {
+    #[cfg(test)]
+    fn rooms(&self) -> usize {
         self.rooms.len()
     }
 

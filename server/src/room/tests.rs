@@ -78,6 +78,17 @@ fn started(t0: Instant) -> Room {
     room
 }
 
+/// A started room where A is player 1 and B player 2, and the resume token of `seat`'s player.
+fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
+    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
+    let got = out(&mut room);
+    let token = msgs_to(&got, seat).into_iter().find_map(|m| match m {
+        ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
+        _ => None,
+    });
+    (room, token.unwrap())
+}
+
 fn mv(room: &mut Room, conn: ConnId, row: i64, col: i64, now: Instant) -> Vec<(ConnId, Got)> {
     room.request(conn, Request::Move { row, col }, None, now);
     out(room)
@@ -192,15 +203,7 @@ fn grace_expiry_loses_by_disconnect() {
 #[test]
 fn resume_within_grace_restores_the_seat_and_board() {
     let t0 = Instant::now();
-    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
-    let got = out(&mut room);
-    let token = msgs_to(&got, B)
-        .into_iter()
-        .find_map(|m| match m {
-            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let (mut room, token) = paired_with_token(t0, B);
     mv(&mut room, A, 1, 1, t0);
     room.disconnect(B, t0);
     out(&mut room);
@@ -237,15 +240,7 @@ fn resume_within_grace_restores_the_seat_and_board() {
 #[test]
 fn timer_pauses_while_away_and_resumes_after() {
     let t0 = Instant::now();
-    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
-    let got = out(&mut room);
-    let token = msgs_to(&got, A)
-        .into_iter()
-        .find_map(|m| match m {
-            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let (mut room, token) = paired_with_token(t0, A);
     // A (to move) used 4 s, then dropped for 3 s: 6 s are left after resuming.
     room.disconnect(A, t0 + Duration::from_secs(4));
     out(&mut room);
@@ -496,15 +491,7 @@ fn sync_answers_seats_and_spectators_with_their_state() {
 #[test]
 fn resuming_a_present_seat_replaces_the_old_connection() {
     let t0 = Instant::now();
-    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
-    let got = out(&mut room);
-    let token = msgs_to(&got, A)
-        .into_iter()
-        .find_map(|m| match m {
-            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let (mut room, token) = paired_with_token(t0, A);
     room.resume(S, &token, None, t0);
     let got = out(&mut room);
     assert!(got.contains(&(A, Got::Replaced)));
