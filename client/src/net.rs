@@ -75,6 +75,9 @@ impl Pace {
     }
 }
 
+/// What a dropped connection with no seat to resume says.
+const DROPPED: &str = "the connection dropped";
+
 /// The server URL from `--server`, `TTT_SERVER`, or the default.
 pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
 
@@ -122,7 +125,7 @@ impl Link {
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => {
                     if self.token.is_none() {
-                        return Event::Closed("the connection dropped".into());
+                        return Event::Closed(DROPPED.into());
                     }
                 }
             }
@@ -153,7 +156,7 @@ impl Link {
     /// tries again.
     async fn resume(&mut self) -> Result<(), String> {
         let Some(token) = self.token.clone() else {
-            return Err("the connection dropped".into());
+            return Err(DROPPED.into());
         };
         let until = Instant::now() + Duration::from_millis(self.limits.reconnect_grace_ms);
         let mut wait = Duration::from_millis(100);

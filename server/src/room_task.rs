@@ -48,6 +48,8 @@ pub fn spawn(
 
 async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCmd>, ctx: RoomContext) {
     let _gauge = Gauge::up(&ctx.stats.rooms);
+    // Named in the signals to connections; cloned once, not per delivery.
+    let code = room.code().clone();
     let mut counted = (0, 0);
     // One shutdown waiter and one timer for the room's life, re-armed only when
     // the deadline changes: no timer registration per move.
@@ -57,7 +59,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     tokio::pin!(shutdown, timer);
     let mut armed = None;
     loop {
-        deliver(&mut room, &mut conns);
+        deliver(&mut room, &code, &mut conns);
         count_games(&room, &mut counted, &ctx.stats);
         if room.is_closed() {
             break;
@@ -93,7 +95,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     for cmd in inbox.close() {
         handle(&mut room, &mut conns, cmd, now);
     }
-    deliver(&mut room, &mut conns);
+    deliver(&mut room, &code, &mut conns);
     let (started, finished) = room.game_counts();
     tracing::info!(games_started = started, games_finished = finished, "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
@@ -127,13 +129,12 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
 /// Serializes the room's output and moves it into the connections' queues.
 /// A connection whose queue is gone or full counts as disconnected, which may
 /// produce more output.
-fn deliver(room: &mut Room, conns: &mut Conns) {
+fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns) {
     loop {
         let mut failed = Vec::new();
         // A closed room keeps its connections' handles: requests still in its
         // inbox are answered after it closed.
         let keep = room.is_closed();
-        let code = room.code().clone();
         let (outputs, recipients) = room.drain();
         for output in outputs {
             let (to, item) = match output {

@@ -11,7 +11,7 @@ use tokio::time::{Instant, timeout};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tracing::debug;
 
 use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_id};
@@ -26,31 +26,6 @@ use crate::rate::{RateLimit, Verdict};
 use crate::room::{ConnId, Request as RoomRequest};
 use crate::signal::Armed;
 use crate::stats::Gauge;
-
-/// Serves an open WebSocket until it closes; says why it ended.
-pub(super) async fn serve<S>(id: ConnId, ws: WebSocketStream<S>, shared: Arc<Shared>) -> &'static str
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let stats = shared.stats.clone();
-    let _gauge = Gauge::up(&stats.connections);
-    debug!("connected");
-    let (tx, rx) = queue::channel(shared.config.outbound_queue);
-    let mut conn = Connection {
-        id,
-        ws,
-        rx,
-        me: Some(ConnHandle::new(id, tx)),
-        name: Arc::from("anonymous"),
-        membership: Membership::default(),
-        rate: RateLimit::new(shared.config.max_messages_per_second),
-        shared,
-    };
-    let end = conn.run().await;
-    let why = end.describe();
-    conn.finish(end).await;
-    why
-}
 
 /// Why the read/write loop ended.
 pub(super) enum End {
@@ -91,6 +66,34 @@ impl End {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    /// A connection over an open WebSocket.
+    pub(super) fn new(id: ConnId, ws: WebSocketStream<S>, shared: Arc<Shared>) -> Self {
+        let (tx, rx) = queue::channel(shared.config.outbound_queue);
+        Connection {
+            id,
+            ws,
+            rx,
+            me: Some(ConnHandle::new(id, tx)),
+            name: Arc::from("anonymous"),
+            membership: Membership::default(),
+            rate: RateLimit::new(shared.config.max_messages_per_second),
+            shared,
+        }
+    }
+
+    /// Serves the connection until it closes; says why it ended. By
+    /// reference: a connection moved into this future would be stored twice
+    /// in it, and every byte of it is paid by every idle connection.
+    pub(super) async fn serve(&mut self) -> &'static str {
+        let stats = self.shared.stats.clone();
+        let _gauge = Gauge::up(&stats.connections);
+        debug!("connected");
+        let end = self.run().await;
+        let why = end.describe();
+        self.finish(end).await;
+        why
+    }
+
     async fn run(&mut self) -> End {
         if self.ws.send(Message::Text(self.shared.welcome.clone())).await.is_err() {
             return End::Gone;
@@ -198,17 +201,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.guarded(|ws| ws.send(msg)).await.err()
     }
 
-    pub(super) async fn reply(&mut self, msg: &ServerMessage) -> Option<End> {
-        self.write(Message::Text(encode(msg))).await
-    }
-
-    pub(super) async fn refuse(
-        &mut self,
-        code: ErrorCode,
-        message: impl Into<String>,
-        id: Option<RequestId>,
-    ) -> Option<End> {
-        self.reply(&ServerMessage::error(code, message, id)).await
+    /// Writes one server message, serialized by the caller: a message kept
+    /// across the write would make every connection's future larger.
+    pub(super) async fn reply(&mut self, frame: Utf8Bytes) -> Option<End> {
+        self.write(Message::Text(frame)).await
     }
 
     /// Applies a lobby or room signal to the connection's membership and
@@ -268,18 +264,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     id,
                     retry_after_ms: Some(retry_after_ms),
                 };
-                return self.reply(&error).await;
+                return self.reply(encode(&error)).await;
             }
             Verdict::Close => return Some(End::Close(CloseCode::Policy, "rate limit exceeded")),
         }
         let Some(text) = text else {
-            return self
-                .refuse(ErrorCode::BadMessage, "binary frames are not supported; send JSON text frames", None)
-                .await;
+            let text = "binary frames are not supported; send JSON text frames";
+            return self.reply(refusal(ErrorCode::BadMessage, text, None)).await;
         };
         match ClientFrame::decode(&text) {
             Ok(frame) => self.on_request(frame.message, frame.id).await,
-            Err(e) => self.refuse(ErrorCode::BadMessage, e.message, e.id).await,
+            Err(e) => self.reply(refusal(ErrorCode::BadMessage, e.message, e.id)).await,
         }
     }
 
@@ -326,4 +321,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
         }
     }
+}
+
+/// An `error` reply, serialized.
+pub(super) fn refusal(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Utf8Bytes {
+    encode(&ServerMessage::error(code, message, id))
 }

@@ -117,7 +117,8 @@ where
         },
         _ = shared.shutdown.started() => return,
     };
-    let why = io::serve(id, ws, shared).await;
+    let mut conn = io::Connection::new(id, ws, shared);
+    let why = conn.serve().await;
     info!(id, %peer, why, "connection closed");
 }
 

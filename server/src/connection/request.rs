@@ -2,14 +2,15 @@
 //! is) and sent to the lobby or its room, or refused with a reason.
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, RequestId, ServerMessage};
 
-use super::io::{Connection, End};
-use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd};
+use super::io::{Connection, End, refusal};
+use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
 use crate::config::MAX_NAME_CHARS;
 use crate::queue::{self, TrySendError};
-use crate::room::{ConnId, ROOM_CLOSED, Request as RoomRequest};
+use crate::room::{ROOM_CLOSED, Request as RoomRequest};
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
@@ -18,14 +19,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             ClientMessage::Hello { name, protocol } => {
                 if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
                     let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
-                    return self.refuse(ErrorCode::UnsupportedProtocol, text, id).await;
+                    return self.reply(refusal(ErrorCode::UnsupportedProtocol, text, id)).await;
                 }
                 let name = name.trim();
                 if !valid_name(name) {
                     let text = format!(
                         "a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces, with no control, format or invisible characters"
                     );
-                    return self.refuse(ErrorCode::InvalidName, text, id).await;
+                    return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
                 }
                 self.name = name.into();
                 None
@@ -34,7 +35,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 if !self.size_ok(size) =>
             {
                 let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
-                self.refuse(ErrorCode::InvalidSize, format!("size must be from {min} to {max}"), id).await
+                self.reply(refusal(ErrorCode::InvalidSize, format!("size must be from {min} to {max}"), id))
+                    .await
             }
             ClientMessage::QuickMatch { size } => {
                 let size = size.map_or(3, |s| s as usize);
@@ -83,7 +85,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 None
             }
             ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
-            ClientMessage::Ping {} => self.reply(&ServerMessage::Pong { id }).await,
+            ClientMessage::Ping {} => self.reply(encode(&ServerMessage::Pong { id })).await,
         }
     }
 
@@ -104,52 +106,63 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         // Gone only while the connection closes at shutdown.
         let me = self.me.clone()?;
         match self.membership.enter(queued, spectate) {
-            Err(busy) => return self.refuse(ErrorCode::Busy, busy, id).await,
+            Err(busy) => return self.reply(refusal(ErrorCode::Busy, busy, id)).await,
             // A room that closed meanwhile needs no leaving.
-            Ok(Some(leaving)) => drop(to_room(&leaving, self.id, RoomRequest::Leave, None).await),
+            Ok(Some(leaving)) => {
+                let leave = RoomCmd::Request { conn: self.id, request: RoomRequest::Leave, id: None };
+                if let Err(refused) = leaving.try_send(leave) {
+                    let _ = to_room(&leaving, refused).await;
+                }
+            }
             Ok(None) => {}
         }
         self.send_lobby(cmd(me)).await;
         None
     }
 
+    /// Hands `cmd` to the lobby, waiting only when its inbox is full.
     pub(super) async fn send_lobby(&self, cmd: LobbyCmd) {
-        let _ = self.shared.lobby.send(cmd).await;
+        if let Err(mpsc::error::TrySendError::Full(cmd)) = self.shared.lobby.try_send(cmd) {
+            // Boxed: every connection's future would otherwise carry the wait.
+            let _ = Box::pin(self.shared.lobby.send(cmd)).await;
+        }
     }
 
     /// Hands a request to the connection's room, or refuses it.
     async fn send_room(&mut self, request: RoomRequest, id: Option<RequestId>) -> Option<End> {
         let refused = match self.membership.room() {
-            Ok(tx) => match to_room(tx, self.id, request, id).await {
+            Ok(tx) => match tx.try_send(RoomCmd::Request { conn: self.id, request, id }) {
+                // The usual case, on the path of every move: nothing to wait for.
                 Ok(()) => return None,
-                // The room closed before it read the request; its
-                // `room_closed` is on the way.
-                Err(id) => {
-                    self.membership.room_gone();
-                    (ROOM_CLOSED, id)
-                }
+                Err(refused) => match to_room(tx, refused).await {
+                    Ok(()) => return None,
+                    // The room closed before it read the request; its
+                    // `room_closed` is on the way.
+                    Err(id) => {
+                        self.membership.room_gone();
+                        (ROOM_CLOSED, id)
+                    }
+                },
             },
             Err(text) => (text, id),
         };
-        self.refuse(ErrorCode::NotInGame, refused.0, refused.1).await
+        self.reply(refusal(ErrorCode::NotInGame, refused.0, refused.1)).await
     }
 }
 
-/// Hands a request to a room, waiting only when its inbox is full; gives the
-/// request's id back if the room has closed.
-pub(super) async fn to_room(
+/// Finishes handing a request to a room whose inbox refused it at once:
+/// waits for space in a full inbox; gives the request's id back if the room
+/// has closed.
+async fn to_room(
     tx: &queue::Sender<RoomCmd>,
-    conn: ConnId,
-    request: RoomRequest,
-    id: Option<RequestId>,
+    refused: TrySendError<RoomCmd>,
 ) -> Result<(), Option<RequestId>> {
-    let cmd = RoomCmd::Request { conn, request, id };
-    let refused = match tx.try_send(cmd) {
-        Ok(()) => return Ok(()),
-        Err(TrySendError::Full(cmd)) => tx.send(cmd).await.err(),
-        Err(TrySendError::Closed(cmd)) => Some(cmd),
+    let gone = match refused {
+        // Boxed: every connection's future would otherwise carry the wait.
+        TrySendError::Full(cmd) => Box::pin(tx.send(cmd)).await.err(),
+        TrySendError::Closed(cmd) => Some(cmd),
     };
-    match refused {
+    match gone {
         Some(RoomCmd::Request { id, .. }) => Err(id),
         _ => Ok(()),
     }

@@ -18,6 +18,10 @@ use crate::config::ROOM_INBOX;
 use crate::queue;
 use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
 
+/// The refusal for a board the engine cannot make (connections check sizes
+/// against the configured range first).
+const BAD_SIZE: &str = "that board size is not supported";
+
 /// A room the lobby has made, for its task to start.
 pub struct NewRoom {
     /// The room, with its first output queued.
@@ -54,7 +58,7 @@ impl Lobby {
                 let code = self.new_code();
                 match Room::private(code, size, self.settings, conn.id, name, id.clone()) {
                     Ok(room) => return Some(self.open(room, vec![conn])),
-                    Err(code) => refuse(&conn, code, "that board size is not supported", id),
+                    Err(code) => refuse(&conn, code, BAD_SIZE, id),
                 }
             }
             LobbyCmd::JoinRoom { conn, name, room, id } => {
@@ -127,8 +131,8 @@ impl Lobby {
         match Room::paired(code, size, self.settings, (first.0.id, first.1), (second.0.id, second.1), now) {
             Ok(room) => Some(self.open(room, vec![first.0, second.0])),
             Err(code) => {
-                refuse(&first.0, code, "that board size is not supported", None);
-                refuse(&second.0, code, "that board size is not supported", None);
+                refuse(&first.0, code, BAD_SIZE, None);
+                refuse(&second.0, code, BAD_SIZE, None);
                 None
             }
         }
