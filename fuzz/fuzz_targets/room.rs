@@ -111,7 +111,7 @@ impl Watch {
                     if matches!(reason, EndReason::Line | EndReason::Draw) {
                         let list: Vec<[usize; 2]> =
                             moves.iter().map(|&[r, c]| [usize::from(r), usize::from(c)]).collect();
-                        let verdict = judge(self.size, &list).expect("a legal record");
+                        let verdict = judge(self.size, self.size, &list).expect("a legal record");
                         assert_eq!(verdict.winner_number(), winner);
                         assert_ne!(verdict, Verdict::Pending);
                     }

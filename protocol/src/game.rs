@@ -1,192 +1,18 @@
-//! The counter engine: an n×n board decided in O(1) per move.
+//! The engine: an n×n board won by `win` marks in a row, decided in O(1)
+//! per move.
 //!
-//! Each row, column and the two diagonals keep a signed counter: `X` adds one,
-//! `O` subtracts one. A line is won exactly when its counter reaches `±n`, since
-//! it holds at most `n` marks. Occupancy is one bit per cell; the marks
-//! themselves are recovered from the move list when a whole board is wanted.
+//! With `win` = n (the classic rule) each row, column and the two diagonals
+//! keep a signed counter: `X` adds one, `O` subtracts one. A line is won
+//! exactly when its counter reaches `±n`, since it holds at most `n` marks.
+//! With a shorter `win` (connect-k), [`crate::runs`] keeps run lengths.
+//! Occupancy is one bit per cell; the marks themselves are recovered from the
+//! move list when a whole board is wanted.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// One of the two seats, and its mark. `X` is player 1 and always moves
-/// first. On the wire a player is its number, 1 or 2 (a `mark` field says
-/// `"X"` or `"O"` through [`mark`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Player {
-    /// Player 1, moves first.
-    X,
-    /// Player 2.
-    O,
-}
-
-impl Player {
-    /// The protocol's number for this player: 1 for `X`, 2 for `O`.
-    pub fn number(self) -> u8 {
-        match self {
-            Player::X => 1,
-            Player::O => 2,
-        }
-    }
-
-    /// The player with protocol number 1 or 2; `None` for anything else.
-    pub fn from_number(n: u8) -> Option<Player> {
-        match n {
-            1 => Some(Player::X),
-            2 => Some(Player::O),
-            _ => None,
-        }
-    }
-
-    /// The other seat.
-    pub fn other(self) -> Player {
-        match self {
-            Player::X => Player::O,
-            Player::O => Player::X,
-        }
-    }
-
-    /// The mark drawn for this player: `'X'` or `'O'`.
-    pub fn mark(self) -> char {
-        match self {
-            Player::X => 'X',
-            Player::O => 'O',
-        }
-    }
-
-    /// The player who makes move `index` (0-based) of a game.
-    pub fn for_move(index: usize) -> Player {
-        if index % 2 == 0 { Player::X } else { Player::O }
-    }
-
-    fn delta(self) -> i32 {
-        match self {
-            Player::X => 1,
-            Player::O => -1,
-        }
-    }
-}
-
-impl Serialize for Player {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u8(self.number())
-    }
-}
-
-impl<'de> Deserialize<'de> for Player {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Player, D::Error> {
-        let n = u8::deserialize(d)?;
-        Player::from_number(n).ok_or_else(|| serde::de::Error::custom(format!("player {n} is not 1 or 2")))
-    }
-}
-
-impl JsonSchema for Player {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Player".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "integer", "enum": [1, 2]})
-    }
-}
-
-/// A player as its mark, `"X"` or `"O"`: `#[serde(with = "mark")]`.
-pub mod mark {
-    use super::Player;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    /// Writes `"X"` or `"O"`.
-    pub fn serialize<S: Serializer>(p: &Player, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(if *p == Player::X { "X" } else { "O" })
-    }
-
-    /// Reads `"X"` or `"O"`.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Player, D::Error> {
-        match <&str>::deserialize(d)? {
-            "X" => Ok(Player::X),
-            "O" => Ok(Player::O),
-            other => Err(serde::de::Error::custom(format!("mark {other:?} is not X or O"))),
-        }
-    }
-
-    /// The schema of a mark.
-    pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "string", "enum": ["X", "O"]})
-    }
-}
-
-/// A game's winner as the classic number, 0 for none, 1 or 2:
-/// `#[serde(with = "winner")]` on an `Option<Player>`.
-pub mod winner {
-    use super::Player;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    /// Writes 0, 1 or 2.
-    pub fn serialize<S: Serializer>(w: &Option<Player>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u8(w.map_or(0, Player::number))
-    }
-
-    /// Reads 0, 1 or 2.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Player>, D::Error> {
-        match u8::deserialize(d)? {
-            0 => Ok(None),
-            n => Player::from_number(n)
-                .map(Some)
-                .ok_or_else(|| serde::de::Error::custom(format!("winner {n} is not 0, 1 or 2"))),
-        }
-    }
-
-    /// The schema of a winner.
-    pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "integer", "enum": [0, 1, 2]})
-    }
-}
-
-/// How a finished game came out, for the players: the shape of shakmaty's
-/// `Outcome`. A game can also end with no outcome at all (a shutdown).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// `winner` won (by a line, or because the other resigned, timed out or left).
-    Decisive {
-        /// Who won.
-        winner: Player,
-    },
-    /// Nobody won: the board filled up.
-    Draw,
-}
-
-impl Outcome {
-    /// The winner, if there is one.
-    pub fn winner(self) -> Option<Player> {
-        match self {
-            Outcome::Decisive { winner } => Some(winner),
-            Outcome::Draw => None,
-        }
-    }
-}
-
-/// Which kind of line won a game.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LineKind {
-    /// A whole row; the line's index is the row number.
-    Row,
-    /// A whole column; the line's index is the column number.
-    Col,
-    /// The main diagonal, top-left to bottom-right; index 0.
-    Diag,
-    /// The anti-diagonal, top-right to bottom-left; index 0.
-    AntiDiag,
-}
-
-/// A winning line: its kind and its row or column number (0 for diagonals).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub struct Line {
-    /// Row, column, diagonal or anti-diagonal.
-    pub kind: LineKind,
-    /// The row or column number; 0 for the diagonals.
-    pub index: usize,
-}
+pub use crate::line::{Line, LineKind};
+pub use crate::player::{Outcome, Player, mark, winner};
+use crate::runs::Runs;
 
 /// Where a game stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -245,12 +71,23 @@ pub enum SizeError {
     /// Sizes run from 1 to [`Game::MAX_SIZE`].
     #[error("board size {0} is not in 1..={max}", max = Game::MAX_SIZE)]
     OutOfRange(usize),
+    /// A win length runs from `min(3, size)` to `size`.
+    #[error("win length {win} is not in {}..={size} on a board of {size}", Game::min_win(*size))]
+    Win {
+        /// The win length asked for.
+        win: usize,
+        /// The board size.
+        size: usize,
+    },
 }
 
-/// One n×n game with its counters, occupancy bits and move list.
+/// One n×n game with its counters (or runs), occupancy bits and move list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
     size: usize,
+    win: usize,
+    /// Present when `win` < `size`: the connect-k run lengths.
+    runs: Option<Box<Runs>>,
     rows: Vec<i32>,
     cols: Vec<i32>,
     diag: i32,
@@ -271,13 +108,30 @@ impl Game {
     /// The largest board the engine accepts (its occupancy is 2 MiB of bits).
     pub const MAX_SIZE: usize = 4096;
 
-    /// A fresh game on a `size`×`size` board, `X` to move.
+    /// A fresh game on a `size`×`size` board won by a whole line, `X` to move.
     pub fn new(size: usize) -> Result<Game, SizeError> {
+        Game::with_win(size, size)
+    }
+
+    /// The shortest win length a board of `size` allows: `min(3, size)`.
+    pub fn min_win(size: usize) -> usize {
+        size.min(3)
+    }
+
+    /// A fresh game on a `size`×`size` board won by `win` marks in a row
+    /// (horizontal, vertical or any diagonal), `X` to move.
+    pub fn with_win(size: usize, win: usize) -> Result<Game, SizeError> {
         if size == 0 || size > Self::MAX_SIZE {
             return Err(SizeError::OutOfRange(size));
         }
+        if win < Game::min_win(size) || win > size {
+            return Err(SizeError::Win { win, size });
+        }
         Ok(Game {
             size,
+            win,
+            // MAX_SIZE keeps `win` within u16.
+            runs: (win < size).then(|| Box::new(Runs::new(size, win as u16))),
             rows: vec![0; size],
             cols: vec![0; size],
             diag: 0,
@@ -291,6 +145,11 @@ impl Game {
     /// The board's side length.
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// How many marks in a row win.
+    pub fn win(&self) -> usize {
+        self.win
     }
 
     /// Where the game stands.
@@ -341,28 +200,10 @@ impl Game {
         // MAX_SIZE keeps both coordinates below u16::MAX.
         self.moves.push([row as u16, col as u16]);
 
-        let d = player.delta();
-        let full = n as i32 * d;
-        self.rows[row] += d;
-        self.cols[col] += d;
-        let mut line = None;
-        if self.rows[row] == full {
-            line = Some(Line { kind: LineKind::Row, index: row });
-        } else if self.cols[col] == full {
-            line = Some(Line { kind: LineKind::Col, index: col });
-        }
-        if row == col {
-            self.diag += d;
-            if line.is_none() && self.diag == full {
-                line = Some(Line { kind: LineKind::Diag, index: 0 });
-            }
-        }
-        if row + col == n - 1 {
-            self.anti += d;
-            if line.is_none() && self.anti == full {
-                line = Some(Line { kind: LineKind::AntiDiag, index: 0 });
-            }
-        }
+        let line = match self.runs.as_mut() {
+            Some(runs) => runs.play(player, row, col, &self.occupied),
+            None => self.count(player, row, col),
+        };
         self.status = match line {
             Some(line) => Status::Won { winner: player, line },
             None if self.moves.len() == n * n => Status::Draw,
@@ -371,20 +212,60 @@ impl Game {
         Ok(self.status)
     }
 
+    /// The classic rule: counts the move on its row, column and diagonals;
+    /// returns the first of them it completes.
+    fn count(&mut self, player: Player, row: usize, col: usize) -> Option<Line> {
+        let n = self.size;
+        let d = player.delta();
+        let full = n as i32 * d;
+        let whole = |kind, index, start: [usize; 2]| Line {
+            kind,
+            index,
+            start: [start[0] as u16, start[1] as u16],
+            len: n as u16,
+        };
+        self.rows[row] += d;
+        self.cols[col] += d;
+        let mut line = None;
+        if self.rows[row] == full {
+            line = Some(whole(LineKind::Row, row as i64, [row, 0]));
+        } else if self.cols[col] == full {
+            line = Some(whole(LineKind::Col, col as i64, [0, col]));
+        }
+        if row == col {
+            self.diag += d;
+            if line.is_none() && self.diag == full {
+                line = Some(whole(LineKind::Diag, 0, [0, 0]));
+            }
+        }
+        if row + col == n - 1 {
+            self.anti += d;
+            if line.is_none() && self.anti == full {
+                line = Some(whole(LineKind::AntiDiag, 0, [0, n - 1]));
+            }
+        }
+        line
+    }
+
     /// Takes back the last move, if any, and returns it. O(1).
     pub fn undo(&mut self) -> Option<[u16; 2]> {
         let last = self.moves.pop()?;
         let (row, col) = (usize::from(last[0]), usize::from(last[1]));
         let player = Player::for_move(self.moves.len());
-        let d = player.delta();
         let n = self.size;
-        self.rows[row] -= d;
-        self.cols[col] -= d;
-        if row == col {
-            self.diag -= d;
-        }
-        if row + col == n - 1 {
-            self.anti -= d;
+        match self.runs.as_mut() {
+            Some(runs) => runs.undo(row, col),
+            None => {
+                let d = player.delta();
+                self.rows[row] -= d;
+                self.cols[col] -= d;
+                if row == col {
+                    self.diag -= d;
+                }
+                if row + col == n - 1 {
+                    self.anti -= d;
+                }
+            }
         }
         let cell = row * n + col;
         self.occupied[cell / 64] &= !(1 << (cell % 64));
@@ -431,20 +312,21 @@ mod tests {
     fn size_one_first_move_wins() {
         let mut g = Game::new(1).unwrap();
         let s = g.play(0, 0).unwrap();
-        assert_eq!(s, Status::Won { winner: Player::X, line: Line { kind: LineKind::Row, index: 0 } });
+        let line = Line { kind: LineKind::Row, index: 0, start: [0, 0], len: 1 };
+        assert_eq!(s, Status::Won { winner: Player::X, line });
     }
 
     #[test]
     fn each_kind_of_line_wins() {
         let cases = [
-            (vec![(1, 0), (0, 0), (1, 1), (0, 1), (1, 2)], LineKind::Row, 1),
-            (vec![(0, 2), (0, 0), (1, 2), (0, 1), (2, 2)], LineKind::Col, 2),
-            (vec![(0, 0), (0, 1), (1, 1), (0, 2), (2, 2)], LineKind::Diag, 0),
-            (vec![(0, 2), (0, 0), (1, 1), (0, 1), (2, 0)], LineKind::AntiDiag, 0),
+            (vec![(1, 0), (0, 0), (1, 1), (0, 1), (1, 2)], LineKind::Row, 1, [1, 0]),
+            (vec![(0, 2), (0, 0), (1, 2), (0, 1), (2, 2)], LineKind::Col, 2, [0, 2]),
+            (vec![(0, 0), (0, 1), (1, 1), (0, 2), (2, 2)], LineKind::Diag, 0, [0, 0]),
+            (vec![(0, 2), (0, 0), (1, 1), (0, 1), (2, 0)], LineKind::AntiDiag, 0, [0, 2]),
         ];
-        for (moves, kind, index) in cases {
+        for (moves, kind, index, start) in cases {
             let g = play_all(3, &moves);
-            assert_eq!(g.status(), Status::Won { winner: Player::X, line: Line { kind, index } });
+            assert_eq!(g.status(), Status::Won { winner: Player::X, line: Line { kind, index, start, len: 3 } });
         }
     }
 
@@ -478,5 +360,34 @@ mod tests {
         assert_eq!(g.undo(), Some([0, 2]));
         assert_eq!(g, before);
         assert_eq!(Game::new(2).unwrap().undo(), None);
+    }
+
+    #[test]
+    fn connect_k_joins_runs_from_both_sides_on_any_diagonal() {
+        // 7×7, four in a row: X builds the anti-diagonal 3+4=7 as (1,6) (2,5)
+        // then (4,3), and joins them with (3,4); O plays along the bottom.
+        let mut g = Game::with_win(7, 4).unwrap();
+        for (r, c) in [(1, 6), (6, 0), (2, 5), (6, 1), (4, 3), (6, 2)] {
+            assert!(!g.play(r, c).unwrap().is_over());
+        }
+        let line = Line { kind: LineKind::AntiDiag, index: 7, start: [1, 6], len: 4 };
+        assert_eq!(g.play(3, 4), Ok(Status::Won { winner: Player::X, line }));
+        assert_eq!(line.cells().collect::<Vec<_>>(), [[1, 6], [2, 5], [3, 4], [4, 3]]);
+        // An off-centre diagonal (col - row = -2), won by O.
+        let mut g = Game::with_win(6, 3).unwrap();
+        for (r, c) in [(0, 0), (2, 0), (0, 1), (3, 1), (5, 5), (4, 2)] {
+            g.play(r, c).unwrap();
+        }
+        let line = Line { kind: LineKind::Diag, index: -2, start: [2, 0], len: 3 };
+        assert_eq!(g.status(), Status::Won { winner: Player::O, line });
+    }
+
+    #[test]
+    fn win_lengths_run_from_three_to_the_size() {
+        assert_eq!(Game::with_win(15, 2), Err(SizeError::Win { win: 2, size: 15 }));
+        assert_eq!(Game::with_win(15, 16), Err(SizeError::Win { win: 16, size: 15 }));
+        assert!(Game::with_win(2, 2).is_ok() && Game::with_win(1, 1).is_ok());
+        assert_eq!(Game::with_win(15, 5).unwrap().win(), 5);
+        assert_eq!(Game::new(4).unwrap().win(), 4);
     }
 }

@@ -67,9 +67,10 @@ pub enum JudgeError {
 }
 
 /// Replays `moves` (`[row, col]`, players alternating, player 1 first) on a
-/// `size`×`size` board and returns the verdict, or the first illegal move.
-pub fn judge(size: usize, moves: &[[usize; 2]]) -> Result<Verdict, JudgeError> {
-    let mut game = Game::new(size)?;
+/// `size`×`size` board won by `win` in a row (`win` = `size`: a whole line)
+/// and returns the verdict, or the first illegal move.
+pub fn judge(size: usize, win: usize, moves: &[[usize; 2]]) -> Result<Verdict, JudgeError> {
+    let mut game = Game::with_win(size, win)?;
     for (index, &[row, col]) in moves.iter().enumerate() {
         game.play(row, col).map_err(|reason| JudgeError::IllegalMove { index, reason })?;
     }
@@ -82,20 +83,20 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        assert_eq!(judge(3, &[]), Ok(Verdict::Pending));
-        assert_eq!(judge(3, &[[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]), Ok(Verdict::A));
-        assert_eq!(judge(3, &[[0, 0], [1, 0], [0, 1], [1, 1], [2, 2], [1, 2]]), Ok(Verdict::B));
+        assert_eq!(judge(3, 3, &[]), Ok(Verdict::Pending));
+        assert_eq!(judge(3, 3, &[[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]), Ok(Verdict::A));
+        assert_eq!(judge(3, 3, &[[0, 0], [1, 0], [0, 1], [1, 1], [2, 2], [1, 2]]), Ok(Verdict::B));
         let draw = [[0, 0], [0, 1], [0, 2], [1, 1], [1, 0], [1, 2], [2, 1], [2, 0], [2, 2]];
-        assert_eq!(judge(3, &draw), Ok(Verdict::Draw));
+        assert_eq!(judge(3, 3, &draw), Ok(Verdict::Draw));
     }
 
     #[test]
     fn illegal_lists_name_the_move() {
         let err = |index, reason| Err(JudgeError::IllegalMove { index, reason });
-        assert_eq!(judge(3, &[[0, 0], [3, 1]]), err(1, MoveError::OutOfBounds));
-        assert_eq!(judge(3, &[[0, 0], [1, 1], [0, 0]]), err(2, MoveError::Occupied));
+        assert_eq!(judge(3, 3, &[[0, 0], [3, 1]]), err(1, MoveError::OutOfBounds));
+        assert_eq!(judge(3, 3, &[[0, 0], [1, 1], [0, 0]]), err(2, MoveError::Occupied));
         let after_win = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [2, 2]];
-        assert_eq!(judge(3, &after_win), err(5, MoveError::GameOver));
-        assert!(matches!(judge(0, &[]), Err(JudgeError::Size(_))));
+        assert_eq!(judge(3, 3, &after_win), err(5, MoveError::GameOver));
+        assert!(matches!(judge(0, 0, &[]), Err(JudgeError::Size(_))));
     }
 }

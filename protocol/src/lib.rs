@@ -4,7 +4,11 @@
 pub mod classic;
 pub mod game;
 pub mod judge;
+pub mod line;
 pub mod message;
+pub mod oracle;
+pub mod player;
+mod runs;
 pub mod schema;
 
 pub use classic::TicTacToe;

@@ -379,7 +379,7 @@ impl Ctx {
             return Err(format!("players saw different results: {gx} / {go}"));
         }
         let list: Vec<[usize; 2]> = serde_json::from_value(gx["moves"].clone()).map_err(|e| e.to_string())?;
-        let verdict = tictactoe_protocol::judge(size, &list).map_err(|e| format!("{e}: {gx}"))?;
+        let verdict = tictactoe_protocol::judge(size, size, &list).map_err(|e| format!("{e}: {gx}"))?;
         if list != moves || u64::from(verdict.winner_number()) != gx["winner"].as_u64().unwrap_or(9) {
             return Err(format!("game_over does not judge to its winner: {gx}"));
         }

@@ -288,7 +288,7 @@ async fn finish_game(pair: &mut Pair, report: &mut Report, size: usize) -> Resul
     report.games += 1;
     let moves: Vec<[usize; 2]> = serde_json::from_value(over["moves"].clone()).unwrap_or_default();
     let consistent =
-        judge(size, &moves).is_ok_and(|v| Some(u64::from(v.winner_number())) == over["winner"].as_u64());
+        judge(size, size, &moves).is_ok_and(|v| Some(u64::from(v.winner_number())) == over["winner"].as_u64());
     if consistent {
         report.judged_ok += 1;
     } else {

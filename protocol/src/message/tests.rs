@@ -167,11 +167,12 @@ fn every_server_message_encodes_to_contract_json() {
                 room: room.clone(),
                 winner: Some(Player::X),
                 reason: EndReason::Line,
-                line: Some(Line { kind: LineKind::AntiDiag, index: 0 }),
+                line: Some(Line { kind: LineKind::AntiDiag, index: 0, start: [0, 2], len: 3 }),
                 moves: vec![[0, 2], [0, 0], [1, 1], [0, 1], [2, 0]],
             },
             json!({"type":"game_over","room":"K7QM3XPA2B","winner":1,"reason":"line",
-                "line":{"kind":"anti_diag","index":0},"moves":[[0,2],[0,0],[1,1],[0,1],[2,0]]}),
+                "line":{"kind":"anti_diag","index":0,"cells":[[0,2],[1,1],[2,0]]},
+                "moves":[[0,2],[0,0],[1,1],[0,1],[2,0]]}),
         ),
         (
             ServerMessage::GameOver {

@@ -148,7 +148,7 @@ fn a_win_ends_the_game_for_everyone_and_judges_the_same() {
         let (winner, reason, moves) = game_over(&got, conn).unwrap();
         assert_eq!((winner, reason), (1, EndReason::Line));
         let moves: Vec<[usize; 2]> = moves.iter().map(|m| [usize::from(m[0]), usize::from(m[1])]).collect();
-        assert_eq!(judge(3, &moves).unwrap().winner_number(), 1);
+        assert_eq!(judge(3, 3, &moves).unwrap().winner_number(), 1);
     }
     assert!(msgs_to(&got, A).iter().any(|m| matches!(
         m,
