@@ -81,8 +81,8 @@ pub async fn run(
                 rematch_until = None;
                 let _ = link.send(ClientMessage::Leave {}).await;
                 match start {
-                    Start::Quick(size) => {
-                        send(&mut link, &mut last, quick_match(*size)).await?;
+                    Start::Quick(rules) => {
+                        send(&mut link, &mut last, rules.quick_match()).await?;
                         continue;
                     }
                     _ => return Err(format!("the opponent did not answer the rematch after {} games; {tally}", played(&tally))),
@@ -126,7 +126,7 @@ pub async fn run(
                 // The opponent is gone: find another, or stop.
                 rematch_until = None;
                 match start {
-                    Start::Quick(size) => send(&mut link, &mut last, quick_match(*size)).await?,
+                    Start::Quick(rules) => send(&mut link, &mut last, rules.quick_match()).await?,
                     _ => {
                         return Err(format!(
                             "the opponent left the private room after {} games; {tally}",
@@ -178,10 +178,6 @@ async fn think_done(
     let asked_at = *asked_at;
     *thinking = None;
     result.map(|(mover, cell)| (mover, cell, asked_at))
-}
-
-fn quick_match(size: usize) -> ClientMessage {
-    ClientMessage::QuickMatch { size: Some(size as i64) }
 }
 
 /// Sends `request`, remembering it in `last`.

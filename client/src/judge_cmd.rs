@@ -1,4 +1,4 @@
-//! `ttt judge [--size N] [MOVES]`: replay a JSON move list and print the verdict.
+//! `ttt judge [--size N] [--win K] [MOVES]`: replay a JSON move list and print the verdict.
 
 use clap::Args;
 use std::io::Read;
@@ -10,6 +10,9 @@ pub struct JudgeArgs {
     /// Board size.
     #[arg(long, default_value_t = 3)]
     size: usize,
+    /// Marks in a row that win (default: the size, a whole line).
+    #[arg(long)]
+    win: Option<usize>,
     /// The moves as a JSON array of [row, col] pairs; read from stdin if absent.
     moves: Option<String>,
 }
@@ -27,13 +30,13 @@ pub fn run(args: &JudgeArgs) -> Result<(), String> {
             text
         }
     };
-    println!("{}", verdict(args.size, &text)?);
+    println!("{}", verdict(args.size, args.win.unwrap_or(args.size), &text)?);
     Ok(())
 }
 
 /// Parses `text` and judges it: the printed verdict, or a message that names
 /// the offending move's 0-based index where there is one.
-fn verdict(size: usize, text: &str) -> Result<String, String> {
+fn verdict(size: usize, win: usize, text: &str) -> Result<String, String> {
     let raw: Vec<[i64; 2]> = serde_json::from_str(text)
         .map_err(|e| format!("moves must be a JSON array of [row, col] pairs of integers: {e}"))?;
     let mut moves = Vec::with_capacity(raw.len());
@@ -45,7 +48,7 @@ fn verdict(size: usize, text: &str) -> Result<String, String> {
             }
         }
     }
-    match judge(size, &moves) {
+    match judge(size, win, &moves) {
         Ok(v) => Ok(v.to_string()),
         Err(JudgeError::IllegalMove { index, reason }) => {
             let [r, c] = moves[index];
@@ -61,13 +64,13 @@ mod tests {
 
     #[test]
     fn prints_verdicts_and_names_bad_moves() {
-        assert_eq!(verdict(3, "[[0,0],[1,0],[0,1],[1,1],[0,2]]").unwrap(), "A");
-        assert_eq!(verdict(3, " [] ").unwrap(), "Pending");
-        let err = verdict(3, "[[0,0],[0,0]]").unwrap_err();
+        assert_eq!(verdict(3, 3, "[[0,0],[1,0],[0,1],[1,1],[0,2]]").unwrap(), "A");
+        assert_eq!(verdict(3, 3, " [] ").unwrap(), "Pending");
+        let err = verdict(3, 3, "[[0,0],[0,0]]").unwrap_err();
         assert!(err.contains("move 1") && err.contains("taken"), "{err}");
-        let err = verdict(3, "[[0,0],[-1,2]]").unwrap_err();
+        let err = verdict(3, 3, "[[0,0],[-1,2]]").unwrap_err();
         assert!(err.contains("move 1") && err.contains("outside"), "{err}");
-        assert!(verdict(3, "[[0]]").unwrap_err().contains("JSON"));
-        assert!(verdict(0, "[]").unwrap_err().contains("size 0"));
+        assert!(verdict(3, 3, "[[0]]").unwrap_err().contains("JSON"));
+        assert!(verdict(0, 0, "[]").unwrap_err().contains("size 0"));
     }
 }

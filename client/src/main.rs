@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use session::Start;
+use session::{Rules, Start};
 
 /// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
 #[derive(Parser)]
@@ -52,6 +52,9 @@ struct GameArgs {
     /// Board size for quick match or a new room.
     #[arg(long, default_value_t = 3)]
     size: usize,
+    /// Marks in a row that win (3 up to the size; default: the size, a whole line).
+    #[arg(long)]
+    win: Option<usize>,
     /// Open a private room and print its code.
     #[arg(long, conflicts_with = "join")]
     create: bool,
@@ -61,11 +64,15 @@ struct GameArgs {
 }
 
 impl GameArgs {
+    fn rules(&self) -> Rules {
+        Rules { size: self.size, win: self.win }
+    }
+
     fn start(&self) -> Start {
         match (&self.join, self.create) {
             (Some(code), _) => Start::Join(code.clone()),
-            (None, true) => Start::Create(self.size),
-            (None, false) => Start::Quick(self.size),
+            (None, true) => Start::Create(self.rules()),
+            (None, false) => Start::Quick(self.rules()),
         }
     }
 }
@@ -97,7 +104,7 @@ enum Command {
         #[arg(long)]
         name: Option<String>,
         /// How it chooses moves.
-        #[arg(long, default_value = "perfect", value_parser = ["perfect", "random"])]
+        #[arg(long, default_value = "perfect", value_parser = ["perfect", "heuristic", "random"])]
         strategy: String,
         /// Let an external program choose the moves ("CMD ARGS", run with sh -c;
         /// see PROTOCOL.md, "Engine bridge"). Overrides --strategy.

@@ -4,13 +4,30 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 
 use crate::net::Link;
 
+/// The board a game is asked for: its size, and the win length (the server's
+/// default, a whole line, when `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// Board size.
+    pub size: usize,
+    /// Marks in a row that win.
+    pub win: Option<usize>,
+}
+
+impl Rules {
+    /// A `quick_match` for these rules.
+    pub fn quick_match(self) -> ClientMessage {
+        ClientMessage::QuickMatch { size: Some(self.size as i64), win: self.win.map(|w| w as i64) }
+    }
+}
+
 /// How to get into a game.
 #[derive(Debug, Clone)]
 pub enum Start {
-    /// Quick match on a board of this size.
-    Quick(usize),
-    /// Open a private room of this size.
-    Create(usize),
+    /// Quick match with these rules.
+    Quick(Rules),
+    /// Open a private room with these rules.
+    Create(Rules),
     /// Take the free seat of this room.
     Join(String),
     /// Watch this room.
@@ -22,8 +39,10 @@ pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> 
     let mut link = Link::connect(url).await?;
     link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1) }).await?;
     let request = match start {
-        Start::Quick(size) => ClientMessage::QuickMatch { size: Some(*size as i64) },
-        Start::Create(size) => ClientMessage::CreateRoom { size: Some(*size as i64) },
+        Start::Quick(rules) => rules.quick_match(),
+        Start::Create(rules) => {
+            ClientMessage::CreateRoom { size: Some(rules.size as i64), win: rules.win.map(|w| w as i64) }
+        }
         Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
         Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
     };
@@ -39,6 +58,7 @@ pub fn fatal(msg: &ServerMessage) -> Option<String> {
                 ErrorCode::RoomNotFound
                 | ErrorCode::RoomFull
                 | ErrorCode::InvalidSize
+                | ErrorCode::InvalidWin
                 | ErrorCode::InvalidName
                 | ErrorCode::UnsupportedProtocol,
             message,

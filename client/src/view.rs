@@ -29,16 +29,16 @@ pub struct View {
 
 impl Default for View {
     fn default() -> Self {
-        View::new(3)
+        View::new(3, 3)
     }
 }
 
 impl View {
-    /// An empty view of a `size` board.
-    pub fn new(size: usize) -> View {
+    /// An empty view of a `size` board won by `win` in a row.
+    pub fn new(size: usize, win: usize) -> View {
         View {
             room: None,
-            game: Game::new(size).unwrap_or_default(),
+            game: Game::with_win(size, win).unwrap_or_default(),
             you: None,
             names: Vec::new(),
             last: None,
@@ -63,17 +63,17 @@ impl View {
     /// Folds one server message into the view.
     pub fn apply(&mut self, msg: &ServerMessage) {
         match msg {
-            ServerMessage::RoomCreated { room, size, .. } => {
-                *self = View::new(*size);
+            ServerMessage::RoomCreated { room, size, win, .. } => {
+                *self = View::new(*size, *win);
                 self.room = Some(room.to_string());
                 self.note = format!("room {room} is open: share the code");
             }
-            ServerMessage::Queued { size, .. } => {
-                *self = View::new(*size);
+            ServerMessage::Queued { size, win, .. } => {
+                *self = View::new(*size, *win);
                 self.note = "waiting for an opponent…".into();
             }
-            ServerMessage::GameStarted { room, size, you, players, turn_timeout_ms, .. } => {
-                *self = View::new(*size);
+            ServerMessage::GameStarted { room, size, win, you, players, turn_timeout_ms, .. } => {
+                *self = View::new(*size, *win);
                 self.room = Some(room.to_string());
                 self.you = Some(*you);
                 self.names = players.iter().map(|p| p.name.to_string()).collect();
@@ -93,8 +93,8 @@ impl View {
                 self.over = Some((*winner, *reason, *line));
                 self.deadline = None;
             }
-            ServerMessage::State { room, size, moves, players, you, clock_ms, turn, .. } => {
-                *self = View::new(*size);
+            ServerMessage::State { room, size, win, moves, players, you, clock_ms, turn, .. } => {
+                *self = View::new(*size, *win);
                 self.room = Some(room.to_string());
                 self.replay(moves);
                 self.names = players.iter().map(|p| p.name.to_string()).collect();
@@ -126,7 +126,7 @@ impl View {
     }
 
     fn replay(&mut self, moves: &[[u16; 2]]) {
-        let Ok(mut game) = Game::new(self.game.size()) else {
+        let Ok(mut game) = Game::with_win(self.game.size(), self.game.win()) else {
             return;
         };
         for m in moves {

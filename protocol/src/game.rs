@@ -326,7 +326,10 @@ mod tests {
         ];
         for (moves, kind, index, start) in cases {
             let g = play_all(3, &moves);
-            assert_eq!(g.status(), Status::Won { winner: Player::X, line: Line { kind, index, start, len: 3 } });
+            assert_eq!(
+                g.status(),
+                Status::Won { winner: Player::X, line: Line { kind, index, start, len: 3 } }
+            );
         }
     }
 

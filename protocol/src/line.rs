@@ -67,7 +67,10 @@ impl Line {
 
 /// The wire form of a [`Line`].
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "Line", description = "A winning run: its direction, which line it lies on, and its cells.")]
+#[schemars(
+    title = "Line",
+    description = "A winning run: its direction, which line it lies on, and its cells."
+)]
 pub struct LineWire {
     /// `row`, `col`, `diag` (down-right) or `anti_diag` (down-left).
     pub kind: LineKind,
@@ -120,7 +123,10 @@ mod tests {
         assert_eq!(anti.cells().collect::<Vec<_>>(), [[1, 5], [2, 4], [3, 3]]);
         assert!(anti.contains(2, 4) && !anti.contains(2, 5));
         let json = serde_json::to_value(anti).unwrap();
-        assert_eq!(json, serde_json::json!({"kind": "anti_diag", "index": 6, "cells": [[1, 5], [2, 4], [3, 3]]}));
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "anti_diag", "index": 6, "cells": [[1, 5], [2, 4], [3, 3]]})
+        );
         assert_eq!(serde_json::from_value::<Line>(json).unwrap(), anti);
         let broken = serde_json::json!({"kind": "row", "index": 0, "cells": [[0, 0], [0, 2]]});
         assert!(serde_json::from_value::<Line>(broken).is_err());

@@ -59,17 +59,24 @@ pub enum ClientMessage {
         #[serde(default)]
         protocol: Option<i64>,
     },
-    /// Join the matchmaking queue for boards of `size` (default 3).
+    /// Join the matchmaking queue for boards of `size` (default 3) won by
+    /// `win` in a row (default `size`).
     QuickMatch {
         /// Board size; 3 when absent or null.
         #[serde(default)]
         size: Option<i64>,
+        /// Marks in a row that win, `min(3, size)..=size`; `size` when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        win: Option<i64>,
     },
-    /// Open a private room of `size` (default 3).
+    /// Open a private room of `size` (default 3), won by `win` in a row.
     CreateRoom {
         /// Board size; 3 when absent or null.
         #[serde(default)]
         size: Option<i64>,
+        /// Marks in a row that win, `min(3, size)..=size`; `size` when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        win: Option<i64>,
     },
     /// Take the empty seat of a private room.
     JoinRoom {
@@ -175,6 +182,8 @@ pub enum ErrorCode {
     InvalidName,
     /// The board size is outside the server's range.
     InvalidSize,
+    /// The win length is outside `min(3, size)..=size`.
+    InvalidWin,
     /// Already queued, in a room or in a game.
     Busy,
     /// The request needs a game (or a seat) and the connection has none.
@@ -214,6 +223,8 @@ pub enum ServerMessage {
     Queued {
         /// Board size queued for.
         size: usize,
+        /// Win length queued for.
+        win: usize,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -224,6 +235,8 @@ pub enum ServerMessage {
         room: Arc<str>,
         /// Board size.
         size: usize,
+        /// Marks in a row that win.
+        win: usize,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -234,6 +247,8 @@ pub enum ServerMessage {
         room: Arc<str>,
         /// Board size.
         size: usize,
+        /// Marks in a row that win.
+        win: usize,
         /// Your seat: 1 or 2.
         you: Player,
         /// Your mark: `"X"` for player 1, `"O"` for player 2.
@@ -290,6 +305,8 @@ pub enum ServerMessage {
         room: Arc<str>,
         /// Board size.
         size: usize,
+        /// Marks in a row that win.
+        win: usize,
         /// `size` strings of `X`, `O` and `.`.
         board: Vec<String>,
         /// The moves so far.

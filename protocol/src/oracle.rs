@@ -20,7 +20,13 @@ pub struct Board {
 impl Board {
     /// An empty `size`×`size` board won by `win` in a row.
     pub fn new(size: usize, win: usize) -> Board {
-        Board { size, win, cells: vec![None; size * size], played: 0, status: Status::InProgress { turn: Player::X } }
+        Board {
+            size,
+            win,
+            cells: vec![None; size * size],
+            played: 0,
+            status: Status::InProgress { turn: Player::X },
+        }
     }
 
     /// Where the game stands.

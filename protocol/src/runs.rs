@@ -99,7 +99,15 @@ impl Runs {
 
     /// The cell one step `(dr, dc)` from `(row, col)`, if it is on the board
     /// and holds `player`'s mark.
-    fn neighbour(&self, player: Player, row: usize, col: usize, dr: isize, dc: isize, occupied: &[u64]) -> Option<usize> {
+    fn neighbour(
+        &self,
+        player: Player,
+        row: usize,
+        col: usize,
+        dr: isize,
+        dc: isize,
+        occupied: &[u64],
+    ) -> Option<usize> {
         let r = row.checked_add_signed(dr).filter(|&r| r < self.size)?;
         let c = col.checked_add_signed(dc).filter(|&c| c < self.size)?;
         let cell = r * self.size + c;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
 use tictactoe_server::cmd::encode;
-use tictactoe_server::room::{Output, Request, Room, Settings};
+use tictactoe_server::room::{Output, Request, Room, Rules, Settings};
 
 const MOVE: &str = r#"{"type":"move","row":7,"col":3}"#;
 
@@ -33,9 +33,14 @@ fn room_move(c: &mut Criterion) {
             let mut done = 0u64;
             while done < iters {
                 let now = Instant::now();
-                let Ok(mut room) =
-                    Room::paired("BENCHROOM1".into(), n, settings, (1, "a".into()), (2, "b".into()), now)
-                else {
+                let Ok(mut room) = Room::paired(
+                    "BENCHROOM1".into(),
+                    Rules::classic(n),
+                    settings,
+                    (1, "a".into()),
+                    (2, "b".into()),
+                    now,
+                ) else {
                     return total;
                 };
                 room.spectate(3, None, now);

@@ -9,7 +9,7 @@ use tictactoe_protocol::RequestId;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::queue::{self, TrySendError};
-use crate::room::{ConnId, Request};
+use crate::room::{ConnId, Request, Rules};
 
 /// What a room's inbox receives.
 #[derive(Debug)]
@@ -58,14 +58,14 @@ pub enum RoomCmd {
 /// What the lobby's inbox receives.
 #[derive(Debug)]
 pub enum LobbyCmd {
-    /// Queue for a game of `size`.
+    /// Queue for a game with these rules.
     QuickMatch {
         /// The player.
         conn: ConnHandle,
         /// Display name.
         name: Arc<str>,
-        /// Board size, already validated.
-        size: usize,
+        /// Board size and win length, already validated.
+        rules: Rules,
         /// Request id.
         id: Option<RequestId>,
     },
@@ -75,8 +75,8 @@ pub enum LobbyCmd {
         conn: ConnHandle,
         /// Display name.
         name: Arc<str>,
-        /// Board size, already validated.
-        size: usize,
+        /// Board size and win length, already validated.
+        rules: Rules,
         /// Request id.
         id: Option<RequestId>,
     },
@@ -109,12 +109,12 @@ pub enum LobbyCmd {
         /// Request id.
         id: Option<RequestId>,
     },
-    /// Leave the queue for `size`.
+    /// Leave the queue for these rules.
     Cancel {
         /// The leaving connection.
         conn: ConnId,
-        /// The size it queued for.
-        size: usize,
+        /// The rules it queued for.
+        rules: Rules,
     },
     /// A room's task ended.
     RoomClosed {

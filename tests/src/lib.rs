@@ -282,11 +282,21 @@ pub struct Pair {
 
 /// Two clients paired by quick match for `size`.
 pub async fn quick_pair(server: &TestServer, size: usize) -> Pair {
+    quick_pair_with(server, json!({"type": "quick_match", "size": size})).await
+}
+
+/// Two clients paired by quick match for boards of `size` won by `win` in a row.
+pub async fn quick_pair_k(server: &TestServer, size: usize, win: usize) -> Pair {
+    quick_pair_with(server, json!({"type": "quick_match", "size": size, "win": win})).await
+}
+
+/// Two clients paired by the same `quick_match` request.
+async fn quick_pair_with(server: &TestServer, request: Value) -> Pair {
     let mut a = server.client().await;
     let mut b = server.client().await;
-    a.send(json!({"type": "quick_match", "size": size})).await;
-    assert_eq!(a.recv_type("queued").await["size"], size);
-    b.send(json!({"type": "quick_match", "size": size})).await;
+    a.send(request.clone()).await;
+    assert_eq!(a.recv_type("queued").await["size"], request["size"]);
+    b.send(request).await;
     let sa = a.recv_type("game_started").await;
     let sb = b.recv_type("game_started").await;
     assert_eq!(sa["room"], sb["room"]);
@@ -330,11 +340,18 @@ pub async fn play_out(pair: &mut Pair, moves: &[[usize; 2]]) -> Value {
     gx
 }
 
-/// Checks that a `game_over` with reason `line` or `draw` judges to its winner.
+/// Checks that a `game_over` with reason `line` or `draw` judges to its winner
+/// (the classic rule: a whole line wins).
 pub fn assert_judged(size: usize, game_over: &Value) {
+    assert_judged_k(size, size, game_over);
+}
+
+/// Checks that a `game_over` with reason `line` or `draw` judges to its
+/// winner on a `size` board won by `win` in a row.
+pub fn assert_judged_k(size: usize, win: usize, game_over: &Value) {
     let moves: Vec<[usize; 2]> = serde_json::from_value(game_over["moves"].clone()).expect("moves");
     let winner = game_over["winner"].as_u64().unwrap_or(99);
-    let verdict = judge(size, &moves).expect("a legal game");
+    let verdict = judge(size, win, &moves).expect("a legal game");
     match game_over["reason"].as_str() {
         Some("line") | Some("draw") => {
             assert_eq!(u64::from(verdict.winner_number()), winner, "{game_over}")

@@ -287,8 +287,8 @@ async fn finish_game(pair: &mut Pair, report: &mut Report, size: usize) -> Resul
     read_type(&mut pair.o, "game_over").await?;
     report.games += 1;
     let moves: Vec<[usize; 2]> = serde_json::from_value(over["moves"].clone()).unwrap_or_default();
-    let consistent =
-        judge(size, size, &moves).is_ok_and(|v| Some(u64::from(v.winner_number())) == over["winner"].as_u64());
+    let consistent = judge(size, size, &moves)
+        .is_ok_and(|v| Some(u64::from(v.winner_number())) == over["winner"].as_u64());
     if consistent {
         report.judged_ok += 1;
     } else {

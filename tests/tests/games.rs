@@ -16,7 +16,15 @@ async fn wins_on_every_line_and_draws_on_sizes_2_3_5() {
             assert_eq!(over["winner"], 1, "{n} {kind}");
             assert_eq!(over["reason"], "line");
             // winning_games takes row 0 and column 0; diagonals are index 0 by the contract.
-            assert_eq!(over["line"], json!({"kind": kind, "index": 0}), "{n} {kind}");
+            let cells: Vec<[usize; 2]> = (0..n)
+                .map(|i| match kind {
+                    "row" => [0, i],
+                    "col" => [i, 0],
+                    "diag" => [i, i],
+                    _ => [i, n - 1 - i],
+                })
+                .collect();
+            assert_eq!(over["line"], json!({"kind": kind, "index": 0, "cells": cells}), "{n} {kind}");
             assert_eq!(over["moves"], json!(moves));
             assert_eq!(over["room"], json!(pair.room));
             assert_judged(n, &over);
@@ -58,7 +66,7 @@ async fn player_two_wins_a_column_and_moved_fields_are_complete() {
     }
     let over = pair.x.recv_type("game_over").await;
     assert_eq!(over["winner"], 2);
-    assert_eq!(over["line"], json!({"kind": "col", "index": 2}));
+    assert_eq!(over["line"], json!({"kind": "col", "index": 2, "cells": [[0, 2], [1, 2], [2, 2]]}));
     assert_judged(3, &over);
     server.shutdown().await;
 }

@@ -143,7 +143,7 @@ async fn a_spectator_joining_mid_game_sees_the_same_end() {
         assert!(seen.get("id").is_none());
     }
     let over = pair.x.recv_type("game_over").await;
-    assert_eq!(over["line"], json!({"kind": "col", "index": 0}));
+    assert_eq!(over["line"], json!({"kind": "col", "index": 0, "cells": [[0, 0], [1, 0], [2, 0]]}));
     assert_eq!(watcher.recv_type("game_over").await, over);
     server.shutdown().await;
 }

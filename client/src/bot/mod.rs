@@ -16,10 +16,11 @@ pub trait Strategy: Send {
     fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String>;
 }
 
-/// The strategy called `name` (`perfect`, `random`), if there is one.
+/// The strategy called `name` (`perfect`, `heuristic`, `random`), if there is one.
 pub fn by_name(name: &str) -> Option<Box<dyn Strategy>> {
     match name {
         "perfect" => Some(Box::new(perfect::Perfect::default())),
+        "heuristic" => Some(Box::new(heuristic::Heuristic)),
         "random" => Some(Box::new(random::Random)),
         _ => None,
     }

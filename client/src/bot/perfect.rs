@@ -19,6 +19,8 @@ enum Bound {
 /// Never loses a game that can be saved, on any board the search finishes.
 #[derive(Debug, Default)]
 pub struct Perfect {
+    /// The board size and win length the table holds values for.
+    rule: (usize, usize),
     keys: Vec<[u64; 2]>,
     table: HashMap<u64, (i8, Bound)>,
     deadline: Option<Instant>,
@@ -29,8 +31,9 @@ pub struct Perfect {
 struct OutOfTime;
 
 impl Perfect {
-    fn prepare(&mut self, n: usize) {
-        if self.keys.len() != n * n {
+    fn prepare(&mut self, n: usize, win: usize) {
+        if self.rule != (n, win) {
+            self.rule = (n, win);
             let mut rng = rand::rng();
             self.keys = (0..n * n).map(|_| [rng.random(), rng.random()]).collect();
             self.table.clear();
@@ -133,7 +136,7 @@ fn ordered(game: &Game) -> Vec<(usize, usize)> {
 
 impl Strategy for Perfect {
     fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String> {
-        self.prepare(game.size());
+        self.prepare(game.size(), game.win());
         self.deadline = Some(Instant::now() + think);
         self.nodes = 0;
         Ok(self.search(game).unwrap_or_else(|| heuristic::choose(game)))

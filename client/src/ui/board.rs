@@ -1,21 +1,12 @@
 //! Drawing the board and the status line as text, with or without colour.
 
 use crossterm::style::Stylize;
-use tictactoe_protocol::{Line, LineKind, Player};
+use tictactoe_protocol::Player;
+#[cfg(test)]
+use tictactoe_protocol::Status;
 
 use super::input::column_name;
 use crate::view::View;
-
-/// Whether `(row, col)` lies on `line` of an n×n board.
-fn on_line(line: Option<Line>, n: usize, row: usize, col: usize) -> bool {
-    match line {
-        Some(Line { kind: LineKind::Row, index }) => row == index,
-        Some(Line { kind: LineKind::Col, index }) => col == index,
-        Some(Line { kind: LineKind::Diag, .. }) => row == col,
-        Some(Line { kind: LineKind::AntiDiag, .. }) => row + col + 1 == n,
-        None => false,
-    }
-}
 
 /// The board as lines: column letters on top, row numbers on the left. With
 /// `colour`, marks are coloured, the last move is reversed, the winning line
@@ -46,7 +37,7 @@ pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<
                 'O' => mark.to_string().blue().bold(),
                 _ => "·".to_string().dark_grey(),
             };
-            if on_line(line, n, r, c) {
+            if line.is_some_and(|l| l.contains(r, c)) {
                 cell = cell.on_green();
             } else if view.last == Some((r, c)) {
                 cell = cell.reverse();
@@ -78,6 +69,10 @@ pub fn status(view: &View) -> String {
         }
         None => {}
     }
+    let n = view.game.size();
+    if view.game.win() < n {
+        parts.push(format!("{} in a row", view.game.win()));
+    }
     if let Some(result) = view.result_line() {
         parts.push(result);
     } else if let Some(turn) = view.game.turn().filter(|_| view.names.len() == 2) {
@@ -97,11 +92,15 @@ pub fn status(view: &View) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tictactoe_protocol::{EndReason, Game};
+    use tictactoe_protocol::{EndReason, Game, Line, LineKind};
 
     fn view(size: usize, moves: &[(usize, usize)]) -> View {
-        let mut v = View::new(size);
-        v.game = Game::new(size).unwrap();
+        view_k(size, size, moves)
+    }
+
+    fn view_k(size: usize, win: usize, moves: &[(usize, usize)]) -> View {
+        let mut v = View::new(size, win);
+        v.game = Game::with_win(size, win).unwrap();
         for &(r, c) in moves {
             v.game.play(r, c).unwrap();
         }
@@ -127,7 +126,8 @@ mod tests {
     #[test]
     fn colour_marks_the_winning_line_and_cursor() {
         let mut v = view(3, &[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]);
-        v.over = Some((Some(Player::X), EndReason::Line, Some(Line { kind: LineKind::Row, index: 0 })));
+        let row = Line { kind: LineKind::Row, index: 0, start: [0, 0], len: 3 };
+        v.over = Some((Some(Player::X), EndReason::Line, Some(row)));
         let lines = render(&v, Some((2, 2)), true);
         assert!(lines[1].contains("\u{1b}["), "escape codes in colour mode");
         assert_ne!(lines[1], lines[2]);
@@ -145,5 +145,19 @@ mod tests {
         assert!(status(&v).contains("your turn"));
         v.over = Some((Some(Player::O), EndReason::Resign, None));
         assert!(status(&v).contains("Result: You won (resign)"));
+    }
+
+    #[test]
+    fn connect_k_says_the_rule_and_marks_the_run_cell_by_cell() {
+        // X wins the anti-diagonal (0,4) (1,3) (2,2) on a 5×5 board, three in a row.
+        let mut v = view_k(5, 3, &[(0, 4), (4, 4), (1, 3), (4, 0), (2, 2)]);
+        assert!(status(&v).starts_with("3 in a row"), "{}", status(&v));
+        let Status::Won { line, .. } = v.game.status() else { panic!("X has won") };
+        v.over = Some((Some(Player::X), EndReason::Line, Some(line)));
+        let lines = render(&v, None, true);
+        // Rows 1 to 3 hold a highlighted cell; rows 4 and 5 do not.
+        for (row, text) in lines.iter().enumerate().skip(1) {
+            assert_eq!(text.contains("\u{1b}[48;5;10m"), row <= 3, "row {row}: {text:?}");
+        }
     }
 }

@@ -71,8 +71,8 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                             println!("Waiting for the opponent to accept…");
                             awaiting = Awaiting::Nothing;
                         } else if answer == "n" {
-                            let size = view.game.size() as i64;
-                            link.send(ClientMessage::QuickMatch { size: Some(size) }).await?;
+                            let (size, win) = (view.game.size() as i64, view.game.win() as i64);
+                            link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await?;
                             awaiting = Awaiting::Nothing;
                         } else {
                             let _ = link.send(ClientMessage::Leave {}).await;

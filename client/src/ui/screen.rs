@@ -88,8 +88,8 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
                         s.view.note = "rematch asked; waiting for the opponent".into();
                     }
                     Action::NewMatch => {
-                        let size = s.view.game.size() as i64;
-                        link.send(ClientMessage::QuickMatch { size: Some(size) }).await?;
+                        let (size, win) = (s.view.game.size() as i64, s.view.game.win() as i64);
+                        link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await?;
                     }
                     Action::Quit => {
                         let _ = link.send(ClientMessage::Leave {}).await;

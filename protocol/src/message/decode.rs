@@ -29,10 +29,11 @@ enum Key {
     Row,
     Col,
     Token,
+    Win,
     Other,
 }
 
-const KEYS: [(&str, Key); 9] = [
+const KEYS: [(&str, Key); 10] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -42,6 +43,7 @@ const KEYS: [(&str, Key); 9] = [
     ("row", Key::Row),
     ("col", Key::Col),
     ("token", Key::Token),
+    ("win", Key::Win),
 ];
 
 impl Key {
@@ -69,7 +71,7 @@ impl<'de> Deserialize<'de> for Key {
 /// A frame's known fields as raw JSON, before any of them is interpreted.
 #[derive(Default)]
 struct Fields<'a> {
-    raw: [Option<&'a RawValue>; 9],
+    raw: [Option<&'a RawValue>; KEYS.len()],
     /// A known field that appeared twice.
     twice: Option<Key>,
 }
@@ -180,8 +182,12 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
         "hello" => {
             ClientMessage::Hello { name: read.string(Key::Name)?, protocol: read.opt_int(Key::Protocol)? }
         }
-        "quick_match" => ClientMessage::QuickMatch { size: read.opt_int(Key::Size)? },
-        "create_room" => ClientMessage::CreateRoom { size: read.opt_int(Key::Size)? },
+        "quick_match" => {
+            ClientMessage::QuickMatch { size: read.opt_int(Key::Size)?, win: read.opt_int(Key::Win)? }
+        }
+        "create_room" => {
+            ClientMessage::CreateRoom { size: read.opt_int(Key::Size)?, win: read.opt_int(Key::Win)? }
+        }
         "join_room" => ClientMessage::JoinRoom { room: read.string(Key::Room)? },
         "spectate" => ClientMessage::Spectate { room: read.string(Key::Room)? },
         "move" => ClientMessage::Move { row: read.int(Key::Row)?, col: read.int(Key::Col)? },

@@ -15,9 +15,13 @@ fn every_client_message_decodes_from_contract_json() {
             ClientMessage::Hello { name: "ann".into(), protocol: Some(1) },
         ),
         (r#"{"type":"hello","name":"bob"}"#, ClientMessage::Hello { name: "bob".into(), protocol: None }),
-        (r#"{"type":"quick_match"}"#, ClientMessage::QuickMatch { size: None }),
-        (r#"{"type":"quick_match","size":5}"#, ClientMessage::QuickMatch { size: Some(5) }),
-        (r#"{"type":"create_room","size":4}"#, ClientMessage::CreateRoom { size: Some(4) }),
+        (r#"{"type":"quick_match"}"#, ClientMessage::QuickMatch { size: None, win: None }),
+        (r#"{"type":"quick_match","size":5}"#, ClientMessage::QuickMatch { size: Some(5), win: None }),
+        (r#"{"type":"create_room","size":4}"#, ClientMessage::CreateRoom { size: Some(4), win: None }),
+        (
+            r#"{"type":"quick_match","size":15,"win":5}"#,
+            ClientMessage::QuickMatch { size: Some(15), win: Some(5) },
+        ),
         (r#"{"type":"join_room","room":"ABCD"}"#, ClientMessage::JoinRoom { room: "ABCD".into() }),
         (r#"{"type":"spectate","room":"ABCD"}"#, ClientMessage::Spectate { room: "ABCD".into() }),
         (r#"{"type":"move","row":1,"col":2}"#, ClientMessage::Move { row: 1, col: 2 }),
@@ -112,17 +116,18 @@ fn every_server_message_encodes_to_contract_json() {
                 "handshake_timeout_ms":5000}}),
         ),
         (
-            ServerMessage::Queued { size: 3, id: Some(RequestId::Int(1)) },
-            json!({"type":"queued","size":3,"id":1}),
+            ServerMessage::Queued { size: 3, win: 3, id: Some(RequestId::Int(1)) },
+            json!({"type":"queued","size":3,"win":3,"id":1}),
         ),
         (
-            ServerMessage::RoomCreated { room: room.clone(), size: 3, id: None },
-            json!({"type":"room_created","room":"K7QM3XPA2B","size":3}),
+            ServerMessage::RoomCreated { room: room.clone(), size: 15, win: 5, id: None },
+            json!({"type":"room_created","room":"K7QM3XPA2B","size":15,"win":5}),
         ),
         (
             ServerMessage::GameStarted {
                 room: room.clone(),
                 size: 3,
+                win: 3,
                 you: Player::O,
                 mark: Player::O,
                 players: players.clone(),
@@ -130,7 +135,7 @@ fn every_server_message_encodes_to_contract_json() {
                 resume_token: "00ff".into(),
                 turn_timeout_ms: 30000,
             },
-            json!({"type":"game_started","room":"K7QM3XPA2B","size":3,"you":2,"mark":"O",
+            json!({"type":"game_started","room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
                 "players":[{"name":"ann"},{"name":"bob"}],"turn":1,"resume_token":"00ff",
                 "turn_timeout_ms":30000}),
         ),
@@ -189,6 +194,7 @@ fn every_server_message_encodes_to_contract_json() {
             ServerMessage::State {
                 room: room.clone(),
                 size: 2,
+                win: 2,
                 board: vec!["X.".into(), "..".into()],
                 moves: vec![[0, 0]],
                 turn: Some(Player::O),
@@ -197,7 +203,7 @@ fn every_server_message_encodes_to_contract_json() {
                 clock_ms: Some(1200),
                 id: None,
             },
-            json!({"type":"state","room":"K7QM3XPA2B","size":2,"board":["X.",".."],
+            json!({"type":"state","room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
                 "moves":[[0,0]],"turn":2,"players":[{"name":"ann"},{"name":"bob"}],
                 "you":null,"clock_ms":1200}),
         ),
@@ -280,13 +286,16 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         (r#"{"type":"move","row":-0,"col":1.0}"#.to_owned(), ClientMessage::Move { row: 0, col: 1 }),
         (
             format!(r#"{{"type":"quick_match","size":{big}}}"#),
-            ClientMessage::QuickMatch { size: Some(i64::MAX) },
+            ClientMessage::QuickMatch { size: Some(i64::MAX), win: None },
         ),
         (
             r#"{"type":"create_room","size":-1e19}"#.to_owned(),
-            ClientMessage::CreateRoom { size: Some(i64::MIN) },
+            ClientMessage::CreateRoom { size: Some(i64::MIN), win: None },
         ),
-        (r#"{"type":"quick_match","size":null}"#.to_owned(), ClientMessage::QuickMatch { size: None }),
+        (
+            r#"{"type":"quick_match","size":null}"#.to_owned(),
+            ClientMessage::QuickMatch { size: None, win: None },
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(client(&text).message, want, "{text}");
@@ -304,6 +313,7 @@ fn every_refusal_names_its_field() {
         (r#"{"type":"hello","name":7}"#, "\"name\""),
         (r#"{"type":"hello","name":"a","protocol":"1"}"#, "\"protocol\""),
         (r#"{"type":"quick_match","size":"3"}"#, "\"size\""),
+        (r#"{"type":"create_room","win":[5]}"#, "\"win\""),
         (r#"{"type":"join_room","room":null}"#, "\"room\""),
         (r#"{"type":"resume"}"#, "\"token\""),
         (r#"{"type":"ping","id":1.5}"#, "\"id\""),
@@ -332,6 +342,7 @@ fn every_error_code_has_its_snake_case_name() {
         (ErrorCode::UnsupportedProtocol, "unsupported_protocol"),
         (ErrorCode::InvalidName, "invalid_name"),
         (ErrorCode::InvalidSize, "invalid_size"),
+        (ErrorCode::InvalidWin, "invalid_win"),
         (ErrorCode::Busy, "busy"),
         (ErrorCode::NotInGame, "not_in_game"),
         (ErrorCode::NotYourTurn, "not_your_turn"),

@@ -235,7 +235,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out an effect of `leave` or of the connection's end.
     pub(super) async fn apply(&self, effect: Effect) {
         match effect {
-            Effect::Cancel(size) => self.send_lobby(LobbyCmd::Cancel { conn: self.id, size }).await,
+            Effect::Cancel(rules) => self.send_lobby(LobbyCmd::Cancel { conn: self.id, rules }).await,
             effect => self.tell_room(effect),
         }
     }

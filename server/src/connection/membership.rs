@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::cmd::{Outbound, RoomCmd};
 use crate::queue;
+use crate::room::Rules;
 
 /// The refusal for a room request from a connection that is in no room.
 pub const NOT_IN_GAME: &str = "not in a game; send quick_match, create_room or join_room first";
@@ -19,7 +20,7 @@ enum Place {
     /// A request is with the lobby, or (`queued` holds the size of a quick
     /// match) the connection waits in the matchmaking queue.
     Lobby {
-        queued: Option<usize>,
+        queued: Option<Rules>,
         /// `leave` arrived before the lobby answered.
         leave: bool,
         /// The request was `spectate`: the room it enters is free to leave.
@@ -36,7 +37,7 @@ pub enum Effect {
     /// Nothing.
     None,
     /// Tell the lobby to take it out of the queue for this size.
-    Cancel(usize),
+    Cancel(Rules),
     /// Send `leave` to this room.
     Leave(queue::Sender<RoomCmd>),
     /// Tell this room the connection is gone.
@@ -59,7 +60,7 @@ impl Membership {
     /// `busy` text otherwise.
     pub fn enter(
         &mut self,
-        queued: Option<usize>,
+        queued: Option<Rules>,
         spectate: bool,
     ) -> Result<Option<queue::Sender<RoomCmd>>, &'static str> {
         let leaving = match &self.place {
@@ -102,10 +103,10 @@ impl Membership {
     pub fn leave(&mut self) -> Effect {
         match &mut self.place {
             Place::Idle => Effect::None,
-            Place::Lobby { queued: Some(size), .. } => {
-                let size = *size;
+            Place::Lobby { queued: Some(rules), .. } => {
+                let rules = *rules;
                 self.place = Place::Idle;
-                Effect::Cancel(size)
+                Effect::Cancel(rules)
             }
             Place::Lobby { leave, .. } => {
                 *leave = true;
@@ -170,7 +171,7 @@ impl Membership {
     pub fn close(&mut self) -> Effect {
         match std::mem::take(&mut self.place) {
             Place::Room { tx, .. } => Effect::Disconnect(tx),
-            Place::Lobby { queued: Some(size), .. } => Effect::Cancel(size),
+            Place::Lobby { queued: Some(rules), .. } => Effect::Cancel(rules),
             _ => Effect::None,
         }
     }
@@ -197,7 +198,7 @@ mod tests {
     fn a_quick_match_queues_then_enters_a_room_and_plays() {
         let mut m = Membership::default();
         assert!(m.room().is_err());
-        assert!(matches!(m.enter(Some(3), false), Ok(None)));
+        assert!(matches!(m.enter(Some(Rules::classic(3)), false), Ok(None)));
         // Still with the lobby: another request is busy, a move is not in a game.
         assert_eq!(
             m.enter(None, false).unwrap_err(),
@@ -209,7 +210,7 @@ mod tests {
         m.signal(Outbound::Live { room: code.clone(), live: true });
         assert!(m.room().is_ok());
         // A game in progress: no leaving implicitly.
-        assert!(m.enter(Some(3), false).unwrap_err().starts_with("already in a room"));
+        assert!(m.enter(Some(Rules::classic(3)), false).unwrap_err().starts_with("already in a room"));
         // Over: free to go, leaving the room on the way.
         m.signal(Outbound::Live { room: code.clone(), live: false });
         assert!(matches!(m.enter(None, false), Ok(Some(_))));
@@ -225,16 +226,16 @@ mod tests {
         assert!(matches!(entered(&mut m, &code, &tx), Effect::Leave(_)));
         assert_eq!(m.room().unwrap_err(), NOT_IN_GAME, "idle again");
         // A quick match left before the pairing: the room is left on arrival too.
-        m.enter(Some(3), false).unwrap();
-        assert!(matches!(m.leave(), Effect::Cancel(3)));
+        m.enter(Some(Rules::classic(3)), false).unwrap();
+        assert!(matches!(m.leave(), Effect::Cancel(r) if r == Rules::classic(3)));
         assert!(matches!(entered(&mut m, &code, &tx), Effect::Leave(_)));
     }
 
     #[test]
     fn leaving_the_queue_or_a_room_and_refusals() {
         let mut m = Membership::default();
-        m.enter(Some(4), false).unwrap();
-        assert!(matches!(m.leave(), Effect::Cancel(4)));
+        m.enter(Some(Rules::classic(4)), false).unwrap();
+        assert!(matches!(m.leave(), Effect::Cancel(r) if r == Rules::classic(4)));
         assert!(matches!(m.leave(), Effect::None), "nothing left to leave");
         m.enter(None, false).unwrap();
         m.signal(Outbound::Refused);
@@ -279,8 +280,8 @@ mod tests {
         entered(&mut m, &code, &tx);
         assert!(matches!(m.close(), Effect::Disconnect(_)));
         let mut q = Membership::default();
-        q.enter(Some(3), false).unwrap();
-        assert!(matches!(q.close(), Effect::Cancel(3)));
+        q.enter(Some(Rules::classic(3)), false).unwrap();
+        assert!(matches!(q.close(), Effect::Cancel(r) if r == Rules::classic(3)));
         let mut gone = Membership::default();
         gone.enter(None, false).unwrap();
         gone.signal(Outbound::Entered { room: Arc::from("R8"), tx: room("R8").1 });

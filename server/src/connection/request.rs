@@ -4,13 +4,13 @@
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, RequestId, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ErrorCode, Game, PROTOCOL_VERSION, RequestId, ServerMessage};
 
 use super::io::{Connection, End, refusal};
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
 use crate::config::MAX_NAME_CHARS;
 use crate::queue::{self, TrySendError};
-use crate::room::{ROOM_CLOSED, Request as RoomRequest};
+use crate::room::{ROOM_CLOSED, Request as RoomRequest, Rules};
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
@@ -31,31 +31,30 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 self.name = name.into();
                 None
             }
-            ClientMessage::QuickMatch { size } | ClientMessage::CreateRoom { size }
-                if !self.size_ok(size) =>
+            ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win }
+                if self.rules(size, win).is_err() =>
             {
-                let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
-                self.reply(refusal(ErrorCode::InvalidSize, format!("size must be from {min} to {max}"), id))
-                    .await
+                let Err((code, text)) = self.rules(size, win) else { return None };
+                self.reply(refusal(code, text, id)).await
             }
-            ClientMessage::QuickMatch { size } => {
-                let size = size.map_or(3, |s| s as usize);
+            ClientMessage::QuickMatch { size, win } => {
+                let rules = self.rules(size, win).ok()?;
                 let name = self.name.clone();
-                self.lobby_request(id.clone(), Some(size), false, |conn| LobbyCmd::QuickMatch {
+                self.lobby_request(id.clone(), Some(rules), false, |conn| LobbyCmd::QuickMatch {
                     conn,
                     name,
-                    size,
+                    rules,
                     id,
                 })
                 .await
             }
-            ClientMessage::CreateRoom { size } => {
-                let size = size.map_or(3, |s| s as usize);
+            ClientMessage::CreateRoom { size, win } => {
+                let rules = self.rules(size, win).ok()?;
                 let name = self.name.clone();
                 self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::CreateRoom {
                     conn,
                     name,
-                    size,
+                    rules,
                     id,
                 })
                 .await
@@ -89,9 +88,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    fn size_ok(&self, size: Option<i64>) -> bool {
-        let c = &self.shared.config;
-        size.is_none_or(|s| usize::try_from(s).is_ok_and(|s| (c.min_size..=c.max_size).contains(&s)))
+    /// The rules a `quick_match` or `create_room` asks for: `size` (3 when
+    /// absent) within the server's range, `win` (`size` when absent) within
+    /// `min(3, size)..=size`; else the refusal.
+    fn rules(&self, size: Option<i64>, win: Option<i64>) -> Result<Rules, (ErrorCode, String)> {
+        let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
+        let size = size.map_or(Ok(3), usize::try_from).ok().filter(|s| (min..=max).contains(s));
+        let Some(size) = size else {
+            return Err((ErrorCode::InvalidSize, format!("size must be from {min} to {max}")));
+        };
+        let least = Game::min_win(size);
+        match win.map_or(Ok(size), usize::try_from) {
+            Ok(win) if (least..=size).contains(&win) => Ok(Rules { size, win }),
+            _ => Err((
+                ErrorCode::InvalidWin,
+                format!(
+                    "win must be from {least} to {size} on a {size}x{size} board (absent: {size}, a whole line)"
+                ),
+            )),
+        }
     }
 
     /// Sends a request that puts the connection somewhere new, if it is free
@@ -99,7 +114,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn lobby_request(
         &mut self,
         id: Option<RequestId>,
-        queued: Option<usize>,
+        queued: Option<Rules>,
         spectate: bool,
         cmd: impl FnOnce(ConnHandle) -> LobbyCmd,
     ) -> Option<End> {

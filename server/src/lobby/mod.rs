@@ -16,7 +16,7 @@ use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::codes;
 use crate::config::ROOM_INBOX;
 use crate::queue;
-use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
+use crate::room::{INVALID_TOKEN, Room, Rules, Settings, token_room};
 
 /// The refusal for a board the engine cannot make (connections check sizes
 /// against the configured range first).
@@ -35,8 +35,8 @@ pub struct NewRoom {
 /// The lobby's state.
 #[derive(Debug)]
 pub struct Lobby {
-    /// Players waiting, per board size, first come first served.
-    queues: HashMap<usize, VecDeque<(ConnHandle, Arc<str>)>>,
+    /// Players waiting, per board size and win length, first come first served.
+    queues: HashMap<Rules, VecDeque<(ConnHandle, Arc<str>)>>,
     /// Every open room's inbox by its code.
     rooms: HashMap<Arc<str>, queue::Sender<RoomCmd>>,
     settings: Settings,
@@ -51,12 +51,12 @@ impl Lobby {
     /// Handles one command at `now`; returns the room it opened, if any.
     pub fn handle(&mut self, cmd: LobbyCmd, now: Instant) -> Option<NewRoom> {
         match cmd {
-            LobbyCmd::QuickMatch { conn, name, size, id } => {
-                return self.quick_match(conn, name, size, id, now);
+            LobbyCmd::QuickMatch { conn, name, rules, id } => {
+                return self.quick_match(conn, name, rules, id, now);
             }
-            LobbyCmd::CreateRoom { conn, name, size, id } => {
+            LobbyCmd::CreateRoom { conn, name, rules, id } => {
                 let code = self.new_code();
-                match Room::private(code, size, self.settings, conn.id, name, id.clone()) {
+                match Room::private(code, rules, self.settings, conn.id, name, id.clone()) {
                     Ok(room) => return Some(self.open(room, vec![conn])),
                     Err(code) => refuse(&conn, code, BAD_SIZE, id),
                 }
@@ -80,8 +80,8 @@ impl Lobby {
                     None => refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
                 }
             }
-            LobbyCmd::Cancel { conn, size } => {
-                if let Some(q) = self.queues.get_mut(&size) {
+            LobbyCmd::Cancel { conn, rules } => {
+                if let Some(q) = self.queues.get_mut(&rules) {
                     q.retain(|(c, _)| c.id != conn);
                 }
             }
@@ -92,10 +92,10 @@ impl Lobby {
         None
     }
 
-    /// How many players wait for boards of `size`.
+    /// How many players wait for games with `rules`.
     #[cfg(test)]
-    fn waiting(&self, size: usize) -> usize {
-        self.queues.get(&size).map_or(0, VecDeque::len)
+    fn waiting(&self, rules: Rules) -> usize {
+        self.queues.get(&rules).map_or(0, VecDeque::len)
     }
 
     /// How many rooms are open.
@@ -108,14 +108,14 @@ impl Lobby {
         &mut self,
         conn: ConnHandle,
         name: Arc<str>,
-        size: usize,
+        rules: Rules,
         id: Option<RequestId>,
         now: Instant,
     ) -> Option<NewRoom> {
-        if !conn.frame(&encode(&ServerMessage::Queued { size, id })) {
+        if !conn.frame(&encode(&ServerMessage::Queued { size: rules.size, win: rules.win, id })) {
             return None;
         }
-        let queue = self.queues.entry(size).or_default();
+        let queue = self.queues.entry(rules).or_default();
         queue.retain(|(c, _)| !c.is_closed());
         let Some((other, other_name)) = queue.pop_front() else {
             queue.push_back((conn, name));
@@ -128,7 +128,7 @@ impl Lobby {
             ((conn, name), (other, other_name))
         };
         let code = self.new_code();
-        match Room::paired(code, size, self.settings, (first.0.id, first.1), (second.0.id, second.1), now) {
+        match Room::paired(code, rules, self.settings, (first.0.id, first.1), (second.0.id, second.1), now) {
             Ok(room) => Some(self.open(room, vec![first.0, second.0])),
             Err(code) => {
                 refuse(&first.0, code, BAD_SIZE, None);

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::queue::Recv;
-use crate::room::Output;
+use crate::room::{Output, Rules};
 use std::time::Duration;
 
 fn settings() -> Settings {
@@ -38,7 +38,11 @@ fn got(rx: &mut queue::Receiver<Outbound>) -> Vec<String> {
 }
 
 fn quick(lobby: &mut Lobby, c: &ConnHandle, size: usize) -> Option<NewRoom> {
-    let cmd = LobbyCmd::QuickMatch { conn: c.clone(), name: format!("p{}", c.id).into(), size, id: None };
+    quick_k(lobby, c, Rules::classic(size))
+}
+
+fn quick_k(lobby: &mut Lobby, c: &ConnHandle, rules: Rules) -> Option<NewRoom> {
+    let cmd = LobbyCmd::QuickMatch { conn: c.clone(), name: format!("p{}", c.id).into(), rules, id: None };
     lobby.handle(cmd, Instant::now())
 }
 
@@ -62,7 +66,7 @@ fn quick_match_pairs_first_come_first_served_within_a_size() {
     assert_eq!(members(&first), [1, 2]);
     assert_eq!(got(&mut ra), ["queued".to_owned(), format!("entered:{}", first.room.code())]);
     assert!(quick(&mut lobby, &c, 3).is_none());
-    assert_eq!((lobby.waiting(3), lobby.waiting(4)), (1, 1));
+    assert_eq!((lobby.waiting(Rules::classic(3)), lobby.waiting(Rules::classic(4))), (1, 1));
     let second = quick(&mut lobby, &e, 3).expect("c, waiting longest, is paired with e");
     assert_eq!(members(&second), [3, 5]);
     assert_ne!(first.room.code(), second.room.code());
@@ -93,18 +97,31 @@ fn a_paired_room_starts_its_game_with_a_random_first_player() {
 }
 
 #[test]
+fn quick_match_pairs_only_the_same_win_length() {
+    let mut lobby = Lobby::new(settings());
+    let (a, _ra) = conn(1);
+    let (b, _rb) = conn(2);
+    let (c, _rc) = conn(3);
+    assert!(quick_k(&mut lobby, &a, Rules { size: 15, win: 5 }).is_none());
+    assert!(quick_k(&mut lobby, &b, Rules { size: 15, win: 15 }).is_none(), "same size, other rule");
+    let new = quick_k(&mut lobby, &c, Rules { size: 15, win: 5 }).expect("the same rules pair");
+    assert_eq!(members(&new), [1, 3]);
+    assert_eq!(lobby.waiting(Rules { size: 15, win: 15 }), 1);
+}
+
+#[test]
 fn leaving_the_queue_and_gone_connections_are_not_paired() {
     let mut lobby = Lobby::new(settings());
     let (a, _ra) = conn(1);
     let (b, rb) = conn(2);
     let (c, _rc) = conn(3);
     quick(&mut lobby, &a, 3);
-    lobby.handle(LobbyCmd::Cancel { conn: 1, size: 3 }, Instant::now());
-    assert_eq!(lobby.waiting(3), 0);
+    lobby.handle(LobbyCmd::Cancel { conn: 1, rules: Rules::classic(3) }, Instant::now());
+    assert_eq!(lobby.waiting(Rules::classic(3)), 0);
     quick(&mut lobby, &b, 3);
     drop(rb);
     assert!(quick(&mut lobby, &c, 3).is_none(), "b's connection is gone");
-    assert_eq!(lobby.waiting(3), 1);
+    assert_eq!(lobby.waiting(Rules::classic(3)), 1);
 }
 
 #[test]
@@ -112,7 +129,7 @@ fn a_private_room_is_found_by_its_code_as_typed() {
     let mut lobby = Lobby::new(settings());
     let (a, mut ra) = conn(1);
     let (b, mut rb) = conn(2);
-    let cmd = LobbyCmd::CreateRoom { conn: a.clone(), name: "a".into(), size: 3, id: None };
+    let cmd = LobbyCmd::CreateRoom { conn: a.clone(), name: "a".into(), rules: Rules::classic(3), id: None };
     let mut new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().clone();
     assert_eq!(got(&mut ra), [format!("entered:{code}")]);
@@ -155,7 +172,7 @@ fn a_room_that_stopped_reading_refuses_at_once() {
     let mut lobby = Lobby::new(settings());
     let (a, _ra) = conn(1);
     let (b, mut rb) = conn(2);
-    let cmd = LobbyCmd::CreateRoom { conn: a, name: "a".into(), size: 3, id: None };
+    let cmd = LobbyCmd::CreateRoom { conn: a, name: "a".into(), rules: Rules::classic(3), id: None };
     let new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().to_string();
     drop(new);

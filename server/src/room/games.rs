@@ -40,7 +40,7 @@ impl Room {
 
     /// Starts a game between the two seated players.
     pub(super) fn start(&mut self, now: Instant) {
-        self.game = match Game::new(self.size) {
+        self.game = match Game::with_win(self.rules.size, self.rules.win) {
             Ok(g) => g,
             Err(_) => return self.close(),
         };
@@ -57,6 +57,7 @@ impl Room {
             let msg = ServerMessage::GameStarted {
                 room: self.code.clone(),
                 size: self.size,
+                win: self.rules.win,
                 you,
                 mark: you,
                 players: players.clone(),

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
     ClosedReason, EndReason, ErrorCode, Game, MoveError, Outcome, Player, PlayerInfo, RequestId,
-    ServerMessage, Status,
+    ServerMessage, SizeError, Status,
 };
 
 use clock::TurnClock;
@@ -45,6 +45,22 @@ pub enum Request {
     Leave,
     /// Send me the room's `state` (seated players and spectators alike).
     Sync,
+}
+
+/// The rules of a room's games: the board's size and how many in a row win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rules {
+    /// The board's side length.
+    pub size: usize,
+    /// Marks in a row that win: `min(3, size)..=size`.
+    pub win: usize,
+}
+
+impl Rules {
+    /// The classic rule on a `size` board: a whole line wins.
+    pub fn classic(size: usize) -> Rules {
+        Rules { size, win: size }
+    }
 }
 
 /// The timers a room runs with.
@@ -154,6 +170,7 @@ pub const ROOM_CLOSED: &str =
 #[derive(Debug)]
 pub struct Room {
     code: Arc<str>,
+    rules: Rules,
     size: usize,
     settings: Settings,
     seats: [Option<Seat>; 2],
@@ -178,11 +195,15 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl Room {
-    fn empty(code: Arc<str>, size: usize, settings: Settings) -> Result<Room, ErrorCode> {
-        let game = Game::new(size).map_err(|_| ErrorCode::InvalidSize)?;
+    fn empty(code: Arc<str>, rules: Rules, settings: Settings) -> Result<Room, ErrorCode> {
+        let game = Game::with_win(rules.size, rules.win).map_err(|e| match e {
+            SizeError::OutOfRange(_) => ErrorCode::InvalidSize,
+            SizeError::Win { .. } => ErrorCode::InvalidWin,
+        })?;
         Ok(Room {
             code,
-            size,
+            rules,
+            size: rules.size,
             settings,
             seats: [None, None],
             game,
@@ -200,15 +221,16 @@ impl Room {
     /// A private room held by its creator, who is told the code (`room_created`).
     pub fn private(
         code: Arc<str>,
-        size: usize,
+        rules: Rules,
         settings: Settings,
         creator: ConnId,
         name: Arc<str>,
         id: Option<RequestId>,
     ) -> Result<Room, ErrorCode> {
-        let mut room = Room::empty(code, size, settings)?;
+        let mut room = Room::empty(code, rules, settings)?;
         room.seats[0] = Some(Seat::new(&room.code, creator, name));
-        let msg = ServerMessage::RoomCreated { room: room.code.clone(), size, id };
+        let msg =
+            ServerMessage::RoomCreated { room: room.code.clone(), size: rules.size, win: rules.win, id };
         room.out.send(creator, msg);
         Ok(room)
     }
@@ -216,13 +238,13 @@ impl Room {
     /// A room for two matched players; `first` is player 1. The game starts now.
     pub fn paired(
         code: Arc<str>,
-        size: usize,
+        rules: Rules,
         settings: Settings,
         first: (ConnId, Arc<str>),
         second: (ConnId, Arc<str>),
         now: Instant,
     ) -> Result<Room, ErrorCode> {
-        let mut room = Room::empty(code, size, settings)?;
+        let mut room = Room::empty(code, rules, settings)?;
         room.seats =
             [Some(Seat::new(&room.code, first.0, first.1)), Some(Seat::new(&room.code, second.0, second.1))];
         room.start(now);
@@ -389,6 +411,7 @@ impl Room {
         ServerMessage::State {
             room: self.code.clone(),
             size: self.size,
+            win: self.rules.win,
             board: self.game.board(),
             moves: self.game.moves().to_vec(),
             turn: if playing { self.game.turn() } else { None },

@@ -68,7 +68,9 @@ fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
 
 /// A room where A is player 1 and B player 2, game started at `t0`.
 fn started(t0: Instant) -> Room {
-    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
+    let mut room =
+        Room::paired("ROOM".into(), Rules::classic(3), settings(), (A, "a".into()), (B, "b".into()), t0)
+            .unwrap();
     let got = out(&mut room);
     for (conn, you) in [(A, Player::X), (B, Player::O)] {
         assert!(
@@ -80,7 +82,9 @@ fn started(t0: Instant) -> Room {
 
 /// A started room where A is player 1 and B player 2, and the resume token of `seat`'s player.
 fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
-    let mut room = Room::paired("ROOM".into(), 3, settings(), (A, "a".into()), (B, "b".into()), t0).unwrap();
+    let mut room =
+        Room::paired("ROOM".into(), Rules::classic(3), settings(), (A, "a".into()), (B, "b".into()), t0)
+            .unwrap();
     let got = out(&mut room);
     let token = msgs_to(&got, seat).into_iter().find_map(|m| match m {
         ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
@@ -152,7 +156,10 @@ fn a_win_ends_the_game_for_everyone_and_judges_the_same() {
     }
     assert!(msgs_to(&got, A).iter().any(|m| matches!(
         m,
-        ServerMessage::GameOver { line: Some(Line { kind: LineKind::AntiDiag, index: 0 }), .. }
+        ServerMessage::GameOver {
+            line: Some(Line { kind: LineKind::AntiDiag, index: 0, start: [0, 2], len: 3 }),
+            ..
+        }
     )));
     assert!(got.contains(&(A, Got::Live(false))));
     let got = mv(&mut room, B, 2, 2, t0);
@@ -309,7 +316,8 @@ fn rematch_swaps_seats_and_renews_tokens() {
 fn disconnect_without_grace_loses_at_once() {
     let t0 = Instant::now();
     let quick = Settings { turn_timeout: None, grace: Duration::ZERO };
-    let mut room = Room::paired("ROOM".into(), 3, quick, (A, "a".into()), (B, "b".into()), t0).unwrap();
+    let mut room =
+        Room::paired("ROOM".into(), Rules::classic(3), quick, (A, "a".into()), (B, "b".into()), t0).unwrap();
     out(&mut room);
     assert_eq!(room.next_deadline(), None);
     room.disconnect(A, t0);
@@ -322,7 +330,8 @@ fn disconnect_without_grace_loses_at_once() {
 fn private_room_waits_then_fills_and_refuses_a_third() {
     let t0 = Instant::now();
     let mut room =
-        Room::private("ROOM".into(), 4, settings(), A, "a".into(), Some(RequestId::Int(1))).unwrap();
+        Room::private("ROOM".into(), Rules::classic(4), settings(), A, "a".into(), Some(RequestId::Int(1)))
+            .unwrap();
     let got = out(&mut room);
     assert!(matches!(
         msgs_to(&got, A)[..],
@@ -353,7 +362,7 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     let got = mv(&mut room, A, 0, 0, t0);
     assert!(msgs_to(&got, S).is_empty(), "a spectator who left gets nothing");
 
-    let mut waiting = Room::private("W".into(), 3, settings(), A, "a".into(), None).unwrap();
+    let mut waiting = Room::private("W".into(), Rules::classic(3), settings(), A, "a".into(), None).unwrap();
     waiting.disconnect(A, t0);
     assert!(waiting.is_closed());
 }
@@ -443,7 +452,8 @@ fn grace_running_out_ends_the_game_then_closes_the_room() {
 fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
     let t0 = Instant::now();
     for leave in [true, false] {
-        let mut room = Room::private("ROOM".into(), 3, settings(), A, "a".into(), None).unwrap();
+        let mut room =
+            Room::private("ROOM".into(), Rules::classic(3), settings(), A, "a".into(), None).unwrap();
         room.spectate(S, None, t0);
         out(&mut room);
         if leave {
