@@ -307,3 +307,59 @@ async fn watch_follows_rematches_and_exits_when_the_room_closes() {
     assert!(text.contains("the room has closed"), "{text}");
     server.shutdown().await;
 }
+
+#[test]
+fn judge_with_a_win_length_agrees_with_the_reference_board() {
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    use tictactoe_protocol::Status;
+    use tictactoe_protocol::oracle::Board;
+    let mut rng = StdRng::seed_from_u64(19);
+    let mut verdicts = std::collections::BTreeSet::new();
+    for size in 3..=15usize {
+        for win in 3..=size {
+            // A random game, stopped at a random point (sometimes before its end).
+            let mut cells: Vec<[usize; 2]> = (0..size * size).map(|i| [i / size, i % size]).collect();
+            cells.shuffle(&mut rng);
+            let stop = if rng.random_bool(0.3) { rng.random_range(0..cells.len()) } else { cells.len() };
+            let mut board = Board::new(size, win);
+            let mut moves = Vec::new();
+            for &[r, c] in cells.iter().take(stop) {
+                if board.status().is_over() {
+                    break;
+                }
+                board.play(r, c).expect("a legal move");
+                moves.push([r, c]);
+            }
+            let want = match board.status() {
+                Status::Won { winner, .. } => {
+                    if winner.number() == 1 {
+                        "A"
+                    } else {
+                        "B"
+                    }
+                }
+                Status::Draw => "Draw",
+                Status::InProgress { .. } => "Pending",
+            };
+            let out = Command::new(TTT)
+                .args(["judge", "--size", &size.to_string(), "--win", &win.to_string()])
+                .arg(serde_json::to_string(&moves).expect("json"))
+                .output()
+                .expect("ttt judge");
+            assert!(out.status.success(), "{size}/{win}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want, "{size}/{win} {moves:?}");
+            verdicts.insert(want);
+        }
+    }
+    assert!(verdicts.len() >= 3, "the games reach several verdicts: {verdicts:?}");
+    // A win length the size does not allow is a clear error.
+    let out =
+        Command::new(TTT).args(["judge", "--size", "5", "--win", "2", "[]"]).output().expect("ttt judge");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("win length 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

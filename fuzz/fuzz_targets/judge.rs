@@ -1,4 +1,4 @@
-//! `judge` on arbitrary sizes and move lists: never a panic; a verdict agrees
+//! `judge` on arbitrary sizes, win lengths and move lists: never a panic; a verdict agrees
 //! with the engine replaying the same list, and an error names a real index
 //! at which the engine refuses (or the game was already over).
 #![no_main]
@@ -10,15 +10,17 @@ use tictactoe_protocol::{Game, JudgeError, Verdict, judge};
 #[derive(Debug, Arbitrary)]
 struct Input {
     size: u8,
+    win: u8,
     moves: Vec<[u8; 2]>,
 }
 
 fuzz_target!(|input: Input| {
     let size = usize::from(input.size % 16);
+    let win = usize::from(input.win % 17);
     let moves: Vec<[usize; 2]> = input.moves.iter().map(|&[r, c]| [usize::from(r), usize::from(c)]).collect();
-    let verdict = judge(size, &moves);
-    let Ok(mut game) = Game::new(size) else {
-        assert!(verdict.is_err(), "size 0 is refused");
+    let verdict = judge(size, win, &moves);
+    let Ok(mut game) = Game::with_win(size, win) else {
+        assert!(verdict.is_err(), "size 0 and win lengths outside min(3, size)..=size are refused");
         return;
     };
     let mut refused_at = None;

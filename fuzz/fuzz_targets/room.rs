@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use tictactoe_protocol::{EndReason, Game, Player, ServerMessage, Verdict, judge};
-use tictactoe_server::outbound::{ConnId, Outbound};
-use tictactoe_server::room::{Request, Room, Settings};
+use tictactoe_server::room::{ConnId, Output, Request, Room, Rules, Settings};
 
 const SLOTS: usize = 4;
 const OBSERVER: ConnId = 1000;
@@ -38,6 +37,7 @@ enum Op {
 #[derive(Debug, Arbitrary)]
 struct Input {
     size: u8,
+    win: u8,
     paired: bool,
     turn_ms: Option<u16>,
     grace_ms: u16,
@@ -47,6 +47,7 @@ struct Input {
 /// What the fuzzer knows of the room from its output alone.
 struct Watch {
     size: usize,
+    win: usize,
     /// The game in progress, replayed from `moved`.
     live: Option<Game>,
     /// Which connection holds each seat (player 1, player 2).
@@ -57,51 +58,57 @@ struct Watch {
 }
 
 impl Watch {
-    /// Checks one batch of output; `mover` is the connection whose `move` caused it.
-    fn check(&mut self, out: Vec<(ConnId, Outbound)>, mover: Option<ConnId>, inside: &mut [bool; SLOTS], conns: &[ConnId; SLOTS]) {
-        let mut seen: Vec<Arc<str>> = Vec::new();
-        for (to, item) in out {
-            let frame = match item {
-                Outbound::Frame(frame) => frame,
-                Outbound::Released { .. } | Outbound::Replaced { .. } => {
+    /// Checks the room's output since the last call; `mover` is the
+    /// connection whose `move` caused it.
+    fn check(&mut self, room: &mut Room, mover: Option<ConnId>, inside: &mut [bool; SLOTS], conns: &[ConnId; SLOTS]) {
+        let (outputs, recipients) = room.drain();
+        let mut batch: Vec<(ConnId, ServerMessage, bool)> = Vec::new();
+        for output in outputs {
+            match output {
+                Output::Send { to, msg } => batch.push((to, msg, true)),
+                // A broadcast is one message: handled once, for its first recipient.
+                Output::Broadcast { msg, to } => {
+                    for (i, &to) in recipients[to].iter().enumerate() {
+                        batch.push((to, msg.clone(), i == 0));
+                    }
+                }
+                Output::Release { to } | Output::Replace { to } => {
                     if let Some(slot) = conns.iter().position(|&c| c == to) {
                         inside[slot] = false;
                     }
-                    continue;
                 }
-                _ => continue,
-            };
-            let msg: ServerMessage = serde_json::from_str(&frame).expect("every frame is a server message");
-            // A broadcast is one shared payload: handle each once.
-            let text: Arc<str> = Arc::from(frame.as_str());
-            let first = !seen.contains(&text);
-            if first {
-                seen.push(text);
+                Output::Live { .. } => {}
             }
+        }
+        for (to, msg, first) in batch {
+            // Every message is a valid server message on the wire.
+            let text = serde_json::to_string(&msg).expect("a message serializes");
+            let back: ServerMessage = serde_json::from_str(&text).expect("every frame is a server message");
+            assert_eq!(back, msg);
             match msg {
-                ServerMessage::GameStarted { size, you, resume_token, .. } => {
-                    assert_eq!(size, self.size);
-                    self.seats[usize::from(you - 1)] = Some(to);
+                ServerMessage::GameStarted { size, win, you, resume_token, .. } => {
+                    assert_eq!((size, win), (self.size, self.win));
+                    self.seats[usize::from(you.number() - 1)] = Some(to);
                     self.tokens.push(resume_token);
-                    if you == 1 {
+                    if you == Player::X {
                         assert!(self.live.is_none(), "a game started while another was open");
-                        self.live = Some(Game::new(size).expect("size"));
+                        self.live = Some(Game::with_win(size, win).expect("rules"));
                         self.started += 1;
                     }
                 }
                 ServerMessage::State { you: Some(you), moves, .. } => {
-                    self.seats[usize::from(you - 1)] = Some(to);
+                    self.seats[usize::from(you.number() - 1)] = Some(to);
                     if let Some(game) = &self.live {
                         assert_eq!(moves, game.moves(), "a resumed player sees the game's moves");
                     }
                 }
                 ServerMessage::Moved { row, col, player, seq, .. } if first => {
                     let game = self.live.as_mut().expect("a move outside a game");
-                    let who = Player::from_number(player).expect("player 1 or 2");
+                    let who = player;
                     assert_eq!(game.turn(), Some(who), "a move out of turn");
                     game.play_as(who, row, col).expect("a legal move");
                     assert_eq!(seq, game.moves().len());
-                    let seat = self.seats[usize::from(player - 1)];
+                    let seat = self.seats[usize::from(player.number() - 1)];
                     assert_eq!(mover, seat, "moved by the connection holding the seat");
                 }
                 ServerMessage::GameOver { winner, reason, moves, .. } if first => {
@@ -111,8 +118,8 @@ impl Watch {
                     if matches!(reason, EndReason::Line | EndReason::Draw) {
                         let list: Vec<[usize; 2]> =
                             moves.iter().map(|&[r, c]| [usize::from(r), usize::from(c)]).collect();
-                        let verdict = judge(self.size, self.size, &list).expect("a legal record");
-                        assert_eq!(verdict.winner_number(), winner);
+                        let verdict = judge(self.size, self.win, &list).expect("a legal record");
+                        assert_eq!(verdict.winner_number(), winner.map_or(0, Player::number));
                         assert_ne!(verdict, Verdict::Pending);
                     }
                 }
@@ -123,7 +130,10 @@ impl Watch {
 }
 
 fuzz_target!(|input: Input| {
-    let size = usize::from(input.size % 3) + 2;
+    let size = usize::from(input.size % 4) + 2;
+    let least = Game::min_win(size);
+    let win = least + usize::from(input.win) % (size - least + 1);
+    let rules = Rules { size, win };
     let settings = Settings {
         turn_timeout: input.turn_ms.map(|ms| Duration::from_millis(u64::from(ms).max(1))),
         grace: Duration::from_millis(u64::from(input.grace_ms % 3000)),
@@ -138,18 +148,17 @@ fuzz_target!(|input: Input| {
     let mut room = if input.paired {
         inside[0] = true;
         inside[1] = true;
-        Room::paired(code, size, settings, (1, name.clone()), (2, name.clone()), now)
+        Room::paired(code, rules, settings, (1, name.clone()), (2, name.clone()), now)
     } else {
         inside[0] = true;
-        Room::private(code, size, settings, 1, name.clone(), None)
+        Room::private(code, rules, settings, 1, name.clone(), None)
     }
     .expect("a valid size");
     // A spectator that stays to the end sees every game_over, even of a game
     // whose players have both dropped.
     room.spectate(OBSERVER, None, now);
-    let mut watch = Watch { size, live: None, seats: [None; 2], tokens: Vec::new(), started: 0, ended: 0 };
-    let out: Vec<_> = room.drain().collect();
-    watch.check(out, None, &mut inside, &conns);
+    let mut watch = Watch { size, win, live: None, seats: [None; 2], tokens: Vec::new(), started: 0, ended: 0 };
+    watch.check(&mut room, None, &mut inside, &conns);
 
     for op in input.ops {
         if room.is_closed() {
@@ -193,15 +202,13 @@ fuzz_target!(|input: Input| {
             }
             _ => continue,
         }
-        let out: Vec<_> = room.drain().collect();
-        watch.check(out, mover, &mut inside, &conns);
+        watch.check(&mut room, mover, &mut inside, &conns);
         if let Some(deadline) = room.next_deadline() {
             assert!(deadline >= start, "a deadline in the past of the room's start");
         }
     }
     room.shutdown();
-    let out: Vec<_> = room.drain().collect();
-    watch.check(out, None, &mut inside, &conns);
+    watch.check(&mut room, None, &mut inside, &conns);
     assert!(room.is_closed(), "shutdown closes the room");
     assert!(watch.live.is_none(), "a started game never got its game_over");
     assert_eq!(watch.started, watch.ended);

@@ -1,7 +1,10 @@
-//! Time per move of the counter engine against the two slower approaches
-//! (scan the touched lines: O(n); scan the whole board: O(n²)), which live
-//! here only as baselines. Each iteration plays one move and takes it back, on
-//! a rotating set of cells spread over the board.
+//! Time per move of the engine against slower approaches, which live here
+//! only as baselines. `move`: the classic rule (a whole line) against scanning
+//! the touched lines (O(n)) and the whole board (O(n²)) on an empty board.
+//! `connect_k`: every (size, win) pair against scanning from the move in the
+//! four directions (O(win)), on a board filled with runs one short of a win,
+//! so that the scan has to walk them. Each iteration plays one move and takes
+//! it back, on a rotating set of cells.
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -110,5 +113,101 @@ fn per_move(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_move);
+/// The (size, win) pairs of the connect-k bench.
+const RULES: [(usize, usize); 6] = [(3, 3), (15, 5), (100, 5), (100, 100), (1000, 5), (1000, 1000)];
+
+/// A board filled with runs one short of `win`, and the empty cells where
+/// `X`, to move, joins two of them. Even rows are `X`'s with an `O` every
+/// `win`th cell, odd rows the same with the marks swapped (so that the counts
+/// stay equal and no column or diagonal holds a long run); a last odd row
+/// stays empty. Each bench cell sits mid-run in an `X` row, and the cell below
+/// it is left empty too, to keep the counts equal.
+fn runs_board(n: usize, win: usize) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let pairs = n / 2;
+    let mut holes = Vec::new();
+    let runs_per_row = n.div_ceil(win);
+    for k in 0..128usize {
+        let r = 2 * ((k * 7) % pairs);
+        let c = ((k * 13) % runs_per_row) * win + win / 2;
+        if c < n && c % win != win - 1 && !holes.contains(&(r, c)) {
+            holes.push((r, c));
+        }
+    }
+    let mut marks = vec![0u8; n * n];
+    for r in 0..2 * pairs {
+        for c in 0..n {
+            let x_row = r % 2 == 0;
+            let brk = c % win == win - 1;
+            marks[r * n + c] = if x_row != brk { 1 } else { 2 };
+        }
+    }
+    for &(r, c) in &holes {
+        marks[r * n + c] = 0;
+        marks[(r + 1) * n + c] = 0;
+    }
+    (marks, holes)
+}
+
+/// The engine with `marks` played (alternately, `X` first); `X` is to move.
+fn filled_game(n: usize, win: usize, marks: &[u8]) -> Game {
+    let mut game = Game::with_win(n, win).expect("valid rules");
+    let xs = (0..n * n).filter(|&i| marks[i] == 1);
+    let os = (0..n * n).filter(|&i| marks[i] == 2);
+    for (x, o) in xs.zip(os) {
+        game.play(x / n, x % n).expect("a legal move");
+        game.play(o / n, o % n).expect("a legal move");
+    }
+    assert!(game.turn() == Some(tictactoe_protocol::Player::X), "the filling wins nothing");
+    game
+}
+
+/// The O(win) baseline: walk from the move along each direction over the
+/// mover's marks, at most `win - 1` cells each way.
+fn scan_win(marks: &[u8], n: usize, win: usize, r: usize, c: usize, m: u8) -> bool {
+    let holds = |r: isize, c: isize| {
+        r >= 0 && c >= 0 && (r as usize) < n && (c as usize) < n && marks[r as usize * n + c as usize] == m
+    };
+    [(0isize, 1isize), (1, 0), (1, 1), (1, -1)].into_iter().any(|(dr, dc)| {
+        let count = |sign: isize| {
+            (1..win as isize)
+                .take_while(|&i| holds(r as isize + sign * i * dr, c as isize + sign * i * dc))
+                .count()
+        };
+        count(-1) + 1 + count(1) >= win
+    })
+}
+
+fn connect_k(c: &mut Criterion) {
+    let mut group = c.benchmark_group("connect_k");
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(2));
+    for (n, win) in RULES {
+        let (marks, holes) = runs_board(n, win);
+        let label = format!("{n}/{win}");
+        group.bench_with_input(BenchmarkId::new("engine", &label), &holes, |b, holes| {
+            let mut game = filled_game(n, win, &marks);
+            let mut i = 0;
+            b.iter(|| {
+                let (r, c) = holes[i];
+                i = (i + 1) % holes.len();
+                let _ = black_box(game.play(black_box(r), black_box(c)));
+                game.undo();
+            });
+        });
+        group.bench_with_input(BenchmarkId::new("directional_scan", &label), &holes, |b, holes| {
+            let mut marks = marks.clone();
+            let mut i = 0;
+            b.iter(|| {
+                let (r, c) = holes[i];
+                i = (i + 1) % holes.len();
+                marks[r * n + c] = 1;
+                black_box(scan_win(&marks, n, black_box(win), r, c, 1));
+                marks[r * n + c] = 0;
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_move, connect_k);
 criterion_main!(benches);
