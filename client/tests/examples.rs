@@ -207,3 +207,35 @@ async fn a_slow_engine_does_not_stop_the_bridge_answering_pings() {
     assert_eq!((games(&summary), games(&out)), (1, 1), "bridge: {out} bot: {summary}");
     server.shutdown().await;
 }
+
+/// An example bot and `ttt bot --strategy heuristic` meet in quick match on
+/// 9×9, four in a row, and agree on the result.
+async fn plays_connect_k(mut bot: tokio::process::Command) {
+    let server = fast_server().await;
+    let url = server.url();
+    bot.args(["--server", &url, "--size", "9", "--win", "4"]);
+    let player = tokio::spawn(async move { run(&mut bot, Duration::from_secs(60)).await });
+    let mut ttt = tokio::process::Command::new(TTT);
+    ttt.args(["bot", "--server", &url, "--size", "9", "--win", "4", "--strategy", "heuristic"]);
+    let (ok, summary, err) = run(&mut ttt, Duration::from_secs(60)).await;
+    assert!(ok, "ttt bot: {summary}{err}");
+    let (ok, out, err) = player.await.expect("bot task");
+    assert!(ok, "example bot: {out}{err}");
+    agree(&out, summary.trim());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_example_bot_plays_connect_k() {
+    python_ready().await;
+    let mut bot = tokio::process::Command::new("python3");
+    bot.arg(examples().join("bots/python/bot.py"));
+    plays_connect_k(bot).await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_plays_connect_k() {
+    let mut bot = tokio::process::Command::new("node");
+    bot.arg(js_ready().await.join("bot.js"));
+    plays_connect_k(bot).await;
+}

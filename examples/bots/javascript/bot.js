@@ -15,29 +15,32 @@
 'use strict';
 const WebSocket = require('ws');
 
-const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, join: null, games: 1 };
+const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, win: null, join: null, games: 1 };
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 
-// Every winning line of an n x n board, as arrays of [row, col].
-function lines(n) {
+// Every run of `win` cells in a row, column or diagonal of an n x n board, as arrays of [row, col].
+function lines(n, win) {
   const all = [];
-  for (let i = 0; i < n; i++) {
-    all.push([...Array(n).keys()].map((j) => [i, j]));
-    all.push([...Array(n).keys()].map((j) => [j, i]));
+  for (const [dr, dc] of [[0, 1], [1, 0], [1, 1], [1, -1]]) {
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < n; c++) {
+        const er = r + dr * (win - 1);
+        const ec = c + dc * (win - 1);
+        if (er >= 0 && er < n && ec >= 0 && ec < n) all.push([...Array(win).keys()].map((i) => [r + i * dr, c + i * dc]));
+      }
+    }
   }
-  all.push([...Array(n).keys()].map((i) => [i, i]));
-  all.push([...Array(n).keys()].map((i) => [i, n - 1 - i]));
   return all;
 }
 
 // Win now, else block, else the free cell nearest the centre.
-function choose(board, me, avoid) {
+function choose(board, me, avoid, win) {
   const n = board.length;
   const isFree = ([r, c]) => board[r][c] === 0 && !avoid.has(`${r},${c}`);
   for (const who of [me, 3 - me]) {
-    for (const line of lines(n)) {
+    for (const line of lines(n, win)) {
       const empty = line.filter(isFree);
-      if (line.filter(([r, c]) => board[r][c] === who).length === n - 1 && empty.length === 1) return empty[0];
+      if (line.filter(([r, c]) => board[r][c] === who).length === win - 1 && empty.length === 1) return empty[0];
     }
   }
   const centre = (n - 1) / 2;
@@ -53,16 +56,17 @@ const send = (msg) => {
   last = msg;
   ws.send(JSON.stringify(msg));
 };
-const newGame = () => send({ type: 'quick_match', size: Number(args.size) });
+const newGame = () => send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}) });
 let board = null;
 let me = null;
+let win = null; // marks in a row that win; the size is the classic rule
 let played = 0;
 let rematchWait = 30000; // an unanswered rematch is given up after a turn's time
 let rematchTimer = null;
 const avoid = new Set();
 
 function move() {
-  const [row, col] = choose(board, me, avoid);
+  const [row, col] = choose(board, me, avoid, win);
   // The id comes back on our own `moved`, or on the `error` that refuses it.
   send({ type: 'move', row, col, id: `${row},${col}` });
 }
@@ -98,6 +102,7 @@ ws.on('message', (data) => {
       clearTimeout(rematchTimer);
       board = Array.from({ length: msg.size }, () => Array(msg.size).fill(0));
       me = msg.you;
+      win = msg.win ?? msg.size;
       console.log(`playing ${'XO'[me - 1]} in room ${msg.room}`);
       if (msg.turn === me) move();
       break;

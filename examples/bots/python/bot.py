@@ -22,23 +22,28 @@ import sys
 import websockets
 
 
-def lines(n):
-    """Every winning line of an n x n board, as lists of (row, col)."""
-    rows = [[(r, c) for c in range(n)] for r in range(n)]
-    cols = [[(r, c) for r in range(n)] for c in range(n)]
-    return rows + cols + [[(i, i) for i in range(n)], [(i, n - 1 - i) for i in range(n)]]
+def lines(n, win):
+    """Every run of `win` cells in a row, column or diagonal, as lists of (row, col)."""
+    runs = []
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        for r in range(n):
+            for c in range(n):
+                end_r, end_c = r + dr * (win - 1), c + dc * (win - 1)
+                if 0 <= end_r < n and 0 <= end_c < n:
+                    runs.append([(r + i * dr, c + i * dc) for i in range(win)])
+    return runs
 
 
-def choose(board, me, avoid):
+def choose(board, me, avoid, win):
     """Pick a cell: win now, else block, else the free cell nearest the centre."""
     n = len(board)
     free = [(r, c) for r in range(n) for c in range(n) if board[r][c] is None and (r, c) not in avoid]
     them = 3 - me
     for who in (me, them):  # first try to win, then to block
-        for line in lines(n):
+        for line in lines(n, win):
             marks = [board[r][c] for r, c in line]
             empty = [cell for cell in line if board[cell[0]][cell[1]] is None and cell in free]
-            if marks.count(who) == n - 1 and len(empty) == 1:
+            if marks.count(who) == win - 1 and len(empty) == 1:
                 return empty[0]
     centre = (n - 1) / 2
     return min(free, key=lambda rc: abs(rc[0] - centre) + abs(rc[1] - centre))
@@ -58,15 +63,17 @@ async def play(args):
         # An unanswered rematch is given up after a turn's time (30 s untimed).
         rematch_wait = (welcome["limits"]["turn_timeout_ms"] or 30000) / 1000
         new_game = {"type": "quick_match", "size": args.size}
+        if args.win:
+            new_game["win"] = args.win
         await send({"type": "hello", "name": args.name})
         await send({"type": "join_room", "room": args.join} if args.join else new_game)
 
-        board, me, avoid = None, None, set()
+        board, me, avoid, win = None, None, set(), None
         played, rematch_until = 0, None
         clock = asyncio.get_running_loop().time
 
         async def move():
-            row, col = choose(board, me, avoid)
+            row, col = choose(board, me, avoid, win)
             # The id comes back on our own `moved`, or on the `error` that refuses it.
             await send({"type": "move", "row": row, "col": col, "id": f"{row},{col}"})
 
@@ -95,6 +102,7 @@ async def play(args):
             if kind == "game_started":
                 n = msg["size"]
                 board, me, rematch_until = [[None] * n for _ in range(n)], msg["you"], None
+                win = msg.get("win", n)  # marks in a row that win; n is the classic rule
                 print(f"playing {'XO'[me - 1]} in room {msg['room']}", flush=True)
                 if msg["turn"] == me:
                     await move()
@@ -144,6 +152,7 @@ def main():
     p.add_argument("--server", default=os.environ.get("TTT_SERVER", "ws://127.0.0.1:7878"))
     p.add_argument("--name", default="python-bot")
     p.add_argument("--size", type=int, default=3)
+    p.add_argument("--win", type=int, help="marks in a row that win (default: the size)")
     p.add_argument("--join", help="room code to join instead of quick match")
     p.add_argument("--games", type=int, default=1, help="games to play (rematch, or find a new opponent)")
     sys.exit(asyncio.run(play(p.parse_args())))
