@@ -201,7 +201,7 @@ impl Game {
         self.moves.push([row as u16, col as u16]);
 
         let line = match self.runs.as_mut() {
-            Some(runs) => runs.play(player, row, col, &self.occupied),
+            Some(runs) => runs.play(player, row, col),
             None => self.count(player, row, col),
         };
         self.status = match line {
