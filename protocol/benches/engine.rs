@@ -2,8 +2,8 @@
 //! only as baselines. `move`: the classic rule (a whole line) against scanning
 //! the touched lines (O(n)) and the whole board (O(n²)) on an empty board.
 //! `connect_k`: every (size, win) pair against scanning from the move in the
-//! four directions (O(win)), on a board filled with runs one short of a win,
-//! so that the scan has to walk them. Each iteration plays one move and takes
+//! four directions (O(win)), on a board whose runs through the move are as
+//! long as the rule allows, so that the scan has to walk them. Each iteration plays one move and takes
 //! it back, on a rotating set of cells.
 #![allow(missing_docs)]
 
@@ -116,13 +116,49 @@ fn per_move(c: &mut Criterion) {
 /// The (size, win) pairs of the connect-k bench.
 const RULES: [(usize, usize); 6] = [(3, 3), (15, 5), (100, 5), (100, 100), (1000, 5), (1000, 1000)];
 
-/// A board filled with runs one short of `win`, and the empty cells where
-/// `X`, to move, joins two of them. Even rows are `X`'s with an `O` every
-/// `win`th cell, odd rows the same with the marks swapped (so that the counts
-/// stay equal and no column or diagonal holds a long run); a last odd row
-/// stays empty. Each bench cell sits mid-run in an `X` row, and the cell below
-/// it is left empty too, to keep the counts equal.
-fn runs_board(n: usize, win: usize) -> (Vec<u8>, Vec<(usize, usize)>) {
+/// The board each (size, win) pair is measured on, and the empty cells
+/// where `X`, to move, plays. The scan's work grows with the runs through the
+/// move, so the runs are as long as the rule allows:
+/// - a whole line wins (`win` = `size` ≥ 5): one empty cell on the main
+///   diagonal, with `X` on the rest of its row, its column, the main diagonal
+///   and the other diagonal through it but for each line's first cell (an
+///   `O`: no line is whole), and as many `O`s scattered apart (every third
+///   cell of every third row) elsewhere;
+/// - a shorter `win`: rows of one player's marks broken every `win`th cell
+///   (even rows `X`'s, odd rows the same with the marks swapped, a last odd
+///   row empty), the move joining two runs mid-row; the cell below each move
+///   stays empty too, to keep the counts equal;
+/// - a 3×3 board stays empty.
+fn rules_board(n: usize, win: usize) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut marks = vec![0u8; n * n];
+    if n < 5 {
+        return (marks, vec![(1, 1)]);
+    }
+    if win == n {
+        let h = n / 2;
+        let star = |r: usize, c: usize| r == h || c == h || r == c || r + c == 2 * h;
+        // Each line's first cell is an `O`, so that no line is whole and the
+        // scan walks all four.
+        let firsts = [(h, 0), (0, h), (0, 0), (2 * h - (n - 1), n - 1)];
+        let mut xs = 0;
+        let mut os = 0;
+        for r in 0..n {
+            for c in 0..n {
+                if firsts.contains(&(r, c)) {
+                    marks[r * n + c] = 2;
+                    os += 1;
+                } else if star(r, c) && (r, c) != (h, h) {
+                    marks[r * n + c] = 1;
+                    xs += 1;
+                }
+            }
+        }
+        let spots = (0..n * n).filter(|&i| i / n % 3 == 1 && i % n % 3 == 1 && !star(i / n, i % n));
+        for i in spots.take(xs - os) {
+            marks[i] = 2;
+        }
+        return (marks, vec![(h, h)]);
+    }
     let pairs = n / 2;
     let mut holes = Vec::new();
     let runs_per_row = n.div_ceil(win);
@@ -133,7 +169,6 @@ fn runs_board(n: usize, win: usize) -> (Vec<u8>, Vec<(usize, usize)>) {
             holes.push((r, c));
         }
     }
-    let mut marks = vec![0u8; n * n];
     for r in 0..2 * pairs {
         for c in 0..n {
             let x_row = r % 2 == 0;
@@ -182,7 +217,7 @@ fn connect_k(c: &mut Criterion) {
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));
     for (n, win) in RULES {
-        let (marks, holes) = runs_board(n, win);
+        let (marks, holes) = rules_board(n, win);
         let label = format!("{n}/{win}");
         group.bench_with_input(BenchmarkId::new("engine", &label), &holes, |b, holes| {
             let mut game = filled_game(n, win, &marks);
