@@ -92,6 +92,42 @@ impl Config {
 }
 
 impl Config {
+    /// Checks the settings that no server could run with, naming the flags
+    /// at fault: a size range that is empty or beyond the engine's, and
+    /// limits of zero where zero would stop every game or connection.
+    pub fn validate(&self) -> Result<(), String> {
+        let max = tictactoe_protocol::Game::MAX_SIZE;
+        if self.min_size == 0 || self.max_size > max {
+            return Err(format!(
+                "board sizes run from 1 to {max}: --min-size {} --max-size {}",
+                self.min_size, self.max_size
+            ));
+        }
+        if self.min_size > self.max_size {
+            return Err(format!(
+                "--min-size {} is larger than --max-size {}: no game could be played",
+                self.min_size, self.max_size
+            ));
+        }
+        let positive = [
+            ("--max-connections", self.max_connections as u64),
+            ("--handshake-timeout-ms", self.handshake_timeout_ms),
+            ("--ping-interval-ms", self.ping_interval_ms),
+            ("--outbound-queue", self.outbound_queue as u64),
+        ];
+        if let Some((flag, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("{flag} must be at least 1"));
+        }
+        // The longest request a client may need to send: a hello with a full name, a resume with a token.
+        if self.max_message_bytes < 256 {
+            return Err(format!(
+                "--max-message-bytes {} is too small for a request; use 256 or more",
+                self.max_message_bytes
+            ));
+        }
+        Ok(())
+    }
+
     /// Time allowed for the WebSocket handshake.
     pub fn handshake_timeout(&self) -> Duration {
         Duration::from_millis(self.handshake_timeout_ms)

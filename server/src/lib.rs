@@ -53,6 +53,7 @@ impl Server {
     /// once every task has finished.
     pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let config = self.config;
+        config.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
             (None, None) => None,

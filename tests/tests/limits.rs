@@ -171,3 +171,20 @@ async fn a_spectator_that_cannot_keep_up_is_dropped_not_waited_on() {
     drop(slow);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn settings_no_game_could_run_with_stop_the_server_with_the_flag_named() {
+    let cases = [
+        (Config { min_size: 5, max_size: 3, ..test_config() }, "--min-size 5 is larger than --max-size 3"),
+        (Config { min_size: 0, ..test_config() }, "board sizes run from 1"),
+        (Config { max_size: 5000, ..test_config() }, "--max-size 5000"),
+        (Config { ping_interval_ms: 0, ..test_config() }, "--ping-interval-ms must be at least 1"),
+        (Config { max_message_bytes: 100, ..test_config() }, "--max-message-bytes 100"),
+    ];
+    for (config, want) in cases {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let served = tictactoe_server::Server::new(config).serve(listener, std::future::pending());
+        let err = served.await.expect_err("refused at start");
+        assert!(err.to_string().contains(want), "{err} should say {want}");
+    }
+}
