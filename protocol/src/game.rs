@@ -204,12 +204,15 @@ impl Game {
             Some(runs) => runs.play(player, row, col),
             None => self.count(player, row, col),
         };
-        self.status = match line {
+        let status = match line {
             Some(line) => Status::Won { winner: player, line },
             None if self.moves.len() == n * n => Status::Draw,
             None => Status::InProgress { turn: player.other() },
         };
-        Ok(self.status)
+        // Returned from the local, not read back from `self`: a wide load of
+        // what was just stored piecewise stalls on store forwarding.
+        self.status = status;
+        Ok(status)
     }
 
     /// The classic rule: counts the move on its row, column and diagonals;
