@@ -21,6 +21,9 @@ pub struct View {
     pub over: Option<(Option<Player>, EndReason, Option<Line>)>,
     /// When the player to move runs out of time, if there is a timer.
     pub deadline: Option<Instant>,
+    /// While the server holds the turn clock (a player is away): the time
+    /// the player to move has left.
+    pub paused: Option<Duration>,
     /// A one-line note for the status bar (errors, disconnects, offers).
     pub note: String,
     /// Set once the room has closed under us: no rematch is possible.
@@ -44,6 +47,7 @@ impl View {
             last: None,
             over: None,
             deadline: None,
+            paused: None,
             note: String::new(),
             closed: None,
         }
@@ -55,8 +59,13 @@ impl View {
     }
 
     /// Milliseconds left on the clock of the player to move.
+    /// Milliseconds left on the clock of the player to move: frozen while
+    /// the server has paused it.
     pub fn clock_ms(&self) -> Option<u64> {
-        let d = self.deadline?.saturating_duration_since(Instant::now());
+        let d = match (self.paused, self.deadline) {
+            (Some(left), _) => left,
+            (None, deadline) => deadline?.saturating_duration_since(Instant::now()),
+        };
         Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 
@@ -105,9 +114,18 @@ impl View {
                 }
             }
             ServerMessage::OpponentDisconnected { grace_ms } => {
+                // The server pauses the turn clock while a player is away.
+                if let Some(deadline) = self.deadline.take() {
+                    self.paused = Some(deadline.saturating_duration_since(Instant::now()));
+                }
                 self.note = format!("opponent disconnected; they have {}s to come back", grace_ms / 1000);
             }
-            ServerMessage::OpponentReconnected {} => self.note = "opponent reconnected".into(),
+            ServerMessage::OpponentReconnected {} => {
+                if let Some(left) = self.paused.take() {
+                    self.deadline = Some(Instant::now() + left);
+                }
+                self.note = "opponent reconnected".into();
+            }
             ServerMessage::RematchOffered {} => self.note = "opponent offers a rematch".into(),
             ServerMessage::RoomClosed { reason, .. } => {
                 self.closed = Some(*reason);
@@ -136,18 +154,119 @@ impl View {
         self.game = game;
     }
 
-    /// One line saying how the game ended, from our seat's point of view.
+    /// One line saying how the game ended, in a player's words: from our
+    /// seat's point of view, or, watching, by the players' marks and names.
     pub fn result_line(&self) -> Option<String> {
         let (winner, reason, _) = self.over?;
-        let reason_text = serde_json::to_value(reason).ok()?.as_str()?.to_owned();
-        let who = match (winner, self.you) {
-            (None, _) if reason == EndReason::Draw => "Draw".to_owned(),
-            (None, _) => "No winner".to_owned(),
-            (Some(w), Some(me)) if w == me => "You won".to_owned(),
-            (Some(_), Some(_)) => "You lost".to_owned(),
-            (Some(w), None) => format!("Player {} won", w.number()),
+        let Some(winner) = winner else {
+            let why = match reason {
+                EndReason::Draw => "Draw — the board is full",
+                EndReason::Shutdown => "No winner — the server shut down",
+                _ => "No winner",
+            };
+            return Some(format!("Result: {why}"));
         };
-        Some(format!("Result: {who} ({reason_text})"))
+        let loser = winner.other();
+        let name = |p: Player| match self.names.get(usize::from(p.number() - 1)) {
+            Some(name) => format!("{} ({name})", p.mark()),
+            None => p.mark().to_string(),
+        };
+        let (head, them) = match self.you {
+            Some(me) if me == winner => ("You won".to_owned(), "your opponent".to_owned()),
+            Some(_) => ("You lost".to_owned(), "you".to_owned()),
+            None => (format!("{} won", name(winner)), loser.mark().to_string()),
+        };
+        let how = match reason {
+            EndReason::Resign => format!(" — {them} resigned"),
+            EndReason::Timeout => format!(" — {them} ran out of time"),
+            EndReason::Disconnect if them == "you" => " — your connection was gone too long".to_owned(),
+            EndReason::Disconnect => format!(" — {them} did not come back"),
+            _ => String::new(),
+        };
+        Some(format!("Result: {head}{how}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tictactoe_protocol::PlayerInfo;
+
+    fn started(you: Player, clock_ms: u64) -> View {
+        let mut v = View::default();
+        v.apply(&ServerMessage::GameStarted {
+            room: Arc::from("R"),
+            size: 3,
+            win: 3,
+            you,
+            mark: you,
+            players: vec![PlayerInfo { name: "ann".into() }, PlayerInfo { name: "bob".into() }],
+            turn: Player::X,
+            resume_token: Arc::from("t"),
+            turn_timeout_ms: clock_ms,
+        });
+        v
+    }
+
+    #[test]
+    fn the_clock_stops_while_the_opponent_is_away_and_goes_on_after() {
+        let mut v = started(Player::X, 30_000);
+        v.apply(&ServerMessage::OpponentDisconnected { grace_ms: 30_000 });
+        let frozen = v.clock_ms().expect("a clock");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(v.clock_ms(), Some(frozen), "paused: it does not count down");
+        v.apply(&ServerMessage::OpponentReconnected {});
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(v.clock_ms().is_some_and(|ms| ms < frozen), "running again");
+        // A snapshot from the server sets it anew.
+        v.apply(&ServerMessage::State {
+            room: Arc::from("R"),
+            size: 3,
+            win: 3,
+            board: vec!["...".into(); 3],
+            moves: vec![],
+            turn: Some(Player::X),
+            players: vec![],
+            you: Some(Player::X),
+            clock_ms: Some(5_000),
+            id: None,
+        });
+        assert!(v.clock_ms().is_some_and(|ms| ms <= 5_000 && ms > 4_000));
+    }
+
+    #[test]
+    fn results_are_told_in_words() {
+        let cases = [
+            (Player::X, Some(Player::X), EndReason::Line, "Result: You won"),
+            (Player::O, Some(Player::X), EndReason::Line, "Result: You lost"),
+            (Player::X, None, EndReason::Draw, "Result: Draw — the board is full"),
+            (Player::X, Some(Player::X), EndReason::Resign, "Result: You won — your opponent resigned"),
+            (Player::O, Some(Player::X), EndReason::Resign, "Result: You lost — you resigned"),
+            (Player::X, Some(Player::O), EndReason::Timeout, "Result: You lost — you ran out of time"),
+            (
+                Player::O,
+                Some(Player::O),
+                EndReason::Disconnect,
+                "Result: You won — your opponent did not come back",
+            ),
+            (
+                Player::O,
+                Some(Player::X),
+                EndReason::Disconnect,
+                "Result: You lost — your connection was gone too long",
+            ),
+            (Player::X, None, EndReason::Shutdown, "Result: No winner — the server shut down"),
+        ];
+        for (you, winner, reason, want) in cases {
+            let mut v = started(you, 0);
+            v.over = Some((winner, reason, None));
+            assert_eq!(v.result_line().as_deref(), Some(want), "{you:?} {winner:?} {reason:?}");
+        }
+        let mut watching = started(Player::X, 0);
+        watching.you = None;
+        watching.over = Some((Some(Player::X), EndReason::Resign, None));
+        assert_eq!(watching.result_line().as_deref(), Some("Result: X (ann) won — O resigned"));
     }
 }
 

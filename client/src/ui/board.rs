@@ -80,7 +80,8 @@ pub fn status(view: &View) -> String {
             if Some(turn) == view.you { "your turn".to_owned() } else { format!("{} to move", turn.mark()) };
         parts.push(whose);
         if let Some(ms) = view.clock_ms() {
-            parts.push(format!("{}.{}s", ms / 1000, (ms % 1000) / 100));
+            let paused = if view.paused.is_some() { " (clock paused)" } else { "" };
+            parts.push(format!("{}.{}s{paused}", ms / 1000, (ms % 1000) / 100));
         }
     }
     if let Some(room) = &view.room {
@@ -144,7 +145,7 @@ mod tests {
         v.game.play(0, 0).unwrap();
         assert!(status(&v).contains("your turn"));
         v.over = Some((Some(Player::O), EndReason::Resign, None));
-        assert!(status(&v).contains("Result: You won (resign)"));
+        assert!(status(&v).contains("Result: You won — your opponent resigned"));
     }
 
     #[test]
