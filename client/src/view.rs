@@ -187,6 +187,10 @@ impl View {
     }
 }
 
+fn clock(ms: Option<u64>) -> Option<Instant> {
+    ms.map(|ms| Instant::now() + Duration::from_millis(ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,8 +272,4 @@ mod tests {
         watching.over = Some((Some(Player::X), EndReason::Resign, None));
         assert_eq!(watching.result_line().as_deref(), Some("Result: X (ann) won — O resigned"));
     }
-}
-
-fn clock(ms: Option<u64>) -> Option<Instant> {
-    ms.map(|ms| Instant::now() + Duration::from_millis(ms))
 }
