@@ -89,6 +89,11 @@ impl Link {
         Ok(Link { url: url.to_owned(), ws, limits, token: None, pace })
     }
 
+    /// The command a friend runs to take the free seat of `room` on this server.
+    pub fn join_command(&self, room: &str) -> String {
+        format!("ttt play --join {room} --server {}", self.url)
+    }
+
     /// Sends one request.
     pub async fn send(&mut self, message: ClientMessage) -> Result<(), String> {
         let frame = ClientFrame { id: None, message };

@@ -363,3 +363,37 @@ fn judge_with_a_win_length_agrees_with_the_reference_board() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_tells_the_friend_the_exact_command() {
+    let server = server().await;
+    let url = server.url();
+    let text = tokio::task::spawn_blocking(move || {
+        let mut host = Command::new(TTT)
+            .args(["play", "--server", &url, "--name", "host", "--create"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start ttt play --create");
+        let mut out = BufReader::new(host.stdout.take().expect("stdout"));
+        let mut lines = Vec::new();
+        for _ in 0..3 {
+            let mut line = String::new();
+            out.read_line(&mut line).expect("a line");
+            lines.push(line);
+        }
+        let _ = host.kill();
+        let _ = host.wait();
+        (lines.concat(), url)
+    })
+    .await
+    .expect("host");
+    let (text, url) = text;
+    let code =
+        text.lines().find_map(|l| l.strip_prefix("Room code: ")).expect("a room code").trim().to_owned();
+    assert!(
+        text.contains(&format!("Your friend joins with: ttt play --join {code} --server {url}")),
+        "{text}"
+    );
+    server.shutdown().await;
+}

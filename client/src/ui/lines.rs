@@ -35,7 +35,7 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                         return Err(why);
                     }
                     view.apply(&msg);
-                    awaiting = show(&view, &msg, awaiting, watch);
+                    awaiting = show(&view, &msg, awaiting, watch, &link);
                     // A watcher stays for rematches, until the room closes.
                     if watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
                         return Ok(());
@@ -91,7 +91,7 @@ fn prompt() {
 }
 
 /// Prints what changed and returns what the next stdin line answers.
-fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Awaiting {
+fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link: &Link) -> Awaiting {
     let board = || {
         for line in render(view, None, false) {
             println!("{line}");
@@ -101,6 +101,7 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool) -> Aw
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
             println!("Room code: {room}");
+            println!("Your friend joins with: {}", link.join_command(room));
             println!("Waiting for an opponent to join…");
         }
         ServerMessage::Queued { .. } => println!("Waiting for an opponent…"),

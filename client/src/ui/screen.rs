@@ -68,6 +68,9 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
                         return Err(why);
                     }
                     s.view.apply(&msg);
+                    if let ServerMessage::RoomCreated { room, .. } = &msg {
+                        s.view.note = format!("room {room} is open; your friend joins with: {}", link.join_command(room));
+                    }
                     if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
                         s.cursor = (size / 2, size / 2);
                     }
@@ -146,6 +149,10 @@ impl Screen {
                 match target {
                     Err(e) => self.view.note = e,
                     Ok(_) if self.watch => {}
+                    Ok(_) if self.view.over.is_some() => {
+                        self.view.note =
+                            "the game is over: r for a rematch, n for a new game, q to quit".into();
+                    }
                     Ok(_) if !self.view.my_turn() => self.view.note = "not your turn yet".into(),
                     Ok((row, col)) if self.view.game.is_occupied(row, col) => {
                         self.view.note = "that cell is taken".into();
