@@ -10,7 +10,8 @@ use crate::view::View;
 
 /// The board as lines: column letters on top, row numbers on the left. With
 /// `colour`, marks are coloured, the last move is reversed, the winning line
-/// is green and the `cursor` cell is highlighted.
+/// is green and the `cursor` cell is highlighted; without, the same are
+/// marked with characters (`[X]`, `*`, `+`).
 pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<String> {
     let n = view.game.size();
     let cell_w = column_name(n - 1).len() + 1;
@@ -28,8 +29,26 @@ pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<
         for (c, mark) in row.chars().enumerate() {
             let pad = " ".repeat(cell_w - 1);
             if !colour {
-                text.push_str(&pad);
+                // Without colour the highlights are characters in the gap
+                // before a cell: the cursor in brackets, `*` before a cell of
+                // the winning run, `+` before the last move.
+                let marker = if cursor == Some((r, c)) {
+                    '['
+                } else if c > 0 && cursor == Some((r, c - 1)) {
+                    ']'
+                } else if line.is_some_and(|l| l.contains(r, c)) {
+                    '*'
+                } else if view.last == Some((r, c)) {
+                    '+'
+                } else {
+                    ' '
+                };
+                text.push_str(&pad[1..]);
+                text.push(marker);
                 text.push(mark);
+                if c + 1 == n && cursor == Some((r, c)) {
+                    text.push(']');
+                }
                 continue;
             }
             let mut cell = match mark {
@@ -133,6 +152,16 @@ mod tests {
         assert!(lines[1].contains("\u{1b}["), "escape codes in colour mode");
         assert_ne!(lines[1], lines[2]);
         assert!(render(&v, None, false).iter().all(|l| !l.contains('\u{1b}')));
+    }
+
+    #[test]
+    fn without_colour_the_cursor_the_run_and_the_last_move_are_characters() {
+        let mut v = view(3, &[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]);
+        v.last = Some((0, 2));
+        assert_eq!(render(&v, Some((1, 1)), false), vec!["   a b c", "1  X X+X", "2  O[O].", "3  . . ."]);
+        let Status::Won { line, .. } = v.game.status() else { panic!("X has won") };
+        v.over = Some((Some(Player::X), EndReason::Line, Some(line)));
+        assert_eq!(render(&v, Some((2, 2)), false), vec!["   a b c", "1 *X*X*X", "2  O O .", "3  . .[.]"]);
     }
 
     #[test]

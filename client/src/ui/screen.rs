@@ -178,7 +178,9 @@ fn draw(s: &Screen) {
     };
     let mut lines = vec![title, String::new()];
     let cursor = (!s.watch && s.view.over.is_none()).then_some(s.cursor);
-    lines.extend(render(&s.view, cursor, true));
+    // NO_COLOR (https://no-color.org): the highlights become characters.
+    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    lines.extend(render(&s.view, cursor, colour));
     lines.push(String::new());
     lines.push(status(&s.view));
     lines.push(s.view.note.clone());
