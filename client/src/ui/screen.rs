@@ -7,6 +7,7 @@ use std::time::Duration;
 use crossterm::event::{Event as Term, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, queue, terminal};
 use futures::StreamExt;
+use tokio::signal::unix::{SignalKind, signal};
 
 use tictactoe_protocol::{ClientMessage, ServerMessage};
 
@@ -41,6 +42,8 @@ struct Screen {
     cursor: (usize, usize),
     typed: String,
     watch: bool,
+    /// Leaving was asked for mid-game: the next `y` (or a second Ctrl-C) resigns.
+    confirming: bool,
 }
 
 /// What a key asks for.
@@ -57,7 +60,11 @@ enum Action {
 pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
-    let mut s = Screen { view: View::default(), cursor: (0, 0), typed: String::new(), watch };
+    let mut s =
+        Screen { view: View::default(), cursor: (0, 0), typed: String::new(), watch, confirming: false };
+    // SIGTERM and SIGHUP end the session like `q`: the terminal is restored.
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot watch signals: {e}"))?;
+    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot watch signals: {e}"))?;
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     loop {
         draw(&s);
@@ -103,22 +110,48 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => return Ok(s.view.result_line()),
             },
+            _ = term.recv() => return Ok(s.view.result_line()),
+            _ = hangup.recv() => return Ok(s.view.result_line()),
             _ = tick.tick() => {}
         }
     }
 }
 
 impl Screen {
+    /// Whether leaving now would resign a game in progress.
+    fn in_game(&self) -> bool {
+        !self.watch && self.view.you.is_some() && self.view.over.is_none() && self.view.game.turn().is_some()
+    }
+
+    /// Leaving: at once, or after a confirmation while a game is in progress.
+    fn quit(&mut self, ctrl_c: bool) -> Action {
+        if !self.in_game() || (self.confirming && ctrl_c) {
+            return Action::Quit;
+        }
+        self.confirming = true;
+        self.view.note = "Resign this game? y/n (Ctrl-C again: yes)".into();
+        Action::None
+    }
+
     fn on_key(&mut self, key: KeyEvent) -> Action {
         let n = self.view.game.size();
         let (r, c) = self.cursor;
-        match key.code {
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                return Action::Quit;
+        if self.confirming {
+            self.confirming = false;
+            match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => return Action::Quit,
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Action::Quit,
+                _ => {
+                    self.view.note = "not resigned; play on".into();
+                    return Action::None;
+                }
             }
-            KeyCode::Esc => return Action::Quit,
+        }
+        match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return self.quit(true),
+            KeyCode::Esc => return self.quit(false),
             KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
-                return Action::Quit;
+                return self.quit(false);
             }
             KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
                 if self.view.closed.is_none() {
@@ -191,7 +224,7 @@ fn draw(s: &Screen) {
     } else if s.view.over.is_some() {
         "r: rematch   n: new game   q: quit"
     } else {
-        "arrows + Enter, or type a cell (b2) + Enter   Esc: quit"
+        "arrows + Enter, or type a cell (b2) + Enter   Esc: resign and leave (asks first)"
     };
     lines.push(format!("> {}", s.typed));
     lines.push(help.to_owned());
@@ -199,4 +232,52 @@ fn draw(s: &Screen) {
         let _ = write!(out, "{line}\r\n");
     }
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tictactoe_protocol::{Player, PlayerInfo};
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn playing() -> Screen {
+        let mut view = View::default();
+        view.apply(&ServerMessage::GameStarted {
+            room: Arc::from("R"),
+            size: 3,
+            win: 3,
+            you: Player::X,
+            mark: Player::X,
+            players: vec![PlayerInfo { name: "a".into() }, PlayerInfo { name: "b".into() }],
+            turn: Player::X,
+            resume_token: Arc::from("t"),
+            turn_timeout_ms: 0,
+        });
+        Screen { view, cursor: (1, 1), typed: String::new(), watch: false, confirming: false }
+    }
+
+    #[test]
+    fn leaving_a_game_in_progress_asks_first() {
+        let mut s = playing();
+        assert!(matches!(s.on_key(key(KeyCode::Esc)), Action::None));
+        assert!(s.view.note.contains("Resign this game? y/n"));
+        assert!(matches!(s.on_key(key(KeyCode::Char('n'))), Action::None), "no: play on");
+        assert!(matches!(s.on_key(key(KeyCode::Char('q'))), Action::None));
+        assert!(matches!(s.on_key(key(KeyCode::Char('y'))), Action::Quit), "yes: resign and leave");
+        let mut s = playing();
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert!(matches!(s.on_key(ctrl_c), Action::None));
+        assert!(matches!(s.on_key(ctrl_c), Action::Quit), "Ctrl-C twice leaves");
+        // After the game, or watching, leaving asks nothing.
+        let mut s = playing();
+        s.view.over = Some((None, tictactoe_protocol::EndReason::Draw, None));
+        assert!(matches!(s.on_key(key(KeyCode::Char('q'))), Action::Quit));
+        let mut w = playing();
+        w.watch = true;
+        assert!(matches!(w.on_key(key(KeyCode::Esc)), Action::Quit));
+    }
 }
