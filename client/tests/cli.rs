@@ -397,3 +397,37 @@ async fn create_tells_the_friend_the_exact_command() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_game_restores_the_terminal() {
+    let server = server().await;
+    let url = server.url();
+    let (during, after) = tokio::task::spawn_blocking(move || {
+        let (bot, code, out) = creator(&url, &["--strategy", "random"]);
+        let session = format!("ttt-term-{}", std::process::id());
+        let name = format!("term{}", std::process::id());
+        let cmd = format!("{TTT} play --server {url} --name {name} --join {code}; echo SHELL-BACK; sleep 5");
+        tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut during = String::new();
+        while Instant::now() < deadline && !during.contains("tictactoe — room") {
+            std::thread::sleep(Duration::from_millis(100));
+            during = tmux(&["capture-pane", "-p", "-t", &session]);
+        }
+        let _ = Command::new("pkill").args(["-TERM", "-f", &format!("^{TTT} play .*{name}")]).status();
+        std::thread::sleep(Duration::from_millis(500));
+        let after = tmux(&["capture-pane", "-p", "-t", &session]);
+        tmux(&["kill-session", "-t", &session]);
+        let mut bot = bot;
+        let _ = bot.kill();
+        let _ = bot.wait();
+        drop(out);
+        (during, after)
+    })
+    .await
+    .expect("tmux run");
+    assert!(during.contains("tictactoe — room"), "the game was on screen: {during}");
+    assert!(after.contains("SHELL-BACK"), "ttt exited: {after}");
+    assert!(!after.contains("tictactoe — room"), "the alternate screen is gone: {after}");
+    server.shutdown().await;
+}
