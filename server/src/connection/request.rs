@@ -31,31 +31,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 self.name = name.into();
                 None
             }
-            ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win }
-                if self.rules(size, win).is_err() =>
-            {
-                let Err((code, text)) = self.rules(size, win) else { return None };
-                self.reply(refusal(code, text, id)).await
-            }
-            ClientMessage::QuickMatch { size, win } => {
-                let rules = self.rules(size, win).ok()?;
+            ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win } => {
+                let quick = matches!(msg, ClientMessage::QuickMatch { .. });
+                let rules = match self.rules(size, win) {
+                    Ok(rules) => rules,
+                    Err((code, text)) => return self.reply(refusal(code, text, id)).await,
+                };
                 let name = self.name.clone();
-                self.lobby_request(id.clone(), Some(rules), false, |conn| LobbyCmd::QuickMatch {
-                    conn,
-                    name,
-                    rules,
-                    id,
-                })
-                .await
-            }
-            ClientMessage::CreateRoom { size, win } => {
-                let rules = self.rules(size, win).ok()?;
-                let name = self.name.clone();
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::CreateRoom {
-                    conn,
-                    name,
-                    rules,
-                    id,
+                let queued = quick.then_some(rules);
+                self.lobby_request(id.clone(), queued, false, |conn| match quick {
+                    true => LobbyCmd::QuickMatch { conn, name, rules, id },
+                    false => LobbyCmd::CreateRoom { conn, name, rules, id },
                 })
                 .await
             }
