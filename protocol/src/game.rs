@@ -257,7 +257,7 @@ impl Game {
         let player = Player::for_move(self.moves.len());
         let n = self.size;
         match self.runs.as_mut() {
-            Some(runs) => runs.undo(row, col),
+            Some(runs) => runs.undo(player, row, col),
             None => {
                 let d = player.delta();
                 self.rows[row] -= d;
