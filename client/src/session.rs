@@ -37,7 +37,7 @@ pub enum Start {
 /// Connects to `url` as `name` and sends the request that `start` asks for.
 pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> {
     let mut link = Link::connect(url).await?;
-    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1) }).await?;
+    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token: None }).await?;
     let request = match start {
         Start::Quick(rules) => rules.quick_match(),
         Start::Create(rules) => {

@@ -139,7 +139,10 @@ impl View {
                 };
             }
             ServerMessage::Error { message, .. } => self.note = message.clone(),
-            ServerMessage::Welcome { .. } | ServerMessage::Pong { .. } => {}
+            ServerMessage::Welcome { .. }
+            | ServerMessage::Pong { .. }
+            | ServerMessage::Registered { .. }
+            | ServerMessage::Authenticated { .. } => {}
         }
     }
 
@@ -205,7 +208,7 @@ mod tests {
             win: 3,
             you,
             mark: you,
-            players: vec![PlayerInfo { name: "ann".into() }, PlayerInfo { name: "bob".into() }],
+            players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
             turn: Player::X,
             resume_token: Arc::from("t"),
             turn_timeout_ms: clock_ms,

@@ -16,5 +16,5 @@ pub use game::{Game, Line, LineKind, MoveError, Outcome, Player, SizeError, Stat
 pub use judge::{JudgeError, Verdict, judge};
 pub use message::{
     ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode, Limits, PROTOCOL_VERSION,
-    PlayerInfo, RequestId, SERVER_TYPES, ServerMessage, peek_id,
+    PlayerInfo, RatingChange, RequestId, SERVER_TYPES, ServerMessage, peek_id,
 };

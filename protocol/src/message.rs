@@ -58,6 +58,19 @@ pub enum ClientMessage {
         /// The protocol version the client speaks; must be 1 when present.
         #[serde(default)]
         protocol: Option<i64>,
+        /// An account's token (from `registered`): this connection is that
+        /// account, whose name `name` must be (ignoring case).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// Create an account with this name (unique ignoring case); the reply
+    /// `registered` carries its token, shown only once.
+    Register {
+        /// 1–24 printable characters.
+        name: String,
+        /// A bot account, marked as one everywhere, for good; default false.
+        #[serde(default)]
+        bot: bool,
     },
     /// Join the matchmaking queue for boards of `size` (default 3) won by
     /// `win` in a row (default `size`).
@@ -139,6 +152,28 @@ pub struct Limits {
 pub struct PlayerInfo {
     /// Display name.
     pub name: Arc<str>,
+    /// Whether the player is signed in to an account.
+    pub account: bool,
+    /// Whether the player is a bot account (or the house bot).
+    pub bot: bool,
+    /// The account's rating in this board's pool, rounded; null for a guest.
+    pub rating: Option<i64>,
+}
+
+impl PlayerInfo {
+    /// A guest: no account, no rating.
+    pub fn guest(name: impl Into<Arc<str>>) -> PlayerInfo {
+        PlayerInfo { name: name.into(), account: false, bot: false, rating: None }
+    }
+}
+
+/// One player's rating before and after a rated game, rounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RatingChange {
+    /// The rating the game started from.
+    pub before: i64,
+    /// The rating the game ended with.
+    pub after: i64,
 }
 
 /// How a game ended.
@@ -204,6 +239,10 @@ pub enum ErrorCode {
     InvalidToken,
     /// Too many frames; slow down.
     RateLimited,
+    /// An account owns that name (`register`, or `hello` without its token).
+    NameTaken,
+    /// `hello` with a token that is not that name's account's.
+    AuthFailed,
 }
 
 /// Server → client messages (since v1).
@@ -298,6 +337,12 @@ pub enum ServerMessage {
         line: Option<Line>,
         /// The game's moves in play order, as `judge` reads them.
         moves: Vec<[u16; 2]>,
+        /// The game's record id (`/api/games/{game_id}`); null when the
+        /// server keeps no records.
+        game_id: Option<Arc<str>>,
+        /// For a rated game, each player's rating before and after, indexed
+        /// like `players`; null for an unrated one.
+        ratings: Option<[RatingChange; 2]>,
     },
     /// A snapshot of a room, after `spectate` or `resume`.
     State {
@@ -338,6 +383,28 @@ pub enum ServerMessage {
         room: Arc<str>,
         /// Why it closed.
         reason: ClosedReason,
+    },
+    /// An account was created: its token, shown this once (keep it).
+    Registered {
+        /// The account's name, as registered.
+        name: Arc<str>,
+        /// The secret that `hello` presents to sign in as this account.
+        token: String,
+        /// Whether it is a bot account.
+        bot: bool,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// `hello` with a token signed this connection in to its account.
+    Authenticated {
+        /// The account's name, as registered.
+        name: Arc<str>,
+        /// Whether it is a bot account.
+        bot: bool,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
     },
     /// Reply to `ping`.
     Pong {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
+use tictactoe_server::account::Identity;
 use tictactoe_server::cmd::encode;
 use tictactoe_server::room::{Output, Request, Room, Rules, Settings};
 
@@ -25,7 +26,11 @@ fn decode(c: &mut Criterion) {
 }
 
 fn room_move(c: &mut Criterion) {
-    let settings = Settings { turn_timeout: Some(Duration::from_secs(30)), grace: Duration::from_secs(30) };
+    let settings = Settings {
+        turn_timeout: Some(Duration::from_secs(30)),
+        grace: Duration::from_secs(30),
+        records: None,
+    };
     let n = 100usize;
     c.bench_function("room_handles_a_move", |b| {
         b.iter_custom(|iters| {
@@ -36,9 +41,9 @@ fn room_move(c: &mut Criterion) {
                 let Ok(mut room) = Room::paired(
                     "BENCHROOM1".into(),
                     Rules::classic(n),
-                    settings,
-                    (1, "a".into()),
-                    (2, "b".into()),
+                    settings.clone(),
+                    (1, Identity::guest("a")),
+                    (2, Identity::guest("b")),
                     now,
                 ) else {
                     return total;

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use crate::account::Identity;
+
 use tictactoe_protocol::RequestId;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
@@ -18,8 +20,8 @@ pub enum RoomCmd {
     Join {
         /// The joining connection.
         conn: ConnHandle,
-        /// Its display name.
-        name: Arc<str>,
+        /// Who is asking: display name and account.
+        name: Arc<Identity>,
         /// The request id.
         id: Option<RequestId>,
     },
@@ -62,8 +64,8 @@ pub enum LobbyCmd {
     QuickMatch {
         /// The player.
         conn: ConnHandle,
-        /// Display name.
-        name: Arc<str>,
+        /// Who is asking: display name and account.
+        name: Arc<Identity>,
         /// Board size and win length, already validated.
         rules: Rules,
         /// Request id.
@@ -73,8 +75,8 @@ pub enum LobbyCmd {
     CreateRoom {
         /// The creator.
         conn: ConnHandle,
-        /// Display name.
-        name: Arc<str>,
+        /// Who is asking: display name and account.
+        name: Arc<Identity>,
         /// Board size and win length, already validated.
         rules: Rules,
         /// Request id.
@@ -84,8 +86,8 @@ pub enum LobbyCmd {
     JoinRoom {
         /// The joiner.
         conn: ConnHandle,
-        /// Display name.
-        name: Arc<str>,
+        /// Who is asking: display name and account.
+        name: Arc<Identity>,
         /// The code as typed.
         room: String,
         /// Request id.

@@ -59,6 +59,10 @@ pub struct Config {
     /// PEM certificate chain: serve `wss://` (TLS, by rustls) instead of `ws://`.
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
+    /// Where accounts, game records and ratings are kept: `sqlite:PATH`
+    /// (created if missing) or `none` (nothing kept, no accounts).
+    #[arg(long, default_value = "sqlite:ttt.db", env = "TTT_DATABASE")]
+    pub database: crate::store::Database,
     /// PEM private key for `--tls-cert`.
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
@@ -143,11 +147,15 @@ impl Config {
         Duration::from_millis(self.shutdown_grace_ms)
     }
 
-    /// The room timers.
-    pub fn room_settings(&self) -> crate::room::Settings {
+    /// The room timers; `records` when games are recorded and rated.
+    pub fn room_settings(
+        &self,
+        records: Option<std::sync::Arc<crate::ratings::RatingBook>>,
+    ) -> crate::room::Settings {
         crate::room::Settings {
             turn_timeout: self.turn_timeout(),
             grace: Duration::from_millis(self.reconnect_grace_ms),
+            records,
         }
     }
 

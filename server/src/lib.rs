@@ -3,6 +3,7 @@
 //! tests both call it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod account;
 pub mod cmd;
 pub mod codes;
 pub mod config;
@@ -10,10 +11,14 @@ pub mod connection;
 pub mod lobby;
 pub mod queue;
 pub mod rate;
+pub mod ratings;
+pub mod record;
 pub mod room;
 pub mod room_task;
+pub mod rules;
 pub mod signal;
 pub mod stats;
+pub mod store;
 pub mod tls;
 
 pub use config::{Config, runtime};
@@ -64,6 +69,10 @@ impl Server {
                 ));
             }
         };
+        let (store, store_thread) = store::Store::open(&config.database)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let book = Arc::new(ratings::RatingBook::default());
+        let records = store.enabled().then(|| book.clone());
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
@@ -71,8 +80,9 @@ impl Server {
             lobby: lobby_tx.clone(),
             shutdown: stop.clone(),
             stats: self.stats.clone(),
+            store: store.clone(),
         };
-        tracker.spawn(lobby::task::run(lobby_rx, config.room_settings(), ctx, tracker.clone()));
+        tracker.spawn(lobby::task::run(lobby_rx, config.room_settings(records), ctx, tracker.clone()));
 
         let welcome = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
@@ -88,6 +98,8 @@ impl Server {
             shutdown: stop.clone(),
             next_id: AtomicU64::new(1),
             tls,
+            store,
+            book,
         });
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
         let scheme = if shared.tls.is_some() { "wss" } else { "ws" };
@@ -116,6 +128,10 @@ impl Server {
         stop.trigger();
         tracker.close();
         tracker.wait().await;
+        drop(shared);
+        // Every handle on the store is gone with the tasks: what is queued
+        // gets written before the server says it stopped.
+        let _ = tokio::task::spawn_blocking(move || store_thread.join()).await;
         info!("stopped");
         Ok(())
     }

@@ -15,9 +15,11 @@ use rustc_hash::FxHashMap;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::queue::{self, Recv};
+use crate::record::unix_ms;
 use crate::room::{ConnId, Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
+use crate::store::Store;
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
 type Conns = FxHashMap<ConnId, ConnHandle>;
@@ -31,6 +33,8 @@ pub struct RoomContext {
     pub shutdown: Shutdown,
     /// Server-wide counters.
     pub stats: Arc<Stats>,
+    /// Where finished games are recorded.
+    pub store: Store,
 }
 
 /// Starts the task for `room`, whose present members are `conns`, reading `rx`.
@@ -59,7 +63,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     tokio::pin!(shutdown, timer);
     let mut armed = None;
     loop {
-        deliver(&mut room, &code, &mut conns);
+        deliver(&mut room, &code, &mut conns, &ctx.store);
         count_games(&room, &mut counted, &ctx.stats);
         if room.is_closed() {
             break;
@@ -80,12 +84,12 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
                 match cmd {
                     Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
                     // Nobody can reach the room any more (nobody kills an inbox).
-                    Recv::Ended | Recv::Killed => room.shutdown(),
+                    Recv::Ended | Recv::Killed => room.shutdown(now),
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
             _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), ctx.shutdown.is_stopping(), cx)) => {
-                room.shutdown()
+                room.shutdown(Instant::now().into_std())
             }
         }
     }
@@ -95,7 +99,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     for cmd in inbox.close() {
         handle(&mut room, &mut conns, cmd, now);
     }
-    deliver(&mut room, &code, &mut conns);
+    deliver(&mut room, &code, &mut conns, &ctx.store);
     let (started, finished) = room.game_counts();
     tracing::info!(games_started = started, games_finished = finished, "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
@@ -129,7 +133,7 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
 /// Serializes the room's output and moves it into the connections' queues.
 /// A connection whose queue is gone or full counts as disconnected, which may
 /// produce more output.
-fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns) {
+fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, store: &Store) {
     loop {
         let mut failed = Vec::new();
         // A closed room keeps its connections' handles: requests still in its
@@ -151,6 +155,13 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns) {
                 Output::Live { to, live } => (to, Outbound::Live { room: code.clone(), live }),
                 Output::Release { to } => (to, Outbound::Released { room: code.clone() }),
                 Output::Replace { to } => (to, Outbound::Replaced { room: code.clone() }),
+                Output::Record { mut record, lasted } => {
+                    let end = std::time::SystemTime::now();
+                    record.ended_at_ms = unix_ms(end);
+                    record.started_at_ms = unix_ms(end - lasted);
+                    store.record(record);
+                    continue;
+                }
             };
             let released = matches!(item, Outbound::Released { .. } | Outbound::Replaced { .. });
             let Some(conn) = conns.get(&to) else { continue };

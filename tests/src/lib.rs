@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use tictactoe_protocol::{ErrorCode, Game, ServerMessage, Status, Verdict, judge};
+use tictactoe_server::store::Database;
 use tictactoe_server::{Config, Server, Stats};
 
 /// How long any single read may take before the test fails.
@@ -52,6 +53,7 @@ pub fn test_config() -> Config {
         turn_timeout_ms: 0,
         reconnect_grace_ms: 0,
         max_messages_per_second: 0,
+        database: Database::None,
         ..Config::default()
     }
 }

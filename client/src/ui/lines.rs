@@ -142,7 +142,10 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link:
                 return Awaiting::NewGame;
             }
         }
-        ServerMessage::Welcome { .. } | ServerMessage::Pong { .. } => {}
+        ServerMessage::Welcome { .. }
+        | ServerMessage::Pong { .. }
+        | ServerMessage::Registered { .. }
+        | ServerMessage::Authenticated { .. } => {}
     }
     awaiting
 }

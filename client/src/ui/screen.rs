@@ -252,7 +252,7 @@ mod tests {
             win: 3,
             you: Player::X,
             mark: Player::X,
-            players: vec![PlayerInfo { name: "a".into() }, PlayerInfo { name: "b".into() }],
+            players: vec![PlayerInfo::guest("a"), PlayerInfo::guest("b")],
             turn: Player::X,
             resume_token: Arc::from("t"),
             turn_timeout_ms: 0,

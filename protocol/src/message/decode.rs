@@ -30,10 +30,11 @@ enum Key {
     Col,
     Token,
     Win,
+    Bot,
     Other,
 }
 
-const KEYS: [(&str, Key); 10] = [
+const KEYS: [(&str, Key); 11] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -44,6 +45,7 @@ const KEYS: [(&str, Key); 10] = [
     ("col", Key::Col),
     ("token", Key::Token),
     ("win", Key::Win),
+    ("bot", Key::Bot),
 ];
 
 impl Key {
@@ -179,9 +181,15 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
     };
     let read = Reader { kind: &kind, fields };
     Ok(match &*kind {
-        "hello" => {
-            ClientMessage::Hello { name: read.string(Key::Name)?, protocol: read.opt_int(Key::Protocol)? }
-        }
+        "hello" => ClientMessage::Hello {
+            name: read.string(Key::Name)?,
+            protocol: read.opt_int(Key::Protocol)?,
+            token: read.opt_string(Key::Token)?,
+        },
+        "register" => ClientMessage::Register {
+            name: read.string(Key::Name)?,
+            bot: read.opt_bool(Key::Bot)?.unwrap_or(false),
+        },
         "quick_match" => {
             ClientMessage::QuickMatch { size: read.opt_int(Key::Size)?, win: read.opt_int(Key::Win)? }
         }
@@ -227,6 +235,25 @@ impl Reader<'_, '_> {
     fn int(&self, key: Key) -> Result<i64, Refusal> {
         let raw = self.fields.get(key).ok_or_else(|| self.missing(key, "an integer"))?;
         integer(raw.get()).map(Int::saturated).ok_or_else(|| self.mistyped(key, "an integer"))
+    }
+
+    /// An optional string: absent and `null` are both `None`.
+    fn opt_string(&self, key: Key) -> Result<Option<String>, Refusal> {
+        match self.fields.get(key) {
+            None => Ok(None),
+            Some(raw) if raw.get() == "null" => Ok(None),
+            Some(_) => self.string(key).map(Some),
+        }
+    }
+
+    /// An optional boolean: absent and `null` are both `None`.
+    fn opt_bool(&self, key: Key) -> Result<Option<bool>, Refusal> {
+        match self.fields.get(key).map(|raw| raw.get()) {
+            None | Some("null") => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(_) => Err(self.mistyped(key, "true or false")),
+        }
     }
 
     /// An optional integer: absent and `null` are both `None`.

@@ -12,9 +12,24 @@ fn every_client_message_decodes_from_contract_json() {
     let cases: Vec<(&str, ClientMessage)> = vec![
         (
             r#"{"type":"hello","name":"ann","protocol":1}"#,
-            ClientMessage::Hello { name: "ann".into(), protocol: Some(1) },
+            ClientMessage::Hello { name: "ann".into(), protocol: Some(1), token: None },
         ),
-        (r#"{"type":"hello","name":"bob"}"#, ClientMessage::Hello { name: "bob".into(), protocol: None }),
+        (
+            r#"{"type":"hello","name":"bob"}"#,
+            ClientMessage::Hello { name: "bob".into(), protocol: None, token: None },
+        ),
+        (
+            r#"{"type":"hello","name":"bob","token":"ttt_00"}"#,
+            ClientMessage::Hello { name: "bob".into(), protocol: None, token: Some("ttt_00".into()) },
+        ),
+        (
+            r#"{"type":"register","name":"cy","bot":false}"#,
+            ClientMessage::Register { name: "cy".into(), bot: false },
+        ),
+        (
+            r#"{"type":"register","name":"cy","bot":true}"#,
+            ClientMessage::Register { name: "cy".into(), bot: true },
+        ),
         (r#"{"type":"quick_match"}"#, ClientMessage::QuickMatch { size: None, win: None }),
         (r#"{"type":"quick_match","size":5}"#, ClientMessage::QuickMatch { size: Some(5), win: None }),
         (r#"{"type":"create_room","size":4}"#, ClientMessage::CreateRoom { size: Some(4), win: None }),
@@ -93,7 +108,10 @@ fn server_json(m: &ServerMessage) -> Value {
 #[test]
 fn every_server_message_encodes_to_contract_json() {
     let room: Arc<str> = Arc::from("K7QM3XPA2B");
-    let players = vec![PlayerInfo { name: "ann".into() }, PlayerInfo { name: "bob".into() }];
+    let players = vec![
+        PlayerInfo::guest("ann"),
+        PlayerInfo { name: "bob".into(), account: true, bot: true, rating: Some(1612) },
+    ];
     let cases: Vec<(ServerMessage, Value)> = vec![
         (
             ServerMessage::Welcome {
@@ -136,7 +154,8 @@ fn every_server_message_encodes_to_contract_json() {
                 turn_timeout_ms: 30000,
             },
             json!({"type":"game_started","room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
-                "players":[{"name":"ann"},{"name":"bob"}],"turn":1,"resume_token":"00ff",
+                "players":[{"name":"ann","account":false,"bot":false,"rating":null},
+                    {"name":"bob","account":true,"bot":true,"rating":1612}],"turn":1,"resume_token":"00ff",
                 "turn_timeout_ms":30000}),
         ),
         (
@@ -174,10 +193,16 @@ fn every_server_message_encodes_to_contract_json() {
                 reason: EndReason::Line,
                 line: Some(Line { kind: LineKind::AntiDiag, index: 0, start: [0, 2], len: 3 }),
                 moves: vec![[0, 2], [0, 0], [1, 1], [0, 1], [2, 0]],
+                game_id: Some("aB3dE5gH".into()),
+                ratings: Some([
+                    RatingChange { before: 1500, after: 1662 },
+                    RatingChange { before: 1500, after: 1338 },
+                ]),
             },
             json!({"type":"game_over","room":"K7QM3XPA2B","winner":1,"reason":"line",
                 "line":{"kind":"anti_diag","index":0,"cells":[[0,2],[1,1],[2,0]]},
-                "moves":[[0,2],[0,0],[1,1],[0,1],[2,0]]}),
+                "moves":[[0,2],[0,0],[1,1],[0,1],[2,0]],"game_id":"aB3dE5gH",
+                "ratings":[{"before":1500,"after":1662},{"before":1500,"after":1338}]}),
         ),
         (
             ServerMessage::GameOver {
@@ -186,9 +211,11 @@ fn every_server_message_encodes_to_contract_json() {
                 reason: EndReason::Shutdown,
                 line: None,
                 moves: vec![],
+                game_id: None,
+                ratings: None,
             },
             json!({"type":"game_over","room":"K7QM3XPA2B","winner":0,"reason":"shutdown",
-                "line":null,"moves":[]}),
+                "line":null,"moves":[],"game_id":null,"ratings":null}),
         ),
         (
             ServerMessage::State {
@@ -204,7 +231,8 @@ fn every_server_message_encodes_to_contract_json() {
                 id: None,
             },
             json!({"type":"state","room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
-                "moves":[[0,0]],"turn":2,"players":[{"name":"ann"},{"name":"bob"}],
+                "moves":[[0,0]],"turn":2,"players":[{"name":"ann","account":false,"bot":false,"rating":null},
+                    {"name":"bob","account":true,"bot":true,"rating":1612}],
                 "you":null,"clock_ms":1200}),
         ),
         (

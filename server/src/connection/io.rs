@@ -18,6 +18,7 @@ use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_
 
 use super::Shared;
 use super::membership::{Effect, Membership};
+use crate::account::Identity;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::config::{CLOSE_LINGER, WRITE_BATCH};
@@ -48,7 +49,8 @@ pub(super) struct Connection<S> {
     /// This connection's handle, cloned into lobby and room requests; dropped
     /// at shutdown so that the queue closes once every room has let go.
     pub(super) me: Option<ConnHandle>,
-    pub(super) name: Arc<str>,
+    /// Who the connection is: a guest's name, or a signed-in account.
+    pub(super) who: Arc<Identity>,
     pub(super) membership: Membership,
     rate: RateLimit,
     pub(super) shared: Arc<Shared>,
@@ -74,7 +76,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             ws,
             rx,
             me: Some(ConnHandle::new(id, tx)),
-            name: Arc::from("anonymous"),
+            who: Identity::guest("anonymous"),
             membership: Membership::default(),
             rate: RateLimit::new(shared.config.max_messages_per_second),
             shared,

@@ -40,6 +40,10 @@ pub(crate) struct Shared {
     pub(crate) next_id: AtomicU64,
     /// Present when the server speaks `wss://`.
     pub(crate) tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Accounts and records.
+    pub(crate) store: crate::store::Store,
+    /// Ratings of the accounts signed in since the server started.
+    pub(crate) book: Arc<crate::ratings::RatingBook>,
 }
 
 impl Shared {

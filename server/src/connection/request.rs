@@ -1,35 +1,45 @@
 //! A connection's requests: each checked (names, sizes, where the connection
 //! is) and sent to the lobby or its room, or refused with a reason.
 
+use std::sync::Arc;
+
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, Game, PROTOCOL_VERSION, RequestId, ServerMessage};
 
 use super::io::{Connection, End, refusal};
+use crate::account::{self, Identity};
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
 use crate::config::MAX_NAME_CHARS;
 use crate::queue::{self, TrySendError};
 use crate::room::{ROOM_CLOSED, Request as RoomRequest, Rules};
+use crate::store::StoreError;
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
     pub(super) async fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>) -> Option<End> {
         match msg {
-            ClientMessage::Hello { name, protocol } => {
+            ClientMessage::Hello { name, protocol, token } => {
                 if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
                     let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
                     return self.reply(refusal(ErrorCode::UnsupportedProtocol, text, id)).await;
                 }
                 let name = name.trim();
                 if !valid_name(name) {
-                    let text = format!(
-                        "a name is 1 to {MAX_NAME_CHARS} printable characters, not all spaces, with no control, format or invisible characters"
-                    );
-                    return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
+                    return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
                 }
-                self.name = name.into();
-                None
+                match token {
+                    Some(token) => self.sign_in(name, &token, id).await,
+                    None => self.guest(name, id).await,
+                }
+            }
+            ClientMessage::Register { name, bot } => {
+                let name = name.trim();
+                if !valid_name(name) {
+                    return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+                }
+                self.register(name, bot, id).await
             }
             ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win } => {
                 let quick = matches!(msg, ClientMessage::QuickMatch { .. });
@@ -37,7 +47,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     Ok(rules) => rules,
                     Err((code, text)) => return self.reply(refusal(code, text, id)).await,
                 };
-                let name = self.name.clone();
+                let name = self.who.clone();
                 let queued = quick.then_some(rules);
                 self.lobby_request(id.clone(), queued, false, |conn| match quick {
                     true => LobbyCmd::QuickMatch { conn, name, rules, id },
@@ -46,7 +56,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 .await
             }
             ClientMessage::JoinRoom { room } => {
-                let name = self.name.clone();
+                let name = self.who.clone();
                 self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::JoinRoom {
                     conn,
                     name,
@@ -71,6 +81,69 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
             ClientMessage::Ping {} => self.reply(encode(&ServerMessage::Pong { id })).await,
+        }
+    }
+
+    /// `hello` without a token: a guest, unless an account owns the name.
+    async fn guest(&mut self, name: &str, id: Option<RequestId>) -> Option<End> {
+        if self.shared.store.enabled() {
+            match self.shared.store.account(name).await {
+                Ok(None) => {}
+                Ok(Some((account, _))) => {
+                    let text = format!(
+                        "the account {:?} owns this name; sign in with hello and its token, or choose another name",
+                        account.name
+                    );
+                    return self.reply(refusal(ErrorCode::NameTaken, text, id)).await;
+                }
+                Err(e) => return self.reply(refusal(ErrorCode::Busy, e.to_string(), id)).await,
+            }
+        }
+        self.who = Identity::guest(name);
+        None
+    }
+
+    /// `hello` with a token: this connection becomes the account, whose
+    /// ratings join the book; or `auth_failed`, and it stays as it was.
+    async fn sign_in(&mut self, name: &str, token: &str, id: Option<RequestId>) -> Option<End> {
+        let found = match self.shared.store.account(name).await {
+            Ok(found) => found,
+            Err(StoreError::Disabled) => None,
+            Err(e) => return self.reply(refusal(ErrorCode::Busy, e.to_string(), id)).await,
+        };
+        let Some((account, _)) = found.filter(|(_, hash)| account::matches(token, hash)) else {
+            let text = if self.shared.store.enabled() {
+                "no account has this name and token; check both, or register the name"
+            } else {
+                "this server keeps no accounts (it runs with --database none); play as a guest"
+            };
+            return self.reply(refusal(ErrorCode::AuthFailed, text, id)).await;
+        };
+        self.shared.book.load(account.id, account.standings);
+        self.who =
+            Arc::new(Identity { name: account.name.clone(), account: Some(account.id), bot: account.bot });
+        let msg = ServerMessage::Authenticated { name: account.name, bot: account.bot, id };
+        self.reply(encode(&msg)).await
+    }
+
+    /// `register`: a new account, whose token is shown this once.
+    async fn register(&mut self, name: &str, bot: bool, id: Option<RequestId>) -> Option<End> {
+        let token = account::new_secret("ttt_");
+        match self.shared.store.register(name, bot, account::hash(&token)).await {
+            Ok(account) => {
+                let msg = ServerMessage::Registered { name: account.name, token, bot, id };
+                self.reply(encode(&msg)).await
+            }
+            Err(StoreError::NameTaken) => {
+                let text =
+                    format!("an account already has the name {name:?} (names ignore case); choose another");
+                self.reply(refusal(ErrorCode::NameTaken, text, id)).await
+            }
+            Err(StoreError::Disabled) => {
+                let text = "this server keeps no accounts (it runs with --database none)";
+                self.reply(refusal(ErrorCode::AuthFailed, text, id)).await
+            }
+            Err(e) => self.reply(refusal(ErrorCode::Busy, e.to_string(), id)).await,
         }
     }
 
@@ -168,6 +241,10 @@ async fn to_room(
         _ => Ok(()),
     }
 }
+
+/// The `invalid_name` refusal.
+const INVALID_NAME: &str =
+    "a name is 1 to 24 printable characters, not all spaces, with no control, format or invisible characters";
 
 /// 1 to 24 characters, not only spaces, and none that hide or disguise what
 /// is shown: control characters, format characters (bidirectional overrides

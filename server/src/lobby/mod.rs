@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
+use crate::account::Identity;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::codes;
@@ -36,7 +37,7 @@ pub struct NewRoom {
 #[derive(Debug)]
 pub struct Lobby {
     /// Players waiting, per board size and win length, first come first served.
-    queues: HashMap<Rules, VecDeque<(ConnHandle, Arc<str>)>>,
+    queues: HashMap<Rules, VecDeque<(ConnHandle, Arc<Identity>)>>,
     /// Every open room's inbox by its code.
     rooms: HashMap<Arc<str>, queue::Sender<RoomCmd>>,
     settings: Settings,
@@ -56,7 +57,7 @@ impl Lobby {
             }
             LobbyCmd::CreateRoom { conn, name, rules, id } => {
                 let code = self.new_code();
-                match Room::private(code, rules, self.settings, conn.id, name, id.clone()) {
+                match Room::private(code, rules, self.settings.clone(), conn.id, name, id.clone()) {
                     Ok(room) => return Some(self.open(room, vec![conn])),
                     Err(code) => refuse(&conn, code, BAD_SIZE, id),
                 }
@@ -107,7 +108,7 @@ impl Lobby {
     fn quick_match(
         &mut self,
         conn: ConnHandle,
-        name: Arc<str>,
+        name: Arc<Identity>,
         rules: Rules,
         id: Option<RequestId>,
         now: Instant,
@@ -128,7 +129,14 @@ impl Lobby {
             ((conn, name), (other, other_name))
         };
         let code = self.new_code();
-        match Room::paired(code, rules, self.settings, (first.0.id, first.1), (second.0.id, second.1), now) {
+        match Room::paired(
+            code,
+            rules,
+            self.settings.clone(),
+            (first.0.id, first.1),
+            (second.0.id, second.1),
+            now,
+        ) {
             Ok(room) => Some(self.open(room, vec![first.0, second.0])),
             Err(code) => {
                 refuse(&first.0, code, BAD_SIZE, None);

@@ -1,13 +1,15 @@
 //! The lobby's rules without tasks: pairing order, sizes, leaving the queue,
 //! room codes, and routing joins, spectators and resume tokens.
 
+use crate::account::Identity;
+
 use super::*;
 use crate::queue::Recv;
 use crate::room::{Output, Rules};
 use std::time::Duration;
 
 fn settings() -> Settings {
-    Settings { turn_timeout: None, grace: Duration::from_secs(5) }
+    Settings { turn_timeout: None, grace: Duration::from_secs(5), records: None }
 }
 
 /// A connection's handle and the far end of its queue.
@@ -42,7 +44,12 @@ fn quick(lobby: &mut Lobby, c: &ConnHandle, size: usize) -> Option<NewRoom> {
 }
 
 fn quick_k(lobby: &mut Lobby, c: &ConnHandle, rules: Rules) -> Option<NewRoom> {
-    let cmd = LobbyCmd::QuickMatch { conn: c.clone(), name: format!("p{}", c.id).into(), rules, id: None };
+    let cmd = LobbyCmd::QuickMatch {
+        conn: c.clone(),
+        name: Identity::guest(&format!("p{}", c.id)),
+        rules,
+        id: None,
+    };
     lobby.handle(cmd, Instant::now())
 }
 
@@ -129,13 +136,18 @@ fn a_private_room_is_found_by_its_code_as_typed() {
     let mut lobby = Lobby::new(settings());
     let (a, mut ra) = conn(1);
     let (b, mut rb) = conn(2);
-    let cmd = LobbyCmd::CreateRoom { conn: a.clone(), name: "a".into(), rules: Rules::classic(3), id: None };
+    let cmd = LobbyCmd::CreateRoom {
+        conn: a.clone(),
+        name: Identity::guest("a"),
+        rules: Rules::classic(3),
+        id: None,
+    };
     let mut new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().clone();
     assert_eq!(got(&mut ra), [format!("entered:{code}")]);
     let typed = format!("  {}  ", code.to_lowercase());
     lobby.handle(
-        LobbyCmd::JoinRoom { conn: b.clone(), name: "b".into(), room: typed, id: None },
+        LobbyCmd::JoinRoom { conn: b.clone(), name: Identity::guest("b"), room: typed, id: None },
         Instant::now(),
     );
     assert_eq!(got(&mut rb), [format!("entered:{code}")]);
@@ -172,12 +184,13 @@ fn a_room_that_stopped_reading_refuses_at_once() {
     let mut lobby = Lobby::new(settings());
     let (a, _ra) = conn(1);
     let (b, mut rb) = conn(2);
-    let cmd = LobbyCmd::CreateRoom { conn: a, name: "a".into(), rules: Rules::classic(3), id: None };
+    let cmd =
+        LobbyCmd::CreateRoom { conn: a, name: Identity::guest("a"), rules: Rules::classic(3), id: None };
     let new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().to_string();
     drop(new);
     lobby.handle(
-        LobbyCmd::JoinRoom { conn: b, name: "b".into(), room: code.clone(), id: None },
+        LobbyCmd::JoinRoom { conn: b, name: Identity::guest("b"), room: code.clone(), id: None },
         Instant::now(),
     );
     assert_eq!(got(&mut rb), [format!("entered:{code}"), "error:room_not_found".into(), "released".into()]);

@@ -2,10 +2,18 @@
 
 use std::time::Instant;
 
-use tictactoe_protocol::{EndReason, ErrorCode, Game, Line, Outcome, Player, RequestId, ServerMessage};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tictactoe_protocol::{
+    EndReason, ErrorCode, Game, Line, Outcome, Player, RatingChange, RequestId, ServerMessage,
+};
 
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
+use crate::account;
+use crate::ratings::Rated;
+use crate::record::{GameRecord, new_game_id};
 
 impl Room {
     pub(super) fn rematch(&mut self, seat: usize, id: Option<RequestId>, now: Instant) {
@@ -27,9 +35,6 @@ impl Room {
                 self.rematch[seat] = true;
                 if self.rematch[1 - seat] {
                     self.seats.swap(0, 1);
-                    for s in self.seats.iter_mut().flatten() {
-                        s.token = new_token(&self.code);
-                    }
                     self.start(now);
                 } else {
                     self.send_seat(1 - seat, ServerMessage::RematchOffered {});
@@ -48,11 +53,15 @@ impl Room {
         self.rematch = [false; 2];
         self.clock.restart(now, false);
         self.games_started += 1;
+        self.started = Some(now);
         let players = self.players();
         tracing::debug!(size = self.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
         for i in 0..2 {
-            let Some(seat) = &self.seats[i] else { continue };
-            let (conn, token) = (seat.conn, seat.token.clone());
+            let Some(seat) = &mut self.seats[i] else { continue };
+            // Fresh for every game: a token ends with its game.
+            let token = new_token(&self.code);
+            seat.token = Some(account::hash(&token));
+            let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
                 room: self.code.clone(),
@@ -62,7 +71,7 @@ impl Room {
                 mark: you,
                 players: players.clone(),
                 turn: Player::X,
-                resume_token: token,
+                resume_token: token.into(),
                 turn_timeout_ms: self.clock.per_move().map_or(0, ms),
             };
             // The signal first: a client that reads `game_started` and at
@@ -77,7 +86,13 @@ impl Room {
     }
 
     /// Ends the game in progress, telling everyone attached.
-    pub(super) fn finish(&mut self, outcome: Option<Outcome>, reason: EndReason, line: Option<Line>) {
+    pub(super) fn finish(
+        &mut self,
+        outcome: Option<Outcome>,
+        reason: EndReason,
+        line: Option<Line>,
+        now: Instant,
+    ) {
         self.phase = Phase::Over;
         self.clock.stop();
         self.games_finished += 1;
@@ -94,13 +109,56 @@ impl Room {
         for to in players {
             self.out.push(Output::Live { to, live: false });
         }
+        let (game_id, ratings) = self.record(winner, reason, line, now);
         let msg = ServerMessage::GameOver {
             room: self.code.clone(),
             winner,
             reason,
             line,
             moves: self.game.moves().to_vec(),
+            game_id,
+            ratings: ratings
+                .map(|r| r.map(|p| RatingChange { before: p.before.shown(), after: p.after.shown() })),
         };
         self.broadcast(msg, None);
+    }
+
+    /// With records kept: rates the game if both players are accounts and it
+    /// ended by play, and queues its record. Returns its id and ratings.
+    fn record(
+        &mut self,
+        winner: Option<Player>,
+        reason: EndReason,
+        line: Option<Line>,
+        now: Instant,
+    ) -> (Option<Arc<str>>, Option<[Rated; 2]>) {
+        let Some(book) = self.settings.records.clone() else { return (None, None) };
+        let (Some(x), Some(o)) = (&self.seats[0], &self.seats[1]) else { return (None, None) };
+        let players = [x.who.clone(), o.who.clone()];
+        let by_play = reason != EndReason::Shutdown;
+        let ratings = match (players[0].account, players[1].account) {
+            (Some(a), Some(b)) if by_play && a != b => {
+                let won = winner.map(|w| if w == Player::X { 0 } else { 1 });
+                Some(book.rate([a, b], self.rules, won))
+            }
+            _ => None,
+        };
+        let id = new_game_id();
+        let record = GameRecord {
+            id: id.clone(),
+            room: self.code.clone(),
+            rules: self.rules,
+            players,
+            moves: self.game.moves().to_vec(),
+            winner,
+            reason,
+            line,
+            ratings,
+            started_at_ms: 0,
+            ended_at_ms: 0,
+        };
+        let lasted = self.started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
+        self.out.push(Output::Record { record: Box::new(record), lasted });
+        (Some(id), ratings)
     }
 }

@@ -24,6 +24,11 @@ use tictactoe_protocol::{
     ServerMessage, SizeError, Status,
 };
 
+pub use crate::rules::Rules;
+
+use crate::account::Identity;
+use crate::ratings::RatingBook;
+use crate::record::GameRecord;
 use clock::TurnClock;
 use seats::Seat;
 
@@ -47,36 +52,23 @@ pub enum Request {
     Sync,
 }
 
-/// The rules of a room's games: the board's size and how many in a row win.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Rules {
-    /// The board's side length.
-    pub size: usize,
-    /// Marks in a row that win: `min(3, size)..=size`.
-    pub win: usize,
-}
-
-impl Rules {
-    /// The classic rule on a `size` board: a whole line wins.
-    pub fn classic(size: usize) -> Rules {
-        Rules { size, win: size }
-    }
-}
-
-/// The timers a room runs with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The timers a room runs with, and whether it keeps records.
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// Time per move; `None` = no timer.
     pub turn_timeout: Option<Duration>,
     /// How long a dropped player keeps the seat; zero = they lose at once.
     pub grace: Duration,
+    /// With a store: the ratings that games between accounts move. Each
+    /// finished game then has an id and an [`Output::Record`].
+    pub records: Option<Arc<RatingBook>>,
 }
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
 
 /// One thing for the room's task to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     /// Send `msg` to one connection.
     Send {
@@ -108,6 +100,14 @@ pub enum Output {
     Replace {
         /// The replaced connection.
         to: ConnId,
+    },
+    /// A game finished: its record for the store, with how long it lasted
+    /// (the task knows the wall clock).
+    Record {
+        /// The record, its times still to be stamped.
+        record: Box<GameRecord>,
+        /// From the game's start to its end.
+        lasted: Duration,
     },
 }
 
@@ -183,6 +183,8 @@ pub struct Room {
     closed: bool,
     games_started: u64,
     games_finished: u64,
+    /// When the game in progress (or the last one) started.
+    started: Option<Instant>,
 }
 
 /// The player in seat index `seat` (0 or 1) of the current game.
@@ -204,17 +206,18 @@ impl Room {
             code,
             rules,
             size: rules.size,
+            clock: TurnClock::new(settings.turn_timeout),
             settings,
             seats: [None, None],
             game,
             phase: Phase::Waiting,
-            clock: TurnClock::new(settings.turn_timeout),
             rematch: [false; 2],
             spectators: Vec::new(),
             out: Outbox::default(),
             closed: false,
             games_started: 0,
             games_finished: 0,
+            started: None,
         })
     }
 
@@ -224,11 +227,11 @@ impl Room {
         rules: Rules,
         settings: Settings,
         creator: ConnId,
-        name: Arc<str>,
+        name: Arc<Identity>,
         id: Option<RequestId>,
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, rules, settings)?;
-        room.seats[0] = Some(Seat::new(&room.code, creator, name));
+        room.seats[0] = Some(Seat::new(creator, name));
         let msg =
             ServerMessage::RoomCreated { room: room.code.clone(), size: rules.size, win: rules.win, id };
         room.out.send(creator, msg);
@@ -240,13 +243,12 @@ impl Room {
         code: Arc<str>,
         rules: Rules,
         settings: Settings,
-        first: (ConnId, Arc<str>),
-        second: (ConnId, Arc<str>),
+        first: (ConnId, Arc<Identity>),
+        second: (ConnId, Arc<Identity>),
         now: Instant,
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, rules, settings)?;
-        room.seats =
-            [Some(Seat::new(&room.code, first.0, first.1)), Some(Seat::new(&room.code, second.0, second.1))];
+        room.seats = [Some(Seat::new(first.0, first.1)), Some(Seat::new(second.0, second.1))];
         room.start(now);
         Ok(room)
     }
@@ -304,7 +306,7 @@ impl Room {
             Request::Move { row, col } => self.play(seat, row, col, id, now),
             Request::Resign => match self.phase {
                 Phase::Playing => {
-                    self.finish(Some(opponent), EndReason::Resign, None);
+                    self.finish(Some(opponent), EndReason::Resign, None, now);
                     self.close_if_away();
                 }
                 Phase::Over => self.refuse(conn, ErrorCode::GameOver, "the game is already over", id),
@@ -313,7 +315,7 @@ impl Room {
             Request::Rematch => self.rematch(seat, id, now),
             Request::Leave => {
                 if self.phase == Phase::Playing {
-                    self.finish(Some(opponent), EndReason::Resign, None);
+                    self.finish(Some(opponent), EndReason::Resign, None, now);
                 }
                 self.close_because(ClosedReason::Left, Some(conn));
             }
@@ -394,14 +396,14 @@ impl Room {
             Status::Draw => (Outcome::Draw, EndReason::Draw, None),
             Status::InProgress { .. } => return,
         };
-        self.finish(Some(outcome), reason, line);
+        self.finish(Some(outcome), reason, line, now);
         self.close_if_away();
     }
 
     /// The server is stopping: a game in progress ends with `shutdown`.
-    pub fn shutdown(&mut self) {
+    pub fn shutdown(&mut self, now: Instant) {
         if self.phase == Phase::Playing {
-            self.finish(None, EndReason::Shutdown, None);
+            self.finish(None, EndReason::Shutdown, None, now);
         }
         self.close();
     }
@@ -423,7 +425,14 @@ impl Room {
     }
 
     fn players(&self) -> Vec<PlayerInfo> {
-        self.seats.iter().flatten().map(|s| PlayerInfo { name: s.name.clone() }).collect()
+        let book = self.settings.records.as_deref();
+        let info = |who: &Identity| PlayerInfo {
+            name: who.name.clone(),
+            account: who.account.is_some(),
+            bot: who.bot,
+            rating: who.account.zip(book).map(|(a, book)| book.standing(a, self.rules).shown()),
+        };
+        self.seats.iter().flatten().map(|s| info(&s.who)).collect()
     }
 
     /// Every connection that hears the room: present players, then spectators.

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rand::Rng;
+use crate::account::{self, Identity, TokenHash};
 
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, RequestId, ServerMessage};
 
@@ -18,18 +18,19 @@ use super::{ConnId, Output, Phase, Room, ms, seat_player};
 pub struct Seat {
     /// The player's connection (its last one, while away).
     pub conn: ConnId,
-    /// Display name.
-    pub name: Arc<str>,
-    /// What `resume` takes to reclaim the seat.
-    pub token: Arc<str>,
+    /// Who sits here.
+    pub who: Arc<Identity>,
+    /// The hash of what `resume` takes to reclaim the seat during a game;
+    /// the token itself is sent once, in `game_started`.
+    pub token: Option<TokenHash>,
     /// Set while the player's connection is gone: when the seat is forfeited.
     pub away_until: Option<Instant>,
 }
 
 impl Seat {
-    /// A present player in a seat of room `code`, with a fresh token.
-    pub fn new(code: &str, conn: ConnId, name: Arc<str>) -> Seat {
-        Seat { conn, name, token: new_token(code), away_until: None }
+    /// A present player in a seat; its token comes with a game.
+    pub fn new(conn: ConnId, who: Arc<Identity>) -> Seat {
+        Seat { conn, who, token: None, away_until: None }
     }
 
     /// Whether the player's connection is here.
@@ -42,11 +43,10 @@ impl Seat {
 pub const INVALID_TOKEN: &str =
     "this resume token is not valid (wrong, or its game is over); start a new game";
 
-/// A fresh token for a seat of room `code`: the code, then 128 random bits as
-/// 32 hex digits.
-pub fn new_token(code: &str) -> Arc<str> {
-    let bits: u128 = rand::rng().random();
-    format!("{code}{bits:032x}").into()
+/// A fresh token for a seat of room `code`: the code, then 128 random bits
+/// from the OS as 32 hex digits.
+pub fn new_token(code: &str) -> String {
+    account::new_secret(code)
 }
 
 /// The code of the room a token belongs to, if it is long enough to have one.
@@ -57,7 +57,14 @@ pub fn token_room(token: &str, code_len: usize) -> Option<&str> {
 impl Room {
     /// A second player takes the empty seat of a private room; with `swap` the
     /// newcomer is player 1. Refused with `room_full` when no seat is free.
-    pub fn join(&mut self, conn: ConnId, name: Arc<str>, id: Option<RequestId>, swap: bool, now: Instant) {
+    pub fn join(
+        &mut self,
+        conn: ConnId,
+        name: Arc<Identity>,
+        id: Option<RequestId>,
+        swap: bool,
+        now: Instant,
+    ) {
         if self.refused_closed(conn, ErrorCode::RoomNotFound, id.clone()) {
             return;
         }
@@ -66,7 +73,7 @@ impl Room {
             self.refuse(conn, ErrorCode::RoomFull, msg, id);
             return self.out.push(Output::Release { to: conn });
         }
-        self.seats[1] = Some(Seat::new(&self.code, conn, name));
+        self.seats[1] = Some(Seat::new(conn, name));
         if swap {
             self.seats.swap(0, 1);
         }
@@ -89,7 +96,10 @@ impl Room {
             return;
         }
         let seat = match self.phase {
-            Phase::Playing => self.seats.iter().position(|s| s.as_ref().is_some_and(|s| &*s.token == token)),
+            Phase::Playing => self
+                .seats
+                .iter()
+                .position(|s| s.as_ref().and_then(|s| s.token).is_some_and(|h| account::matches(token, &h))),
             _ => None,
         };
         let Some(s) = seat.and_then(|i| self.seats[i].as_mut()) else {
@@ -132,7 +142,7 @@ impl Room {
         self.mark_away(seat, now);
         if self.phase == Phase::Playing {
             let winner = seat_player(seat).other();
-            self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None);
+            self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None, now);
         }
         // Nobody to wait for: the room ends with its pairing.
         self.close_because(ClosedReason::Disconnect, None);
@@ -151,12 +161,12 @@ impl Room {
             .min();
         if let Some((_, seat)) = expired {
             let winner = seat_player(seat).other();
-            self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None);
+            self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None, now);
             return self.close_because(ClosedReason::Disconnect, None);
         }
         if self.clock.deadline().is_some_and(|d| d <= now) {
             if let Some(late) = self.game.turn() {
-                self.finish(Some(Outcome::Decisive { winner: late.other() }), EndReason::Timeout, None);
+                self.finish(Some(Outcome::Decisive { winner: late.other() }), EndReason::Timeout, None, now);
             }
         }
     }

@@ -1,5 +1,9 @@
 //! The room's rules, driven by a fake clock: no sockets, no sleeps.
 
+use crate::account::Identity;
+use crate::ratings::RatingBook;
+use crate::record::GameRecord;
+
 use super::*;
 use tictactoe_protocol::{ClosedReason, Line, LineKind, Player, judge};
 
@@ -16,10 +20,11 @@ enum Got {
     Live(bool),
     Released,
     Replaced,
+    Record(Box<GameRecord>),
 }
 
 fn settings() -> Settings {
-    Settings { turn_timeout: Some(TURN), grace: GRACE }
+    Settings { turn_timeout: Some(TURN), grace: GRACE, records: None }
 }
 
 /// The room's output, with every broadcast expanded to its recipients.
@@ -35,6 +40,7 @@ fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
             Output::Live { to, live } => got.push((to, Got::Live(live))),
             Output::Release { to } => got.push((to, Got::Released)),
             Output::Replace { to } => got.push((to, Got::Replaced)),
+            Output::Record { record, .. } => got.push((0, Got::Record(record))),
         }
     }
     got
@@ -68,9 +74,15 @@ fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
 
 /// A room where A is player 1 and B player 2, game started at `t0`.
 fn started(t0: Instant) -> Room {
-    let mut room =
-        Room::paired("ROOM".into(), Rules::classic(3), settings(), (A, "a".into()), (B, "b".into()), t0)
-            .unwrap();
+    let mut room = Room::paired(
+        "ROOM".into(),
+        Rules::classic(3),
+        settings(),
+        (A, Identity::guest("a")),
+        (B, Identity::guest("b")),
+        t0,
+    )
+    .unwrap();
     let got = out(&mut room);
     for (conn, you) in [(A, Player::X), (B, Player::O)] {
         assert!(
@@ -82,9 +94,15 @@ fn started(t0: Instant) -> Room {
 
 /// A started room where A is player 1 and B player 2, and the resume token of `seat`'s player.
 fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
-    let mut room =
-        Room::paired("ROOM".into(), Rules::classic(3), settings(), (A, "a".into()), (B, "b".into()), t0)
-            .unwrap();
+    let mut room = Room::paired(
+        "ROOM".into(),
+        Rules::classic(3),
+        settings(),
+        (A, Identity::guest("a")),
+        (B, Identity::guest("b")),
+        t0,
+    )
+    .unwrap();
     let got = out(&mut room);
     let token = msgs_to(&got, seat).into_iter().find_map(|m| match m {
         ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
@@ -315,9 +333,16 @@ fn rematch_swaps_seats_and_renews_tokens() {
 #[test]
 fn disconnect_without_grace_loses_at_once() {
     let t0 = Instant::now();
-    let quick = Settings { turn_timeout: None, grace: Duration::ZERO };
-    let mut room =
-        Room::paired("ROOM".into(), Rules::classic(3), quick, (A, "a".into()), (B, "b".into()), t0).unwrap();
+    let quick = Settings { turn_timeout: None, grace: Duration::ZERO, records: None };
+    let mut room = Room::paired(
+        "ROOM".into(),
+        Rules::classic(3),
+        quick,
+        (A, Identity::guest("a")),
+        (B, Identity::guest("b")),
+        t0,
+    )
+    .unwrap();
     out(&mut room);
     assert_eq!(room.next_deadline(), None);
     room.disconnect(A, t0);
@@ -329,9 +354,15 @@ fn disconnect_without_grace_loses_at_once() {
 #[test]
 fn private_room_waits_then_fills_and_refuses_a_third() {
     let t0 = Instant::now();
-    let mut room =
-        Room::private("ROOM".into(), Rules::classic(4), settings(), A, "a".into(), Some(RequestId::Int(1)))
-            .unwrap();
+    let mut room = Room::private(
+        "ROOM".into(),
+        Rules::classic(4),
+        settings(),
+        A,
+        Identity::guest("a"),
+        Some(RequestId::Int(1)),
+    )
+    .unwrap();
     let got = out(&mut room);
     assert!(matches!(
         msgs_to(&got, A)[..],
@@ -339,10 +370,10 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
     ));
     room.request(A, Request::Move { row: 0, col: 0 }, None, t0);
     assert_eq!(error_code(&out(&mut room), A), Some(ErrorCode::NotInGame));
-    room.join(B, "b".into(), None, false, t0);
+    room.join(B, Identity::guest("b"), None, false, t0);
     let got = out(&mut room);
     assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::GameStarted { you: Player::O, size: 4, .. }]));
-    room.join(S, "c".into(), Some(RequestId::Int(2)), false, t0);
+    room.join(S, Identity::guest("c"), Some(RequestId::Int(2)), false, t0);
     let got = out(&mut room);
     assert_eq!(error_code(&got, S), Some(ErrorCode::RoomFull));
     assert!(got.contains(&(S, Got::Released)));
@@ -362,7 +393,8 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     let got = mv(&mut room, A, 0, 0, t0);
     assert!(msgs_to(&got, S).is_empty(), "a spectator who left gets nothing");
 
-    let mut waiting = Room::private("W".into(), Rules::classic(3), settings(), A, "a".into(), None).unwrap();
+    let mut waiting =
+        Room::private("W".into(), Rules::classic(3), settings(), A, Identity::guest("a"), None).unwrap();
     waiting.disconnect(A, t0);
     assert!(waiting.is_closed());
 }
@@ -371,7 +403,7 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
 fn shutdown_ends_the_game_with_no_winner() {
     let t0 = Instant::now();
     let mut room = started(t0);
-    room.shutdown();
+    room.shutdown(t0);
     let got = out(&mut room);
     assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((0, EndReason::Shutdown)));
     assert!(room.is_closed());
@@ -412,7 +444,7 @@ fn leaving_after_the_game_tells_the_others_and_not_the_leaver() {
     // Anything that still reaches it is refused, and changes nothing.
     room.request(B, Request::Rematch, Some(RequestId::Int(1)), t0);
     assert_eq!(error_code(&out(&mut room), B), Some(ErrorCode::NotInGame));
-    room.join(S, "s".into(), None, false, t0);
+    room.join(S, Identity::guest("s"), None, false, t0);
     assert_eq!(error_code(&out(&mut room), S), Some(ErrorCode::RoomNotFound));
     room.spectate(S, None, t0);
     assert_eq!(error_code(&out(&mut room), S), Some(ErrorCode::RoomNotFound));
@@ -453,7 +485,8 @@ fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
     let t0 = Instant::now();
     for leave in [true, false] {
         let mut room =
-            Room::private("ROOM".into(), Rules::classic(3), settings(), A, "a".into(), None).unwrap();
+            Room::private("ROOM".into(), Rules::classic(3), settings(), A, Identity::guest("a"), None)
+                .unwrap();
         room.spectate(S, None, t0);
         out(&mut room);
         if leave {
@@ -472,7 +505,7 @@ fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
 fn shutdown_closes_without_room_closed() {
     let t0 = Instant::now();
     let mut room = finished(t0);
-    room.shutdown();
+    room.shutdown(t0);
     let got = out(&mut room);
     assert!([A, B, S].iter().all(|&c| room_closed(&got, c).is_none()));
 }
@@ -535,4 +568,54 @@ fn broadcast_ranges_index_their_recipients_and_the_buffer_is_reused() {
     let out: Vec<Output> = out.collect();
     assert_eq!(out, vec![Output::Broadcast { msg: ServerMessage::Pong { id: None }, to: 0..1 }]);
     assert_eq!(rcpt, &[9]);
+}
+
+fn account(name: &str, id: i64) -> Arc<Identity> {
+    Arc::new(Identity { name: name.into(), account: Some(id), bot: false })
+}
+
+/// With records on: a game between two accounts is rated (the winner gains
+/// what the loser drops, from 1500 each) and recorded with its id; a game
+/// with a guest is recorded unrated; `game_over` carries both.
+#[test]
+fn finished_games_are_recorded_and_rated_between_accounts() {
+    let t0 = Instant::now();
+    let book = Arc::new(RatingBook::default());
+    let with_records = Settings { records: Some(book.clone()), ..settings() };
+    let rules = Rules { size: 4, win: 3 };
+    for (o, rated) in [(account("bob", 2), true), (Identity::guest("bob"), false)] {
+        let mut room =
+            Room::paired("ROOM".into(), rules, with_records.clone(), (A, account("ann", 1)), (B, o), t0)
+                .unwrap();
+        for (conn, r, c) in [(A, 0, 0), (B, 1, 0), (A, 0, 1), (B, 1, 1), (A, 0, 2)] {
+            room.request(conn, Request::Move { row: r, col: c }, None, t0 + Duration::from_secs(3));
+        }
+        let got = out(&mut room);
+        let record = got.iter().find_map(|(_, g)| match g {
+            Got::Record(r) => Some(r.clone()),
+            _ => None,
+        });
+        let record = record.expect("a record");
+        let over = got.iter().find_map(|(to, g)| match g {
+            Got::Msg(ServerMessage::GameOver { game_id, ratings, .. }) if *to == A => {
+                Some((game_id.clone(), *ratings))
+            }
+            _ => None,
+        });
+        let (game_id, ratings) = over.expect("game_over");
+        assert_eq!(game_id.as_deref(), Some(&*record.id));
+        assert_eq!(record.moves.len(), 5);
+        assert_eq!(record.winner, Some(Player::X));
+        assert_eq!(record.ratings.is_some(), rated);
+        match ratings {
+            Some([x, o]) => {
+                assert!(rated);
+                assert_eq!((x.before, o.before), (1500, 1500));
+                assert!(x.after > 1500 && o.after < 1500);
+                assert_eq!(x.after - 1500, 1500 - o.after);
+                assert_eq!(book.standing(1, rules).games, 1);
+            }
+            None => assert!(!rated),
+        }
+    }
 }

@@ -143,6 +143,7 @@ async fn in_process(
             max_messages_per_second: 0,
             turn_timeout_ms: 0,
             max_connections: 100_000,
+            database: tictactoe_server::store::Database::None,
             ..Config::default()
         };
         tokio::spawn(Server::new(config).serve(listener, stopped))

@@ -1,0 +1,87 @@
+//! Who a connection is: a guest with a display name, or signed in to an
+//! account (possibly a bot's); and the secrets that prove it.
+
+use std::sync::Arc;
+
+use rand::TryRngCore;
+use sha2::{Digest, Sha256};
+use std::fmt::Write;
+use subtle::ConstantTimeEq;
+
+/// An account's row id in the store.
+pub type AccountId = i64;
+
+/// The player behind a connection, as seats and listings show them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// Display name (an account's as registered).
+    pub name: Arc<str>,
+    /// The account signed in, or `None` for a guest.
+    pub account: Option<AccountId>,
+    /// Whether the account is a bot's.
+    pub bot: bool,
+}
+
+impl Identity {
+    /// A guest called `name`.
+    pub fn guest(name: &str) -> Arc<Identity> {
+        Arc::new(Identity { name: name.into(), account: None, bot: false })
+    }
+}
+
+/// The SHA-256 of a secret: all the server keeps of a token. Tokens carry 128
+/// random bits, so a fast hash is as good as a slow one.
+pub type TokenHash = [u8; 32];
+
+/// A fresh secret of 128 bits from the operating system's CSPRNG, as 32 hex
+/// digits after `prefix`.
+pub fn new_secret(prefix: &str) -> String {
+    let mut bits = [0u8; 16];
+    if let Err(e) = rand::rngs::OsRng.try_fill_bytes(&mut bits) {
+        // The thread's generator is a CSPRNG seeded from the OS: second best.
+        tracing::error!("the operating system's random generator failed: {e}");
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut bits);
+    }
+    let mut out = String::with_capacity(prefix.len() + 32);
+    out.push_str(prefix);
+    for b in bits {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// The hash that stands for `secret`.
+pub fn hash(secret: &str) -> TokenHash {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// Whether `secret` hashes to `expected`, in time that does not depend on
+/// where they differ.
+pub fn matches(secret: &str, expected: &TokenHash) -> bool {
+    bool::from(hash(secret).ct_eq(expected))
+}
+
+/// A name's key for uniqueness: names are unique ignoring case.
+pub fn name_key(name: &str) -> String {
+    name.to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_differ_and_match_only_their_hash() {
+        let a = new_secret("T");
+        let b = new_secret("T");
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 33);
+        assert!(matches(&a, &hash(&a)));
+        assert!(!matches(&b, &hash(&a)));
+    }
+
+    #[test]
+    fn name_keys_ignore_case() {
+        assert_eq!(name_key("ÅnN"), name_key("åNn"));
+    }
+}

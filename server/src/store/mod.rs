@@ -1,0 +1,254 @@
+//! What the server remembers — accounts, finished games, ratings — behind one
+//! small handle, so that another backend (Postgres, for many instances) can
+//! take SQLite's place. The SQLite backend runs on a thread of its own and
+//! reads one queue: finished games are put on it without waiting (never on
+//! the move path) and written in batches, one transaction per batch; account
+//! requests and API queries wait for their answers, which come in queue
+//! order, so a query sent after a `game_over` sees that game.
+
+mod json;
+mod sqlite;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::account::{AccountId, TokenHash};
+use crate::ratings::Standing;
+use crate::record::GameRecord;
+use crate::rules::Rules;
+
+/// Where the server keeps its records: `--database sqlite:PATH` or `none`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// Nothing is kept: no accounts, no records, no ratings.
+    None,
+    /// A SQLite file (created if missing).
+    Sqlite(PathBuf),
+}
+
+impl FromStr for Database {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Database, String> {
+        match s.strip_prefix("sqlite:") {
+            _ if s == "none" => Ok(Database::None),
+            Some(path) if !path.is_empty() => Ok(Database::Sqlite(PathBuf::from(path))),
+            _ => Err(format!("{s:?} is not a database: use sqlite:PATH (e.g. sqlite:ttt.db) or none")),
+        }
+    }
+}
+
+impl std::fmt::Display for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Database::None => f.write_str("none"),
+            Database::Sqlite(p) => write!(f, "sqlite:{}", p.display()),
+        }
+    }
+}
+
+/// Most jobs waiting for the store; records beyond it are dropped (and
+/// counted) rather than held up on the move path.
+pub const QUEUE: usize = 65_536;
+
+/// An account as sign-in finds it, with its standings in every pool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    /// Row id.
+    pub id: AccountId,
+    /// Name as registered.
+    pub name: Arc<str>,
+    /// Whether it is a bot's.
+    pub bot: bool,
+    /// Standings in the pools it has played.
+    pub standings: Vec<(Rules, Standing)>,
+}
+
+/// Why a store request failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// An account already has the name (ignoring case).
+    #[error("an account already has that name")]
+    NameTaken,
+    /// The server keeps no records.
+    #[error("this server keeps no accounts or records")]
+    Disabled,
+    /// Too many requests are waiting for the store.
+    #[error("the server is busy; try again in a moment")]
+    Busy,
+    /// The database failed.
+    #[error("the database failed: {0}")]
+    Failed(String),
+}
+
+/// A read for the HTTP API; each answers the JSON body, or `None` for 404.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Query {
+    /// `/api/games/{id}`.
+    Game(String),
+    /// `/api/players/{name}`.
+    Player(String),
+    /// `/api/players/{name}/games`: newest first, before the game `before`.
+    PlayerGames {
+        /// The player's name.
+        name: String,
+        /// Most games returned.
+        limit: usize,
+        /// Only games older than this game id.
+        before: Option<String>,
+    },
+    /// `/api/leaderboard`.
+    Leaderboard {
+        /// The pool.
+        rules: Rules,
+        /// Most players returned.
+        limit: usize,
+    },
+}
+
+enum Job {
+    Record(Box<GameRecord>),
+    Register {
+        name: String,
+        bot: bool,
+        token: TokenHash,
+        reply: oneshot::Sender<Result<Account, StoreError>>,
+    },
+    Account {
+        name: String,
+        reply: oneshot::Sender<Result<Option<(Account, TokenHash)>, StoreError>>,
+    },
+    Query(Query, oneshot::Sender<Result<Option<Value>, StoreError>>),
+}
+
+/// The store's counters, for `/metrics` and the benches.
+#[derive(Debug, Default)]
+pub struct StoreStats {
+    /// Jobs waiting now.
+    pub queued: AtomicUsize,
+    /// The most jobs that ever waited at once.
+    pub max_queued: AtomicUsize,
+    /// Games written.
+    pub written: AtomicU64,
+    /// Transactions that failed (their games are retried).
+    pub failed_writes: AtomicU64,
+    /// Games given up on: the queue was full, or the backlog of failed
+    /// writes reached its bound.
+    pub dropped: AtomicU64,
+    /// Write transactions committed, and their total time in microseconds.
+    pub batches: AtomicU64,
+    /// Total time of committed write transactions, in microseconds.
+    pub write_micros: AtomicU64,
+}
+
+/// A handle on the store; cheap to clone. With `--database none` every
+/// request says [`StoreError::Disabled`] and records go nowhere.
+#[derive(Clone)]
+pub struct Store {
+    tx: Option<SyncSender<Job>>,
+    stats: Arc<StoreStats>,
+}
+
+/// The store's thread, to wait for at shutdown: it ends once every handle
+/// is dropped and what was queued is written.
+pub struct StoreThread(Option<std::thread::JoinHandle<()>>);
+
+impl StoreThread {
+    /// Waits for the queue to be written out.
+    pub fn join(self) {
+        if let Some(t) = self.0 {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Store {
+    /// Opens (creating and migrating) the database. An error names the file
+    /// and the reason: the server must not start without its records.
+    pub fn open(db: &Database) -> Result<(Store, StoreThread), String> {
+        let stats = Arc::new(StoreStats::default());
+        match db {
+            Database::None => Ok((Store { tx: None, stats }, StoreThread(None))),
+            Database::Sqlite(path) => {
+                let conn = sqlite::open(path).map_err(|e| format!("database {}: {e}", path.display()))?;
+                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+                let thread_stats = stats.clone();
+                let thread = std::thread::Builder::new()
+                    .name("ttt-store".into())
+                    .spawn(move || sqlite::run(conn, rx, thread_stats))
+                    .map_err(|e| format!("database {}: cannot start its thread: {e}", path.display()))?;
+                Ok((Store { tx: Some(tx), stats }, StoreThread(Some(thread))))
+            }
+        }
+    }
+
+    /// Whether records are kept.
+    pub fn enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// The store's counters.
+    pub fn stats(&self) -> &Arc<StoreStats> {
+        &self.stats
+    }
+
+    fn try_put(&self, job: Job) -> Result<(), StoreError> {
+        let tx = self.tx.as_ref().ok_or(StoreError::Disabled)?;
+        let depth = self.stats.queued.fetch_add(1, Ordering::Relaxed) + 1;
+        self.stats.max_queued.fetch_max(depth, Ordering::Relaxed);
+        match tx.try_send(job) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => {
+                self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+                Err(StoreError::Busy)
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+                Err(StoreError::Failed("the store has stopped".into()))
+            }
+        }
+    }
+
+    /// Queues a finished game for writing, without waiting. A full queue
+    /// drops it: logged and counted.
+    pub fn record(&self, record: Box<GameRecord>) {
+        if !self.enabled() {
+            return;
+        }
+        let id = record.id.clone();
+        if let Err(e) = self.try_put(Job::Record(record)) {
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(game = %id, "game record not kept: {e}");
+        }
+    }
+
+    async fn ask<T>(
+        &self,
+        job: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Job,
+    ) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.try_put(job(reply))?;
+        answer.await.unwrap_or_else(|_| Err(StoreError::Failed("the store has stopped".into())))
+    }
+
+    /// Creates an account whose token hashes to `token`.
+    pub async fn register(&self, name: &str, bot: bool, token: TokenHash) -> Result<Account, StoreError> {
+        self.ask(|reply| Job::Register { name: name.to_owned(), bot, token, reply }).await
+    }
+
+    /// The account called `name` (ignoring case) with its token's hash, if any.
+    pub async fn account(&self, name: &str) -> Result<Option<(Account, TokenHash)>, StoreError> {
+        self.ask(|reply| Job::Account { name: name.to_owned(), reply }).await
+    }
+
+    /// Answers an API query: its JSON, or `None` when there is no such thing.
+    pub async fn query(&self, query: Query) -> Result<Option<Value>, StoreError> {
+        self.ask(|reply| Job::Query(query, reply)).await
+    }
+}

@@ -1,0 +1,246 @@
+//! The SQLite backend: opening and migrating the file, and the thread that
+//! owns the connection and works through the store's queue.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use skillratings::glicko2::Glicko2Rating;
+
+use super::json;
+use super::{Account, Job, StoreError, StoreStats};
+use crate::account::{TokenHash, name_key};
+use crate::ratings::Standing;
+use crate::record::{GameRecord, unix_ms};
+use crate::rules::Rules;
+
+/// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
+const MIGRATIONS: [&str; 1] = [include_str!("../../migrations/0001_accounts_games_ratings.sql")];
+
+/// Most jobs taken off the queue at once; their records share a transaction.
+const BATCH: usize = 1024;
+
+/// Most games kept in memory while writes fail (a full disk, say), retried
+/// every [`RETRY`]; beyond it the oldest are dropped, counted and logged.
+const BACKLOG: usize = 100_000;
+
+/// How often failed writes are retried.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Opens `path`, creating it if missing, in WAL mode, and applies the
+/// migrations it lacks.
+pub(super) fn open(path: &Path) -> Result<Connection, String> {
+    let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+    // WAL: readers never wait for the writer; NORMAL sync: a commit survives
+    // a process crash, and at most the last commits are lost on power loss.
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+fn migrate(conn: &mut Connection) -> Result<(), String> {
+    let applied: usize =
+        conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
+    if applied > MIGRATIONS.len() {
+        return Err(format!(
+            "its schema is version {applied}, newer than this server's {}; run a newer ttt-server",
+            MIGRATIONS.len()
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied) {
+        let tx = conn.transaction().map_err(|e| e.to_string())?;
+        tx.execute_batch(sql).map_err(|e| format!("migration {} failed: {e}", i + 1))?;
+        tx.pragma_update(None, "user_version", i + 1).map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The store's thread: takes jobs off the queue until every handle is gone,
+/// writing records in batches and answering the rest in order.
+pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
+    let mut pending: Vec<Box<GameRecord>> = Vec::new();
+    loop {
+        // With writes failing, wake up to retry them even if nothing comes.
+        let first = if pending.is_empty() {
+            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            rx.recv_timeout(RETRY)
+        };
+        let mut jobs = match first {
+            Ok(job) => vec![job],
+            Err(RecvTimeoutError::Timeout) => Vec::new(),
+            Err(RecvTimeoutError::Disconnected) => {
+                write(&mut conn, &mut pending, &stats);
+                if !pending.is_empty() {
+                    tracing::error!(games = pending.len(), "stopping with game records unwritten");
+                }
+                return;
+            }
+        };
+        jobs.extend(rx.try_iter().take(BATCH - 1));
+        stats.queued.fetch_sub(jobs.len(), Ordering::Relaxed);
+        for job in jobs {
+            match job {
+                Job::Record(record) => pending.push(record),
+                // Other jobs see every game queued before them.
+                other => {
+                    write(&mut conn, &mut pending, &stats);
+                    answer(&mut conn, other);
+                }
+            }
+        }
+        write(&mut conn, &mut pending, &stats);
+    }
+}
+
+/// Writes `pending` in one transaction. On failure they stay pending (up to
+/// [`BACKLOG`]), to be retried.
+fn write(conn: &mut Connection, pending: &mut Vec<Box<GameRecord>>, stats: &StoreStats) {
+    if pending.is_empty() {
+        return;
+    }
+    let started = Instant::now();
+    match insert_games(conn, pending) {
+        Ok(()) => {
+            stats.written.fetch_add(pending.len() as u64, Ordering::Relaxed);
+            stats.batches.fetch_add(1, Ordering::Relaxed);
+            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            stats.write_micros.fetch_add(micros, Ordering::Relaxed);
+            pending.clear();
+        }
+        Err(e) => {
+            stats.failed_writes.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(games = pending.len(), "writing game records failed (will retry): {e}");
+            if pending.len() > BACKLOG {
+                let over = pending.len() - BACKLOG;
+                pending.drain(..over);
+                stats.dropped.fetch_add(over as u64, Ordering::Relaxed);
+                tracing::error!(games = over, "game records dropped: the backlog of failed writes is full");
+            }
+        }
+    }
+}
+
+fn insert_games(conn: &mut Connection, games: &[Box<GameRecord>]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut game = tx.prepare_cached(
+            "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account, o_bot,
+                moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+             ON CONFLICT (id) DO NOTHING",
+        )?;
+        let mut rating = tx.prepare_cached(
+            "INSERT INTO ratings (account, size, win, rating, rd, volatility, games) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (account, size, win) DO UPDATE SET
+                rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, games = excluded.games",
+        )?;
+        for g in games {
+            let [x, o] = &g.players;
+            let r = g.ratings.as_ref();
+            let rating_of = |i: usize, after: bool| {
+                r.map(|r| if after { r[i].after.rating.rating } else { r[i].before.rating.rating })
+            };
+            game.execute(params![
+                &*g.id,
+                &*g.room,
+                g.rules.size,
+                g.rules.win,
+                &*x.name,
+                x.account,
+                x.bot,
+                &*o.name,
+                o.account,
+                o.bot,
+                serde_json::to_string(&g.moves).unwrap_or_default(),
+                g.winner.map_or(0, |p| p.number()),
+                json::reason(g.reason),
+                g.line.as_ref().map(|l| serde_json::to_string(l).unwrap_or_default()),
+                r.is_some(),
+                rating_of(0, false),
+                rating_of(0, true),
+                rating_of(1, false),
+                rating_of(1, true),
+                g.started_at_ms,
+                g.ended_at_ms,
+            ])?;
+            if let Some(r) = r {
+                for (who, rated) in g.players.iter().zip(r) {
+                    let s = rated.after;
+                    rating.execute(params![
+                        who.account,
+                        g.rules.size,
+                        g.rules.win,
+                        s.rating.rating,
+                        s.rating.deviation,
+                        s.rating.volatility,
+                        s.games
+                    ])?;
+                }
+            }
+        }
+    }
+    tx.commit()
+}
+
+fn answer(conn: &mut Connection, job: Job) {
+    match job {
+        Job::Record(_) => {}
+        Job::Register { name, bot, token, reply } => {
+            let _ = reply.send(register(conn, &name, bot, &token));
+        }
+        Job::Account { name, reply } => {
+            let _ = reply.send(account(conn, &name).map_err(failed));
+        }
+        Job::Query(query, reply) => {
+            let _ = reply.send(json::query(conn, query).map_err(failed));
+        }
+    }
+}
+
+fn failed(e: rusqlite::Error) -> StoreError {
+    tracing::error!("database query failed: {e}");
+    StoreError::Failed(e.to_string())
+}
+
+fn register(conn: &mut Connection, name: &str, bot: bool, token: &TokenHash) -> Result<Account, StoreError> {
+    let now = unix_ms(std::time::SystemTime::now());
+    let inserted = conn.execute(
+        "INSERT INTO accounts (name, name_key, bot, token_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (name_key) DO NOTHING",
+        params![name, name_key(name), bot, &token[..], now],
+    );
+    match inserted {
+        Ok(0) => Err(StoreError::NameTaken),
+        Ok(_) => Ok(Account { id: conn.last_insert_rowid(), name: name.into(), bot, standings: Vec::new() }),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+fn account(conn: &mut Connection, name: &str) -> rusqlite::Result<Option<(Account, TokenHash)>> {
+    let row = conn
+        .prepare_cached("SELECT id, name, bot, token_hash FROM accounts WHERE name_key = ?1")?
+        .query_row([name_key(name)], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, Vec<u8>>(3)?))
+        })
+        .optional()?;
+    let Some((id, name, bot, hash)) = row else { return Ok(None) };
+    let Ok(hash) = TokenHash::try_from(hash.as_slice()) else { return Ok(None) };
+    let mut stmt = conn
+        .prepare_cached("SELECT size, win, rating, rd, volatility, games FROM ratings WHERE account = ?1")?;
+    let standings = stmt
+        .query_map([id], |r| {
+            let rules = Rules { size: r.get(0)?, win: r.get(1)? };
+            let rating = Glicko2Rating { rating: r.get(2)?, deviation: r.get(3)?, volatility: r.get(4)? };
+            Ok((rules, Standing { rating, games: r.get(5)? }))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some((Account { id, name: name.into(), bot, standings }, hash)))
+}
