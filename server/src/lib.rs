@@ -8,7 +8,9 @@ pub mod cmd;
 pub mod codes;
 pub mod config;
 pub mod connection;
+pub mod http;
 pub mod lobby;
+pub mod metrics;
 pub mod queue;
 pub mod rate;
 pub mod ratings;
@@ -16,6 +18,7 @@ pub mod record;
 pub mod room;
 pub mod room_task;
 pub mod rules;
+pub mod shared;
 pub mod signal;
 pub mod stats;
 pub mod store;
@@ -69,6 +72,7 @@ impl Server {
                 ));
             }
         };
+        metrics::init();
         let (store, store_thread) = store::Store::open(&config.database)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let book = Arc::new(ratings::RatingBook::default());

@@ -4,7 +4,6 @@
 
 use std::future::poll_fn;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -12,11 +11,13 @@ use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
 
+use tictactoe_protocol::ServerMessage;
+
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::queue::{self, Recv};
 use crate::record::unix_ms;
-use crate::room::{ConnId, Output, Room};
+use crate::room::{ConnId, Counts, Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
 use crate::store::Store;
@@ -54,7 +55,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     let _gauge = Gauge::up(&ctx.stats.rooms);
     // Named in the signals to connections; cloned once, not per delivery.
     let code = room.code().clone();
-    let mut counted = (0, 0);
+    let mut counted = Counts::default();
     // One shutdown waiter and one timer for the room's life, re-armed only when
     // the deadline changes: no timer registration per move.
     let shutdown = ctx.shutdown.waiter();
@@ -100,8 +101,8 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
         handle(&mut room, &mut conns, cmd, now);
     }
     deliver(&mut room, &code, &mut conns, &ctx.store);
-    let (started, finished) = room.game_counts();
-    tracing::info!(games_started = started, games_finished = finished, "room closed");
+    let counts = room.counts();
+    tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
 }
 
@@ -142,7 +143,12 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, store: &Store) {
         let (outputs, recipients) = room.drain();
         for output in outputs {
             let (to, item) = match output {
-                Output::Send { to, msg } => (to, Outbound::Frame(encode(&msg))),
+                Output::Send { to, msg } => {
+                    if let ServerMessage::Error { code, .. } = &msg {
+                        crate::metrics::refused(*code);
+                    }
+                    (to, Outbound::Frame(encode(&msg)))
+                }
                 Output::Broadcast { msg, to } => {
                     let frame = encode(&msg);
                     for &to in &recipients[to] {
@@ -183,11 +189,10 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, store: &Store) {
     }
 }
 
-fn count_games(room: &Room, counted: &mut (u64, u64), stats: &Stats) {
-    let (started, finished) = room.game_counts();
-    if (started, finished) != *counted {
-        stats.games_started.fetch_add(started - counted.0, Ordering::Relaxed);
-        stats.games_finished.fetch_add(finished - counted.1, Ordering::Relaxed);
-        *counted = (started, finished);
+fn count_games(room: &Room, counted: &mut Counts, stats: &Stats) {
+    let now = *room.counts();
+    if now != *counted {
+        stats.add(&now, counted);
+        *counted = now;
     }
 }

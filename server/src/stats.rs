@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use crate::room::Counts;
+
 /// What the server holds right now, and totals since it started.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -13,6 +15,22 @@ pub struct Stats {
     pub games_started: AtomicU64,
     /// Games ended with a `game_over` since the server started.
     pub games_finished: AtomicU64,
+    /// Games ended, by reason (in `EndReason`'s declaration order).
+    pub games_by_reason: [AtomicU64; 6],
+    /// Moves accepted since the server started.
+    pub moves: AtomicU64,
+}
+
+impl Stats {
+    /// Adds what a room counted since `before`.
+    pub fn add(&self, now: &Counts, before: &Counts) {
+        self.games_started.fetch_add(now.started - before.started, Ordering::Relaxed);
+        self.games_finished.fetch_add(now.finished() - before.finished(), Ordering::Relaxed);
+        for (total, (n, b)) in self.games_by_reason.iter().zip(now.finished.iter().zip(&before.finished)) {
+            total.fetch_add(n - b, Ordering::Relaxed);
+        }
+        self.moves.fetch_add(now.moves - before.moves, Ordering::Relaxed);
+    }
 }
 
 impl Stats {

@@ -327,5 +327,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
 /// An `error` reply, serialized.
 pub(super) fn refusal(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Utf8Bytes {
+    crate::metrics::refused(code);
     encode(&ServerMessage::error(code, message, id))
 }

@@ -9,48 +9,21 @@ mod request;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, timeout_at};
-use tokio_tungstenite::tungstenite::Utf8Bytes;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info};
 
-use crate::cmd::LobbyCmd;
-use crate::config::Config;
+use crate::http;
 use crate::room::ConnId;
-use crate::signal::Shutdown;
-use crate::stats::Stats;
-
-/// What every connection task shares: configuration, the lobby's inbox, counters.
-pub(crate) struct Shared {
-    pub(crate) config: Config,
-    pub(crate) ws_config: WebSocketConfig,
-    pub(crate) lobby: mpsc::Sender<LobbyCmd>,
-    pub(crate) stats: Arc<Stats>,
-    pub(crate) shutdown: Shutdown,
-    /// The `welcome` frame, serialized once.
-    pub(crate) welcome: Utf8Bytes,
-    pub(crate) next_id: AtomicU64,
-    /// Present when the server speaks `wss://`.
-    pub(crate) tls: Option<tokio_rustls::TlsAcceptor>,
-    /// Accounts and records.
-    pub(crate) store: crate::store::Store,
-    /// Ratings of the accounts signed in since the server started.
-    pub(crate) book: Arc<crate::ratings::RatingBook>,
-}
-
-impl Shared {
-    fn next_conn_id(&self) -> ConnId {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-}
+pub(crate) use crate::shared::Shared;
 
 /// Starts the task serving one accepted TCP connection until it ends. The
 /// task's future is the handshake-and-serve future itself, with nothing
@@ -108,15 +81,16 @@ async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Acc
 /// Completes the WebSocket handshake on `stream` by the deadline, then serves it.
 async fn accept<S>(stream: S, conn: Accepted)
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let Accepted { id, peer, deadline, shared, _permit } = conn;
-    let handshake =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(shared.ws_config));
+    // Boxed: hyper's buffers are needed only until the upgrade, and every
+    // byte of this future is paid by every idle connection.
+    let handshake = Box::pin(handshake(stream, shared.clone()));
     let ws = tokio::select! {
         r = timeout_at(deadline, handshake) => match r {
-            Ok(Ok(ws)) => ws,
-            Ok(Err(e)) => return debug!("handshake failed: {e}"),
+            Ok(Some(ws)) => ws,
+            Ok(None) => return,
             Err(_) => return debug!("handshake timed out"),
         },
         _ = shared.shutdown.started() => return,
@@ -126,12 +100,44 @@ where
     info!(id, %peer, why, "connection closed");
 }
 
-#[allow(clippy::result_large_err)]
-fn check_path(req: &Request, resp: Response) -> Result<Response, ErrorResponse> {
-    if req.uri().path() == "/" {
-        return Ok(resp);
+/// Serves HTTP on `stream` (hyper): a WebSocket upgrade at `/` gives the
+/// socket back as a WebSocket, with any bytes read past the request;
+/// anything else is answered (the API, `/healthz`, `/metrics`) until the
+/// client closes or the deadline around this future ends it.
+async fn handshake<S>(stream: S, shared: Arc<Shared>) -> Option<WebSocketStream<S>>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let slot = http::UpgradeSlot::default();
+    let (svc_shared, svc_slot) = (shared.clone(), slot.clone());
+    let service = service_fn(move |req| http::serve(req, svc_shared.clone(), svc_slot.clone()));
+    // Kept alive (a 101 must not say `close`), under the handshake deadline:
+    // an API client has that long for its requests on one connection.
+    let served = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades()
+        .await;
+    if let Err(e) = served {
+        debug!("HTTP failed: {e}");
+        return None;
     }
-    let mut err = ErrorResponse::new(Some("tictactoe speaks WebSocket at path /\n".into()));
-    *err.status_mut() = http::StatusCode::NOT_FOUND;
-    Err(err)
+    let pending = slot.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+    let upgraded = match pending.await {
+        Ok(u) => u,
+        Err(e) => {
+            debug!("upgrade failed: {e}");
+            return None;
+        }
+    };
+    let parts = upgraded.downcast::<TokioIo<S>>().ok()?;
+    let socket = parts.io.into_inner();
+    Some(
+        WebSocketStream::from_partially_read(
+            socket,
+            parts.read_buf.to_vec(),
+            Role::Server,
+            Some(shared.ws_config),
+        )
+        .await,
+    )
 }

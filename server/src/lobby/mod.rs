@@ -209,6 +209,7 @@ fn forward(code: Arc<str>, tx: queue::Sender<RoomCmd>, cmd: RoomCmd) {
 }
 
 fn refuse(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
+    crate::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, message, id)));
     conn.send(Outbound::Refused);
 }

@@ -52,7 +52,7 @@ impl Room {
         self.phase = Phase::Playing;
         self.rematch = [false; 2];
         self.clock.restart(now, false);
-        self.games_started += 1;
+        self.counts.started += 1;
         self.started = Some(now);
         let players = self.players();
         tracing::debug!(size = self.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
@@ -95,7 +95,7 @@ impl Room {
     ) {
         self.phase = Phase::Over;
         self.clock.stop();
-        self.games_finished += 1;
+        self.counts.finished[reason as usize] += 1;
         let winner = outcome.and_then(Outcome::winner);
         tracing::info!(
             winner = winner.map_or(0, Player::number),

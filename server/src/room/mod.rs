@@ -67,6 +67,24 @@ pub struct Settings {
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
 
+/// What a room has seen so far, for the server's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Games started.
+    pub started: u64,
+    /// Games finished, by [`EndReason`] in declaration order.
+    pub finished: [u64; 6],
+    /// Moves accepted.
+    pub moves: u64,
+}
+
+impl Counts {
+    /// Games finished, whatever the reason.
+    pub fn finished(&self) -> u64 {
+        self.finished.iter().sum()
+    }
+}
+
 /// One thing for the room's task to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
@@ -181,8 +199,7 @@ pub struct Room {
     spectators: Vec<ConnId>,
     out: Outbox,
     closed: bool,
-    games_started: u64,
-    games_finished: u64,
+    counts: Counts,
     /// When the game in progress (or the last one) started.
     started: Option<Instant>,
 }
@@ -215,8 +232,7 @@ impl Room {
             spectators: Vec::new(),
             out: Outbox::default(),
             closed: false,
-            games_started: 0,
-            games_finished: 0,
+            counts: Counts::default(),
             started: None,
         })
     }
@@ -263,9 +279,9 @@ impl Room {
         self.closed
     }
 
-    /// Games started and finished in this room so far.
-    pub fn game_counts(&self) -> (u64, u64) {
-        (self.games_started, self.games_finished)
+    /// Games, moves and refusals in this room so far.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
     }
 
     /// What the room asks for since the last call, in order, with the
@@ -365,6 +381,7 @@ impl Room {
                 return self.refuse(conn, code, msg, id);
             }
         };
+        self.counts.moves += 1;
         let next = self.game.turn();
         if next.is_some() {
             let away = self.anyone_away();

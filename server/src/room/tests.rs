@@ -182,7 +182,7 @@ fn a_win_ends_the_game_for_everyone_and_judges_the_same() {
     assert!(got.contains(&(A, Got::Live(false))));
     let got = mv(&mut room, B, 2, 2, t0);
     assert_eq!(error_code(&got, B), Some(ErrorCode::GameOver));
-    assert_eq!(room.game_counts(), (1, 1));
+    assert_eq!((room.counts().started, room.counts().finished()), (1, 1));
 }
 
 #[test]
@@ -327,7 +327,7 @@ fn rematch_swaps_seats_and_renews_tokens() {
     // B now moves first; seq starts again at 1.
     let got = mv(&mut room, B, 0, 0, t0);
     assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { player: Player::X, seq: 1, .. }]));
-    assert_eq!(room.game_counts(), (2, 1));
+    assert_eq!((room.counts().started, room.counts().finished()), (2, 1));
 }
 
 #[test]

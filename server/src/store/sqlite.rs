@@ -65,7 +65,7 @@ fn migrate(conn: &mut Connection) -> Result<(), String> {
 /// The store's thread: takes jobs off the queue until every handle is gone,
 /// writing records in batches and answering the rest in order.
 pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
-    let mut pending: Vec<Box<GameRecord>> = Vec::new();
+    let mut pending: Vec<GameRecord> = Vec::new();
     loop {
         // With writes failing, wake up to retry them even if nothing comes.
         let first = if pending.is_empty() {
@@ -88,7 +88,7 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
         stats.queued.fetch_sub(jobs.len(), Ordering::Relaxed);
         for job in jobs {
             match job {
-                Job::Record(record) => pending.push(record),
+                Job::Record(record) => pending.push(*record),
                 // Other jobs see every game queued before them.
                 other => {
                     write(&mut conn, &mut pending, &stats);
@@ -102,7 +102,7 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
 
 /// Writes `pending` in one transaction. On failure they stay pending (up to
 /// [`BACKLOG`]), to be retried.
-fn write(conn: &mut Connection, pending: &mut Vec<Box<GameRecord>>, stats: &StoreStats) {
+fn write(conn: &mut Connection, pending: &mut Vec<GameRecord>, stats: &StoreStats) {
     if pending.is_empty() {
         return;
     }
@@ -111,7 +111,9 @@ fn write(conn: &mut Connection, pending: &mut Vec<Box<GameRecord>>, stats: &Stor
         Ok(()) => {
             stats.written.fetch_add(pending.len() as u64, Ordering::Relaxed);
             stats.batches.fetch_add(1, Ordering::Relaxed);
-            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let took = started.elapsed();
+            ::metrics::histogram!("ttt_store_write_seconds").record(took.as_secs_f64());
+            let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
             stats.write_micros.fetch_add(micros, Ordering::Relaxed);
             pending.clear();
         }
@@ -128,7 +130,7 @@ fn write(conn: &mut Connection, pending: &mut Vec<Box<GameRecord>>, stats: &Stor
     }
 }
 
-fn insert_games(conn: &mut Connection, games: &[Box<GameRecord>]) -> rusqlite::Result<()> {
+fn insert_games(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     {
         let mut game = tx.prepare_cached(

@@ -1,0 +1,208 @@
+//! The HTTP side of the game port, served by hyper: the WebSocket upgrade at
+//! `/` (handed back to the connection, which then speaks the game protocol
+//! on the same socket), the JSON API over the store, `/healthz` and
+//! `/metrics`. Answers are JSON; what does not exist is a 404 with
+//! `{"error": …}`.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::upgrade::OnUpgrade;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+
+use crate::rules::Rules;
+use crate::shared::Shared;
+use crate::store::{Query, StoreError};
+
+/// Default and largest `limit` of the list routes.
+pub const DEFAULT_LIMIT: usize = 20;
+/// The largest `limit` a list route accepts; more is capped to it.
+pub const MAX_LIMIT: usize = 100;
+
+/// Where a connection's WebSocket upgrade is left for it to pick up.
+pub(crate) type UpgradeSlot = Arc<Mutex<Option<OnUpgrade>>>;
+
+type Answer = Response<Full<Bytes>>;
+
+/// Answers one HTTP request on the game port.
+pub(crate) async fn serve(
+    mut req: Request<Incoming>,
+    shared: Arc<Shared>,
+    slot: UpgradeSlot,
+) -> Result<Answer, Infallible> {
+    if is_upgrade(&req) {
+        return Ok(upgrade(&mut req, &slot));
+    }
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return Ok(error(StatusCode::METHOD_NOT_ALLOWED, "only GET is served here"));
+    }
+    let path = req.uri().path().to_owned();
+    let params = params(req.uri().query().unwrap_or(""));
+    Ok(route(&path, &params, &shared).await)
+}
+
+fn is_upgrade(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+}
+
+/// Accepts a WebSocket handshake at `/` (RFC 6455 §4.2): 101 with the
+/// accept key, and the upgrade left in `slot` for the connection.
+fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot) -> Answer {
+    if req.uri().path() != "/" {
+        return text(StatusCode::NOT_FOUND, "tictactoe speaks WebSocket at path /\n");
+    }
+    let key = req.headers().get(header::SEC_WEBSOCKET_KEY).map(|k| derive_accept_key(k.as_bytes()));
+    let version_ok = req.headers().get(header::SEC_WEBSOCKET_VERSION).is_some_and(|v| v.as_bytes() == b"13");
+    let connection_ok = req
+        .headers()
+        .get(header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")));
+    let (Some(accept), true, true, true) = (key, version_ok, connection_ok, req.method() == Method::GET)
+    else {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "a WebSocket handshake needs GET, Connection: Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13\n",
+        );
+    };
+    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(hyper::upgrade::on(req));
+    let mut resp = Response::new(Full::new(Bytes::new()));
+    *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let h = resp.headers_mut();
+    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    h.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    if let Ok(v) = HeaderValue::from_str(&accept) {
+        h.insert(header::SEC_WEBSOCKET_ACCEPT, v);
+    }
+    resp
+}
+
+async fn route(path: &str, params: &[(String, String)], shared: &Shared) -> Answer {
+    let segments: Vec<String> = path.trim_start_matches('/').split('/').map(decode).collect();
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let query = match segments.as_slice() {
+        ["healthz"] => return json_answer(StatusCode::OK, &json!({"status": "ok"})),
+        ["metrics"] => {
+            let page = crate::metrics::render(&shared.stats, shared.store.stats());
+            let mut resp = text(StatusCode::OK, &page);
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            return resp;
+        }
+        [""] => {
+            return text(
+                StatusCode::OK,
+                "ttt-server: play over WebSocket at this address (see PROTOCOL.md); the API is under /api\n",
+            );
+        }
+        ["api", "games", id] => Query::Game((*id).to_owned()),
+        ["api", "players", name] => Query::Player((*name).to_owned()),
+        ["api", "players", name, "games"] => {
+            let limit = match limit(params) {
+                Ok(l) => l,
+                Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+            };
+            let before = param(params, "before").map(str::to_owned);
+            Query::PlayerGames { name: (*name).to_owned(), limit, before }
+        }
+        ["api", "leaderboard"] => match leaderboard(params) {
+            Ok(q) => q,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+        },
+        _ => {
+            return error(
+                StatusCode::NOT_FOUND,
+                "no such page; the API is /api/games/{id}, /api/players/{name}, /api/players/{name}/games, /api/leaderboard",
+            );
+        }
+    };
+    let what = match &query {
+        Query::Game(_) => "no game has that id",
+        Query::Leaderboard { .. } => "no such pool",
+        _ => "no account has that name",
+    };
+    match shared.store.query(query).await {
+        Ok(Some(body)) => json_answer(StatusCode::OK, &body),
+        Ok(None) => error(StatusCode::NOT_FOUND, what),
+        Err(StoreError::Disabled) => {
+            error(StatusCode::NOT_FOUND, "this server keeps no records (--database none)")
+        }
+        Err(StoreError::Busy) => {
+            error(StatusCode::SERVICE_UNAVAILABLE, "the database is busy; try again in a moment")
+        }
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// `limit`: absent is [`DEFAULT_LIMIT`], more than [`MAX_LIMIT`] is capped,
+/// anything but a positive integer is a 400.
+fn limit(params: &[(String, String)]) -> Result<usize, String> {
+    match param(params, "limit") {
+        None => Ok(DEFAULT_LIMIT),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n.min(MAX_LIMIT)),
+            _ => Err("limit must be a positive integer".into()),
+        },
+    }
+}
+
+/// `size` (default 3) and `win` (default `size`), and `limit`; a 400's text.
+fn leaderboard(params: &[(String, String)]) -> Result<Query, String> {
+    let number = |name: &str| -> Result<Option<usize>, String> {
+        match param(params, name) {
+            None => Ok(None),
+            Some(v) => v.parse::<usize>().map(Some).map_err(|_| format!("{name} must be a positive integer")),
+        }
+    };
+    let size = number("size")?.unwrap_or(3);
+    let win = number("win")?.unwrap_or(size);
+    Ok(Query::Leaderboard { rules: Rules { size, win }, limit: limit(params)? })
+}
+
+fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+fn params(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(&v.replace('+', " ")))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
+fn json_answer(status: StatusCode, body: &Value) -> Answer {
+    let mut resp = Response::new(Full::new(Bytes::from(body.to_string())));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+fn error(status: StatusCode, message: &str) -> Answer {
+    json_answer(status, &json!({ "error": message }))
+}
+
+fn text(status: StatusCode, body: &str) -> Answer {
+    let mut resp = Response::new(Full::new(Bytes::from(body.to_owned())));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    resp
+}

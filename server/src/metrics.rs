@@ -1,0 +1,65 @@
+//! `/metrics`: the server's counters in Prometheus text format, through the
+//! `metrics` crate and its Prometheus exporter (no listener of its own: the
+//! page is served on the game port). Hot counters (moves, games) are plain
+//! atomics in [`Stats`], copied in when the page is rendered; rarer events
+//! (refusals, the store's write times) are recorded where they happen.
+
+use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
+
+use metrics::{counter, gauge};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tictactoe_protocol::{EndReason, ErrorCode};
+
+use crate::stats::Stats;
+use crate::store::StoreStats;
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the process's recorder, once; later calls return the same handle.
+pub fn init() -> &'static PrometheusHandle {
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        // Another recorder installed first (an embedding program's) keeps
+        // its place; this page then shows only what is copied in.
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
+}
+
+/// Counts one refused request.
+pub fn refused(code: ErrorCode) {
+    let name =
+        serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    counter!("ttt_refusals_total", "code" => name).increment(1);
+}
+
+const REASONS: [EndReason; 6] = [
+    EndReason::Line,
+    EndReason::Draw,
+    EndReason::Resign,
+    EndReason::Timeout,
+    EndReason::Disconnect,
+    EndReason::Shutdown,
+];
+
+/// The page: the counters copied in, then everything rendered.
+pub fn render(stats: &Stats, store: &StoreStats) -> String {
+    let handle = init();
+    gauge!("ttt_connections").set(stats.connections() as f64);
+    gauge!("ttt_rooms").set(stats.rooms() as f64);
+    counter!("ttt_games_started_total").absolute(stats.games_started.load(Ordering::Relaxed));
+    for (reason, n) in REASONS.iter().zip(&stats.games_by_reason) {
+        let name =
+            serde_json::to_value(reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        counter!("ttt_games_finished_total", "reason" => name).absolute(n.load(Ordering::Relaxed));
+    }
+    counter!("ttt_moves_total").absolute(stats.moves.load(Ordering::Relaxed));
+    gauge!("ttt_store_queue_depth").set(store.queued.load(Ordering::Relaxed) as f64);
+    gauge!("ttt_store_queue_depth_max").set(store.max_queued.load(Ordering::Relaxed) as f64);
+    counter!("ttt_store_games_written_total").absolute(store.written.load(Ordering::Relaxed));
+    counter!("ttt_store_write_failures_total").absolute(store.failed_writes.load(Ordering::Relaxed));
+    counter!("ttt_store_games_dropped_total").absolute(store.dropped.load(Ordering::Relaxed));
+    handle.render()
+}

@@ -1,0 +1,39 @@
+//! What every connection task shares: configuration, the lobby's inbox,
+//! counters, the store.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use crate::cmd::LobbyCmd;
+use crate::config::Config;
+use crate::room::ConnId;
+use crate::signal::Shutdown;
+use crate::stats::Stats;
+
+/// What every connection task shares: configuration, the lobby's inbox, counters.
+pub struct Shared {
+    pub(crate) config: Config,
+    pub(crate) ws_config: WebSocketConfig,
+    pub(crate) lobby: mpsc::Sender<LobbyCmd>,
+    pub(crate) stats: Arc<Stats>,
+    pub(crate) shutdown: Shutdown,
+    /// The `welcome` frame, serialized once.
+    pub(crate) welcome: Utf8Bytes,
+    pub(crate) next_id: AtomicU64,
+    /// Present when the server speaks `wss://`.
+    pub(crate) tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Accounts and records.
+    pub(crate) store: crate::store::Store,
+    /// Ratings of the accounts signed in since the server started.
+    pub(crate) book: Arc<crate::ratings::RatingBook>,
+}
+
+impl Shared {
+    pub(crate) fn next_conn_id(&self) -> ConnId {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
