@@ -419,3 +419,81 @@ pub fn random_game(n: usize, rng: &mut impl rand::Rng) -> Vec<[usize; 2]> {
     }
     moves
 }
+
+/// A directory for one test's database files, removed when dropped.
+pub struct TempDir {
+    /// The directory.
+    pub path: std::path::PathBuf,
+}
+
+impl TempDir {
+    /// A fresh, empty directory under the system's temporary directory.
+    pub fn new(label: &str) -> TempDir {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("ttt-{label}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir { path }
+    }
+
+    /// The `--database` setting for a SQLite file called `name` in it.
+    pub fn database(&self, name: &str) -> tictactoe_server::store::Database {
+        Database::Sqlite(self.path.join(name))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// One plain HTTP/1.1 GET to `addr`: the status code and the body.
+pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send the request");
+    let mut raw = Vec::new();
+    tokio::time::timeout(READ_TIMEOUT, stream.read_to_end(&mut raw))
+        .await
+        .expect("the answer within the read timeout")
+        .expect("read the answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("a status code");
+    (status, body.to_owned())
+}
+
+/// A GET whose body is JSON: the status and the parsed body.
+pub async fn api(addr: SocketAddr, path: &str) -> (u16, Value) {
+    let (status, body) = http_get(addr, path).await;
+    (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body}")))
+}
+
+impl TestServer {
+    /// Signals shutdown and returns `serve`'s result (an error at start, say).
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let done = tokio::time::timeout(Duration::from_secs(10), &mut self.task).await;
+        done.expect("serve returns within 10 s of shutdown").expect("serve task")
+    }
+}
+
+impl Client {
+    /// Registers `name` (a bot account if `bot`) and returns its token.
+    pub async fn register(&mut self, name: &str, bot: bool) -> String {
+        self.send(json!({"type": "register", "name": name, "bot": bot})).await;
+        let reply = self.recv_type("registered").await;
+        reply["token"].as_str().expect("a token").to_owned()
+    }
+
+    /// Signs in as `name` with `token`.
+    pub async fn sign_in(&mut self, name: &str, token: &str) -> Value {
+        self.send(json!({"type": "hello", "name": name, "token": token})).await;
+        self.recv_type("authenticated").await
+    }
+}
