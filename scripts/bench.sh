@@ -57,7 +57,9 @@ start() {
 }
 
 echo "== ttt-server: $IDLE idle connections on a fresh server (RSS), then paced at $RATE moves/s with them open"
-addr=$(start "$work/server.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 19990 $SERVER_FLAGS)
+# The server as it ships: every finished game recorded in SQLite. A second
+# one keeps nothing (--database none): the records' cost is their difference.
+addr=$(start "$work/server.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 19990 --database "sqlite:$work/ttt.db" $SERVER_FLAGS)
 spid=$(cat "$work/server.log.pid")
 $ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$spid" --secs $((ROUNDS * (SECS + 5) + 30)) >"$work/idle.out" 2>&1 &
 idle_pid=$!; pids+=($idle_pid)
@@ -83,6 +85,7 @@ closed() {
 }
 
 relay=$(start "$work/relay.log" $BIN/loadgen --serve-baseline 127.0.0.1:0)
+bare=$(start "$work/bare.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --database none $SERVER_FLAGS)
 tasks=$(start "$work/tasks.log" $BIN/loadgen --serve-baseline 127.0.0.1:0 --tasks)
 for r in $(seq "$ROUNDS"); do
   echo "== round $r/$ROUNDS: baseline relay, closed loop, $PAIRS pairs, ${SECS}s"
@@ -93,7 +96,12 @@ for r in $(seq "$ROUNDS"); do
   closed "$spid" "$work/server.$r.out" --url "ws://$addr/"
   echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 10x10 (few game ends per move)"
   closed "$spid" "$work/wide.$r.out" --url "ws://$addr/" --size 10
+  echo "== round $r/$ROUNDS: ttt-server --database none, closed loop, $PAIRS pairs, ${SECS}s, 3x3"
+  closed "$(cat "$work/bare.log.pid")" "$work/server_none.$r.out" --url "ws://$bare/"
+  echo "== round $r/$ROUNDS: ttt-server --database none, closed loop, $PAIRS pairs, ${SECS}s, 10x10"
+  closed "$(cat "$work/bare.log.pid")" "$work/wide_none.$r.out" --url "ws://$bare/" --size 10
 done
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://$addr/metrics').read().decode())" >"$work/metrics.txt"
 
 table=$(python3 - "$work" "$ROUNDS" "$SECS" "$PAIRS" "$RATE" "$IDLE" <<'PY'
 import os, re, statistics, sys
@@ -106,8 +114,8 @@ def cpu_us_per_move(path):
     cpu = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", [l for l in open(path) if l.startswith("cpu:")][-1])}
     return cpu["ticks"] / cpu["hz"] * 1e6 / max(summary["moves_per_sec"] * cpu["secs"], 1)
 runs = {kind: [last_summary(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)]
-        for kind in ("relay", "tasks", "server", "wide", "paced")}
-closed_kinds = ("relay", "tasks", "server", "wide")
+        for kind in ("relay", "tasks", "server", "wide", "server_none", "wide_none", "paced")}
+closed_kinds = ("relay", "tasks", "server", "wide", "server_none", "wide_none")
 cpu = {kind: [cpu_us_per_move(f"{work}/{kind}.{r}.out") for r in range(1, rounds + 1)] for kind in closed_kinds}
 def median_run(kind, key="moves_per_sec"):
     ordered = sorted(runs[kind], key=lambda f: f[key])
@@ -131,6 +139,8 @@ print(row(f"baseline relay, closed loop, {pairs} pairs", median_run("relay"), "r
 print(row(f"relay with the server's tasks and queues, closed loop, {pairs} pairs", median_run("tasks"), "tasks"))
 print(row(f"ttt-server, closed loop, {pairs} pairs, 3×3", median_run("server"), "server"))
 print(row(f"ttt-server, closed loop, {pairs} pairs, 10×10", median_run("wide"), "wide"))
+print(row(f"ttt-server --database none, closed loop, {pairs} pairs, 3×3", median_run("server_none"), "server_none"))
+print(row(f"ttt-server --database none, closed loop, {pairs} pairs, 10×10", median_run("wide_none"), "wide_none"))
 print(row(f"ttt-server, paced {rate}/s, {int(idle) + 2 * int(pairs)} connections open", median_run("paced", "p99_us")))
 print()
 fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
@@ -144,6 +154,16 @@ print(f"ttt-server / baseline relay, median of the rounds' ratios: **{statistics
 print(f"The relay with the server's tasks and queues does **{statistics.median(tasks):.2f}** of the bare relay's moves/s "
       f"(rounds {fmt(tasks)}). By CPU time per move (relay's / target's, median of the rounds): tasks relay "
       f"{cpu_ratio('tasks'):.2f}, ttt-server **{cpu_ratio('wide'):.2f}** on 10×10 and {cpu_ratio('server'):.2f} on 3×3.")
+wide_none, narrow_none = ratios("wide_none"), ratios("server_none")
+print(f"With every game recorded in SQLite (the default) against `--database none`, ratio to the relay: "
+      f"**{statistics.median(wide):.2f}** vs {statistics.median(wide_none):.2f} on 10×10, "
+      f"**{statistics.median(narrow):.2f}** vs {statistics.median(narrow_none):.2f} on 3×3 "
+      f"(records cost {100 * (1 - statistics.median(narrow) / max(statistics.median(narrow_none), 1e-9)):.1f}% on 3×3, "
+      f"{100 * (1 - statistics.median(wide) / max(statistics.median(wide_none), 1e-9)):.1f}% on 10×10).")
+metrics = dict(re.findall(r"^(ttt_store_\w+) (\S+)$", open(f"{work}/metrics.txt").read(), re.M))
+print(f"Store: {metrics.get('ttt_store_games_written_total', '?')} games written, writer queue at most "
+      f"{metrics.get('ttt_store_queue_depth_max', '?')} deep (bound 65536), "
+      f"{metrics.get('ttt_store_games_dropped_total', '?')} dropped, {metrics.get('ttt_store_write_failures_total', '?')} failed writes.")
 idle_f = last_summary(f"{work}/idle.out")
 print(f"Paced p99 per run: {', '.join(str(f['p99_us']) for f in runs['paced'])} µs.")
 print(f"Idle: {idle_f['idle']} connections cost {idle_f['rss_per_conn_bytes']} bytes of server RSS each.")
