@@ -1,9 +1,12 @@
 //! `ttt`: the tictactoe command-line client.
 
+mod accounts;
+mod api;
 mod bot;
 mod bot_cmd;
 mod judge_cmd;
 mod net;
+mod records_cmd;
 mod session;
 mod ui;
 mod view;
@@ -121,6 +124,58 @@ enum Command {
     },
     /// Replay a move list and print A, B, Draw or Pending.
     Judge(judge_cmd::JudgeArgs),
+    /// Create an account on the server; its token is saved for `play` and `bot`.
+    Register {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The account's name (unique on the server, ignoring case).
+        name: String,
+        /// A bot account (marked as one everywhere, for good).
+        #[arg(long)]
+        bot: bool,
+    },
+    /// A player's recent games, newest first (default: your saved account).
+    History {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The player.
+        name: Option<String>,
+        /// How many games.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Step through a recorded game on the board (Enter for each move), or
+    /// play it back with --delay.
+    Replay {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The game's id (from `game_over`, `ttt history` or the API).
+        game_id: String,
+        /// Play it back, one move every this many ms.
+        #[arg(long, value_name = "MS")]
+        delay: Option<u64>,
+    },
+    /// The leaderboard of one board's rating pool.
+    Top {
+        #[command(flatten)]
+        server: ServerArg,
+        /// Board size.
+        #[arg(long, default_value_t = 3)]
+        size: usize,
+        /// Win length (default: the size).
+        #[arg(long)]
+        win: Option<usize>,
+        /// How many players.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// A player's ratings and results (default: your saved account).
+    Profile {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The player.
+        name: Option<String>,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -129,6 +184,17 @@ async fn main() -> ExitCode {
     let result: Result<(), String> = async {
         match cli.command {
             Command::Judge(args) => judge_cmd::run(&args),
+            Command::Register { server, name, bot } => records_cmd::register(server.url()?, &name, bot).await,
+            Command::History { server, name, limit } => {
+                records_cmd::history(server.url()?, name, limit).await
+            }
+            Command::Replay { server, game_id, delay } => {
+                records_cmd::replay(server.url()?, &game_id, delay.map(Duration::from_millis)).await
+            }
+            Command::Top { server, size, win, limit } => {
+                records_cmd::top(server.url()?, size, win, limit).await
+            }
+            Command::Profile { server, name } => records_cmd::profile(server.url()?, name).await,
             Command::Play { server, name, game } => play(server.url()?, &name, &game.start()).await,
             Command::Watch { server, room } => play(server.url()?, "watcher", &Start::Watch(room)).await,
             Command::Bot { server, name, strategy, engine, games, think_ms, game } => {

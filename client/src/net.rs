@@ -209,6 +209,21 @@ pub fn trust_ca(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The TLS client configuration for `https://` API calls: the private CA of
+/// `--ca-cert` if given, else the public web PKI.
+pub fn tls_config() -> Result<rustls::ClientConfig, String> {
+    if let Some(Connector::Rustls(config)) = CONNECTOR.get() {
+        return Ok((**config).clone());
+    }
+    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
 async fn open(url: &str) -> Result<(Ws, Limits), String> {
     if !url.starts_with("ws://") && !url.starts_with("wss://") {
         return Err(format!("{url:?} is not a server URL; use ws://HOST:PORT or wss://HOST:PORT"));

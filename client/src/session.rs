@@ -37,7 +37,10 @@ pub enum Start {
 /// Connects to `url` as `name` and sends the request that `start` asks for.
 pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> {
     let mut link = Link::connect(url).await?;
-    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token: None }).await?;
+    // Signed in when this name has an account saved for this server (or
+    // TTT_TOKEN is set); a guest otherwise.
+    let token = crate::accounts::token_for(url, name);
+    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token }).await?;
     let request = match start {
         Start::Quick(rules) => rules.quick_match(),
         Start::Create(rules) => {

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{ClosedReason, EndReason, Game, Line, Player, ServerMessage};
+use tictactoe_protocol::{ClosedReason, EndReason, Game, Line, Player, PlayerInfo, ServerMessage};
 
 /// One client's picture of the room it is in.
 #[derive(Debug, Clone)]
@@ -28,6 +28,19 @@ pub struct View {
     pub note: String,
     /// Set once the room has closed under us: no rematch is possible.
     pub closed: Option<ClosedReason>,
+}
+
+/// A player as the status line names them: the name, the rating when they
+/// have one, and `(bot)` for a bot account.
+fn shown(p: &PlayerInfo) -> String {
+    let mut out = p.name.to_string();
+    if let Some(r) = p.rating {
+        out.push_str(&format!(" {r}"));
+    }
+    if p.bot {
+        out.push_str(" (bot)");
+    }
+    out
 }
 
 impl Default for View {
@@ -85,7 +98,7 @@ impl View {
                 *self = View::new(*size, *win);
                 self.room = Some(room.to_string());
                 self.you = Some(*you);
-                self.names = players.iter().map(|p| p.name.to_string()).collect();
+                self.names = players.iter().map(shown).collect();
                 self.deadline = clock(Some(*turn_timeout_ms).filter(|&t| t > 0));
                 self.note = "game started".into();
             }
@@ -95,9 +108,14 @@ impl View {
                 self.deadline = clock(*clock_ms);
                 self.note.clear();
             }
-            ServerMessage::GameOver { winner, reason, line, moves, .. } => {
+            ServerMessage::GameOver { winner, reason, line, moves, ratings, .. } => {
                 if moves.len() != self.game.moves().len() {
                     self.replay(moves);
+                }
+                if let (Some(r), Some(me)) = (ratings, self.you) {
+                    let mine = r[usize::from(me.number() - 1)];
+                    let delta = mine.after - mine.before;
+                    self.note = format!("rating {} → {} ({delta:+})", mine.before, mine.after);
                 }
                 self.over = Some((*winner, *reason, *line));
                 self.deadline = None;
@@ -106,7 +124,7 @@ impl View {
                 *self = View::new(*size, *win);
                 self.room = Some(room.to_string());
                 self.replay(moves);
-                self.names = players.iter().map(|p| p.name.to_string()).collect();
+                self.names = players.iter().map(shown).collect();
                 self.you = *you;
                 self.deadline = clock(*clock_ms);
                 if turn.is_none() && !moves.is_empty() && !self.game.status().is_over() {

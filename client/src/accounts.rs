@@ -1,0 +1,107 @@
+//! Account tokens saved on this machine: one file per server in the user's
+//! config directory (`$TTT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/ttt`, else
+//! `~/.config/ttt`), readable only by the user. `TTT_TOKEN` overrides them
+//! (bots in CI).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+/// An account saved for a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    /// The account's name as registered.
+    pub name: String,
+    /// Its token.
+    pub token: String,
+    /// Whether it is a bot account.
+    pub bot: bool,
+}
+
+fn dir() -> Result<PathBuf, String> {
+    if let Some(d) = std::env::var_os("TTT_CONFIG_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_CONFIG_HOME") {
+        return Ok(PathBuf::from(d).join("ttt"));
+    }
+    std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".config").join("ttt"))
+        .ok_or_else(|| "no config directory: set HOME or TTT_CONFIG_DIR".to_owned())
+}
+
+/// The file of `server`'s accounts: its URL with every character that is
+/// not a letter or digit made `_`.
+pub fn file(server: &str) -> Result<PathBuf, String> {
+    let key: String = server
+        .trim_end_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    Ok(dir()?.join("accounts").join(format!("{key}.json")))
+}
+
+/// Every account saved for `server`.
+pub fn load(server: &str) -> Vec<Saved> {
+    let Ok(path) = file(server) else { return Vec::new() };
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let Ok(doc) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
+    doc["accounts"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|a| {
+                    Some(Saved {
+                        name: a["name"].as_str()?.to_owned(),
+                        token: a["token"].as_str()?.to_owned(),
+                        bot: a["bot"].as_bool().unwrap_or(false),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Saves `account` for `server` (replacing one of the same name), in a file
+/// only the user can read.
+pub fn save(server: &str, account: &Saved) -> Result<PathBuf, String> {
+    let path = file(server)?;
+    let parent = path.parent().ok_or("no config directory")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let mut all = load(server);
+    all.retain(|a| a.name.to_lowercase() != account.name.to_lowercase());
+    all.push(account.clone());
+    let doc = json!({"accounts": all.iter().map(|a| json!({"name": a.name, "token": a.token, "bot": a.bot})).collect::<Vec<_>>()});
+    let tmp = path.with_extension("tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options.open(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    f.write_all(format!("{doc:#}\n").as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The token to sign in as `name` on `server`: `TTT_TOKEN` if set, else the
+/// saved account of that name (ignoring case).
+pub fn token_for(server: &str, name: &str) -> Option<String> {
+    if let Ok(t) = std::env::var("TTT_TOKEN") {
+        if !t.is_empty() {
+            return Some(t);
+        }
+    }
+    load(server).into_iter().find(|a| a.name.to_lowercase() == name.to_lowercase()).map(|a| a.token)
+}
+
+/// The name of the one account saved for `server`, when there is exactly one.
+pub fn only_name(server: &str) -> Option<String> {
+    let all = load(server);
+    match all.as_slice() {
+        [one] => Some(one.name.clone()),
+        _ => None,
+    }
+}
