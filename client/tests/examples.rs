@@ -239,3 +239,72 @@ async fn javascript_example_bot_plays_connect_k() {
     bot.arg(js_ready().await.join("bot.js"));
     plays_connect_k(bot).await;
 }
+
+/// Runs an example bot twice against `ttt bot` on a server that keeps
+/// accounts: the first run registers a bot account and saves its token (for
+/// the user alone), the second signs in with it; both games are the account's.
+async fn registers_once_then_signs_in(
+    bot: impl Fn(&str, &Path, &str) -> tokio::process::Command,
+    name: &str,
+) {
+    let dir = tictactoe_tests::TempDir::new("example-accounts");
+    let config = dir.path.join("config");
+    let server = TestServer::start(Config {
+        max_messages_per_second: 0,
+        database: dir.database("ttt.db"),
+        ..test_config()
+    })
+    .await;
+    let (_, first) = against_ttt_bot(&server, |code| bot(code, &config, &server.url())).await;
+    assert!(first.contains("registered the bot account"), "{first}");
+    let file = config.join("bots").join(format!("{name}.token"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).expect("the token file").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    let (_, second) = against_ttt_bot(&server, |code| bot(code, &config, &server.url())).await;
+    assert!(!second.contains("registered"), "{second}");
+    let (status, profile) = tictactoe_tests::api(server.addr, &format!("/api/players/{name}")).await;
+    assert_eq!((status, profile["bot"].clone()), (200, serde_json::json!(true)));
+    let r = &profile["results"];
+    let games = [&r["wins"], &r["draws"], &r["losses"]].iter().filter_map(|v| v.as_i64()).sum::<i64>();
+    assert_eq!(games, 2, "{profile}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_example_bot_registers_once_and_signs_in_after() {
+    python_ready().await;
+    let script = examples().join("bots/python/bot.py");
+    registers_once_then_signs_in(
+        |code, config, url| {
+            let mut c = tokio::process::Command::new("python3");
+            c.arg(&script)
+                .args(["--server", url, "--name", "py-acct", "--join", code])
+                .env("TTT_CONFIG_DIR", config);
+            c.env_remove("TTT_TOKEN");
+            c
+        },
+        "py-acct",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_registers_once_and_signs_in_after() {
+    let dir = js_ready().await;
+    registers_once_then_signs_in(
+        |code, config, url| {
+            let mut c = tokio::process::Command::new("node");
+            c.arg(dir.join("bot.js"))
+                .args(["--server", url, "--name", "js-acct", "--join", code])
+                .env("TTT_CONFIG_DIR", config);
+            c.env_remove("TTT_TOKEN");
+            c
+        },
+        "js-acct",
+    )
+    .await;
+}

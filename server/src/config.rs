@@ -63,6 +63,10 @@ pub struct Config {
     /// (created if missing) or `none` (nothing kept, no accounts).
     #[arg(long, default_value = "sqlite:ttt.db", env = "TTT_DATABASE")]
     pub database: crate::store::Database,
+    /// Caps the database file at this many pages, as a full disk would
+    /// (for tests of what a full disk does).
+    #[arg(long, hide = true)]
+    pub database_max_pages: Option<u64>,
     /// PEM private key for `--tls-cert`.
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,

@@ -73,7 +73,7 @@ impl Server {
             }
         };
         metrics::init();
-        let (store, store_thread) = store::Store::open(&config.database)
+        let (store, store_thread) = store::Store::open(&config.database, config.database_max_pages)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let book = Arc::new(ratings::RatingBook::default());
         let records = store.enabled().then(|| book.clone());

@@ -289,3 +289,47 @@ async fn a_database_that_cannot_be_opened_stops_the_server_naming_the_file() {
     let text = server.stop().await.expect_err("refused").to_string();
     assert!(text.contains("newer") && text.contains("99"), "{text}");
 }
+
+#[tokio::test]
+async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
+    let dir = TempDir::new("full");
+    // The file may not grow past its size after migration: a full disk.
+    let config = Config { database_max_pages: Some(1), ..with_db(&dir) };
+    let server = TestServer::start(config).await;
+    let mut p = tictactoe_tests::private_pair(&server, 3).await;
+    let mut ids = std::collections::HashSet::new();
+    for _ in 0..80 {
+        p.x.send(json!({"type": "resign"})).await;
+        let over = p.x.recv_type("game_over").await;
+        assert_eq!(over["reason"], json!("resign"));
+        ids.insert(over["game_id"].as_str().expect("an id even when it cannot be written").to_owned());
+        p.o.recv_type("game_over").await;
+        p.x.send(json!({"type": "rematch"})).await;
+        p.o.send(json!({"type": "rematch"})).await;
+        let a = p.x.recv_type("game_started").await;
+        p.o.recv_type("game_started").await;
+        // Seats swap at a rematch: keep `x` the one to resign.
+        if a["you"] != 1 {
+            std::mem::swap(&mut p.x, &mut p.o);
+        }
+    }
+    assert_eq!(ids.len(), 80);
+    // The writes failed, were counted, and the server kept serving.
+    let mut failures = 0.0;
+    for _ in 0..100 {
+        let (_, page) = http_get(server.addr, "/metrics").await;
+        failures = page
+            .lines()
+            .find_map(|l| l.strip_prefix("ttt_store_write_failures_total "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        if failures > 0.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(failures > 0.0, "no write failure counted");
+    let (status, _) = api(server.addr, "/api/leaderboard").await;
+    assert_eq!(status, 200, "reads still work");
+    server.shutdown().await;
+}

@@ -6,6 +6,12 @@
 //   node bot.js --join K7QM3XPA2B                   # a friend's room
 //   node bot.js --games 10                          # rematch, or find someone new
 //
+// It plays as a bot account: the first run registers its name (`register`,
+// `bot: true`) and keeps the token in ~/.config/ttt/bots/NAME.token (or under
+// $TTT_CONFIG_DIR), readable only by you; later runs sign in with it (`hello`
+// with `token`), so its games are rated. TTT_TOKEN overrides the file;
+// `--guest 1` plays without an account, and so does a server that keeps none.
+//
 // After each game it asks for a rematch; when the room closes (`room_closed`)
 // or the rematch goes unanswered, a quick-match bot queues again and a bot in
 // a private room stops.
@@ -14,6 +20,9 @@
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
 'use strict';
 const WebSocket = require('ws');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 
 const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, win: null, join: null, games: 1 };
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -88,15 +97,39 @@ function opponentGone(why) {
   else newGame();
 }
 
+const tokenFile = path.join(process.env.TTT_CONFIG_DIR || path.join(os.homedir(), '.config', 'ttt'), 'bots', `${args.name}.token`);
+let registering = false;
+
+// Sends `hello` (with the token when there is one), then asks for a game.
+function helloAndPlay(token) {
+  registering = false;
+  send(token ? { type: 'hello', name: args.name, token } : { type: 'hello', name: args.name });
+  if (args.join) send({ type: 'join_room', room: args.join });
+  else newGame();
+}
+
+// Signs in with the saved token, or registers the name once first.
+function signIn() {
+  let token = process.env.TTT_TOKEN || null;
+  if (!token && fs.existsSync(tokenFile)) token = fs.readFileSync(tokenFile, 'utf8').trim();
+  if (token || args.guest) return helloAndPlay(token);
+  registering = true;
+  send({ type: 'register', name: args.name, bot: true });
+}
+
 ws.on('message', (data) => {
   if (done) return;
   const msg = JSON.parse(data.toString());
   switch (msg.type) {
     case 'welcome': // always the first message
       rematchWait = msg.limits.turn_timeout_ms || 30000;
-      send({ type: 'hello', name: args.name });
-      if (args.join) send({ type: 'join_room', room: args.join });
-      else newGame();
+      signIn();
+      break;
+    case 'registered':
+      fs.mkdirSync(path.dirname(tokenFile), { recursive: true });
+      fs.writeFileSync(tokenFile, `${msg.token}\n`, { mode: 0o600 });
+      console.log(`registered the bot account ${msg.name}; token saved in ${tokenFile}`);
+      helloAndPlay(msg.token);
       break;
     case 'game_started':
       clearTimeout(rematchTimer);
@@ -131,7 +164,9 @@ ws.on('message', (data) => {
       opponentGone('the opponent left the room');
       break;
     case 'error':
-      if ((msg.code === 'cell_occupied' || msg.code === 'out_of_bounds') && msg.id) {
+      if (registering && msg.code === 'auth_failed') {
+        helloAndPlay(null); // this server keeps no accounts: play as a guest
+      } else if ((msg.code === 'cell_occupied' || msg.code === 'out_of_bounds') && msg.id) {
         avoid.add(msg.id); // try another cell
         move();
       } else if (msg.code === 'rate_limited') {

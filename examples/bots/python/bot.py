@@ -6,6 +6,12 @@
     python3 bot.py --join K7QM3XPA2B                        # a friend's room
     python3 bot.py --games 10                               # rematch, or find someone new
 
+It plays as a bot account: the first run registers its name (`register`,
+`bot: true`) and keeps the token in ~/.config/ttt/bots/NAME.token (or under
+$TTT_CONFIG_DIR), readable only by you; later runs sign in with it (`hello`
+with `token`), so its games are rated. `TTT_TOKEN` overrides the file;
+`--guest` plays without an account, and so does a server that keeps none.
+
 After each game it asks for a rematch; when the room closes (`room_closed`)
 or the rematch goes unanswered, a quick-match bot queues again and a bot in a
 private room stops.
@@ -32,6 +38,41 @@ def lines(n, win):
                 if 0 <= end_r < n and 0 <= end_c < n:
                     runs.append([(r + i * dr, c + i * dc) for i in range(win)])
     return runs
+
+
+def token_file(name):
+    base = os.environ.get("TTT_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "ttt")
+    return os.path.join(base, "bots", f"{name}.token")
+
+
+async def sign_in(ws, args):
+    """Sends the right `hello`: with the saved token, or after registering
+    the name once; as a guest with --guest or on a server without accounts."""
+    path = token_file(args.name)
+    token = os.environ.get("TTT_TOKEN")
+    if not token and os.path.exists(path):
+        with open(path) as f:
+            token = f.read().strip()
+    if not token and not args.guest:
+        await ws.send(json.dumps({"type": "register", "name": args.name, "bot": True}))
+        while True:
+            msg = json.loads(await ws.recv())
+            if msg["type"] == "registered":
+                token = msg["token"]
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(token + "\n")
+                print(f"registered the bot account {msg['name']}; token saved in {path}")
+                break
+            if msg["type"] == "error" and msg["code"] == "auth_failed":
+                break  # this server keeps no accounts: play as a guest
+            if msg["type"] == "error":
+                raise SystemExit(f"error: {msg['code']}: {msg['message']}")
+    hello = {"type": "hello", "name": args.name}
+    if token:
+        hello["token"] = token
+    await ws.send(json.dumps(hello))
 
 
 def choose(board, me, avoid, win):
@@ -65,7 +106,7 @@ async def play(args):
         new_game = {"type": "quick_match", "size": args.size}
         if args.win:
             new_game["win"] = args.win
-        await send({"type": "hello", "name": args.name})
+        await sign_in(ws, args)
         await send({"type": "join_room", "room": args.join} if args.join else new_game)
 
         board, me, avoid, win = None, None, set(), None
@@ -155,6 +196,7 @@ def main():
     p.add_argument("--win", type=int, help="marks in a row that win (default: the size)")
     p.add_argument("--join", help="room code to join instead of quick match")
     p.add_argument("--games", type=int, default=1, help="games to play (rematch, or find a new opponent)")
+    p.add_argument("--guest", action="store_true", help="play without an account")
     sys.exit(asyncio.run(play(p.parse_args())))
 
 

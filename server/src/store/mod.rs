@@ -171,12 +171,15 @@ impl StoreThread {
 impl Store {
     /// Opens (creating and migrating) the database. An error names the file
     /// and the reason: the server must not start without its records.
-    pub fn open(db: &Database) -> Result<(Store, StoreThread), String> {
+    /// `max_pages` caps the file's size in pages (SQLite's `max_page_count`):
+    /// how the tests fill a disk.
+    pub fn open(db: &Database, max_pages: Option<u64>) -> Result<(Store, StoreThread), String> {
         let stats = Arc::new(StoreStats::default());
         match db {
             Database::None => Ok((Store { tx: None, stats }, StoreThread(None))),
             Database::Sqlite(path) => {
-                let conn = sqlite::open(path).map_err(|e| format!("database {}: {e}", path.display()))?;
+                let conn =
+                    sqlite::open(path, max_pages).map_err(|e| format!("database {}: {e}", path.display()))?;
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let thread_stats = stats.clone();
                 let thread = std::thread::Builder::new()

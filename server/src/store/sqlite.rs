@@ -36,7 +36,7 @@ const RETRY: Duration = Duration::from_secs(1);
 
 /// Opens `path`, creating it if missing, in WAL mode, and applies the
 /// migrations it lacks.
-pub(super) fn open(path: &Path) -> Result<Connection, String> {
+pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, String> {
     let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
     // WAL: readers never wait for the writer; NORMAL sync: a commit survives
     // a process crash, and at most the last commits are lost on power loss.
@@ -45,6 +45,9 @@ pub(super) fn open(path: &Path) -> Result<Connection, String> {
     conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| e.to_string())?;
     conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
     migrate(&mut conn)?;
+    if let Some(pages) = max_pages {
+        conn.pragma_update(None, "max_page_count", pages).map_err(|e| e.to_string())?;
+    }
     Ok(conn)
 }
 
