@@ -139,7 +139,8 @@ pub async fn top(url: &str, size: usize, win: Option<usize>, limit: usize) -> Re
     println!("Leaderboard, {pool}:");
     println!("  #  {:<24} {:>6} {:>5} {:>6}", "name", "rating", "±", "games");
     for (i, p) in players.iter().enumerate() {
-        println!("{:>3}  {:<24} {:>6} {:>5} {:>6}", i + 1, player(p), p["rating"], p["rd"], p["games"]);
+        let [rating, rd, games] = [&p["rating"], &p["rd"], &p["games"]].map(Value::to_string);
+        println!("{:>3}  {:<24} {rating:>6} {rd:>5} {games:>6}", i + 1, player(p));
     }
     Ok(())
 }

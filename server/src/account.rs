@@ -23,6 +23,13 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// The guest every connection is until its `hello`: one shared value,
+    /// so that an idle connection allocates nothing for it.
+    pub fn anonymous() -> Arc<Identity> {
+        static ANONYMOUS: std::sync::OnceLock<Arc<Identity>> = std::sync::OnceLock::new();
+        ANONYMOUS.get_or_init(|| Identity::guest("anonymous")).clone()
+    }
+
     /// A guest called `name`.
     pub fn guest(name: &str) -> Arc<Identity> {
         Arc::new(Identity { name: name.into(), account: None, bot: false })

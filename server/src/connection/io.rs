@@ -76,7 +76,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             ws,
             rx,
             me: Some(ConnHandle::new(id, tx)),
-            who: Identity::guest("anonymous"),
+            who: Identity::anonymous(),
             membership: Membership::default(),
             rate: RateLimit::new(shared.config.max_messages_per_second),
             shared,

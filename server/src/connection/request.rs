@@ -20,27 +20,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
     pub(super) async fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>) -> Option<End> {
         match msg {
+            // Boxed, like every wait on the store: every connection's future
+            // would otherwise carry these requests' state, idle or not.
             ClientMessage::Hello { name, protocol, token } => {
-                if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
-                    let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
-                    return self.reply(refusal(ErrorCode::UnsupportedProtocol, text, id)).await;
-                }
-                let name = name.trim();
-                if !valid_name(name) {
-                    return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
-                }
-                match token {
-                    Some(token) => self.sign_in(name, &token, id).await,
-                    None => self.guest(name, id).await,
-                }
+                Box::pin(self.hello(name, protocol, token, id)).await
             }
-            ClientMessage::Register { name, bot } => {
-                let name = name.trim();
-                if !valid_name(name) {
-                    return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
-                }
-                self.register(name, bot, id).await
-            }
+            ClientMessage::Register { name, bot } => Box::pin(self.register_request(name, bot, id)).await,
             ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win } => {
                 let quick = matches!(msg, ClientMessage::QuickMatch { .. });
                 let rules = match self.rules(size, win) {
@@ -82,6 +67,37 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
             ClientMessage::Ping {} => self.reply(encode(&ServerMessage::Pong { id })).await,
         }
+    }
+
+    /// `hello`: the protocol version, the name, then a guest or a sign-in.
+    async fn hello(
+        &mut self,
+        name: String,
+        protocol: Option<i64>,
+        token: Option<String>,
+        id: Option<RequestId>,
+    ) -> Option<End> {
+        if protocol.is_some_and(|p| p != i64::from(PROTOCOL_VERSION)) {
+            let text = format!("this server speaks protocol {PROTOCOL_VERSION}");
+            return self.reply(refusal(ErrorCode::UnsupportedProtocol, text, id)).await;
+        }
+        let name = name.trim();
+        if !valid_name(name) {
+            return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        }
+        match token {
+            Some(token) => self.sign_in(name, &token, id).await,
+            None => self.guest(name, id).await,
+        }
+    }
+
+    /// `register`: a valid name, then the account.
+    async fn register_request(&mut self, name: String, bot: bool, id: Option<RequestId>) -> Option<End> {
+        let name = name.trim();
+        if !valid_name(name) {
+            return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        }
+        self.register(name, bot, id).await
     }
 
     /// `hello` without a token: a guest, unless an account owns the name.
