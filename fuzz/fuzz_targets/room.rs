@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use tictactoe_protocol::{EndReason, Game, Player, ServerMessage, Verdict, judge};
+use tictactoe_server::account::Identity;
+use tictactoe_server::ratings::RatingBook;
 use tictactoe_server::room::{ConnId, Output, Request, Room, Rules, Settings};
 
 const SLOTS: usize = 4;
@@ -39,6 +41,8 @@ struct Input {
     size: u8,
     win: u8,
     paired: bool,
+    /// Records kept (and ratings, between the paired accounts).
+    records: bool,
     turn_ms: Option<u16>,
     grace_ms: u16,
     ops: Vec<Op>,
@@ -53,6 +57,8 @@ struct Watch {
     /// Which connection holds each seat (player 1, player 2).
     seats: [Option<ConnId>; 2],
     tokens: Vec<Arc<str>>,
+    records: bool,
+    recorded: Vec<Arc<str>>,
     started: u32,
     ended: u32,
 }
@@ -78,6 +84,10 @@ impl Watch {
                     }
                 }
                 Output::Live { .. } => {}
+                Output::Record { record, .. } => {
+                    assert!(self.records, "a record only when records are kept");
+                    self.recorded.push(record.id.clone());
+                }
             }
         }
         for (to, msg, first) in batch {
@@ -111,9 +121,15 @@ impl Watch {
                     let seat = self.seats[usize::from(player.number() - 1)];
                     assert_eq!(mover, seat, "moved by the connection holding the seat");
                 }
-                ServerMessage::GameOver { winner, reason, moves, .. } if first => {
+                ServerMessage::GameOver { winner, reason, moves, game_id, ratings, .. } if first => {
                     let game = self.live.take().expect("a game_over without a game (or a second one)");
                     assert_eq!(moves, game.moves());
+                    // Its record was queued just before it, under the same id.
+                    assert_eq!(game_id.as_ref(), self.recorded.last().filter(|_| self.records));
+                    // Rated only by play, only with records kept.
+                    if ratings.is_some() {
+                        assert!(reason != EndReason::Shutdown && self.records);
+                    }
                     self.ended += 1;
                     if matches!(reason, EndReason::Line | EndReason::Draw) {
                         let list: Vec<[usize; 2]> =
@@ -137,18 +153,20 @@ fuzz_target!(|input: Input| {
     let settings = Settings {
         turn_timeout: input.turn_ms.map(|ms| Duration::from_millis(u64::from(ms).max(1))),
         grace: Duration::from_millis(u64::from(input.grace_ms % 3000)),
+        records: input.records.then(|| Arc::new(RatingBook::default())),
     };
     let start = Instant::now();
     let mut now = start;
     let mut conns: [ConnId; SLOTS] = [1, 2, 3, 4];
     let mut next_conn = 5;
     let mut inside = [false; SLOTS];
-    let name: Arc<str> = Arc::from("fuzz");
+    let name = Identity::guest("fuzz");
+    let account = |id| Arc::new(Identity { name: Arc::from(format!("acct{id}")), account: Some(id), bot: false });
     let code: Arc<str> = Arc::from("FUZZROOM42");
     let mut room = if input.paired {
         inside[0] = true;
         inside[1] = true;
-        Room::paired(code, rules, settings, (1, name.clone()), (2, name.clone()), now)
+        Room::paired(code, rules, settings, (1, account(1)), (2, account(2)), now)
     } else {
         inside[0] = true;
         Room::private(code, rules, settings, 1, name.clone(), None)
@@ -157,7 +175,17 @@ fuzz_target!(|input: Input| {
     // A spectator that stays to the end sees every game_over, even of a game
     // whose players have both dropped.
     room.spectate(OBSERVER, None, now);
-    let mut watch = Watch { size, win, live: None, seats: [None; 2], tokens: Vec::new(), started: 0, ended: 0 };
+    let mut watch = Watch {
+        size,
+        win,
+        live: None,
+        seats: [None; 2],
+        tokens: Vec::new(),
+        records: input.records,
+        recorded: Vec::new(),
+        started: 0,
+        ended: 0,
+    };
     watch.check(&mut room, None, &mut inside, &conns);
 
     for op in input.ops {
@@ -207,10 +235,11 @@ fuzz_target!(|input: Input| {
             assert!(deadline >= start, "a deadline in the past of the room's start");
         }
     }
-    room.shutdown();
+    room.shutdown(now);
     watch.check(&mut room, None, &mut inside, &conns);
     assert!(room.is_closed(), "shutdown closes the room");
     assert!(watch.live.is_none(), "a started game never got its game_over");
     assert_eq!(watch.started, watch.ended);
-    assert_eq!(room.game_counts(), (u64::from(watch.started), u64::from(watch.ended)));
+    let counts = room.counts();
+    assert_eq!((counts.started, counts.finished()), (u64::from(watch.started), u64::from(watch.ended)));
 });
