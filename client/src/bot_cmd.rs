@@ -91,7 +91,7 @@ pub async fn run(
         };
         let msg = match event {
             Event::Msg(msg) => msg,
-            Event::Reconnecting => continue,
+            Event::Resumed => continue,
             Event::Closed(why) => return Err(why),
         };
         if let Some(why) = fatal(&msg) {
@@ -187,7 +187,7 @@ async fn send(
     request: ClientMessage,
 ) -> Result<(), String> {
     *last = Some(request.clone());
-    link.send(request).await
+    link.send(request).await.map_err(String::from)
 }
 
 /// Completes at `until`, or never.

@@ -224,7 +224,7 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
     let link = session::open(url, name, start).await?;
     let watch = matches!(start, Start::Watch(_));
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        if let Some(result) = ui::screen::run(link, watch).await? {
+        if let Some(result) = ui::screen::run(link, name, watch).await? {
             println!("{result}");
         }
         Ok(())

@@ -21,8 +21,9 @@ type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 pub enum Event {
     /// A message from the server.
     Msg(ServerMessage),
-    /// The connection dropped mid-game; trying to resume the seat.
-    Reconnecting,
+    /// The connection had dropped mid-game and the seat is resumed: the
+    /// room's `state` follows.
+    Resumed,
     /// The connection is gone for good, with the reason.
     Closed(String),
 }
@@ -35,7 +36,31 @@ pub struct Link {
     pub limits: Limits,
     token: Option<String>,
     pace: Pace,
+    /// Set while the connection is down and the seat is being resumed: when
+    /// the grace period ends.
+    reconnecting: Option<Instant>,
 }
+
+/// Why a request was not sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// The connection is down and being re-established: try again after.
+    NotConnected,
+    /// The connection is gone for good.
+    Lost(String),
+}
+
+impl From<SendError> for String {
+    fn from(e: SendError) -> String {
+        match e {
+            SendError::NotConnected => NOT_CONNECTED.into(),
+            SendError::Lost(why) => why,
+        }
+    }
+}
+
+/// What a request sent while reconnecting gets.
+pub const NOT_CONNECTED: &str = "not connected (reconnecting): nothing was sent; try again once reconnected";
 
 /// Keeps our sending under the server's announced rate limit (at 90% of it,
 /// for margin), so that a fast bot never meets `rate_limited`.
@@ -75,6 +100,9 @@ impl Pace {
     }
 }
 
+/// What a seat that could not be resumed within the grace says.
+pub const RESUME_FAILED: &str = "the connection was down for longer than the grace period";
+
 /// What a dropped connection with no seat to resume says.
 const DROPPED: &str = "the connection dropped";
 
@@ -86,7 +114,7 @@ impl Link {
     pub async fn connect(url: &str) -> Result<Link, String> {
         let (ws, limits) = open(url).await?;
         let pace = Pace::new(limits.max_messages_per_second);
-        Ok(Link { url: url.to_owned(), ws, limits, token: None, pace })
+        Ok(Link { url: url.to_owned(), ws, limits, token: None, pace, reconnecting: None })
     }
 
     /// The command a friend runs to take the free seat of `room` on this server.
@@ -94,18 +122,48 @@ impl Link {
         format!("ttt play --join {room} --server {}", self.url)
     }
 
-    /// Sends one request.
-    pub async fn send(&mut self, message: ClientMessage) -> Result<(), String> {
+    /// When the grace period of a connection being re-established ends;
+    /// `None` while connected.
+    pub fn reconnecting(&self) -> Option<Instant> {
+        self.reconnecting
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Sends one request. While the connection is being re-established
+    /// nothing is sent ([`SendError::NotConnected`]); a send that finds the
+    /// connection dropped with a seat to resume starts that.
+    pub async fn send(&mut self, message: ClientMessage) -> Result<(), SendError> {
+        if self.reconnecting.is_some() {
+            return Err(SendError::NotConnected);
+        }
         let frame = ClientFrame { id: None, message };
-        let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string(&frame).map_err(|e| SendError::Lost(e.to_string()))?;
         self.pace.take().await;
-        self.ws.send(Message::text(text)).await.map_err(|e| format!("lost the connection: {e}"))
+        match self.ws.send(Message::text(text)).await {
+            Ok(()) => Ok(()),
+            Err(_) if self.token.is_some() => {
+                self.dropped();
+                Err(SendError::NotConnected)
+            }
+            Err(e) => Err(SendError::Lost(format!("lost the connection: {e}"))),
+        }
+    }
+
+    /// The connection dropped with a seat to resume: the grace starts now
+    /// (once, however many attempts are cancelled and started again).
+    fn dropped(&mut self) {
+        let grace = Duration::from_millis(self.limits.reconnect_grace_ms);
+        self.reconnecting.get_or_insert_with(|| Instant::now() + grace);
     }
 
     /// The next event. A drop during a game is resumed with the seat's token
     /// while the grace period lasts.
     pub async fn next(&mut self) -> Event {
-        loop {
+        while self.reconnecting.is_none() {
             match self.ws.next().await {
                 Some(Ok(Message::Text(text))) => match ServerMessage::decode(&text) {
                     Ok(Some(msg)) => {
@@ -132,13 +190,14 @@ impl Link {
                     if self.token.is_none() {
                         return Event::Closed(DROPPED.into());
                     }
+                    self.dropped();
                 }
             }
-            // Dropped with a seat to go back to.
-            return match self.resume().await {
-                Ok(()) => Event::Reconnecting,
-                Err(e) => Event::Closed(e),
-            };
+        }
+        // Dropped with a seat to go back to (now, or in an attempt that was cancelled).
+        match self.resume().await {
+            Ok(()) => Event::Resumed,
+            Err(e) => Event::Closed(e),
         }
     }
 
@@ -163,7 +222,7 @@ impl Link {
         let Some(token) = self.token.clone() else {
             return Err(DROPPED.into());
         };
-        let until = Instant::now() + Duration::from_millis(self.limits.reconnect_grace_ms);
+        let until = self.reconnecting.unwrap_or_else(Instant::now);
         let mut wait = Duration::from_millis(100);
         while Instant::now() < until {
             if let Ok((mut ws, _)) = open(&self.url).await {
@@ -171,6 +230,7 @@ impl Link {
                 let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
                 if ws.send(Message::text(text)).await.is_ok() {
                     self.ws = ws;
+                    self.reconnecting = None;
                     return Ok(());
                 }
             }
@@ -178,7 +238,8 @@ impl Link {
             wait = (wait * 2).min(Duration::from_secs(2));
         }
         self.token = None;
-        Err("the connection dropped and could not be resumed in time".into())
+        self.reconnecting = None;
+        Err(RESUME_FAILED.into())
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{ClosedReason, EndReason, Game, Line, Player, PlayerInfo, ServerMessage};
+use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Game, Line, Player, PlayerInfo, ServerMessage};
 
 /// One client's picture of the room it is in.
 #[derive(Debug, Clone)]
@@ -28,6 +28,26 @@ pub struct View {
     pub note: String,
     /// Set once the room has closed under us: no rematch is possible.
     pub closed: Option<ClosedReason>,
+    /// Where the connection stands.
+    pub connection: Connection,
+    /// The game ended while we could not see it (our seat was not taken
+    /// back in time): what we can tell of it, instead of a result.
+    pub gone: Option<String>,
+}
+
+/// Where the connection to the server stands, as the status line shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Connection {
+    /// Connected.
+    #[default]
+    Connected,
+    /// Down, and being re-established until the grace period ends.
+    Reconnecting {
+        /// When the grace period ends.
+        until: Instant,
+    },
+    /// Gone for good.
+    Lost,
 }
 
 /// A player as the status line names them: the name, the rating when they
@@ -63,7 +83,45 @@ impl View {
             paused: None,
             note: String::new(),
             closed: None,
+            connection: Connection::Connected,
+            gone: None,
         }
+    }
+
+    /// The connection's state changed: while it is down the server has our
+    /// clock paused, so the clock shown stops too; back, the room's `state`
+    /// sets it again.
+    pub fn set_connection(&mut self, now: Connection) {
+        if now == self.connection {
+            return;
+        }
+        match (self.connection, now) {
+            (Connection::Connected, Connection::Reconnecting { .. }) => {
+                if let Some(deadline) = self.deadline.take() {
+                    self.paused = Some(deadline.saturating_duration_since(Instant::now()));
+                }
+                self.note = "connection lost; reconnecting…".into();
+            }
+            (Connection::Reconnecting { .. }, Connection::Connected) => {
+                self.note = "reconnected; the game goes on".into();
+            }
+            _ => {}
+        }
+        self.connection = now;
+    }
+
+    /// Our seat could not be taken back (`why`): a game in progress ended
+    /// while we were away, and we say so instead of showing a live board.
+    pub fn seat_lost(&mut self, why: &str) {
+        let playing = self.you.is_some() && self.over.is_none() && self.game.turn().is_some();
+        if playing {
+            self.over = Some((None, EndReason::Disconnect, None));
+            self.gone = Some(format!(
+                "Game over while you were away: {why}. A seat not taken back within the grace period is lost by disconnect."
+            ));
+        }
+        self.deadline = None;
+        self.paused = None;
     }
 
     /// Whether a game is in progress and it is our move.
@@ -156,6 +214,10 @@ impl View {
                     (_, None) => "the room has closed: a player left".into(),
                 };
             }
+            ServerMessage::Error { code: ErrorCode::InvalidToken, .. } => {
+                self.seat_lost("the server no longer holds your seat");
+                self.note = "n: new game, q: quit".into();
+            }
             ServerMessage::Error { message, .. } => self.note = message.clone(),
             ServerMessage::Welcome { .. }
             | ServerMessage::Pong { .. }
@@ -178,6 +240,9 @@ impl View {
     /// One line saying how the game ended, in a player's words: from our
     /// seat's point of view, or, watching, by the players' marks and names.
     pub fn result_line(&self) -> Option<String> {
+        if let Some(gone) = &self.gone {
+            return Some(gone.clone());
+        }
         let (winner, reason, _) = self.over?;
         let Some(winner) = winner else {
             let why = match reason {
@@ -232,6 +297,49 @@ mod tests {
             turn_timeout_ms: clock_ms,
         });
         v
+    }
+
+    #[test]
+    fn our_own_connection_down_freezes_the_clock_and_says_so() {
+        let mut v = started(Player::X, 30_000);
+        let until = Instant::now() + Duration::from_secs(20);
+        v.set_connection(Connection::Reconnecting { until });
+        assert_eq!(v.connection, Connection::Reconnecting { until });
+        assert!(v.note.contains("reconnecting"), "{}", v.note);
+        let frozen = v.clock_ms().expect("a clock");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(v.clock_ms(), Some(frozen), "the server pauses our clock while we are away");
+        v.set_connection(Connection::Connected);
+        assert!(v.note.contains("reconnected"), "{}", v.note);
+        // Back, the room's `state` sets the clock from the server's count.
+        v.apply(&ServerMessage::State {
+            room: Arc::from("R"),
+            size: 3,
+            win: 3,
+            board: vec!["...".into(); 3],
+            moves: vec![],
+            turn: Some(Player::X),
+            players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
+            you: Some(Player::X),
+            clock_ms: Some(12_000),
+            id: None,
+        });
+        assert!(v.clock_ms().is_some_and(|ms| ms <= 12_000 && ms > 11_000));
+    }
+
+    #[test]
+    fn a_seat_not_taken_back_ends_the_game_in_words() {
+        let mut v = started(Player::O, 0);
+        assert!(v.result_line().is_none());
+        v.apply(&ServerMessage::error(ErrorCode::InvalidToken, "this resume token is not valid", None));
+        assert!(v.over.is_some() && !v.my_turn());
+        let said = v.result_line().expect("a result");
+        assert!(said.starts_with("Game over while you were away"), "{said}");
+        assert!(v.note.contains("n: new game"), "{}", v.note);
+        // Between games, an invalid token changes nothing of a finished game.
+        let mut idle = View::default();
+        idle.seat_lost("gone");
+        assert!(idle.result_line().is_none());
     }
 
     #[test]

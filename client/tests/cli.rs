@@ -431,3 +431,58 @@ async fn sigterm_mid_game_restores_the_terminal() {
     assert!(!after.contains("tictactoe — room"), "the alternate screen is gone: {after}");
     server.shutdown().await;
 }
+
+/// Polls the tmux pane until it shows `needle` (returns the screen) or `secs` pass (panics with it).
+async fn shows(session: &str, needle: &str, secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let screen = tmux(&["capture-pane", "-p", "-t", session]);
+        if screen.contains(needle) {
+            return screen;
+        }
+        if Instant::now() > deadline {
+            tmux(&["kill-session", "-t", session]);
+            panic!("the screen never showed {needle:?}:\n{screen}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_and_offers_a_new_game() {
+    let server = TestServer::start(Config { reconnect_grace_ms: 2_000, ..test_config() }).await;
+    let proxy = tictactoe_tests::Proxy::start(server.addr).await;
+    let url = format!("ws://{}/", proxy.addr);
+    let session = format!("ttt-cut-{}", std::process::id());
+    let cmd = format!("{TTT} play --server {url} --name cutter --create; sleep 10");
+    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
+    let screen = shows(&session, "--join ", 10).await;
+    let code =
+        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    // The opponent, straight to the server.
+    let mut them = tictactoe_tests::Client::connect(&server.url()).await;
+    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
+    let started = them.recv_type("game_started").await;
+    if started["you"] == 1 {
+        them.play(1, 1).await;
+    }
+    shows(&session, "your turn", 10).await;
+
+    proxy.cut();
+    shows(&session, "RECONNECTING", 10).await;
+    // A move typed meanwhile is not sent, and the player is told; no crash.
+    tmux(&["send-keys", "-t", &session, "a1", "Enter"]);
+    shows(&session, "not connected (reconnecting)", 10).await;
+    // The grace runs out: the opponent wins by disconnect, and the player is told in words.
+    let over = them.recv_type("game_over").await;
+    assert_eq!(over["reason"], "disconnect");
+    let told = shows(&session, "Game over while you were away", 15).await;
+    assert!(told.contains("n: new game"), "{told}");
+
+    // `n` connects again and looks for a new opponent.
+    proxy.restore();
+    tmux(&["send-keys", "-t", &session, "n"]);
+    shows(&session, "waiting for an opponent", 10).await;
+    tmux(&["kill-session", "-t", &session]);
+    server.shutdown().await;
+}

@@ -497,3 +497,59 @@ impl Client {
         self.recv_type("authenticated").await
     }
 }
+
+/// A TCP proxy in front of a server that a test can cut, as a network
+/// outage would: [`Proxy::cut`] drops every connection through it and
+/// refuses new ones until [`Proxy::restore`].
+pub struct Proxy {
+    /// Where clients connect.
+    pub addr: SocketAddr,
+    open: Arc<std::sync::atomic::AtomicBool>,
+    conns: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+    task: JoinHandle<()>,
+}
+
+impl Proxy {
+    /// A proxy on `127.0.0.1:0` to `target`.
+    pub async fn start(target: SocketAddr) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let conns = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (open2, conns2) = (open.clone(), conns.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                if !open2.load(std::sync::atomic::Ordering::SeqCst) {
+                    continue;
+                }
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                conns2.lock().unwrap_or_else(|p| p.into_inner()).push(relay.abort_handle());
+            }
+        });
+        Proxy { addr, open, conns, task }
+    }
+
+    /// Drops every connection through the proxy and refuses new ones.
+    pub fn cut(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        for c in self.conns.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            c.abort();
+        }
+    }
+
+    /// Lets connections through again.
+    pub fn restore(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.cut();
+        self.task.abort();
+    }
+}

@@ -6,7 +6,7 @@ use tictactoe_protocol::Player;
 use tictactoe_protocol::Status;
 
 use super::input::column_name;
-use crate::view::View;
+use crate::view::{Connection, View};
 
 /// The board as lines: column letters on top, row numbers on the left. With
 /// `colour`, marks are coloured, the last move is reversed, the winning line
@@ -76,6 +76,14 @@ pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<
 pub fn status(view: &View) -> String {
     let name = |p: Player| view.names.get(usize::from(p.number() - 1)).cloned().unwrap_or_default();
     let mut parts = Vec::new();
+    match view.connection {
+        Connection::Connected => {}
+        Connection::Reconnecting { until } => {
+            let left = until.saturating_duration_since(std::time::Instant::now()).as_secs();
+            parts.push(format!("RECONNECTING ({left}s left to take the seat back)"));
+        }
+        Connection::Lost => parts.push("CONNECTION LOST".to_owned()),
+    }
     match view.you {
         Some(me) => {
             parts.push(format!("You are {} ({})", me.mark(), name(me)));

@@ -7,7 +7,7 @@ use tictactoe_protocol::{ClientMessage, ServerMessage};
 
 use super::board::{render, status};
 use super::input::{cell_name, parse_cell};
-use crate::net::{Event, Link};
+use crate::net::{Event, Link, NOT_CONNECTED, SendError};
 use crate::session::fatal;
 use crate::view::View;
 
@@ -41,7 +41,7 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                         return Ok(());
                     }
                 }
-                Event::Reconnecting => println!("Connection lost; resuming the game…"),
+                Event::Resumed => println!("Reconnected; the game goes on."),
                 Event::Closed(why) => return if view.over.is_some() { Ok(()) } else { Err(why) },
             },
             line = stdin.next_line(), if awaiting != Awaiting::Nothing => {
@@ -56,8 +56,16 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                             prompt();
                         }
                         Ok((row, col)) => {
-                            link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await?;
-                            awaiting = Awaiting::Nothing;
+                            match link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await {
+                                Err(SendError::NotConnected) => {
+                                    println!("! {NOT_CONNECTED}");
+                                    prompt();
+                                }
+                                sent => {
+                                    sent?;
+                                    awaiting = Awaiting::Nothing;
+                                }
+                            }
                         }
                         Err(e) => {
                             println!("! {e}");

@@ -13,9 +13,9 @@ use tictactoe_protocol::{ClientMessage, ServerMessage};
 
 use super::board::{render, status};
 use super::input::parse_cell;
-use crate::net::{Event, Link};
-use crate::session::fatal;
-use crate::view::View;
+use crate::net::{Event, Link, NOT_CONNECTED, SendError};
+use crate::session::{self, Rules, Start, fatal};
+use crate::view::{Connection, View};
 
 /// Raw mode and the alternate screen while alive; restored on drop, also on
 /// errors and panics.
@@ -44,6 +44,8 @@ struct Screen {
     watch: bool,
     /// Leaving was asked for mid-game: the next `y` (or a second Ctrl-C) resigns.
     confirming: bool,
+    /// The connection is gone for good: only `n` (a new connection) or `q`.
+    lost: bool,
 }
 
 /// What a key asks for.
@@ -56,20 +58,33 @@ enum Action {
     Quit,
 }
 
-/// Runs a game (or a watch) full-screen until the player quits.
-pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> {
+/// Runs a game (or a watch) full-screen until the player quits; `name` is
+/// who to be on a new connection if this one is lost.
+pub async fn run(mut link: Link, name: &str, watch: bool) -> Result<Option<String>, String> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
-    let mut s =
-        Screen { view: View::default(), cursor: (0, 0), typed: String::new(), watch, confirming: false };
+    let mut s = Screen {
+        view: View::default(),
+        cursor: (0, 0),
+        typed: String::new(),
+        watch,
+        confirming: false,
+        lost: false,
+    };
     // SIGTERM and SIGHUP end the session like `q`: the terminal is restored.
     let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot watch signals: {e}"))?;
     let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot watch signals: {e}"))?;
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     loop {
+        let connection = match (s.lost, link.reconnecting()) {
+            (true, _) => Connection::Lost,
+            (false, Some(until)) => Connection::Reconnecting { until },
+            (false, None) => Connection::Connected,
+        };
+        s.view.set_connection(connection);
         draw(&s);
         tokio::select! {
-            event = link.next() => match event {
+            event = link.next(), if !s.lost => match event {
                 Event::Msg(msg) => {
                     if let Some(why) = fatal(&msg) {
                         return Err(why);
@@ -85,21 +100,43 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
                         return Ok(Some(s.view.note.clone()));
                     }
                 }
-                Event::Reconnecting => s.view.note = "connection lost; resuming the game…".into(),
+                Event::Resumed => s.view.set_connection(Connection::Connected),
                 Event::Closed(why) => {
-                    return if s.view.over.is_some() { Ok(s.view.result_line()) } else { Err(why) };
+                    if s.view.over.is_some() && !s.watch {
+                        return Ok(s.view.result_line());
+                    }
+                    if s.watch || s.view.you.is_none() {
+                        return Err(why);
+                    }
+                    // Mid-game: say what became of the game, and stay for `n` or `q`.
+                    s.view.seat_lost(&why);
+                    s.lost = true;
+                    s.view.note = "n: new game (a new connection), q: quit".into();
                 }
             },
             key = keys.next() => match key {
                 Some(Ok(Term::Key(key))) if key.kind != KeyEventKind::Release => match s.on_key(key) {
-                    Action::Move(row, col) => link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await?,
+                    Action::Move(row, col) => {
+                        let sent = link.send(ClientMessage::Move { row: row as i64, col: col as i64 }).await;
+                        s.sent(sent)?;
+                    }
                     Action::Rematch => {
-                        link.send(ClientMessage::Rematch {}).await?;
-                        s.view.note = "rematch asked; waiting for the opponent".into();
+                        let sent = link.send(ClientMessage::Rematch {}).await;
+                        if s.sent(sent)? {
+                            s.view.note = "rematch asked; waiting for the opponent".into();
+                        }
+                    }
+                    Action::NewMatch if s.lost => {
+                        let rules = Rules { size: s.view.game.size(), win: Some(s.view.game.win()) };
+                        link = session::open(link.url(), name, &Start::Quick(rules)).await?;
+                        s.lost = false;
+                        s.view = View::default();
+                        s.view.note = "connected again; looking for an opponent".into();
                     }
                     Action::NewMatch => {
                         let (size, win) = (s.view.game.size() as i64, s.view.game.win() as i64);
-                        link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await?;
+                        let sent = link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await;
+                        s.sent(sent)?;
                     }
                     Action::Quit => {
                         let _ = link.send(ClientMessage::Leave {}).await;
@@ -118,6 +155,19 @@ pub async fn run(mut link: Link, watch: bool) -> Result<Option<String>, String> 
 }
 
 impl Screen {
+    /// Whether a request went out; while reconnecting it did not, and the
+    /// player is told so. A connection gone for good ends the session.
+    fn sent(&mut self, result: Result<(), SendError>) -> Result<bool, String> {
+        match result {
+            Ok(()) => Ok(true),
+            Err(SendError::NotConnected) => {
+                self.view.note = NOT_CONNECTED.into();
+                Ok(false)
+            }
+            Err(SendError::Lost(why)) => Err(why),
+        }
+    }
+
     /// Whether leaving now would resign a game in progress.
     fn in_game(&self) -> bool {
         !self.watch && self.view.you.is_some() && self.view.over.is_none() && self.view.game.turn().is_some()
@@ -154,7 +204,7 @@ impl Screen {
                 return self.quit(false);
             }
             KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
-                if self.view.closed.is_none() {
+                if self.view.closed.is_none() && !self.lost {
                     return Action::Rematch;
                 }
                 self.view.note =
@@ -257,7 +307,7 @@ mod tests {
             resume_token: Arc::from("t"),
             turn_timeout_ms: 0,
         });
-        Screen { view, cursor: (1, 1), typed: String::new(), watch: false, confirming: false }
+        Screen { view, cursor: (1, 1), typed: String::new(), watch: false, confirming: false, lost: false }
     }
 
     #[test]
