@@ -31,15 +31,15 @@ fn dir() -> Result<PathBuf, String> {
         .ok_or_else(|| "no config directory: set HOME or TTT_CONFIG_DIR".to_owned())
 }
 
-/// The file of `server`'s accounts: its URL with every character that is
-/// not a letter or digit made `_`.
+/// A server's URL as a file name: every character that is not a letter or
+/// digit made `_`.
+pub fn server_key(server: &str) -> String {
+    server.trim_end_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+/// The file of `server`'s accounts.
 pub fn file(server: &str) -> Result<PathBuf, String> {
-    let key: String = server
-        .trim_end_matches('/')
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    Ok(dir()?.join("accounts").join(format!("{key}.json")))
+    Ok(dir()?.join("accounts").join(format!("{}.json", server_key(server))))
 }
 
 /// Every account saved for `server`.

@@ -7,6 +7,7 @@ mod bot_cmd;
 mod judge_cmd;
 mod net;
 mod records_cmd;
+mod seats;
 mod session;
 mod ui;
 mod view;
@@ -80,9 +81,22 @@ impl GameArgs {
     }
 }
 
+/// The keys of `ttt play`, for its `--help`.
+const PLAY_KEYS: &str = "Keys (full screen):
+  arrows, Enter      move the cursor, play the cell under it
+  b2 Enter, 2 2 Enter  play a cell by name (column letter, row number) or by row and column
+  Esc, q, Ctrl-C     leave; mid-game it asks first (y, or Ctrl-C again, resigns)
+  r                  rematch, after a game (while the opponent is still in the room)
+  n                  a new quick match on the same board, after a game
+The status line shows whose turn it is, the clock (paused while a player is away),
+ratings, and the connection (RECONNECTING, CONNECTION LOST). Your turn rings the
+bell and sets the terminal title; under 5 s left the status line says LOW TIME.
+Without a terminal (pipes), the same game runs as plain lines.";
+
 #[derive(Subcommand)]
 enum Command {
     /// Play a game: quick match by default, or a private room.
+    #[command(after_help = PLAY_KEYS)]
     Play {
         #[command(flatten)]
         server: ServerArg,
@@ -221,15 +235,22 @@ async fn main() -> ExitCode {
 }
 
 async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
-    let link = session::open(url, name, start).await?;
     let watch = matches!(start, Start::Watch(_));
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        if let Some(result) = ui::screen::run(link, name, watch).await? {
+        // A player's seat is kept on disk while a game lasts, and taken back
+        // by the next `ttt play` if this one dies mid-game.
+        let (link, resumed) = if watch {
+            (session::open(url, name, start).await?, false)
+        } else {
+            session::open_kept(url, name, start).await?
+        };
+        let fallback = resumed.then(|| start.clone());
+        if let Some(result) = ui::screen::run(link, name, watch, fallback).await? {
             println!("{result}");
         }
         Ok(())
     } else {
-        ui::lines::run(link, watch).await
+        ui::lines::run(session::open(url, name, start).await?, watch).await
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Link {
     /// Set while the connection is down and the seat is being resumed: when
     /// the grace period ends.
     reconnecting: Option<Instant>,
+    /// Where the seat's token is kept on disk while a game lasts, if it is.
+    keep: Option<std::path::PathBuf>,
 }
 
 /// Why a request was not sent.
@@ -114,7 +116,7 @@ impl Link {
     pub async fn connect(url: &str) -> Result<Link, String> {
         let (ws, limits) = open(url).await?;
         let pace = Pace::new(limits.max_messages_per_second);
-        Ok(Link { url: url.to_owned(), ws, limits, token: None, pace, reconnecting: None })
+        Ok(Link { url: url.to_owned(), ws, limits, token: None, pace, reconnecting: None, keep: None })
     }
 
     /// The command a friend runs to take the free seat of `room` on this server.
@@ -131,6 +133,17 @@ impl Link {
     /// The server's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Keeps the seat's token in `path` while each game lasts.
+    pub fn keep_seats(&mut self, path: std::path::PathBuf) {
+        self.keep = Some(path);
+    }
+
+    /// Asks for the seat of `token` back (a game from before this process).
+    pub async fn resume_seat(&mut self, token: String) -> Result<(), SendError> {
+        self.token = Some(token.clone());
+        self.send(ClientMessage::Resume { token }).await
     }
 
     /// Sends one request. While the connection is being re-established
@@ -203,8 +216,20 @@ impl Link {
 
     fn track(&mut self, msg: &ServerMessage) {
         match msg {
-            ServerMessage::GameStarted { resume_token, .. } => self.token = Some(resume_token.to_string()),
-            ServerMessage::GameOver { .. } | ServerMessage::RoomClosed { .. } => self.token = None,
+            ServerMessage::GameStarted { resume_token, .. } => {
+                self.token = Some(resume_token.to_string());
+                if let Some(path) = &self.keep {
+                    crate::seats::save(path, resume_token);
+                }
+            }
+            ServerMessage::GameOver { .. }
+            | ServerMessage::RoomClosed { .. }
+            | ServerMessage::Error { code: ErrorCode::InvalidToken, .. } => {
+                self.token = None;
+                if let Some(path) = &self.keep {
+                    crate::seats::remove(path);
+                }
+            }
             ServerMessage::Error { code: ErrorCode::RateLimited, retry_after_ms, .. } => {
                 let wait = Duration::from_millis(retry_after_ms.unwrap_or(1000));
                 self.pace.hold = Some(Instant::now() + wait);

@@ -41,16 +41,40 @@ pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> 
     // TTT_TOKEN is set); a guest otherwise.
     let token = crate::accounts::token_for(url, name);
     link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token }).await?;
-    let request = match start {
+    link.send(request(start)).await?;
+    Ok(link)
+}
+
+/// The request that `start` sends.
+pub fn request(start: &Start) -> ClientMessage {
+    match start {
         Start::Quick(rules) => rules.quick_match(),
         Start::Create(rules) => {
             ClientMessage::CreateRoom { size: Some(rules.size as i64), win: rules.win.map(|w| w as i64) }
         }
         Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
         Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
+    }
+}
+
+/// Like [`open`] for a player whose seats are kept on disk: a seat kept from
+/// a game this client did not see end (a crash, a kill) is asked back first
+/// (`true`); otherwise `start` is sent.
+pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bool), String> {
+    let Some(path) = crate::seats::file(url) else {
+        return Ok((open(url, name, start).await?, false));
     };
-    link.send(request).await?;
-    Ok(link)
+    let Some(token) = crate::seats::load(&path) else {
+        let mut link = open(url, name, start).await?;
+        link.keep_seats(path);
+        return Ok((link, false));
+    };
+    let mut link = Link::connect(url).await?;
+    let account = crate::accounts::token_for(url, name);
+    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token: account }).await?;
+    link.keep_seats(path);
+    link.resume_seat(token).await?;
+    Ok((link, true))
 }
 
 /// Errors after which the session cannot go on: the request itself failed.

@@ -486,3 +486,79 @@ async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_
     tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
+    let server = TestServer::start(Config { reconnect_grace_ms: 20_000, ..test_config() }).await;
+    let dir = tictactoe_tests::TempDir::new("kept-seat");
+    let url = server.url();
+    let cmd =
+        format!("TTT_STATE_DIR={} exec {TTT} play --server {url} --name keeper --create", dir.path.display());
+    let first = format!("ttt-kept-a-{}", std::process::id());
+    tmux(&["new-session", "-d", "-s", &first, "-x", "100", "-y", "30", &cmd]);
+    let screen = shows(&first, "--join ", 10).await;
+    let code =
+        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    let mut them = tictactoe_tests::Client::connect(&url).await;
+    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
+    if them.recv_type("game_started").await["you"] == 1 {
+        them.play(1, 1).await;
+    }
+    shows(&first, "your turn", 10).await;
+    tmux(&["send-keys", "-t", &first, "a1", "Enter"]);
+    let moved = them.recv_type("moved").await;
+    assert_eq!((moved["row"].clone(), moved["col"].clone()), (serde_json::json!(0), serde_json::json!(0)));
+    let seats = dir.path.join("seats");
+    assert_eq!(std::fs::read_dir(&seats).map(|d| d.count()).unwrap_or(0), 1, "the seat is kept on disk");
+
+    // Killed outright: no leave, no resign.
+    let pid = tmux(&["display-message", "-p", "-t", &first, "#{pane_pid}"]);
+    let killed = std::process::Command::new("kill").args(["-9", pid.trim()]).status().expect("kill");
+    assert!(killed.success());
+    them.recv_type("opponent_disconnected").await;
+
+    // The same command again takes the seat back, and says so.
+    let second = format!("ttt-kept-b-{}", std::process::id());
+    tmux(&["new-session", "-d", "-s", &second, "-x", "100", "-y", "30", &cmd]);
+    let back = shows(&second, "took your seat back", 10).await;
+    assert!(back.contains('X') || back.contains('O'), "the board as it was:\n{back}");
+    them.recv_type("opponent_reconnected").await;
+    // The game goes on from where it was: the opponent's move, then ours again.
+    them.play(2, 2).await;
+    shows(&second, "your turn", 10).await;
+    tmux(&["kill-session", "-t", &second]);
+    let _ = tmux(&["kill-session", "-t", &first]);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_30_by_30_board_in_80_by_24_follows_the_cursor() {
+    let server = TestServer::start(Config { max_size: 30, ..test_config() }).await;
+    let url = server.url();
+    let session = format!("ttt-big-{}", std::process::id());
+    let cmd = format!("NO_COLOR=1 exec {TTT} play --server {url} --name big --create --size 30");
+    tmux(&["new-session", "-d", "-s", &session, "-x", "80", "-y", "24", &cmd]);
+    let screen = shows(&session, "--join ", 10).await;
+    let code =
+        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    let mut them = tictactoe_tests::Client::connect(&url).await;
+    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
+    if them.recv_type("game_started").await["you"] == 1 {
+        them.play(0, 0).await;
+    }
+    let start = shows(&session, "your turn", 10).await;
+    assert!(start.contains("of 30×30"), "the title says which part is shown:\n{start}");
+    // The cursor starts in the middle (p16); walk it to the far corner.
+    for _ in 0..14 {
+        tmux(&["send-keys", "-t", &session, "Down", "Right"]);
+    }
+    let corner = shows(&session, "–30, columns", 10).await;
+    let labels: Vec<&str> = corner.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(labels.contains(&"30") && !labels.contains(&"1"), "row 30 shown, row 1 scrolled away:\n{corner}");
+    assert!(corner.contains("[.]"), "the cursor is on screen:\n{corner}");
+    tmux(&["send-keys", "-t", &session, "Enter"]);
+    let moved = them.recv_type("moved").await;
+    assert_eq!((moved["row"].clone(), moved["col"].clone()), (serde_json::json!(29), serde_json::json!(29)));
+    tmux(&["kill-session", "-t", &session]);
+    server.shutdown().await;
+}

@@ -8,25 +8,82 @@ use tictactoe_protocol::Status;
 use super::input::column_name;
 use crate::view::{Connection, View};
 
+/// The part of the board on screen: `rows` rows from `top`, `cols` columns
+/// from `left`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First row shown.
+    pub top: usize,
+    /// First column shown.
+    pub left: usize,
+    /// Rows shown.
+    pub rows: usize,
+    /// Columns shown.
+    pub cols: usize,
+}
+
+impl Window {
+    /// The whole of an `n`×`n` board.
+    pub fn whole(n: usize) -> Window {
+        Window { top: 0, left: 0, rows: n, cols: n }
+    }
+
+    /// The window of `rows`×`cols` cells (at most the board's `n`) that moves
+    /// as little as possible from this one to show `cell`.
+    pub fn follow(self, n: usize, rows: usize, cols: usize, cell: (usize, usize)) -> Window {
+        let (rows, cols) = (rows.clamp(1, n), cols.clamp(1, n));
+        let fit = |start: usize, len: usize, at: usize| {
+            let start = start.min(n - len);
+            if at < start {
+                at
+            } else if at >= start + len {
+                at + 1 - len
+            } else {
+                start
+            }
+        };
+        Window { top: fit(self.top, rows, cell.0), left: fit(self.left, cols, cell.1), rows, cols }
+    }
+}
+
+/// Columns of screen one board cell takes on an `n`×`n` board, and the
+/// width of the row labels.
+pub fn cell_width(n: usize) -> (usize, usize) {
+    (column_name(n - 1).len() + 1, n.to_string().len())
+}
+
 /// The board as lines: column letters on top, row numbers on the left. With
 /// `colour`, marks are coloured, the last move is reversed, the winning line
 /// is green and the `cursor` cell is highlighted; without, the same are
 /// marked with characters (`[X]`, `*`, `+`).
 pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<String> {
+    render_window(view, cursor, colour, Window::whole(view.game.size()))
+}
+
+/// [`render`] of the part of the board in `window`, labelled with its own
+/// coordinates.
+pub fn render_window(
+    view: &View,
+    cursor: Option<(usize, usize)>,
+    colour: bool,
+    window: Window,
+) -> Vec<String> {
     let n = view.game.size();
-    let cell_w = column_name(n - 1).len() + 1;
-    let label_w = n.to_string().len();
+    let (cell_w, label_w) = cell_width(n);
     let board = view.game.board();
     let line = view.over.and_then(|(_, _, line)| line);
-    let mut out = Vec::with_capacity(n + 1);
+    let (rows, cols) =
+        (window.top..(window.top + window.rows).min(n), window.left..(window.left + window.cols).min(n));
+    let last_col = cols.end.saturating_sub(1);
+    let mut out = Vec::with_capacity(rows.len() + 1);
     let mut header = " ".repeat(label_w + 1);
-    for c in 0..n {
+    for c in cols.clone() {
         header.push_str(&format!("{:>cell_w$}", column_name(c)));
     }
     out.push(header);
-    for (r, row) in board.iter().enumerate() {
+    for (r, row) in board.iter().enumerate().skip(rows.start).take(rows.len()) {
         let mut text = format!("{:>label_w$} ", r + 1);
-        for (c, mark) in row.chars().enumerate() {
+        for (c, mark) in row.chars().enumerate().skip(cols.start).take(cols.len()) {
             let pad = " ".repeat(cell_w - 1);
             if !colour {
                 // Without colour the highlights are characters in the gap
@@ -34,7 +91,7 @@ pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<
                 // the winning run, `+` before the last move.
                 let marker = if cursor == Some((r, c)) {
                     '['
-                } else if c > 0 && cursor == Some((r, c - 1)) {
+                } else if c > cols.start && cursor == Some((r, c - 1)) {
                     ']'
                 } else if line.is_some_and(|l| l.contains(r, c)) {
                     '*'
@@ -46,7 +103,7 @@ pub fn render(view: &View, cursor: Option<(usize, usize)>, colour: bool) -> Vec<
                 text.push_str(&pad[1..]);
                 text.push(marker);
                 text.push(mark);
-                if c + 1 == n && cursor == Some((r, c)) {
+                if c == last_col && cursor == Some((r, c)) {
                     text.push(']');
                 }
                 continue;
@@ -108,13 +165,33 @@ pub fn status(view: &View) -> String {
         parts.push(whose);
         if let Some(ms) = view.clock_ms() {
             let paused = if view.paused.is_some() { " (clock paused)" } else { "" };
-            parts.push(format!("{}.{}s{paused}", ms / 1000, (ms % 1000) / 100));
+            let low = if ms < super::screen::LOW_TIME_MS && view.my_turn() { "LOW TIME " } else { "" };
+            parts.push(format!("{low}{}.{}s{paused}", ms / 1000, (ms % 1000) / 100));
         }
     }
     if let Some(room) = &view.room {
         parts.push(format!("room {room}"));
     }
     parts.join(" — ")
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    #[test]
+    fn the_window_moves_as_little_as_it_can_to_show_a_cell() {
+        let w = Window::whole(30).follow(30, 10, 20, (0, 0));
+        assert_eq!(w, Window { top: 0, left: 0, rows: 10, cols: 20 });
+        // Inside: no move. Below: the cell becomes the last row shown.
+        assert_eq!(w.follow(30, 10, 20, (5, 5)), w);
+        assert_eq!(w.follow(30, 10, 20, (15, 25)), Window { top: 6, left: 6, rows: 10, cols: 20 });
+        // Back up: the cell becomes the first row shown.
+        let down = w.follow(30, 10, 20, (29, 29));
+        assert_eq!(down.follow(30, 10, 20, (3, 29)), Window { top: 3, left: 10, rows: 10, cols: 20 });
+        // A board that fits is shown whole.
+        assert_eq!(Window::whole(3).follow(3, 10, 20, (2, 2)), Window::whole(3));
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +210,33 @@ mod tests {
             v.game.play(r, c).unwrap();
         }
         v
+    }
+
+    #[test]
+    fn a_window_shows_its_part_with_its_own_labels() {
+        let mut v = view(12, &[(11, 11)]);
+        v.last = Some((11, 11));
+        let w = Window { top: 9, left: 9, rows: 3, cols: 3 };
+        assert_eq!(
+            render_window(&v, Some((10, 10)), false, w),
+            vec!["    j k l", "10  . . .", "11  .[.].", "12  . .+X"]
+        );
+    }
+
+    #[test]
+    fn the_status_line_says_low_time_and_the_connection() {
+        let mut v = view(3, &[]);
+        v.you = Some(Player::X);
+        v.names = vec!["ann".into(), "bob".into()];
+        v.deadline = Some(std::time::Instant::now() + std::time::Duration::from_secs(3));
+        assert!(status(&v).contains("LOW TIME 2."), "{}", status(&v));
+        v.deadline = Some(std::time::Instant::now() + std::time::Duration::from_secs(20));
+        assert!(!status(&v).contains("LOW TIME"));
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        v.connection = Connection::Reconnecting { until };
+        assert!(status(&v).starts_with("RECONNECTING ("), "{}", status(&v));
+        v.connection = Connection::Lost;
+        assert!(status(&v).starts_with("CONNECTION LOST"), "{}", status(&v));
     }
 
     #[test]

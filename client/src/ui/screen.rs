@@ -9,10 +9,10 @@ use crossterm::{cursor, execute, queue, terminal};
 use futures::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 
-use tictactoe_protocol::{ClientMessage, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 
-use super::board::{render, status};
-use super::input::parse_cell;
+use super::board::{Window, cell_width, render_window, status};
+use super::input::{column_name, parse_cell};
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
 use crate::session::{self, Rules, Start, fatal};
 use crate::view::{Connection, View};
@@ -46,7 +46,22 @@ struct Screen {
     confirming: bool,
     /// The connection is gone for good: only `n` (a new connection) or `q`.
     lost: bool,
+    /// Taking back a seat kept on disk: what to ask for if it is gone.
+    fallback: Option<Start>,
+    /// The part of the board on screen, for boards bigger than the terminal.
+    window: Window,
+    /// It was our turn at the last draw (the cue is given once per turn).
+    cued: bool,
+    /// The low-time warning was given this turn.
+    warned: bool,
 }
+
+/// Time left under which the clock is shown as LOW TIME and the bell rings once.
+pub const LOW_TIME_MS: u64 = 5_000;
+
+/// Screen lines that are not board rows: title, blank, column letters,
+/// blank, status, note, prompt, help, and the line the last newline opens.
+const CHROME_ROWS: usize = 9;
 
 /// What a key asks for.
 enum Action {
@@ -59,8 +74,15 @@ enum Action {
 }
 
 /// Runs a game (or a watch) full-screen until the player quits; `name` is
-/// who to be on a new connection if this one is lost.
-pub async fn run(mut link: Link, name: &str, watch: bool) -> Result<Option<String>, String> {
+/// who to be on a new connection if this one is lost. With `fallback`, the
+/// link is taking back a seat kept from an earlier run; if that game is over,
+/// `fallback` is asked for instead.
+pub async fn run(
+    mut link: Link,
+    name: &str,
+    watch: bool,
+    fallback: Option<Start>,
+) -> Result<Option<String>, String> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
     let mut s = Screen {
@@ -70,7 +92,14 @@ pub async fn run(mut link: Link, name: &str, watch: bool) -> Result<Option<Strin
         watch,
         confirming: false,
         lost: false,
+        fallback,
+        window: Window::whole(0),
+        cued: false,
+        warned: false,
     };
+    if s.fallback.is_some() {
+        s.view.note = "taking back your seat in the game you were playing…".into();
+    }
     // SIGTERM and SIGHUP end the session like `q`: the terminal is restored.
     let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot watch signals: {e}"))?;
     let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot watch signals: {e}"))?;
@@ -82,12 +111,27 @@ pub async fn run(mut link: Link, name: &str, watch: bool) -> Result<Option<Strin
             (false, None) => Connection::Connected,
         };
         s.view.set_connection(connection);
-        draw(&s);
+        let window = s.fit();
+        s.cue();
+        draw(&s, window);
         tokio::select! {
             event = link.next(), if !s.lost => match event {
                 Event::Msg(msg) => {
                     if let Some(why) = fatal(&msg) {
                         return Err(why);
+                    }
+                    let mut took_back = false;
+                    if let Some(start) = s.fallback.take() {
+                        if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
+                            let sent = link.send(session::request(&start)).await;
+                            s.sent(sent)?;
+                            s.view.note = "the game you were playing is over (it ended while you were away); starting a new one".into();
+                            continue;
+                        }
+                        took_back = matches!(msg, ServerMessage::State { .. });
+                        if !took_back {
+                            s.fallback = Some(start);
+                        }
                     }
                     s.view.apply(&msg);
                     if let ServerMessage::RoomCreated { room, .. } = &msg {
@@ -95,6 +139,9 @@ pub async fn run(mut link: Link, name: &str, watch: bool) -> Result<Option<Strin
                     }
                     if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
                         s.cursor = (size / 2, size / 2);
+                    }
+                    if took_back {
+                        s.view.note = "took your seat back: the game goes on".into();
                     }
                     if s.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
                         return Ok(Some(s.view.note.clone()));
@@ -155,6 +202,47 @@ pub async fn run(mut link: Link, name: &str, watch: bool) -> Result<Option<Strin
 }
 
 impl Screen {
+    /// Your turn rings the bell and says so in the terminal's title; the
+    /// clock running low rings once more.
+    fn cue(&mut self) {
+        let mine = !self.watch && self.view.my_turn();
+        let mut out = stdout();
+        if mine != self.cued {
+            let title = if mine { "ttt — your move" } else { "ttt" };
+            let _ = queue!(out, terminal::SetTitle(title));
+            if mine {
+                let _ = queue!(out, crossterm::style::Print("\u{7}"));
+            }
+            self.cued = mine;
+            self.warned = false;
+        }
+        if mine && !self.warned && self.view.clock_ms().is_some_and(|ms| ms < LOW_TIME_MS) {
+            let _ = queue!(out, crossterm::style::Print("\u{7}"));
+            self.warned = true;
+        }
+    }
+
+    /// The part of the board that fits the terminal, moved as little as
+    /// possible to show the last move and the cursor; `None` when not even a
+    /// 3×3 corner fits.
+    fn fit(&mut self) -> Option<Window> {
+        let (width, height) = terminal::size().map_or((80, 24), |(w, h)| (usize::from(w), usize::from(h)));
+        let n = self.view.game.size();
+        let (cell_w, label_w) = cell_width(n);
+        let rows = height.saturating_sub(CHROME_ROWS);
+        // One more column for the closing bracket of the monochrome cursor.
+        let cols = width.saturating_sub(label_w + 2) / cell_w;
+        if rows < n.min(3) || cols < n.min(3) {
+            return None;
+        }
+        let mut window = self.window;
+        if let Some(last) = self.view.last {
+            window = window.follow(n, rows, cols, last);
+        }
+        self.window = window.follow(n, rows, cols, self.cursor);
+        Some(self.window)
+    }
+
     /// Whether a request went out; while reconnecting it did not, and the
     /// player is told so. A connection gone for good ends the session.
     fn sent(&mut self, result: Result<(), SendError>) -> Result<bool, String> {
@@ -252,18 +340,40 @@ impl Screen {
     }
 }
 
-fn draw(s: &Screen) {
+fn draw(s: &Screen, window: Option<Window>) {
     let mut out = stdout();
     let _ = queue!(out, terminal::Clear(terminal::ClearType::All), cursor::MoveTo(0, 0));
-    let title = match &s.view.room {
+    let n = s.view.game.size();
+    let Some(window) = window else {
+        let (cell_w, label_w) = cell_width(n);
+        let need = (label_w + 2 + 3 * cell_w, CHROME_ROWS + 3);
+        let text = format!(
+            "The terminal is too small for this board: make it at least {} columns by {} rows. (q: quit)",
+            need.0, need.1
+        );
+        let _ = queue!(out, crossterm::style::Print(text));
+        let _ = out.flush();
+        return;
+    };
+    let mut title = match &s.view.room {
         Some(room) => format!("tictactoe — room {room}"),
         None => "tictactoe".to_owned(),
     };
+    if window.rows < n || window.cols < n {
+        let (r, c) = (window.top, window.left);
+        title.push_str(&format!(
+            " — showing rows {}–{}, columns {}–{} of {n}×{n}",
+            r + 1,
+            r + window.rows,
+            column_name(c),
+            column_name(c + window.cols - 1)
+        ));
+    }
     let mut lines = vec![title, String::new()];
     let cursor = (!s.watch && s.view.over.is_none()).then_some(s.cursor);
     // NO_COLOR (https://no-color.org): the highlights become characters.
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    lines.extend(render(&s.view, cursor, colour));
+    lines.extend(render_window(&s.view, cursor, colour, window));
     lines.push(String::new());
     lines.push(status(&s.view));
     lines.push(s.view.note.clone());
@@ -307,7 +417,18 @@ mod tests {
             resume_token: Arc::from("t"),
             turn_timeout_ms: 0,
         });
-        Screen { view, cursor: (1, 1), typed: String::new(), watch: false, confirming: false, lost: false }
+        Screen {
+            view,
+            cursor: (1, 1),
+            typed: String::new(),
+            watch: false,
+            confirming: false,
+            lost: false,
+            fallback: None,
+            window: Window::whole(3),
+            cued: false,
+            warned: false,
+        }
     }
 
     #[test]
