@@ -170,6 +170,8 @@ impl View {
                 if moves.len() != self.game.moves().len() {
                     self.replay(moves);
                 }
+                // What was said during the game ("game started") is stale now.
+                self.note.clear();
                 if let (Some(r), Some(me)) = (ratings, self.you) {
                     let mine = r[usize::from(me.number() - 1)];
                     let delta = mine.after - mine.before;

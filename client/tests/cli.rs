@@ -164,8 +164,34 @@ async fn line_mode_play_through_pipes_finishes_a_game() {
     assert!(text.contains("   a b c"), "board drawn: {text}");
     assert!(text.contains("type a cell like b2"), "junk refused: {text}");
     assert!(text.contains("off the board"), "out of range refused: {text}");
-    assert!(text.contains("Result: "), "result printed: {text}");
+    assert_eq!(text.matches("Result: ").count(), 1, "the result, once: {text}");
     assert!(text.contains("You are X (piper)") || text.contains("You are O (piper)"), "{text}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn line_mode_says_so_and_fails_when_its_input_ends_mid_game() {
+    let server = server().await;
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        let (bot, code, out) = creator(&url, &["--strategy", "random"]);
+        let mut play = Command::new(TTT)
+            .args(["play", "--server", &url, "--name", "quitter", "--join", &code])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start ttt play");
+        play.stdin.take().expect("stdin").write_all(b"b2\n").expect("one move");
+        let played = play.wait_with_output().expect("play output");
+        finish(bot, out, Duration::from_secs(20));
+        played
+    })
+    .await
+    .expect("play");
+    assert!(!output.status.success(), "leaving mid-game is not a success");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("input ended mid-game"), "{err}");
     server.shutdown().await;
 }
 

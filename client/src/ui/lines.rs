@@ -47,6 +47,10 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
             line = stdin.next_line(), if awaiting != Awaiting::Nothing => {
                 let Ok(Some(line)) = line else {
                     let _ = link.send(ClientMessage::Leave {}).await;
+                    // Leaving a game in progress resigns it: say so, and fail.
+                    if !watch && view.you.is_some() && view.over.is_none() && view.game.turn().is_some() {
+                        return Err("the input ended mid-game, so the game was left (a resignation)".into());
+                    }
                     return Ok(());
                 };
                 match awaiting {
@@ -124,9 +128,15 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link:
             }
         }
         ServerMessage::GameOver { .. } => {
-            board();
+            // The board, then the result once (the status line would repeat it).
+            for line in render(view, None, false) {
+                println!("{line}");
+            }
             if let Some(result) = view.result_line() {
                 println!("{result}");
+            }
+            if !view.note.is_empty() {
+                println!("{}", view.note);
             }
             if !watch && view.closed.is_none() {
                 println!("Rematch? [y: rematch, n: new opponent, anything else: quit]");

@@ -308,7 +308,9 @@ impl Screen {
             KeyCode::Backspace => {
                 self.typed.pop();
             }
-            KeyCode::Char(ch) if (ch.is_ascii_alphanumeric() || ch == ' ') && self.typed.len() < 12 => {
+            KeyCode::Char(ch)
+                if (ch.is_ascii_alphanumeric() || ch == ' ' || ch == ',') && self.typed.len() < 12 =>
+            {
                 self.typed.push(ch);
             }
             KeyCode::Enter => {
