@@ -588,3 +588,63 @@ async fn a_30_by_30_board_in_80_by_24_follows_the_cursor() {
     tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }
+
+/// The seconds the status line shows on the clock, if any.
+fn clock_shown(screen: &str) -> Option<String> {
+    let at = screen.find("s (clock paused)")?;
+    let head = &screen[..at];
+    Some(head.rsplit(' ').next()?.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
+    let server =
+        TestServer::start(Config { turn_timeout_ms: 60_000, reconnect_grace_ms: 20_000, ..test_config() })
+            .await;
+    let url = server.url();
+    let session = format!("ttt-mono-{}", std::process::id());
+    let cmd = format!("NO_COLOR=1 exec {TTT} play --server {url} --name mono --create");
+    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
+    let screen = shows(&session, "--join ", 10).await;
+    let code =
+        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    let mut them = tictactoe_tests::Client::connect(&url).await;
+    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
+    if them.recv_type("game_started").await["you"] == 2 {
+        shows(&session, "your turn", 10).await;
+        tmux(&["send-keys", "-t", &session, "b2", "Enter"]);
+        them.recv_type("moved").await;
+    }
+    them.play(0, 0).await;
+    // Without colour the last move is marked `+`, the cursor `[ ]`.
+    let screen = shows(&session, "your turn", 10).await;
+    assert!(screen.contains("1 +"), "the last move, a1, marked:\n{screen}");
+    assert!(screen.contains("[.]") || screen.contains("[X]"), "the cursor marked:\n{screen}");
+
+    // The opponent drops: the clock stops, as the server's does.
+    drop(them);
+    let paused = shows(&session, "(clock paused)", 10).await;
+    let before = clock_shown(&paused).expect("a clock");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let later = tmux(&["capture-pane", "-p", "-t", &session]);
+    assert_eq!(clock_shown(&later), Some(before), "the clock does not run while paused:\n{later}");
+
+    // Leaving asks first; `n` keeps playing, `y` resigns.
+    tmux(&["send-keys", "-t", &session, "Escape"]);
+    shows(&session, "Resign this game? y/n", 10).await;
+    tmux(&["send-keys", "-t", &session, "n"]);
+    shows(&session, "not resigned; play on", 10).await;
+    assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 0);
+    tmux(&["send-keys", "-t", &session, "Escape"]);
+    shows(&session, "Resign this game? y/n", 10).await;
+    tmux(&["send-keys", "-t", &session, "y"]);
+    for _ in 0..100 {
+        if server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 1, "resigned");
+    let _ = tmux(&["kill-session", "-t", &session]);
+    server.shutdown().await;
+}
