@@ -65,6 +65,9 @@ struct GameArgs {
     /// Join the private room with this code.
     #[arg(long, value_name = "CODE")]
     join: Option<String>,
+    /// With --create: your mark in the first game (x moves first).
+    #[arg(long, default_value = "random", value_parser = ["x", "o", "random"], requires = "create")]
+    seat: String,
 }
 
 impl GameArgs {
@@ -75,7 +78,14 @@ impl GameArgs {
     fn start(&self) -> Start {
         match (&self.join, self.create) {
             (Some(code), _) => Start::Join(code.clone()),
-            (None, true) => Start::Create(self.rules()),
+            (None, true) => {
+                let mark = match self.seat.as_str() {
+                    "x" => Some(tictactoe_protocol::Player::X),
+                    "o" => Some(tictactoe_protocol::Player::O),
+                    _ => None,
+                };
+                Start::Create(self.rules(), mark)
+            }
             (None, false) => Start::Quick(self.rules()),
         }
     }

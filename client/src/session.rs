@@ -1,6 +1,6 @@
 //! Starting a session: connect, say hello, and ask for a game or a room.
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ErrorCode, Player, ServerMessage};
 
 use crate::net::Link;
 
@@ -26,8 +26,9 @@ impl Rules {
 pub enum Start {
     /// Quick match with these rules.
     Quick(Rules),
-    /// Open a private room with these rules.
-    Create(Rules),
+    /// Open a private room with these rules, playing this mark in its first
+    /// game (random when `None`).
+    Create(Rules, Option<Player>),
     /// Take the free seat of this room.
     Join(String),
     /// Watch this room.
@@ -49,9 +50,11 @@ pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> 
 pub fn request(start: &Start) -> ClientMessage {
     match start {
         Start::Quick(rules) => rules.quick_match(),
-        Start::Create(rules) => {
-            ClientMessage::CreateRoom { size: Some(rules.size as i64), win: rules.win.map(|w| w as i64) }
-        }
+        Start::Create(rules, mark) => ClientMessage::CreateRoom {
+            size: Some(rules.size as i64),
+            win: rules.win.map(|w| w as i64),
+            mark: *mark,
+        },
         Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
         Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
     }

@@ -43,6 +43,8 @@ struct Input {
     paired: bool,
     /// Records kept (and ratings, between the paired accounts).
     records: bool,
+    /// A private room's creator asks to play O.
+    mark: bool,
     turn_ms: Option<u16>,
     grace_ms: u16,
     ops: Vec<Op>,
@@ -169,7 +171,7 @@ fuzz_target!(|input: Input| {
         Room::paired(code, rules, settings, (1, account(1)), (2, account(2)), now)
     } else {
         inside[0] = true;
-        Room::private(code, rules, settings, 1, name.clone(), None)
+        Room::private(code, rules, settings, (1, name.clone()), input.mark.then_some(Player::O), None)
     }
     .expect("a valid size");
     // A spectator that stays to the end sees every game_over, even of a game

@@ -4,6 +4,7 @@
 //! sends; [`ErrorCode`] names every refusal. Unknown fields are ignored.
 
 use crate::game::{Line, Player, mark, winner};
+use crate::player::opt_mark;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -90,6 +91,11 @@ pub enum ClientMessage {
         /// Marks in a row that win, `min(3, size)..=size`; `size` when absent or null.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         win: Option<i64>,
+        /// The creator's mark in the room's first game (`"X"` moves first);
+        /// random when absent or null. Rematches swap it as always.
+        #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "opt_mark::serialize")]
+        #[schemars(schema_with = "opt_mark::schema")]
+        mark: Option<Player>,
     },
     /// Take the empty seat of a private room.
     JoinRoom {

@@ -110,6 +110,26 @@ pub mod mark {
     }
 }
 
+/// An optional mark, `"X"` or `"O"`: `#[serde(serialize_with =
+/// "opt_mark::serialize")]` on an `Option<Player>` that is skipped when `None`.
+pub mod opt_mark {
+    use super::Player;
+    use serde::Serializer;
+
+    /// Writes `"X"`, `"O"` or null.
+    pub fn serialize<S: Serializer>(p: &Option<Player>, s: S) -> Result<S::Ok, S::Error> {
+        match p {
+            Some(p) => super::mark::serialize(p, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// The schema of an optional mark.
+    pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"enum": ["X", "O", null]})
+    }
+}
+
 /// A game's winner as the classic number, 0 for none, 1 or 2:
 /// `#[serde(with = "winner")]` on an `Option<Player>`.
 pub mod winner {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::account::Identity;
 
-use tictactoe_protocol::RequestId;
+use tictactoe_protocol::{Player, RequestId};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::queue::{self, TrySendError};
@@ -79,6 +79,8 @@ pub enum LobbyCmd {
         name: Arc<Identity>,
         /// Board size and win length, already validated.
         rules: Rules,
+        /// The creator's mark in the first game; random when `None`.
+        mark: Option<Player>,
         /// Request id.
         id: Option<RequestId>,
     },

@@ -31,10 +31,11 @@ enum Key {
     Token,
     Win,
     Bot,
+    Mark,
     Other,
 }
 
-const KEYS: [(&str, Key); 11] = [
+const KEYS: [(&str, Key); 12] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -46,6 +47,7 @@ const KEYS: [(&str, Key); 11] = [
     ("token", Key::Token),
     ("win", Key::Win),
     ("bot", Key::Bot),
+    ("mark", Key::Mark),
 ];
 
 impl Key {
@@ -193,9 +195,11 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
         "quick_match" => {
             ClientMessage::QuickMatch { size: read.opt_int(Key::Size)?, win: read.opt_int(Key::Win)? }
         }
-        "create_room" => {
-            ClientMessage::CreateRoom { size: read.opt_int(Key::Size)?, win: read.opt_int(Key::Win)? }
-        }
+        "create_room" => ClientMessage::CreateRoom {
+            size: read.opt_int(Key::Size)?,
+            win: read.opt_int(Key::Win)?,
+            mark: read.opt_mark(Key::Mark)?,
+        },
         "join_room" => ClientMessage::JoinRoom { room: read.string(Key::Room)? },
         "spectate" => ClientMessage::Spectate { room: read.string(Key::Room)? },
         "move" => ClientMessage::Move { row: read.int(Key::Row)?, col: read.int(Key::Col)? },
@@ -243,6 +247,16 @@ impl Reader<'_, '_> {
             None => Ok(None),
             Some(raw) if raw.get() == "null" => Ok(None),
             Some(_) => self.string(key).map(Some),
+        }
+    }
+
+    /// An optional mark, `"X"` or `"O"` (either case): absent and `null` are both `None`.
+    fn opt_mark(&self, key: Key) -> Result<Option<crate::Player>, Refusal> {
+        match self.opt_string(key).map_err(|_| self.mistyped(key, "\"X\" or \"O\""))?.as_deref() {
+            None => Ok(None),
+            Some("X" | "x") => Ok(Some(crate::Player::X)),
+            Some("O" | "o") => Ok(Some(crate::Player::O)),
+            Some(_) => Err(self.mistyped(key, "\"X\" or \"O\"")),
         }
     }
 

@@ -32,7 +32,14 @@ fn every_client_message_decodes_from_contract_json() {
         ),
         (r#"{"type":"quick_match"}"#, ClientMessage::QuickMatch { size: None, win: None }),
         (r#"{"type":"quick_match","size":5}"#, ClientMessage::QuickMatch { size: Some(5), win: None }),
-        (r#"{"type":"create_room","size":4}"#, ClientMessage::CreateRoom { size: Some(4), win: None }),
+        (
+            r#"{"type":"create_room","size":4}"#,
+            ClientMessage::CreateRoom { size: Some(4), win: None, mark: None },
+        ),
+        (
+            r#"{"type":"create_room","size":4,"mark":"O"}"#,
+            ClientMessage::CreateRoom { size: Some(4), win: None, mark: Some(Player::O) },
+        ),
         (
             r#"{"type":"quick_match","size":15,"win":5}"#,
             ClientMessage::QuickMatch { size: Some(15), win: Some(5) },
@@ -318,7 +325,7 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         ),
         (
             r#"{"type":"create_room","size":-1e19}"#.to_owned(),
-            ClientMessage::CreateRoom { size: Some(i64::MIN), win: None },
+            ClientMessage::CreateRoom { size: Some(i64::MIN), win: None, mark: None },
         ),
         (
             r#"{"type":"quick_match","size":null}"#.to_owned(),

@@ -26,7 +26,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Box::pin(self.hello(name, protocol, token, id)).await
             }
             ClientMessage::Register { name, bot } => Box::pin(self.register_request(name, bot, id)).await,
-            ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win } => {
+            ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win, .. } => {
+                let mark = match &msg {
+                    ClientMessage::CreateRoom { mark, .. } => *mark,
+                    _ => None,
+                };
                 let quick = matches!(msg, ClientMessage::QuickMatch { .. });
                 let rules = match self.rules(size, win) {
                     Ok(rules) => rules,
@@ -36,7 +40,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 let queued = quick.then_some(rules);
                 self.lobby_request(id.clone(), queued, false, |conn| match quick {
                     true => LobbyCmd::QuickMatch { conn, name, rules, id },
-                    false => LobbyCmd::CreateRoom { conn, name, rules, id },
+                    false => LobbyCmd::CreateRoom { conn, name, rules, mark, id },
                 })
                 .await
             }

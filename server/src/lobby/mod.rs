@@ -55,9 +55,9 @@ impl Lobby {
             LobbyCmd::QuickMatch { conn, name, rules, id } => {
                 return self.quick_match(conn, name, rules, id, now);
             }
-            LobbyCmd::CreateRoom { conn, name, rules, id } => {
+            LobbyCmd::CreateRoom { conn, name, rules, mark, id } => {
                 let code = self.new_code();
-                match Room::private(code, rules, self.settings.clone(), conn.id, name, id.clone()) {
+                match Room::private(code, rules, self.settings.clone(), (conn.id, name), mark, id.clone()) {
                     Ok(room) => return Some(self.open(room, vec![conn])),
                     Err(code) => refuse(&conn, code, BAD_SIZE, id),
                 }

@@ -140,6 +140,7 @@ fn a_private_room_is_found_by_its_code_as_typed() {
         conn: a.clone(),
         name: Identity::guest("a"),
         rules: Rules::classic(3),
+        mark: None,
         id: None,
     };
     let mut new = lobby.handle(cmd, Instant::now()).expect("a room");
@@ -184,8 +185,13 @@ fn a_room_that_stopped_reading_refuses_at_once() {
     let mut lobby = Lobby::new(settings());
     let (a, _ra) = conn(1);
     let (b, mut rb) = conn(2);
-    let cmd =
-        LobbyCmd::CreateRoom { conn: a, name: Identity::guest("a"), rules: Rules::classic(3), id: None };
+    let cmd = LobbyCmd::CreateRoom {
+        conn: a,
+        name: Identity::guest("a"),
+        rules: Rules::classic(3),
+        mark: None,
+        id: None,
+    };
     let new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().to_string();
     drop(new);

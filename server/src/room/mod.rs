@@ -202,6 +202,8 @@ pub struct Room {
     counts: Counts,
     /// When the game in progress (or the last one) started.
     started: Option<Instant>,
+    /// The mark a private room's creator asked for in its first game.
+    creator_mark: Option<Player>,
 }
 
 /// The player in seat index `seat` (0 or 1) of the current game.
@@ -234,19 +236,23 @@ impl Room {
             closed: false,
             counts: Counts::default(),
             started: None,
+            creator_mark: None,
         })
     }
 
-    /// A private room held by its creator, who is told the code (`room_created`).
+    /// A private room held by its creator, who is told the code
+    /// (`room_created`) and plays `mark` in the first game (random if `None`).
     pub fn private(
         code: Arc<str>,
         rules: Rules,
         settings: Settings,
-        creator: ConnId,
-        name: Arc<Identity>,
+        creator: (ConnId, Arc<Identity>),
+        mark: Option<Player>,
         id: Option<RequestId>,
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, rules, settings)?;
+        room.creator_mark = mark;
+        let (creator, name) = creator;
         room.seats[0] = Some(Seat::new(creator, name));
         let msg =
             ServerMessage::RoomCreated { room: room.code.clone(), size: rules.size, win: rules.win, id };

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::account::{self, Identity, TokenHash};
 
-use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, RequestId, ServerMessage};
+use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, Player, RequestId, ServerMessage};
 
 use super::{ConnId, Output, Phase, Room, ms, seat_player};
 
@@ -55,8 +55,8 @@ pub fn token_room(token: &str, code_len: usize) -> Option<&str> {
 }
 
 impl Room {
-    /// A second player takes the empty seat of a private room; with `swap` the
-    /// newcomer is player 1. Refused with `room_full` when no seat is free.
+    /// A second player takes the empty seat of a private room; with `swap`
+    /// (unless the creator chose a mark) the newcomer is player 1. Refused with `room_full` when no seat is free.
     pub fn join(
         &mut self,
         conn: ConnId,
@@ -74,6 +74,12 @@ impl Room {
             return self.out.push(Output::Release { to: conn });
         }
         self.seats[1] = Some(Seat::new(conn, name));
+        // The creator's choice of mark, if any, decides who is player 1.
+        let swap = match self.creator_mark {
+            Some(Player::X) => false,
+            Some(Player::O) => true,
+            None => swap,
+        };
         if swap {
             self.seats.swap(0, 1);
         }

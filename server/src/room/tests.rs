@@ -358,8 +358,8 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
         "ROOM".into(),
         Rules::classic(4),
         settings(),
-        A,
-        Identity::guest("a"),
+        (A, Identity::guest("a")),
+        None,
         Some(RequestId::Int(1)),
     )
     .unwrap();
@@ -394,7 +394,8 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     assert!(msgs_to(&got, S).is_empty(), "a spectator who left gets nothing");
 
     let mut waiting =
-        Room::private("W".into(), Rules::classic(3), settings(), A, Identity::guest("a"), None).unwrap();
+        Room::private("W".into(), Rules::classic(3), settings(), (A, Identity::guest("a")), None, None)
+            .unwrap();
     waiting.disconnect(A, t0);
     assert!(waiting.is_closed());
 }
@@ -484,9 +485,15 @@ fn grace_running_out_ends_the_game_then_closes_the_room() {
 fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
     let t0 = Instant::now();
     for leave in [true, false] {
-        let mut room =
-            Room::private("ROOM".into(), Rules::classic(3), settings(), A, Identity::guest("a"), None)
-                .unwrap();
+        let mut room = Room::private(
+            "ROOM".into(),
+            Rules::classic(3),
+            settings(),
+            (A, Identity::guest("a")),
+            None,
+            None,
+        )
+        .unwrap();
         room.spectate(S, None, t0);
         out(&mut room);
         if leave {
