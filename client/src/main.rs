@@ -95,6 +95,7 @@ impl GameArgs {
 const PLAY_KEYS: &str = "Keys (full screen):
   arrows, Enter      move the cursor, play the cell under it
   b2 Enter, 2 2 Enter  play a cell by name (column letter, row number) or by row and column
+  Ctrl-R             resign the game and stay in the room (asks first: y)
   Esc, q, Ctrl-C     leave; mid-game it asks first (y, or Ctrl-C again, resigns)
   r                  rematch, after a game (while the opponent is still in the room)
   n                  a new quick match on the same board, after a game

@@ -301,6 +301,22 @@ mod tests {
         v
     }
 
+    /// The room's `state` on an empty 3×3 board, X (us) to move with `clock_ms` left.
+    fn state(clock_ms: Option<u64>) -> ServerMessage {
+        ServerMessage::State {
+            room: Arc::from("R"),
+            size: 3,
+            win: 3,
+            board: vec!["...".into(); 3],
+            moves: vec![],
+            turn: Some(Player::X),
+            players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
+            you: Some(Player::X),
+            clock_ms,
+            id: None,
+        }
+    }
+
     #[test]
     fn our_own_connection_down_freezes_the_clock_and_says_so() {
         let mut v = started(Player::X, 30_000);
@@ -314,18 +330,7 @@ mod tests {
         v.set_connection(Connection::Connected);
         assert!(v.note.contains("reconnected"), "{}", v.note);
         // Back, the room's `state` sets the clock from the server's count.
-        v.apply(&ServerMessage::State {
-            room: Arc::from("R"),
-            size: 3,
-            win: 3,
-            board: vec!["...".into(); 3],
-            moves: vec![],
-            turn: Some(Player::X),
-            players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
-            you: Some(Player::X),
-            clock_ms: Some(12_000),
-            id: None,
-        });
+        v.apply(&state(Some(12_000)));
         assert!(v.clock_ms().is_some_and(|ms| ms <= 12_000 && ms > 11_000));
     }
 
@@ -355,18 +360,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         assert!(v.clock_ms().is_some_and(|ms| ms < frozen), "running again");
         // A snapshot from the server sets it anew.
-        v.apply(&ServerMessage::State {
-            room: Arc::from("R"),
-            size: 3,
-            win: 3,
-            board: vec!["...".into(); 3],
-            moves: vec![],
-            turn: Some(Player::X),
-            players: vec![],
-            you: Some(Player::X),
-            clock_ms: Some(5_000),
-            id: None,
-        });
+        v.apply(&state(Some(5_000)));
         assert!(v.clock_ms().is_some_and(|ms| ms <= 5_000 && ms > 4_000));
     }
 

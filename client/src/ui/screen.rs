@@ -44,6 +44,8 @@ struct Screen {
     watch: bool,
     /// Leaving was asked for mid-game: the next `y` (or a second Ctrl-C) resigns.
     confirming: bool,
+    /// Ctrl-R asked to resign and stay: the next `y` resigns.
+    resigning: bool,
     /// The connection is gone for good: only `n` (a new connection) or `q`.
     lost: bool,
     /// Taking back a seat kept on disk: what to ask for if it is gone.
@@ -70,6 +72,8 @@ enum Action {
     Rematch,
     /// A new quick match on a board of the same size.
     NewMatch,
+    /// Concede the game and stay in the room (a rematch stays possible).
+    Resign,
     Quit,
 }
 
@@ -91,6 +95,7 @@ pub async fn run(
         typed: String::new(),
         watch,
         confirming: false,
+        resigning: false,
         lost: false,
         fallback,
         window: Window::whole(0),
@@ -185,6 +190,10 @@ pub async fn run(
                         let sent = link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await;
                         s.sent(sent)?;
                     }
+                    Action::Resign => {
+                        let sent = link.send(ClientMessage::Resign {}).await;
+                        s.sent(sent)?;
+                    }
                     Action::Quit => {
                         let _ = link.send(ClientMessage::Leave {}).await;
                         return Ok(s.view.result_line());
@@ -274,6 +283,14 @@ impl Screen {
     fn on_key(&mut self, key: KeyEvent) -> Action {
         let n = self.view.game.size();
         let (r, c) = self.cursor;
+        if self.resigning {
+            self.resigning = false;
+            if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                return Action::Resign;
+            }
+            self.view.note = "not resigned; play on".into();
+            return Action::None;
+        }
         if self.confirming {
             self.confirming = false;
             match key.code {
@@ -288,6 +305,10 @@ impl Screen {
         match key.code {
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return self.quit(true),
             KeyCode::Esc => return self.quit(false),
+            KeyCode::Char('r') if key.modifiers.contains(KeyModifiers::CONTROL) && self.in_game() => {
+                self.resigning = true;
+                self.view.note = "Resign this game and stay for a rematch? y/n".into();
+            }
             KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
                 return self.quit(false);
             }
@@ -386,7 +407,7 @@ fn draw(s: &Screen, window: Option<Window>) {
     } else if s.view.over.is_some() {
         "r: rematch   n: new game   q: quit"
     } else {
-        "arrows + Enter, or type a cell (b2) + Enter   Esc: resign and leave (asks first)"
+        "arrows + Enter, or type a cell (b2) + Enter   Ctrl-R: resign   Esc: resign and leave (both ask)"
     };
     lines.push(format!("> {}", s.typed));
     lines.push(help.to_owned());
@@ -425,6 +446,7 @@ mod tests {
             typed: String::new(),
             watch: false,
             confirming: false,
+            resigning: false,
             lost: false,
             fallback: None,
             window: Window::whole(3),
@@ -452,5 +474,21 @@ mod tests {
         let mut w = playing();
         w.watch = true;
         assert!(matches!(w.on_key(key(KeyCode::Esc)), Action::Quit));
+    }
+
+    #[test]
+    fn ctrl_r_resigns_and_stays_after_asking() {
+        let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
+        let mut s = playing();
+        assert!(matches!(s.on_key(ctrl_r), Action::None));
+        assert!(s.view.note.contains("Resign this game and stay"), "{}", s.view.note);
+        assert!(matches!(s.on_key(key(KeyCode::Char('n'))), Action::None), "no: play on");
+        assert!(matches!(s.on_key(ctrl_r), Action::None));
+        assert!(matches!(s.on_key(key(KeyCode::Char('y'))), Action::Resign));
+        // Not in a game: nothing to resign.
+        let mut s = playing();
+        s.view.over = Some((None, tictactoe_protocol::EndReason::Draw, None));
+        assert!(matches!(s.on_key(ctrl_r), Action::None));
+        assert!(!s.resigning);
     }
 }

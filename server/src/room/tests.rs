@@ -72,8 +72,9 @@ fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
     })
 }
 
-/// A room where A is player 1 and B player 2, game started at `t0`.
-fn started(t0: Instant) -> Room {
+/// A 3×3 room where A is player 1 and B player 2, game started at `t0`, and
+/// what it said.
+fn paired(t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
     let mut room = Room::paired(
         "ROOM".into(),
         Rules::classic(3),
@@ -84,6 +85,12 @@ fn started(t0: Instant) -> Room {
     )
     .unwrap();
     let got = out(&mut room);
+    (room, got)
+}
+
+/// A room where A is player 1 and B player 2, game started at `t0`.
+fn started(t0: Instant) -> Room {
+    let (room, got) = paired(t0);
     for (conn, you) in [(A, Player::X), (B, Player::O)] {
         assert!(
             matches!(msgs_to(&got, conn)[..], [ServerMessage::GameStarted { you: y, turn: Player::X, .. }] if *y == you)
@@ -94,16 +101,7 @@ fn started(t0: Instant) -> Room {
 
 /// A started room where A is player 1 and B player 2, and the resume token of `seat`'s player.
 fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
-    let mut room = Room::paired(
-        "ROOM".into(),
-        Rules::classic(3),
-        settings(),
-        (A, Identity::guest("a")),
-        (B, Identity::guest("b")),
-        t0,
-    )
-    .unwrap();
-    let got = out(&mut room);
+    let (room, got) = paired(t0);
     let token = msgs_to(&got, seat).into_iter().find_map(|m| match m {
         ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
         _ => None,
