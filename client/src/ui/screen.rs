@@ -305,9 +305,13 @@ impl Screen {
         match key.code {
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return self.quit(true),
             KeyCode::Esc => return self.quit(false),
-            KeyCode::Char('r') if key.modifiers.contains(KeyModifiers::CONTROL) && self.in_game() => {
-                self.resigning = true;
-                self.view.note = "Resign this game and stay for a rematch? y/n".into();
+            KeyCode::Char('r') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if self.in_game() {
+                    self.resigning = true;
+                    self.view.note = "Resign this game and stay for a rematch? y/n".into();
+                } else {
+                    self.view.note = "no game in progress to resign".into();
+                }
             }
             KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
                 return self.quit(false);
