@@ -211,6 +211,19 @@ pub async fn run(
 }
 
 impl Screen {
+    /// The keys that do something now.
+    fn help(&self) -> &'static str {
+        if self.watch {
+            "q: quit"
+        } else if self.view.over.is_some() && self.view.closed.is_some() {
+            "n: new game   q: quit"
+        } else if self.view.over.is_some() {
+            "r: rematch   n: new game   q: quit"
+        } else {
+            "arrows + Enter, or type a cell (b2)   Ctrl-R: resign   Esc: leave (both ask)"
+        }
+    }
+
     /// Your turn rings the bell and says so in the terminal's title; the
     /// clock running low rings once more.
     fn cue(&mut self) {
@@ -238,7 +251,10 @@ impl Screen {
         let (width, height) = terminal::size().map_or((80, 24), |(w, h)| (usize::from(w), usize::from(h)));
         let n = self.view.game.size();
         let (cell_w, label_w) = cell_width(n);
-        let rows = height.saturating_sub(CHROME_ROWS);
+        // Lines longer than the terminal wrap, and take board rows.
+        let wrapped = |text: &str| text.chars().count().saturating_sub(1) / width.max(1);
+        let long = wrapped(&status(&self.view)) + wrapped(&self.view.note) + wrapped(self.help());
+        let rows = height.saturating_sub(CHROME_ROWS + long);
         // One more column for the closing bracket of the monochrome cursor.
         let cols = width.saturating_sub(label_w + 2) / cell_w;
         if rows < n.min(3) || cols < n.min(3) {
@@ -404,17 +420,8 @@ fn draw(s: &Screen, window: Option<Window>) {
     lines.push(String::new());
     lines.push(status(&s.view));
     lines.push(s.view.note.clone());
-    let help = if s.watch {
-        "q: quit"
-    } else if s.view.over.is_some() && s.view.closed.is_some() {
-        "n: new game   q: quit"
-    } else if s.view.over.is_some() {
-        "r: rematch   n: new game   q: quit"
-    } else {
-        "arrows + Enter, or type a cell (b2) + Enter   Ctrl-R: resign   Esc: resign and leave (both ask)"
-    };
     lines.push(format!("> {}", s.typed));
-    lines.push(help.to_owned());
+    lines.push(s.help().to_owned());
     for line in lines {
         let _ = write!(out, "{line}\r\n");
     }
