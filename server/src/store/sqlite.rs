@@ -84,8 +84,11 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
             // A game record can wait a moment for others to share its
             // transaction: the thread then wakes a few dozen times a second
             // under load instead of once per game, and commits as rarely.
+            // Behind already (a full batch waiting), it writes at once.
             Ok(job @ Job::Record(_)) => {
-                std::thread::sleep(GATHER);
+                if stats.queued.load(Ordering::Relaxed) < BATCH {
+                    std::thread::sleep(GATHER);
+                }
                 vec![job]
             }
             Ok(job) => vec![job],
