@@ -200,6 +200,18 @@ pub enum EndReason {
     Shutdown,
 }
 
+impl EndReason {
+    /// Every reason, in declaration order (`reason as usize` indexes it).
+    pub const ALL: [EndReason; 6] = [
+        EndReason::Line,
+        EndReason::Draw,
+        EndReason::Resign,
+        EndReason::Timeout,
+        EndReason::Disconnect,
+        EndReason::Shutdown,
+    ];
+}
+
 /// Why a room closed under the players and spectators still in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -35,22 +35,13 @@ pub fn refused(code: ErrorCode) {
     counter!("ttt_refusals_total", "code" => name).increment(1);
 }
 
-const REASONS: [EndReason; 6] = [
-    EndReason::Line,
-    EndReason::Draw,
-    EndReason::Resign,
-    EndReason::Timeout,
-    EndReason::Disconnect,
-    EndReason::Shutdown,
-];
-
 /// The page: the counters copied in, then everything rendered.
 pub fn render(stats: &Stats, store: &StoreStats) -> String {
     let handle = init();
     gauge!("ttt_connections").set(stats.connections() as f64);
     gauge!("ttt_rooms").set(stats.rooms() as f64);
     counter!("ttt_games_started_total").absolute(stats.games_started.load(Ordering::Relaxed));
-    for (reason, n) in REASONS.iter().zip(&stats.games_by_reason) {
+    for (reason, n) in EndReason::ALL.iter().zip(&stats.games_by_reason) {
         let name =
             serde_json::to_value(reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         counter!("ttt_games_finished_total", "reason" => name).absolute(n.load(Ordering::Relaxed));

@@ -15,7 +15,7 @@ pub struct Stats {
     pub games_started: AtomicU64,
     /// Games ended with a `game_over` since the server started.
     pub games_finished: AtomicU64,
-    /// Games ended, by reason (in `EndReason`'s declaration order).
+    /// Games ended, by reason, indexed like `EndReason::ALL`.
     pub games_by_reason: [AtomicU64; 6],
     /// Moves accepted since the server started.
     pub moves: AtomicU64,

@@ -55,7 +55,7 @@ impl Room {
         self.counts.started += 1;
         self.started = Some(now);
         let players = self.players();
-        tracing::debug!(size = self.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
+        tracing::debug!(size = self.rules.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
         for i in 0..2 {
             let Some(seat) = &mut self.seats[i] else { continue };
             // Fresh for every game: a token ends with its game.
@@ -65,7 +65,7 @@ impl Room {
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
                 room: self.code.clone(),
-                size: self.size,
+                size: self.rules.size,
                 win: self.rules.win,
                 you,
                 mark: you,

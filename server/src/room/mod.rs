@@ -72,7 +72,7 @@ pub type ConnId = u64;
 pub struct Counts {
     /// Games started.
     pub started: u64,
-    /// Games finished, by [`EndReason`] in declaration order.
+    /// Games finished, indexed like [`EndReason::ALL`].
     pub finished: [u64; 6],
     /// Moves accepted.
     pub moves: u64,
@@ -189,7 +189,6 @@ pub const ROOM_CLOSED: &str =
 pub struct Room {
     code: Arc<str>,
     rules: Rules,
-    size: usize,
     settings: Settings,
     seats: [Option<Seat>; 2],
     game: Game,
@@ -224,7 +223,6 @@ impl Room {
         Ok(Room {
             code,
             rules,
-            size: rules.size,
             clock: TurnClock::new(settings.turn_timeout),
             settings,
             seats: [None, None],
@@ -368,7 +366,7 @@ impl Room {
         let status = match self.game.play_as(player, r, c) {
             Ok(status) => status,
             Err(e) => {
-                let n = self.size;
+                let n = self.rules.size;
                 let (code, msg) = match e {
                     MoveError::NotYourTurn => (
                         ErrorCode::NotYourTurn,
@@ -435,7 +433,7 @@ impl Room {
         let playing = self.phase == Phase::Playing;
         ServerMessage::State {
             room: self.code.clone(),
-            size: self.size,
+            size: self.rules.size,
             win: self.rules.win,
             board: self.game.board(),
             moves: self.game.moves().to_vec(),
