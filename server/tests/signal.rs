@@ -31,7 +31,7 @@ async fn next_of(ws: &mut Ws, kind: &str) -> Value {
 #[tokio::test]
 async fn sigterm_ends_games_and_exits_cleanly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ttt-server"))
-        .args(["--bind", "127.0.0.1:0"])
+        .args(["--bind", "127.0.0.1:0", "--database", "none"])
         .env("RUST_LOG", "info")
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
