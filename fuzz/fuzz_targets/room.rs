@@ -85,7 +85,7 @@ impl Watch {
                         inside[slot] = false;
                     }
                 }
-                Output::Live { .. } => {}
+                Output::Live { .. } | Output::Save(_) => {}
                 Output::Record { record, .. } => {
                     assert!(self.records, "a record only when records are kept");
                     self.recorded.push(record.id.clone());

@@ -9,6 +9,7 @@ pub mod codes;
 pub mod config;
 pub mod connection;
 pub mod http;
+pub mod live;
 pub mod lobby;
 pub mod metrics;
 pub mod queue;
@@ -56,9 +57,11 @@ impl Server {
         self.stats.clone()
     }
 
-    /// Accepts connections on `listener` until `shutdown` completes, then ends
-    /// every game with `shutdown`, closes every connection with 1001 and returns
-    /// once every task has finished.
+    /// Opens again the games saved when it last stopped, accepts connections
+    /// on `listener` until `shutdown` completes, then saves every game in
+    /// progress and closes every connection with 1012 (without a database:
+    /// ends every game with `shutdown` and closes with 1001), and returns once
+    /// every task has finished and the store has written what it was given.
     pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let config = self.config;
         config.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -73,9 +76,12 @@ impl Server {
             }
         };
         metrics::init();
-        let (store, store_thread) = store::Store::open(&config.database, config.database_max_pages)
+        let (store, store_thread, restored) = store::Store::open(&config.database, config.database_max_pages)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let book = Arc::new(ratings::RatingBook::default());
+        for (account, rules, standing) in restored.standings {
+            book.load(account, [(rules, standing)]);
+        }
         let records = store.enabled().then(|| book.clone());
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
@@ -86,7 +92,9 @@ impl Server {
             stats: self.stats.clone(),
             store: store.clone(),
         };
-        tracker.spawn(lobby::task::run(lobby_rx, config.room_settings(records), ctx, tracker.clone()));
+        let settings = config.room_settings(records);
+        let rooms = restore(restored.games, &settings);
+        tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, ctx, tracker.clone()));
 
         let welcome = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
@@ -139,6 +147,34 @@ impl Server {
         info!("stopped");
         Ok(())
     }
+}
+
+/// The rooms of the games saved when the server last stopped, each as of
+/// its last saved move.
+fn restore(games: Vec<store::LiveGame>, settings: &room::Settings) -> Vec<room::Room> {
+    if games.is_empty() {
+        return Vec::new();
+    }
+    let started = std::time::Instant::now();
+    let wall = record::unix_ms(std::time::SystemTime::now());
+    let saved = games.len();
+    let rooms: Vec<_> = games
+        .into_iter()
+        .filter_map(|game| {
+            let age = std::time::Duration::from_millis(u64::try_from(wall - game.started_at_ms).unwrap_or(0));
+            let code = game.room.clone();
+            room::Room::restore(game, settings.clone(), age, started)
+                .map_err(|e| warn!(room = %code, "a saved game cannot be played on: {e:?}"))
+                .ok()
+        })
+        .collect();
+    info!(
+        games = rooms.len(),
+        of = saved,
+        took_ms = started.elapsed().as_millis() as u64,
+        "games in progress restored"
+    );
+    rooms
 }
 
 /// Runs a server with `config` on `listener` until `shutdown` completes.

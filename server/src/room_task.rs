@@ -15,6 +15,7 @@ use tictactoe_protocol::ServerMessage;
 
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
+use crate::live::LiveWrite;
 use crate::queue::{self, Recv};
 use crate::record::unix_ms;
 use crate::room::{ConnId, Counts, Output, Room};
@@ -161,6 +162,13 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, store: &Store) {
                 Output::Live { to, live } => (to, Outbound::Live { room: code.clone(), live }),
                 Output::Release { to } => (to, Outbound::Released { room: code.clone() }),
                 Output::Replace { to } => (to, Outbound::Replaced { room: code.clone() }),
+                Output::Save(mut write) => {
+                    if let LiveWrite::Start(game) = &mut write {
+                        game.started_at_ms = unix_ms(std::time::SystemTime::now());
+                    }
+                    store.save(write);
+                    continue;
+                }
                 Output::Record { mut record, lasted } => {
                     let end = std::time::SystemTime::now();
                     record.ended_at_ms = unix_ms(end);

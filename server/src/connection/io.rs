@@ -32,7 +32,8 @@ use crate::stats::Gauge;
 pub(super) enum End {
     /// The client closed, or the socket failed.
     Gone,
-    /// Server shutdown: deliver what is queued, then close with 1001.
+    /// Server shutdown: deliver what is queued, then close with 1012 (games
+    /// saved, come back) or, without a database, 1001.
     Shutdown,
     /// Close with this code.
     Close(CloseCode, &'static str),
@@ -293,7 +294,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     }
                 }
             }
-            return self.close(CloseCode::Away, "server shutting down").await;
+            // With a database the games go on after the restart: 1012 says
+            // to come back; without, 1001 says the server is going away.
+            return if self.shared.store.enabled() {
+                self.close(CloseCode::Restart, "server restarting").await
+            } else {
+                self.close(CloseCode::Away, "server shutting down").await
+            };
         }
         // Signals that arrived too late to be read still say where it is.
         for item in self.rx.close() {

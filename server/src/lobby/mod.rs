@@ -146,6 +146,12 @@ impl Lobby {
         }
     }
 
+    /// Lists a room that nobody is in yet (a game restored after a restart,
+    /// its players to come back with `resume`).
+    pub fn adopt(&mut self, room: Room) -> NewRoom {
+        self.open(room, Vec::new())
+    }
+
     /// Tells the members they are in the room and lists it in the directory.
     fn open(&mut self, room: Room, members: Vec<ConnHandle>) -> NewRoom {
         let code = room.code().clone();

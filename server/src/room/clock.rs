@@ -49,6 +49,13 @@ impl TurnClock {
         }
     }
 
+    /// Paused with `left` (at most a full turn), if turns are timed.
+    pub fn hold(&mut self, left: Duration) {
+        if let Some(t) = self.timeout {
+            self.state = State::Paused(left.min(t));
+        }
+    }
+
     /// Runs again with the time that was left.
     pub fn resume(&mut self, now: Instant) {
         if let State::Paused(left) = self.state {

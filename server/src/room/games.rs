@@ -12,6 +12,7 @@ use tictactoe_protocol::{
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
 use crate::account;
+use crate::live::{LiveGame, LiveWrite};
 use crate::ratings::Rated;
 use crate::record::{GameRecord, new_game_id};
 
@@ -55,12 +56,14 @@ impl Room {
         self.counts.started += 1;
         self.started = Some(now);
         let players = self.players();
+        let mut hashes = [[0; 32]; 2];
         tracing::debug!(size = self.rules.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
         for i in 0..2 {
             let Some(seat) = &mut self.seats[i] else { continue };
             // Fresh for every game: a token ends with its game.
             let token = new_token(&self.code);
-            seat.token = Some(account::hash(&token));
+            hashes[i] = account::hash(&token);
+            seat.token = Some(hashes[i]);
             let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
@@ -82,6 +85,19 @@ impl Room {
         for conn in self.spectators.clone() {
             let state = self.state(None, None, now);
             self.out.send(conn, state);
+        }
+        if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
+            let game = LiveGame {
+                room: self.code.clone(),
+                rules: self.rules,
+                turn_timeout: self.clock.per_move(),
+                players: [x.who.clone(), o.who.clone()],
+                tokens: hashes,
+                moves: Vec::new(),
+                clock_left: None,
+                started_at_ms: 0,
+            };
+            self.out.push(Output::Save(LiveWrite::Start(Box::new(game))));
         }
     }
 

@@ -11,6 +11,7 @@
 mod clock;
 mod close;
 mod games;
+mod restore;
 mod seats;
 
 pub use seats::{INVALID_TOKEN, token_room};
@@ -27,6 +28,7 @@ use tictactoe_protocol::{
 pub use crate::rules::Rules;
 
 use crate::account::Identity;
+use crate::live::LiveWrite;
 use crate::ratings::RatingBook;
 use crate::record::GameRecord;
 use clock::TurnClock;
@@ -119,6 +121,9 @@ pub enum Output {
         /// The replaced connection.
         to: ConnId,
     },
+    /// With records kept: a change to the saved copy of the game in
+    /// progress, for the store (a `Start`'s time is the task's to stamp).
+    Save(LiveWrite),
     /// A game finished: its record for the store, with how long it lasted
     /// (the task knows the wall clock).
     Record {
@@ -386,6 +391,10 @@ impl Room {
             }
         };
         self.counts.moves += 1;
+        if let (true, Some(&cell)) = (self.saving(), self.game.moves().last()) {
+            let seq = u32::try_from(self.game.moves().len()).unwrap_or(u32::MAX);
+            self.out.push(Output::Save(LiveWrite::Move { room: self.code.clone(), seq, cell, at: now }));
+        }
         let next = self.game.turn();
         if next.is_some() {
             let away = self.anyone_away();
@@ -421,12 +430,25 @@ impl Room {
         self.close_if_away();
     }
 
-    /// The server is stopping: a game in progress ends with `shutdown`.
+    /// The server is stopping. With records kept, a game in progress is
+    /// saved as it stands (with the time the player to move has left) to go
+    /// on after the restart, and nobody is told anything; without, it ends
+    /// with `shutdown`.
     pub fn shutdown(&mut self, now: Instant) {
         if self.phase == Phase::Playing {
-            self.finish(None, EndReason::Shutdown, None, now);
+            if self.saving() {
+                let left = self.clock.left(now);
+                self.out.push(Output::Save(LiveWrite::Clock { room: self.code.clone(), left }));
+            } else {
+                self.finish(None, EndReason::Shutdown, None, now);
+            }
         }
         self.close();
+    }
+
+    /// Whether games are saved as they go (the server keeps records).
+    pub(super) fn saving(&self) -> bool {
+        self.settings.records.is_some()
     }
 
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {

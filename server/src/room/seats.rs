@@ -129,6 +129,13 @@ impl Room {
                 self.clock.resume(now);
             }
         }
+        // The opponent is away too (both dropped, or the server restarted):
+        // the resumer hears it as if it had just happened.
+        let other = self.seats[1 - index].as_ref().and_then(|s| s.away_until);
+        if let Some(until) = other {
+            let grace_ms = ms(until.saturating_duration_since(now));
+            self.out.send(conn, ServerMessage::OpponentDisconnected { grace_ms });
+        }
     }
 
     /// A connection dropped. A seated player keeps the seat for the grace
@@ -159,13 +166,16 @@ impl Room {
         if self.phase != Phase::Playing {
             return;
         }
+        // Both gone since the same moment (a restart nobody came back
+        // from): the player to move is the one who loses.
+        let to_move = self.game.turn().map_or(0, |p| usize::from(p == Player::O));
         let expired = (0..2)
             .filter_map(|i| {
                 let until = self.seats[i].as_ref()?.away_until?;
-                (until <= now).then_some((until, i))
+                (until <= now).then_some((until, i != to_move, i))
             })
             .min();
-        if let Some((_, seat)) = expired {
+        if let Some((_, _, seat)) = expired {
             let winner = seat_player(seat).other();
             self.finish(Some(Outcome::Decisive { winner }), EndReason::Disconnect, None, now);
             return self.close_because(ClosedReason::Disconnect, None);

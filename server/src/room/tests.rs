@@ -1,6 +1,7 @@
 //! The room's rules, driven by a fake clock: no sockets, no sleeps.
 
-use crate::account::Identity;
+use crate::account::{self, Identity};
+use crate::live::LiveGame;
 use crate::ratings::RatingBook;
 use crate::record::GameRecord;
 
@@ -21,6 +22,7 @@ enum Got {
     Released,
     Replaced,
     Record(Box<GameRecord>),
+    Save(LiveWrite),
 }
 
 fn settings() -> Settings {
@@ -41,6 +43,7 @@ fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
             Output::Release { to } => got.push((to, Got::Released)),
             Output::Replace { to } => got.push((to, Got::Replaced)),
             Output::Record { record, .. } => got.push((0, Got::Record(record))),
+            Output::Save(write) => got.push((0, Got::Save(write))),
         }
     }
     got
@@ -623,4 +626,124 @@ fn finished_games_are_recorded_and_rated_between_accounts() {
             None => assert!(!rated),
         }
     }
+}
+
+fn saved(got: &[(ConnId, Got)]) -> Vec<&LiveWrite> {
+    got.iter()
+        .filter_map(|(_, g)| match g {
+            Got::Save(w) => Some(w),
+            _ => None,
+        })
+        .collect()
+}
+
+fn token_of(got: &[(ConnId, Got)], conn: ConnId) -> Arc<str> {
+    msgs_to(got, conn)
+        .into_iter()
+        .find_map(|m| match m {
+            ServerMessage::GameStarted { resume_token, .. } => Some(resume_token.clone()),
+            _ => None,
+        })
+        .expect("game_started")
+}
+
+/// With records on, a room saves its game as it goes: the seats with their
+/// token hashes at the start, every accepted move with its number, and at
+/// shutdown the clock; nobody hears `game_over`. The saved game is a room
+/// again: both players away, the clock paused with what it had, and a
+/// player who resumes with the old token plays on from the next `seq`.
+#[test]
+fn a_saved_game_goes_on_after_a_restart() {
+    let t0 = Instant::now();
+    let s = Duration::from_secs;
+    let with_records = Settings { records: Some(Arc::new(RatingBook::default())), ..settings() };
+    let (ann, bob) = (Identity::guest("ann"), Identity::guest("bob"));
+    let mut room =
+        Room::paired("ROOM".into(), Rules::classic(3), with_records.clone(), (A, ann), (B, bob), t0).unwrap();
+    let got = out(&mut room);
+    let (ta, tb) = (token_of(&got, A), token_of(&got, B));
+    let [LiveWrite::Start(start)] = saved(&got)[..] else { panic!("{got:?}") };
+    assert_eq!((&*start.players[0].name, &*start.players[1].name), ("ann", "bob"));
+    assert!(account::matches(&ta, &start.tokens[0]) && account::matches(&tb, &start.tokens[1]));
+    assert_eq!(start.turn_timeout, Some(TURN));
+    let mut game = (**start).clone();
+    room.request(A, Request::Move { row: 1, col: 1 }, None, t0 + s(1));
+    room.request(B, Request::Move { row: 0, col: 0 }, None, t0 + s(2));
+    // A refused move is not saved.
+    room.request(A, Request::Move { row: 0, col: 0 }, None, t0 + s(3));
+    let got = out(&mut room);
+    for w in saved(&got) {
+        let LiveWrite::Move { seq, cell, .. } = w else { panic!("{w:?}") };
+        assert_eq!(*seq as usize, game.moves.len() + 1);
+        game.moves.push(*cell);
+    }
+    assert_eq!(game.moves, vec![[1, 1], [0, 0]]);
+
+    room.shutdown(t0 + s(6));
+    let got = out(&mut room);
+    assert!(game_over(&got, A).is_none() && game_over(&got, B).is_none(), "{got:?}");
+    let [LiveWrite::Clock { left, .. }] = saved(&got)[..] else { panic!("{got:?}") };
+    assert_eq!(*left, Some(s(6)));
+    assert!(room.is_closed());
+    game.clock_left = *left;
+
+    // The restart, 100 s later by the room's clock.
+    let t1 = t0 + s(100);
+    let mut room = Room::restore(game, with_records, s(8), t1).unwrap();
+    assert_eq!(room.next_deadline(), Some(t1 + GRACE));
+    room.resume(B, &tb, None, t1 + s(1));
+    let got = out(&mut room);
+    let state = msgs_to(&got, B).into_iter().find_map(|m| match m {
+        ServerMessage::State { moves, turn, you, clock_ms, .. } => {
+            Some((moves.clone(), *turn, *you, *clock_ms))
+        }
+        _ => None,
+    });
+    assert_eq!(state, Some((vec![[1, 1], [0, 0]], Some(Player::X), Some(Player::O), Some(6000))));
+    assert!(
+        msgs_to(&got, B).iter().any(|m| matches!(m, ServerMessage::OpponentDisconnected { grace_ms: 4000 }))
+    );
+    room.resume(A, &ta, None, t1 + s(2));
+    out(&mut room);
+    // Both back: ann's clock runs from what it had.
+    assert_eq!(room.next_deadline(), Some(t1 + s(8)));
+    room.request(A, Request::Move { row: 2, col: 2 }, None, t1 + s(3));
+    let got = out(&mut room);
+    assert!(
+        msgs_to(&got, B).iter().any(|m| matches!(m, ServerMessage::Moved { seq: 3, row: 2, col: 2, .. }))
+    );
+    let [LiveWrite::Move { seq: 3, .. }] = saved(&got)[..] else { panic!("{got:?}") };
+}
+
+/// Nobody comes back to a restored game: it ends by `disconnect` when the
+/// grace runs out, the player to move losing, and becomes a record; a saved
+/// game whose last move had ended it ends at once with its record.
+#[test]
+fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
+    let t0 = Instant::now();
+    let with_records = Settings { records: Some(Arc::new(RatingBook::default())), ..settings() };
+    let game = |moves: Vec<[u16; 2]>| LiveGame {
+        room: "ROOM".into(),
+        rules: Rules::classic(3),
+        turn_timeout: Some(TURN),
+        players: [Identity::guest("ann"), Identity::guest("bob")],
+        tokens: [[1; 32], [2; 32]],
+        moves,
+        clock_left: None,
+        started_at_ms: 0,
+    };
+    for (moves, loser) in [(vec![[0, 0]], Player::O), (vec![[0, 0], [1, 1]], Player::X)] {
+        let mut room = Room::restore(game(moves), with_records.clone(), Duration::ZERO, t0).unwrap();
+        room.tick(t0 + GRACE);
+        let got = out(&mut room);
+        let [(_, Got::Record(record))] = &got[..] else { panic!("{got:?}") };
+        assert_eq!((record.winner, record.reason), (Some(loser.other()), EndReason::Disconnect));
+        assert!(room.is_closed());
+    }
+    let won = vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
+    let mut room = Room::restore(game(won.clone()), with_records, Duration::ZERO, t0).unwrap();
+    let got = out(&mut room);
+    let [(_, Got::Record(record))] = &got[..] else { panic!("{got:?}") };
+    assert_eq!((record.winner, record.reason, record.moves.clone()), (Some(Player::X), EndReason::Line, won));
+    assert!(room.is_closed());
 }

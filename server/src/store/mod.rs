@@ -1,13 +1,17 @@
-//! What the server remembers — accounts, finished games, ratings — behind one
-//! small handle, so that another backend (Postgres, for many instances) can
-//! take SQLite's place. The SQLite backend runs on a thread of its own and
-//! reads one queue: finished games are put on it without waiting (never on
-//! the move path) and written in batches, one transaction per batch; account
-//! requests and API queries wait for their answers, which come in queue
-//! order, so a query sent after a `game_over` sees that game.
+//! What the server remembers — accounts, finished games, ratings, games in
+//! progress — behind one small handle, so that another backend (Postgres, for
+//! many instances) can take SQLite's place. The SQLite backend runs on a
+//! thread of its own and reads one queue: finished games and every accepted
+//! move are put on it without waiting (never blocking the move path) and
+//! written in batches, one transaction per batch; account requests and API
+//! queries wait for their answers, which come in queue order, so a query sent
+//! after a `game_over` sees that game.
 
 mod json;
+mod live;
 mod sqlite;
+
+pub use crate::live::{LiveGame, LiveWrite};
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -114,6 +118,7 @@ pub enum Query {
 
 enum Job {
     Record(Box<GameRecord>),
+    Live(LiveWrite),
     Register {
         name: String,
         bot: bool,
@@ -136,6 +141,10 @@ pub struct StoreStats {
     pub max_queued: AtomicUsize,
     /// Games written.
     pub written: AtomicU64,
+    /// Moves of games in progress committed.
+    pub moves_saved: AtomicU64,
+    /// Writes of games in progress lost on a full queue.
+    pub live_dropped: AtomicU64,
     /// Transactions that failed (their games are retried).
     pub failed_writes: AtomicU64,
     /// Games given up on: the queue was full, or the backlog of failed
@@ -145,6 +154,16 @@ pub struct StoreStats {
     pub batches: AtomicU64,
     /// Total time of committed write transactions, in microseconds.
     pub write_micros: AtomicU64,
+}
+
+/// What the store held when it opened: the games in progress when the
+/// server last stopped, and their players' standings in those games' pools.
+#[derive(Debug, Default)]
+pub struct Restored {
+    /// The saved games.
+    pub games: Vec<LiveGame>,
+    /// Each account's standing in the pool of a game it plays in.
+    pub standings: Vec<(AccountId, Rules, Standing)>,
 }
 
 /// A handle on the store; cheap to clone. With `--database none` every
@@ -173,20 +192,26 @@ impl Store {
     /// and the reason: the server must not start without its records.
     /// `max_pages` caps the file's size in pages (SQLite's `max_page_count`):
     /// how the tests fill a disk.
-    pub fn open(db: &Database, max_pages: Option<u64>) -> Result<(Store, StoreThread), String> {
+    /// What it returns besides the handle: the games that were in progress
+    /// when the server last stopped, to be opened again.
+    pub fn open(db: &Database, max_pages: Option<u64>) -> Result<(Store, StoreThread, Restored), String> {
         let stats = Arc::new(StoreStats::default());
         match db {
-            Database::None => Ok((Store { tx: None, stats }, StoreThread(None))),
+            Database::None => Ok((Store { tx: None, stats }, StoreThread(None), Restored::default())),
             Database::Sqlite(path) => {
-                let conn =
+                let mut conn =
                     sqlite::open(path, max_pages).map_err(|e| format!("database {}: {e}", path.display()))?;
+                let (games, standings) = live::load(&mut conn).map_err(|e| {
+                    format!("database {}: reading the games in progress: {e}", path.display())
+                })?;
+                let restored = Restored { games, standings };
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let thread_stats = stats.clone();
                 let thread = std::thread::Builder::new()
                     .name("ttt-store".into())
                     .spawn(move || sqlite::run(conn, rx, thread_stats))
                     .map_err(|e| format!("database {}: cannot start its thread: {e}", path.display()))?;
-                Ok((Store { tx: Some(tx), stats }, StoreThread(Some(thread))))
+                Ok((Store { tx: Some(tx), stats }, StoreThread(Some(thread)), restored))
             }
         }
     }
@@ -228,6 +253,21 @@ impl Store {
         if let Err(e) = self.try_put(Job::Record(record)) {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             tracing::error!(game = %id, "game record not kept: {e}");
+        }
+    }
+
+    /// Queues a change to a game in progress, without waiting. A full queue
+    /// loses it (counted, and logged now and then): a crash then restores
+    /// that game as of the move before.
+    pub fn save(&self, write: LiveWrite) {
+        if !self.enabled() {
+            return;
+        }
+        if let Err(e) = self.try_put(Job::Live(write)) {
+            let lost = self.stats.live_dropped.fetch_add(1, Ordering::Relaxed);
+            if lost.is_power_of_two() || lost == 0 {
+                tracing::error!(lost = lost + 1, "a move was not saved: {e}");
+            }
         }
     }
 

@@ -7,10 +7,11 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use skillratings::glicko2::Glicko2Rating;
 
 use super::json;
+use super::live::Fold;
 use super::{Account, Job, StoreError, StoreStats};
 use crate::account::{TokenHash, name_key};
 use crate::ratings::Standing;
@@ -18,17 +19,20 @@ use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
 
 /// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
-const MIGRATIONS: [&str; 1] = [include_str!("../../migrations/0001_accounts_games_ratings.sql")];
+const MIGRATIONS: [&str; 2] = [
+    include_str!("../../migrations/0001_accounts_games_ratings.sql"),
+    include_str!("../../migrations/0002_live_games.sql"),
+];
 
-/// Most jobs taken off the queue at once; their records share a transaction.
-const BATCH: usize = 1024;
+/// Most jobs taken off the queue at once; their writes share a transaction.
+const BATCH: usize = 8192;
 
 /// Most games kept in memory while writes fail (a full disk, say), retried
 /// every [`RETRY`]; beyond it the oldest are dropped, counted and logged.
 const BACKLOG: usize = 100_000;
 
-/// How long a game record waits for others to share its transaction: what a
-/// crash may lose of the records, besides the queue.
+/// How long a write waits for others to share its transaction: most of what
+/// a crash may lose (the contract allows 100 ms of moves).
 const GATHER: Duration = Duration::from_millis(20);
 
 /// How often failed writes are retried.
@@ -38,10 +42,11 @@ const RETRY: Duration = Duration::from_secs(1);
 /// migrations it lacks.
 pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, String> {
     let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
-    // WAL: readers never wait for the writer; NORMAL sync: a commit survives
-    // a process crash, and at most the last commits are lost on power loss.
+    // WAL: readers never wait for the writer. FULL sync: a commit is on the
+    // disk when it returns, so power loss takes no more than a crash does;
+    // commits are batched, so that is a few dozen syncs a second at most.
     conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| e.to_string())?;
-    conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "synchronous", "FULL").map_err(|e| e.to_string())?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| e.to_string())?;
     conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
     migrate(&mut conn)?;
@@ -51,7 +56,7 @@ pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, St
     Ok(conn)
 }
 
-fn migrate(conn: &mut Connection) -> Result<(), String> {
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), String> {
     let applied: usize =
         conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
     if applied > MIGRATIONS.len() {
@@ -69,23 +74,37 @@ fn migrate(conn: &mut Connection) -> Result<(), String> {
     Ok(())
 }
 
+/// What the writer holds between transactions: finished games and changes
+/// to games in progress, kept (and retried) until a commit succeeds.
+#[derive(Default)]
+struct Batch {
+    records: Vec<GameRecord>,
+    live: Fold,
+}
+
+impl Batch {
+    fn is_empty(&self) -> bool {
+        self.records.is_empty() && self.live.is_empty()
+    }
+}
+
 /// The store's thread: takes jobs off the queue until every handle is gone,
-/// writing records in batches and answering the rest in order.
+/// writing records and live games in batches and answering the rest in order.
 pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
-    let mut pending: Vec<GameRecord> = Vec::new();
+    let mut batch = Batch::default();
     loop {
         // With writes failing, wake up to retry them even if nothing comes.
-        let first = if pending.is_empty() {
+        let first = if batch.is_empty() {
             rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
         } else {
             rx.recv_timeout(RETRY)
         };
         let mut jobs = match first {
-            // A game record can wait a moment for others to share its
-            // transaction: the thread then wakes a few dozen times a second
-            // under load instead of once per game, and commits as rarely.
+            // A write can wait a moment for others to share its transaction:
+            // the thread then wakes a few dozen times a second under load
+            // instead of once per move, and commits (and syncs) as rarely.
             // Behind already (a full batch waiting), it writes at once.
-            Ok(job @ Job::Record(_)) => {
+            Ok(job @ (Job::Record(_) | Job::Live(_))) => {
                 if stats.queued.load(Ordering::Relaxed) < BATCH {
                     std::thread::sleep(GATHER);
                 }
@@ -94,9 +113,9 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
             Ok(job) => vec![job],
             Err(RecvTimeoutError::Timeout) => Vec::new(),
             Err(RecvTimeoutError::Disconnected) => {
-                write(&mut conn, &mut pending, &stats);
-                if !pending.is_empty() {
-                    tracing::error!(games = pending.len(), "stopping with game records unwritten");
+                write(&mut conn, &mut batch, &stats);
+                if !batch.is_empty() {
+                    tracing::error!(games = batch.records.len(), "stopping with writes that failed");
                 }
                 return;
             }
@@ -105,41 +124,53 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
         stats.queued.fetch_sub(jobs.len(), Ordering::Relaxed);
         for job in jobs {
             match job {
-                Job::Record(record) => pending.push(*record),
-                // Other jobs see every game queued before them.
+                Job::Record(record) => {
+                    batch.live.end(&record.room);
+                    batch.records.push(*record);
+                }
+                Job::Live(write) => batch.live.add(write),
+                // Other jobs see every write queued before them.
                 other => {
-                    write(&mut conn, &mut pending, &stats);
+                    write(&mut conn, &mut batch, &stats);
                     answer(&mut conn, other);
                 }
             }
         }
-        write(&mut conn, &mut pending, &stats);
+        write(&mut conn, &mut batch, &stats);
     }
 }
 
-/// Writes `pending` in one transaction. On failure they stay pending (up to
-/// [`BACKLOG`]), to be retried.
-fn write(conn: &mut Connection, pending: &mut Vec<GameRecord>, stats: &StoreStats) {
-    if pending.is_empty() {
+/// Writes `batch` in one transaction. On failure it stays (its records up to
+/// [`BACKLOG`]), to be retried with what comes next.
+fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
+    if batch.is_empty() {
         return;
     }
     let started = Instant::now();
-    match insert_games(conn, pending) {
+    match commit(conn, batch) {
         Ok(()) => {
-            stats.written.fetch_add(pending.len() as u64, Ordering::Relaxed);
+            let done = Instant::now();
+            for at in &batch.live.accepted {
+                ::metrics::histogram!("ttt_move_durable_seconds")
+                    .record(done.duration_since(*at).as_secs_f64());
+            }
+            stats.written.fetch_add(batch.records.len() as u64, Ordering::Relaxed);
+            stats.moves_saved.fetch_add(batch.live.accepted.len() as u64, Ordering::Relaxed);
             stats.batches.fetch_add(1, Ordering::Relaxed);
-            let took = started.elapsed();
+            let took = done - started;
             ::metrics::histogram!("ttt_store_write_seconds").record(took.as_secs_f64());
             let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
             stats.write_micros.fetch_add(micros, Ordering::Relaxed);
-            pending.clear();
+            batch.records.clear();
+            batch.live.clear();
         }
         Err(e) => {
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(games = pending.len(), "writing game records failed (will retry): {e}");
-            if pending.len() > BACKLOG {
-                let over = pending.len() - BACKLOG;
-                pending.drain(..over);
+            let games = batch.records.len();
+            tracing::error!(games, "writing to the database failed (will retry): {e}");
+            if games > BACKLOG {
+                let over = games - BACKLOG;
+                batch.records.drain(..over);
                 stats.dropped.fetch_add(over as u64, Ordering::Relaxed);
                 tracing::error!(games = over, "game records dropped: the backlog of failed writes is full");
             }
@@ -147,8 +178,14 @@ fn write(conn: &mut Connection, pending: &mut Vec<GameRecord>, stats: &StoreStat
     }
 }
 
-fn insert_games(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::Result<()> {
+fn commit(conn: &mut Connection, batch: &Batch) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
+    insert_games(&tx, &batch.records)?;
+    batch.live.write(&tx)?;
+    tx.commit()
+}
+
+fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqlite::Result<()> {
     {
         let mut game = tx.prepare_cached(
             "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account, o_bot,
@@ -206,12 +243,12 @@ fn insert_games(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::Result
             }
         }
     }
-    tx.commit()
+    Ok(())
 }
 
 fn answer(conn: &mut Connection, job: Job) {
     match job {
-        Job::Record(_) => {}
+        Job::Record(_) | Job::Live(_) => {}
         Job::Register { name, bot, token, reply } => {
             let _ = reply.send(register(conn, &name, bot, &token));
         }

@@ -1,0 +1,58 @@
+//! A saved game's room again after a restart: the moves replayed into a
+//! fresh game, both players away with a fresh grace period, the turn clock
+//! paused with the time it had.
+
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{EndReason, ErrorCode, Outcome, Player, Status};
+
+use super::seats::Seat;
+use super::{ConnId, Phase, Room, Settings};
+use crate::live::LiveGame;
+
+/// The connection of a seat nobody has taken back yet: connection ids start at 1.
+const NOBODY: ConnId = 0;
+
+impl Room {
+    /// The room of `saved`, which started `age` ago, as of its last saved
+    /// move. A saved game whose last move ended it (the server stopped before
+    /// its record was written) ends at once, with its record.
+    pub fn restore(
+        saved: LiveGame,
+        settings: Settings,
+        age: Duration,
+        now: Instant,
+    ) -> Result<Room, ErrorCode> {
+        let settings = Settings { turn_timeout: saved.turn_timeout, ..settings };
+        let grace = settings.grace;
+        let mut room = Room::empty(saved.room, saved.rules, settings)?;
+        let mut last = None;
+        for &[row, col] in &saved.moves {
+            let player = room.game.turn().unwrap_or(Player::X);
+            match room.game.play_as(player, usize::from(row), usize::from(col)) {
+                Ok(status) => last = Some(status),
+                // Moves are saved only once the engine accepted them.
+                Err(_) => break,
+            }
+        }
+        let [x, o] = saved.players;
+        let seat = |who, token| Seat { conn: NOBODY, who, token: Some(token), away_until: Some(now + grace) };
+        room.seats = [Some(seat(x, saved.tokens[0])), Some(seat(o, saved.tokens[1]))];
+        room.phase = Phase::Playing;
+        room.counts.started = 1;
+        room.counts.moves = room.game.moves().len() as u64;
+        room.started = Some(now.checked_sub(age).unwrap_or(now));
+        room.clock.restart(now, true);
+        if let Some(left) = saved.clock_left {
+            room.clock.hold(left);
+        }
+        let (outcome, reason, line) = match last {
+            Some(Status::Won { winner, line }) => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
+            Some(Status::Draw) => (Outcome::Draw, EndReason::Draw, None),
+            _ => return Ok(room),
+        };
+        room.finish(Some(outcome), reason, line, now);
+        room.close_if_away();
+        Ok(room)
+    }
+}
