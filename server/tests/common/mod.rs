@@ -1,0 +1,133 @@
+//! The real `ttt-server` binary under test: starting it, reading its
+//! address from its log, signalling it, and a raw WebSocket client's reads.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+/// A client's socket.
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A running `ttt-server` process and its address.
+pub struct Server {
+    /// The process.
+    pub child: Child,
+    /// `host:port` it listens on.
+    pub addr: String,
+}
+
+impl Server {
+    /// Starts the binary on 127.0.0.1:0 with `args`; returns once it listens.
+    pub fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ttt-server"))
+            .args(["--bind", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start ttt-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = loop {
+            let line = lines.next().expect("a log line").expect("utf-8");
+            if let Some(rest) = line.split("addr=").nth(1) {
+                break rest.split_whitespace().next().unwrap_or_default().to_owned();
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Server { child, addr }
+    }
+
+    /// The WebSocket URL.
+    pub fn url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+
+    /// A client, past `welcome`.
+    pub async fn client(&self) -> Ws {
+        let (mut ws, _) = tokio_tungstenite::connect_async(&self.url()).await.expect("connect");
+        next_of(&mut ws, "welcome").await;
+        ws
+    }
+
+    /// Sends `signal` (`TERM`, `KILL`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
+    /// Waits up to `within` for the process to exit; panics (after killing it) if it does not.
+    pub async fn exits_within(mut self, within: Duration) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Some(code) = self.child.try_wait().expect("wait") {
+                return code;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let _ = self.child.kill();
+        panic!("ttt-server did not exit within {within:?}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The next message of type `kind`, skipping others; every message read is
+/// appended to `seen` when given.
+pub async fn next_of(ws: &mut Ws, kind: &str) -> Value {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("in time")
+            .expect("open")
+            .expect("frame");
+        if let Message::Text(t) = msg {
+            let v: Value = serde_json::from_str(&t).expect("json");
+            if v["type"] == kind {
+                return v;
+            }
+        }
+    }
+}
+
+/// Reads until the close frame: the types of the messages before it, and its code.
+pub async fn until_close(ws: &mut Ws) -> (Vec<String>, Option<CloseCode>) {
+    let mut types = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("close in time") {
+            Some(Ok(Message::Close(frame))) => return (types, frame.map(|f| f.code)),
+            Some(Ok(Message::Text(t))) => {
+                let v: Value = serde_json::from_str(&t).expect("json");
+                types.push(v["type"].as_str().unwrap_or_default().to_owned());
+            }
+            Some(Ok(_)) => continue,
+            _ => return (types, None),
+        }
+    }
+}
+
+/// A fresh directory for one test's files.
+pub fn temp_dir(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ttt-{label}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
