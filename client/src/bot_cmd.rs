@@ -91,6 +91,11 @@ pub async fn run(
         };
         let msg = match event {
             Event::Msg(msg) => msg,
+            Event::Down { restart } => {
+                let what = if restart { "the server is restarting" } else { "the connection dropped" };
+                eprintln!("ttt bot: {what}; reconnecting to take the seat back…");
+                continue;
+            }
             Event::Resumed => continue,
             Event::Closed(why) => return Err(why),
         };

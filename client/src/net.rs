@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
@@ -21,6 +22,12 @@ type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 pub enum Event {
     /// A message from the server.
     Msg(ServerMessage),
+    /// The connection dropped (or the server is restarting, with `restart`)
+    /// and is being re-established: the next call tries.
+    Down {
+        /// The server closed with 1012: it is restarting.
+        restart: bool,
+    },
     /// The connection had dropped mid-game and the seat is resumed: the
     /// room's `state` follows.
     Resumed,
@@ -39,6 +46,12 @@ pub struct Link {
     /// Set while the connection is down and the seat is being resumed: when
     /// the grace period ends.
     reconnecting: Option<Instant>,
+    /// The server said it is restarting (close 1012): the games go on once it is back.
+    restarting: bool,
+    /// The room being watched, to watch again after a reconnect.
+    watching: Option<String>,
+    /// [`Event::Down`] was given for the drop being repaired.
+    announced: bool,
     /// Where the seat's token is kept on disk while a game lasts, if it is.
     keep: Option<std::path::PathBuf>,
 }
@@ -108,6 +121,13 @@ pub const RESUME_FAILED: &str = "the connection was down for longer than the gra
 /// What a dropped connection with no seat to resume says.
 const DROPPED: &str = "the connection dropped";
 
+/// How long to keep trying after the server said it is restarting (1012):
+/// a deploy takes seconds, and the grace starts afresh once it is back.
+const RESTART_WAIT: Duration = Duration::from_secs(60);
+
+/// The longest pause between reconnect attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
 /// The server URL from `--server`, `TTT_SERVER`, or the default.
 pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
 
@@ -116,7 +136,18 @@ impl Link {
     pub async fn connect(url: &str) -> Result<Link, String> {
         let (ws, limits) = open(url).await?;
         let pace = Pace::new(limits.max_messages_per_second);
-        Ok(Link { url: url.to_owned(), ws, limits, token: None, pace, reconnecting: None, keep: None })
+        Ok(Link {
+            url: url.to_owned(),
+            ws,
+            limits,
+            token: None,
+            pace,
+            reconnecting: None,
+            restarting: false,
+            watching: None,
+            announced: false,
+            keep: None,
+        })
     }
 
     /// The command a friend runs to take the free seat of `room` on this server.
@@ -128,6 +159,11 @@ impl Link {
     /// `None` while connected.
     pub fn reconnecting(&self) -> Option<Instant> {
         self.reconnecting
+    }
+
+    /// Whether the connection is down because the server is restarting.
+    pub fn restarting(&self) -> bool {
+        self.restarting && self.reconnecting.is_some()
     }
 
     /// The server's URL.
@@ -153,24 +189,42 @@ impl Link {
         if self.reconnecting.is_some() {
             return Err(SendError::NotConnected);
         }
+        match &message {
+            ClientMessage::Spectate { room } => self.watching = Some(room.clone()),
+            ClientMessage::Leave {}
+            | ClientMessage::QuickMatch { .. }
+            | ClientMessage::CreateRoom { .. }
+            | ClientMessage::JoinRoom { .. } => {
+                self.watching = None;
+            }
+            _ => {}
+        }
         let frame = ClientFrame { id: None, message };
         let text = serde_json::to_string(&frame).map_err(|e| SendError::Lost(e.to_string()))?;
         self.pace.take().await;
         match self.ws.send(Message::text(text)).await {
             Ok(()) => Ok(()),
-            Err(_) if self.token.is_some() => {
-                self.dropped();
+            Err(_) if self.can_rejoin() => {
+                self.dropped(self.grace());
                 Err(SendError::NotConnected)
             }
             Err(e) => Err(SendError::Lost(format!("lost the connection: {e}"))),
         }
     }
 
-    /// The connection dropped with a seat to resume: the grace starts now
-    /// (once, however many attempts are cancelled and started again).
-    fn dropped(&mut self) {
-        let grace = Duration::from_millis(self.limits.reconnect_grace_ms);
-        self.reconnecting.get_or_insert_with(|| Instant::now() + grace);
+    /// Whether there is a seat to resume or a room to watch again.
+    fn can_rejoin(&self) -> bool {
+        self.token.is_some() || self.watching.is_some()
+    }
+
+    fn grace(&self) -> Duration {
+        Duration::from_millis(self.limits.reconnect_grace_ms)
+    }
+
+    /// The connection dropped with a seat to resume: trying stops `wait`
+    /// from now (set once, however many attempts are cancelled and started again).
+    fn dropped(&mut self, wait: Duration) {
+        self.reconnecting.get_or_insert_with(|| Instant::now() + wait);
     }
 
     /// The next event. A drop during a game is resumed with the seat's token
@@ -192,6 +246,12 @@ impl Link {
                     }
                 },
                 Some(Ok(Message::Close(frame))) => {
+                    if frame.as_ref().is_some_and(|f| f.code == CloseCode::Restart) && self.can_rejoin() {
+                        // The game is saved and goes on once the server is back.
+                        self.restarting = true;
+                        self.dropped(RESTART_WAIT.max(self.grace()));
+                        continue;
+                    }
                     let why =
                         frame.map(|f| format!("{} ({})", f.reason, u16::from(f.code))).unwrap_or_default();
                     // A deliberate close (shutdown, policy, size) is not a drop: no resume.
@@ -200,14 +260,18 @@ impl Link {
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => {
-                    if self.token.is_none() {
+                    if !self.can_rejoin() {
                         return Event::Closed(DROPPED.into());
                     }
-                    self.dropped();
+                    self.dropped(self.grace());
                 }
             }
         }
         // Dropped with a seat to go back to (now, or in an attempt that was cancelled).
+        if !self.announced {
+            self.announced = true;
+            return Event::Down { restart: self.restarting };
+        }
         match self.resume().await {
             Ok(()) => Event::Resumed,
             Err(e) => Event::Closed(e),
@@ -222,13 +286,12 @@ impl Link {
                     crate::seats::save(path, resume_token);
                 }
             }
-            ServerMessage::GameOver { .. }
-            | ServerMessage::RoomClosed { .. }
-            | ServerMessage::Error { code: ErrorCode::InvalidToken, .. } => {
-                self.token = None;
-                if let Some(path) = &self.keep {
-                    crate::seats::remove(path);
-                }
+            ServerMessage::RoomClosed { .. } | ServerMessage::Error { code: ErrorCode::RoomNotFound, .. } => {
+                self.watching = None;
+                self.forget_seat();
+            }
+            ServerMessage::GameOver { .. } | ServerMessage::Error { code: ErrorCode::InvalidToken, .. } => {
+                self.forget_seat();
             }
             ServerMessage::Error { code: ErrorCode::RateLimited, retry_after_ms, .. } => {
                 let wait = Duration::from_millis(retry_after_ms.unwrap_or(1000));
@@ -238,33 +301,50 @@ impl Link {
         }
     }
 
-    /// Reconnects and sends `resume` until it works or the grace period ends.
+    fn forget_seat(&mut self) {
+        self.token = None;
+        if let Some(path) = &self.keep {
+            crate::seats::remove(path);
+        }
+    }
+
+    /// Reconnects and sends `resume` (or, for a spectator, `spectate`) until
+    /// it works or the grace period ends, pausing between attempts for a
+    /// random part of a doubling backoff, so that many clients do not come
+    /// back in step.
     /// Cancel-safe (callers race [`Link::next`] against keys and timers): the
     /// new socket replaces the old one only once `resume` is on its way, so a
     /// cancelled attempt leaves a dead socket and the token, and the next call
     /// tries again.
     async fn resume(&mut self) -> Result<(), String> {
-        let Some(token) = self.token.clone() else {
-            return Err(DROPPED.into());
+        let message = match (&self.token, &self.watching) {
+            (Some(token), _) => ClientMessage::Resume { token: token.clone() },
+            (None, Some(room)) => ClientMessage::Spectate { room: room.clone() },
+            (None, None) => return Err(DROPPED.into()),
         };
+        let text = serde_json::to_string(&ClientFrame { id: None, message }).map_err(|e| e.to_string())?;
         let until = self.reconnecting.unwrap_or_else(Instant::now);
         let mut wait = Duration::from_millis(100);
         while Instant::now() < until {
-            if let Ok((mut ws, _)) = open(&self.url).await {
-                let frame = ClientFrame { id: None, message: ClientMessage::Resume { token: token.clone() } };
-                let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
-                if ws.send(Message::text(text)).await.is_ok() {
+            if let Ok((mut ws, limits)) = open(&self.url).await {
+                if ws.send(Message::text(text.clone())).await.is_ok() {
                     self.ws = ws;
+                    self.limits = limits;
                     self.reconnecting = None;
+                    self.restarting = false;
+                    self.announced = false;
                     return Ok(());
                 }
             }
-            tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(Duration::from_secs(2));
+            tokio::time::sleep(wait.mul_f64(0.5 + rand::random::<f64>() / 2.0)).await;
+            wait = (wait * 2).min(MAX_BACKOFF);
         }
+        let watching = self.token.is_none();
         self.token = None;
+        self.watching = None;
         self.reconnecting = None;
-        Err(RESUME_FAILED.into())
+        self.announced = false;
+        Err(if watching { DROPPED.into() } else { RESUME_FAILED.into() })
     }
 }
 

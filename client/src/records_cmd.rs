@@ -30,7 +30,7 @@ pub async fn register(url: &str, name: &str, bot: bool) -> Result<(), String> {
             }
             Event::Msg(ServerMessage::Error { message, .. }) => return Err(message),
             Event::Msg(_) => {}
-            Event::Resumed => {}
+            Event::Down { .. } | Event::Resumed => {}
             Event::Closed(why) => return Err(why),
         }
     }

@@ -35,6 +35,9 @@ pub struct View {
     pub gone: Option<String>,
 }
 
+/// What the note says while the server restarts.
+pub const RESTARTING: &str = "server restarting, reconnecting…";
+
 /// Where the connection to the server stands, as the status line shows it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Connection {
@@ -45,6 +48,8 @@ pub enum Connection {
     Reconnecting {
         /// When the grace period ends.
         until: Instant,
+        /// The server said it is restarting (the game is saved on its side).
+        restart: bool,
     },
     /// Gone for good.
     Lost,
@@ -96,11 +101,17 @@ impl View {
             return;
         }
         match (self.connection, now) {
-            (Connection::Connected, Connection::Reconnecting { .. }) => {
+            (Connection::Connected, Connection::Reconnecting { restart, .. }) => {
                 if let Some(deadline) = self.deadline.take() {
                     self.paused = Some(deadline.saturating_duration_since(Instant::now()));
                 }
-                self.note = "connection lost; reconnecting…".into();
+                self.note = if restart { RESTARTING } else { "connection lost; reconnecting…" }.into();
+            }
+            (
+                Connection::Reconnecting { restart: false, .. },
+                Connection::Reconnecting { restart: true, .. },
+            ) => {
+                self.note = RESTARTING.into();
             }
             (Connection::Reconnecting { .. }, Connection::Connected) => {
                 self.note = "reconnected; the game goes on".into();
@@ -321,8 +332,8 @@ mod tests {
     fn our_own_connection_down_freezes_the_clock_and_says_so() {
         let mut v = started(Player::X, 30_000);
         let until = Instant::now() + Duration::from_secs(20);
-        v.set_connection(Connection::Reconnecting { until });
-        assert_eq!(v.connection, Connection::Reconnecting { until });
+        v.set_connection(Connection::Reconnecting { until, restart: false });
+        assert_eq!(v.connection, Connection::Reconnecting { until, restart: false });
         assert!(v.note.contains("reconnecting"), "{}", v.note);
         let frozen = v.clock_ms().expect("a clock");
         std::thread::sleep(Duration::from_millis(30));

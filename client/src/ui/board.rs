@@ -135,7 +135,10 @@ pub fn status(view: &View) -> String {
     let mut parts = Vec::new();
     match view.connection {
         Connection::Connected => {}
-        Connection::Reconnecting { until } => {
+        Connection::Reconnecting { restart: true, .. } => {
+            parts.push("SERVER RESTARTING (reconnecting…)".to_owned())
+        }
+        Connection::Reconnecting { until, restart: false } => {
             let left = until.saturating_duration_since(std::time::Instant::now()).as_secs();
             parts.push(format!("RECONNECTING ({left}s left to take the seat back)"));
         }
@@ -233,7 +236,7 @@ mod tests {
         v.deadline = Some(std::time::Instant::now() + std::time::Duration::from_secs(20));
         assert!(!status(&v).contains("LOW TIME"));
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        v.connection = Connection::Reconnecting { until };
+        v.connection = Connection::Reconnecting { until, restart: false };
         assert!(status(&v).starts_with("RECONNECTING ("), "{}", status(&v));
         v.connection = Connection::Lost;
         assert!(status(&v).starts_with("CONNECTION LOST"), "{}", status(&v));

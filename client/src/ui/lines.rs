@@ -41,6 +41,8 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                         return Ok(());
                     }
                 }
+                Event::Down { restart: true } => println!("Server restarting, reconnecting…"),
+                Event::Down { restart: false } => println!("Connection lost; reconnecting…"),
                 Event::Resumed => println!("Reconnected; the game goes on."),
                 Event::Closed(why) => return if view.over.is_some() { Ok(()) } else { Err(why) },
             },

@@ -112,7 +112,7 @@ pub async fn run(
     loop {
         let connection = match (s.lost, link.reconnecting()) {
             (true, _) => Connection::Lost,
-            (false, Some(until)) => Connection::Reconnecting { until },
+            (false, Some(until)) => Connection::Reconnecting { until, restart: link.restarting() },
             (false, None) => Connection::Connected,
         };
         s.view.set_connection(connection);
@@ -152,6 +152,8 @@ pub async fn run(
                         return Ok(Some(s.view.note.clone()));
                     }
                 }
+                // The status line follows the link at the top of the loop.
+                Event::Down { .. } => {}
                 Event::Resumed => s.view.set_connection(Connection::Connected),
                 Event::Closed(why) => {
                     if s.view.over.is_some() && !s.watch {

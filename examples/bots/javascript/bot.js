@@ -14,7 +14,8 @@
 //
 // After each game it asks for a rematch; when the room closes (`room_closed`)
 // or the rematch goes unanswered, a quick-match bot queues again and a bot in
-// a private room stops.
+// a private room stops. If the connection drops mid-game, or the server
+// restarts (close code 1012), it reconnects and resumes its seat.
 //
 // The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -59,7 +60,7 @@ function choose(board, me, avoid, win) {
   return free[0];
 }
 
-const ws = new WebSocket(args.server);
+let ws = null;
 let last = null; // the last request, sent again if it was rate-limited
 const send = (msg) => {
   last = msg;
@@ -73,6 +74,14 @@ let played = 0;
 let rematchWait = 30000; // an unanswered rematch is given up after a turn's time
 let rematchTimer = null;
 const avoid = new Set();
+// While a game is on: the seat's resume token. If the connection drops (or
+// the server restarts: close code 1012), the bot reconnects with a jittered,
+// doubling backoff and sends `resume` while the grace period lasts.
+let seat = null;
+let grace = 60000; // reconnect_grace_ms from `welcome`
+let giveUpAt = null; // while reconnecting: when to stop trying
+let backoff = 100;
+const RESTART_WAIT = 60000; // a restarting server is given this long to come back
 
 function move() {
   const [row, col] = choose(board, me, avoid, win);
@@ -87,7 +96,7 @@ function finish(code, text) {
   clearTimeout(rematchTimer);
   (code === 0 ? console.log : console.error)(text);
   process.exitCode = code;
-  ws.close();
+  if (ws) ws.close();
 }
 
 // The opponent is gone: quick match finds someone else; a private room ends the run.
@@ -104,7 +113,8 @@ let registering = false;
 function helloAndPlay(token) {
   registering = false;
   send(token ? { type: 'hello', name: args.name, token } : { type: 'hello', name: args.name });
-  if (args.join) send({ type: 'join_room', room: args.join });
+  if (seat) send({ type: 'resume', token: seat }); // back after a drop: take the seat again
+  else if (args.join) send({ type: 'join_room', room: args.join });
   else newGame();
 }
 
@@ -117,13 +127,24 @@ function signIn() {
   send({ type: 'register', name: args.name, bot: true });
 }
 
-ws.on('message', (data) => {
+function onMessage(data) {
   if (done) return;
   const msg = JSON.parse(data.toString());
   switch (msg.type) {
     case 'welcome': // always the first message
       rematchWait = msg.limits.turn_timeout_ms || 30000;
+      grace = msg.limits.reconnect_grace_ms ?? grace;
       signIn();
+      break;
+    case 'state': // our seat back after a reconnect: the board as the server has it
+      giveUpAt = null;
+      backoff = 100;
+      board = Array.from({ length: msg.size }, () => Array(msg.size).fill(0));
+      msg.moves.forEach(([r, c], i) => { board[r][c] = (i % 2) + 1; });
+      me = msg.you;
+      win = msg.win ?? msg.size;
+      console.log(`back in room ${msg.room} after ${msg.moves.length} moves`);
+      if (msg.turn === me) move();
       break;
     case 'registered':
       fs.mkdirSync(path.dirname(tokenFile), { recursive: true });
@@ -136,6 +157,7 @@ ws.on('message', (data) => {
       board = Array.from({ length: msg.size }, () => Array(msg.size).fill(0));
       me = msg.you;
       win = msg.win ?? msg.size;
+      seat = msg.resume_token;
       console.log(`playing ${'XO'[me - 1]} in room ${msg.room}`);
       if (msg.turn === me) move();
       break;
@@ -145,6 +167,7 @@ ws.on('message', (data) => {
       if (msg.next === me) move();
       break;
     case 'game_over': {
+      seat = null;
       const outcome = msg.winner === 0 ? 'draw' : msg.winner === me ? 'win' : 'loss';
       console.log(`result: ${outcome} (${msg.reason}) moves=${JSON.stringify(msg.moves)}`);
       played += 1;
@@ -166,6 +189,10 @@ ws.on('message', (data) => {
     case 'error':
       if (registering && msg.code === 'auth_failed') {
         helloAndPlay(null); // this server keeps no accounts: play as a guest
+      } else if (msg.code === 'invalid_token') {
+        // The game ended while we were away.
+        seat = null;
+        opponentGone('the game ended while the bot was reconnecting');
       } else if ((msg.code === 'cell_occupied' || msg.code === 'out_of_bounds') && msg.id) {
         avoid.add(msg.id); // try another cell
         move();
@@ -180,8 +207,36 @@ ws.on('message', (data) => {
       break;
     default: // queued, room_created, pong, opponent_*, rematch_offered, and unknown types: nothing to do
   }
-});
-ws.on('error', (err) => finish(1, `error: ${err.message}`));
-ws.on('close', () => {
-  if (process.exitCode === undefined) finish(1, 'error: the server closed the connection');
-});
+}
+
+// The connection is gone: with a game on, try again (1012 says the server is
+// restarting and the game waits for us); else the run ends.
+function onClose(code) {
+  if (done) return;
+  if (!seat) {
+    finish(1, 'error: the server closed the connection');
+    return;
+  }
+  const now = Date.now();
+  if (giveUpAt === null) {
+    giveUpAt = now + (code === 1012 ? Math.max(grace, RESTART_WAIT) : grace);
+    console.log(code === 1012 ? 'server restarting, reconnecting…' : 'connection lost, reconnecting…');
+  }
+  if (now >= giveUpAt) {
+    finish(1, 'error: could not reconnect within the grace period');
+    return;
+  }
+  const wait = backoff * (0.5 + Math.random() / 2);
+  backoff = Math.min(backoff * 2, 2000);
+  setTimeout(connect, wait);
+}
+
+function connect() {
+  ws = new WebSocket(args.server);
+  ws.on('message', onMessage);
+  // A failed attempt is followed by 'close' (code 1006), which retries.
+  ws.on('error', (err) => { if (!seat) finish(1, `error: ${err.message}`); });
+  ws.on('close', (code) => onClose(code));
+}
+
+connect();

@@ -14,7 +14,9 @@ with `token`), so its games are rated. `TTT_TOKEN` overrides the file;
 
 After each game it asks for a rematch; when the room closes (`room_closed`)
 or the rematch goes unanswered, a quick-match bot queues again and a bot in a
-private room stops.
+private room stops. If the connection drops mid-game, or the server restarts
+(close code 1012), it reconnects with a jittered backoff and resumes its seat
+while the grace period lasts.
 
 The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -23,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sys
 
 import websockets
@@ -90,102 +93,158 @@ def choose(board, me, avoid, win):
     return min(free, key=lambda rc: abs(rc[0] - centre) + abs(rc[1] - centre))
 
 
+# A restarting server (close code 1012) is given this long to come back.
+RESTART_WAIT = 60.0
+
+
 async def play(args):
-    async with websockets.connect(args.server) as ws:
-        last = None  # the last request, sent again if it was rate-limited
+    """Connects, and connects again while a game is on and the grace lasts."""
+    # What outlives a connection: the seat's resume token while a game is on,
+    # the board, and the games played.
+    s = {"token": None, "board": None, "me": None, "win": None, "played": 0, "grace": 60.0}
+    clock = asyncio.get_running_loop().time
+    give_up_at, backoff = None, 0.1
+    while True:
+        try:
+            async with websockets.connect(args.server) as ws:
+                result = await session(ws, args, s)
+        except (OSError, websockets.InvalidHandshake, websockets.ConnectionClosed, asyncio.TimeoutError):
+            result = ("lost", False)  # could not (re)connect
+        if isinstance(result, int):
+            return result
+        _, restart = result
+        if s["token"] is None:
+            print("error: the server closed the connection", file=sys.stderr)
+            return 1
+        if s.pop("resumed", False):
+            give_up_at, backoff = None, 0.1  # the last drop was repaired: this is a new one
+        if give_up_at is None:
+            give_up_at = clock() + (max(s["grace"], RESTART_WAIT) if restart else s["grace"])
+            print("server restarting, reconnecting…" if restart else "connection lost, reconnecting…", flush=True)
+        if clock() >= give_up_at:
+            print("error: could not reconnect within the grace period", file=sys.stderr)
+            return 1
+        await asyncio.sleep(backoff * (0.5 + random.random() / 2))
+        backoff = min(backoff * 2, 2.0)
 
-        async def send(msg):
-            nonlocal last
-            last = msg
-            await ws.send(json.dumps(msg))
 
-        welcome = json.loads(await ws.recv())  # always the first message
-        assert welcome["type"] == "welcome", welcome
-        # An unanswered rematch is given up after a turn's time (30 s untimed).
-        rematch_wait = (welcome["limits"]["turn_timeout_ms"] or 30000) / 1000
-        new_game = {"type": "quick_match", "size": args.size}
-        if args.win:
-            new_game["win"] = args.win
-        await sign_in(ws, args)
+async def session(ws, args, s):
+    """One connection: returns an exit code, or ("lost", restart) when it
+    drops (restart: the server closed with 1012)."""
+    last = None  # the last request, sent again if it was rate-limited
+
+    async def send(msg):
+        nonlocal last
+        last = msg
+        await ws.send(json.dumps(msg))
+
+    welcome = json.loads(await ws.recv())  # always the first message
+    assert welcome["type"] == "welcome", welcome
+    # An unanswered rematch is given up after a turn's time (30 s untimed).
+    rematch_wait = (welcome["limits"]["turn_timeout_ms"] or 30000) / 1000
+    s["grace"] = welcome["limits"].get("reconnect_grace_ms", 60000) / 1000
+    new_game = {"type": "quick_match", "size": args.size}
+    if args.win:
+        new_game["win"] = args.win
+    await sign_in(ws, args)
+    if s["token"]:
+        await send({"type": "resume", "token": s["token"]})  # back after a drop
+    else:
         await send({"type": "join_room", "room": args.join} if args.join else new_game)
 
-        board, me, avoid, win = None, None, set(), None
-        played, rematch_until = 0, None
-        clock = asyncio.get_running_loop().time
+    avoid = set()
+    rematch_until = None
+    clock = asyncio.get_running_loop().time
 
-        async def move():
-            row, col = choose(board, me, avoid, win)
-            # The id comes back on our own `moved`, or on the `error` that refuses it.
-            await send({"type": "move", "row": row, "col": col, "id": f"{row},{col}"})
+    async def move():
+        row, col = choose(s["board"], s["me"], avoid, s["win"])
+        # The id comes back on our own `moved`, or on the `error` that refuses it.
+        await send({"type": "move", "row": row, "col": col, "id": f"{row},{col}"})
 
-        async def opponent_gone(why):
-            """Quick match finds someone else; a private room ends the run."""
-            if args.join:
-                print(f"error: {why} after {played} games", file=sys.stderr)
-                return 1
-            await send(new_game)
-            return None
+    async def opponent_gone(why):
+        """Quick match finds someone else; a private room ends the run."""
+        if args.join:
+            print(f"error: {why} after {s['played']} games", file=sys.stderr)
+            return 1
+        await send(new_game)
+        return None
 
-        while True:
-            wait = None if rematch_until is None else max(0.0, rematch_until - clock())
-            try:
-                text = await asyncio.wait_for(ws.recv(), wait)
-            except asyncio.TimeoutError:
-                rematch_until = None
+    while True:
+        wait = None if rematch_until is None else max(0.0, rematch_until - clock())
+        try:
+            text = await asyncio.wait_for(ws.recv(), wait)
+        except asyncio.TimeoutError:
+            rematch_until = None
+            await send({"type": "leave"})
+            if (code := await opponent_gone("the rematch went unanswered")) is not None:
+                return code
+            continue
+        except websockets.ConnectionClosed as e:
+            frame = getattr(e, "rcvd", None)
+            return ("lost", frame is not None and frame.code == 1012)
+        msg = json.loads(text)
+        kind = msg.get("type")
+        if kind == "game_started":
+            n = msg["size"]
+            s["board"], s["me"], rematch_until = [[None] * n for _ in range(n)], msg["you"], None
+            s["win"] = msg.get("win", n)  # marks in a row that win; n is the classic rule
+            s["token"] = msg["resume_token"]
+            print(f"playing {'XO'[s['me'] - 1]} in room {msg['room']}", flush=True)
+            if msg["turn"] == s["me"]:
+                await move()
+        elif kind == "state":
+            # Our seat back after a reconnect: the board as the server has it.
+            n = msg["size"]
+            s["board"] = [[None] * n for _ in range(n)]
+            for i, (r, c) in enumerate(msg["moves"]):
+                s["board"][r][c] = i % 2 + 1
+            s["me"], s["win"], s["resumed"] = msg["you"], msg.get("win", n), True
+            print(f"back in room {msg['room']} after {len(msg['moves'])} moves", flush=True)
+            if msg["turn"] == s["me"]:
+                await move()
+        elif kind == "moved":
+            s["board"][msg["row"]][msg["col"]] = msg["player"]
+            avoid.clear()
+            if msg["next"] == s["me"]:
+                await move()
+        elif kind == "game_over":
+            s["token"] = None
+            winner = msg["winner"]
+            outcome = "draw" if winner == 0 else ("win" if winner == s["me"] else "loss")
+            print(f"result: {outcome} ({msg['reason']}) moves={json.dumps(msg['moves'])}", flush=True)
+            s["played"] += 1
+            if s["played"] >= args.games:
                 await send({"type": "leave"})
-                if (code := await opponent_gone("the rematch went unanswered")) is not None:
+                return 0
+            await send({"type": "rematch"})
+            rematch_until = clock() + rematch_wait
+        elif kind == "room_closed":
+            # The opponent left or dropped: no rematch is coming.
+            rematch_until = None
+            if (code := await opponent_gone("the opponent left the room")) is not None:
+                return code
+        elif kind == "error":
+            code = msg["code"]
+            if code in ("cell_occupied", "out_of_bounds") and msg.get("id"):
+                avoid.add(tuple(int(x) for x in msg["id"].split(",")))  # try another cell
+                await move()
+            elif code == "invalid_token":
+                # The game ended while we were away.
+                s["token"] = None
+                if (code := await opponent_gone("the game ended while the bot was reconnecting")) is not None:
                     return code
-                continue
-            except websockets.ConnectionClosed:
-                break
-            msg = json.loads(text)
-            kind = msg.get("type")
-            if kind == "game_started":
-                n = msg["size"]
-                board, me, rematch_until = [[None] * n for _ in range(n)], msg["you"], None
-                win = msg.get("win", n)  # marks in a row that win; n is the classic rule
-                print(f"playing {'XO'[me - 1]} in room {msg['room']}", flush=True)
-                if msg["turn"] == me:
-                    await move()
-            elif kind == "moved":
-                board[msg["row"]][msg["col"]] = msg["player"]
-                avoid.clear()
-                if msg["next"] == me:
-                    await move()
-            elif kind == "game_over":
-                winner = msg["winner"]
-                outcome = "draw" if winner == 0 else ("win" if winner == me else "loss")
-                print(f"result: {outcome} ({msg['reason']}) moves={json.dumps(msg['moves'])}", flush=True)
-                played += 1
-                if played >= args.games:
-                    await send({"type": "leave"})
-                    return 0
-                await send({"type": "rematch"})
-                rematch_until = clock() + rematch_wait
-            elif kind == "room_closed":
-                # The opponent left or dropped: no rematch is coming.
-                rematch_until = None
-                if (code := await opponent_gone("the opponent left the room")) is not None:
-                    return code
-            elif kind == "error":
-                code = msg["code"]
-                if code in ("cell_occupied", "out_of_bounds") and msg.get("id"):
-                    avoid.add(tuple(int(x) for x in msg["id"].split(",")))  # try another cell
-                    await move()
-                elif code == "rate_limited":
-                    # Not acted on: wait as long as the server says, then send it again.
-                    await asyncio.sleep(msg.get("retry_after_ms", 1000) / 1000)
-                    if last is not None:
-                        await send(last)
-                elif code in ("not_your_turn", "not_in_game"):
-                    pass  # our move comes with the opponent's `moved`; a late rematch is moot
-                else:  # room_not_found, room_full, invalid_*: nothing to retry
-                    print(f"error: {code}: {msg['message']}", file=sys.stderr)
-                    return 1
-            # queued, room_created, pong, opponent_*, rematch_offered, and any
-            # type this bot does not know: nothing to do
-    print("error: the server closed the connection", file=sys.stderr)
-    return 1
+            elif code == "rate_limited":
+                # Not acted on: wait as long as the server says, then send it again.
+                await asyncio.sleep(msg.get("retry_after_ms", 1000) / 1000)
+                if last is not None:
+                    await send(last)
+            elif code in ("not_your_turn", "not_in_game"):
+                pass  # our move comes with the opponent's `moved`; a late rematch is moot
+            else:  # room_not_found, room_full, invalid_*: nothing to retry
+                print(f"error: {code}: {msg['message']}", file=sys.stderr)
+                return 1
+        # queued, room_created, pong, opponent_*, rematch_offered, and any
+        # type this bot does not know: nothing to do
 
 
 def main():

@@ -58,12 +58,12 @@ impl Room {
         let players = self.players();
         let mut hashes = [[0; 32]; 2];
         tracing::debug!(size = self.rules.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
-        for i in 0..2 {
-            let Some(seat) = &mut self.seats[i] else { continue };
+        for (i, (seat, hash)) in self.seats.iter_mut().zip(&mut hashes).enumerate() {
+            let Some(seat) = seat else { continue };
             // Fresh for every game: a token ends with its game.
             let token = new_token(&self.code);
-            hashes[i] = account::hash(&token);
-            seat.token = Some(hashes[i]);
+            *hash = account::hash(&token);
+            seat.token = Some(*hash);
             let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {

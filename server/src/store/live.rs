@@ -14,7 +14,8 @@ use rusqlite::{Connection, Transaction, params};
 use rustc_hash::FxHashMap;
 use skillratings::glicko2::Glicko2Rating;
 
-use crate::account::{AccountId, Identity, TokenHash};
+use super::Restored;
+use crate::account::{Identity, TokenHash};
 use crate::live::{LiveGame, LiveWrite};
 use crate::ratings::Standing;
 use crate::rules::Rules;
@@ -146,9 +147,7 @@ fn decode(cells: &[u8]) -> impl Iterator<Item = [u16; 2]> + '_ {
 /// Every saved game, and the standings of the accounts that play in them
 /// (their games are rated when they end). Moves after a gap are dropped from
 /// the file, so that the game goes on from its last contiguous move.
-pub(super) fn load(
-    conn: &mut Connection,
-) -> rusqlite::Result<(Vec<LiveGame>, Vec<(AccountId, Rules, Standing)>)> {
+pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
     let tx = conn.transaction()?;
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut gaps = Vec::new();
@@ -226,7 +225,7 @@ pub(super) fn load(
         }
     }
     tx.commit()?;
-    Ok((games, standings))
+    Ok(Restored { games, standings })
 }
 
 #[cfg(test)]
@@ -275,7 +274,7 @@ mod tests {
         commit(&mut conn, &mut fold);
         fold.add(LiveWrite::Clock { room: "R1".into(), left: Some(Duration::from_millis(1234)) });
         commit(&mut conn, &mut fold);
-        let (games, _) = load(&mut conn).expect("load");
+        let games = load(&mut conn).expect("load").games;
         let mut want = game("R1");
         want.moves = vec![[0, 0], [1, 1], [0, 1]];
         want.clock_left = Some(Duration::from_millis(1234));
@@ -291,7 +290,7 @@ mod tests {
         fold.add(mv("R1", 1, [0, 0]));
         fold.end(&"R1".into());
         commit(&mut conn, &mut fold);
-        let (games, _) = load(&mut conn).expect("load");
+        let games = load(&mut conn).expect("load").games;
         assert_eq!(games.iter().map(|g| &*g.room).collect::<Vec<_>>(), ["R2"]);
         fold.add(mv("R2", 1, [2, 2]));
         commit(&mut conn, &mut fold);
@@ -299,7 +298,7 @@ mod tests {
         // A rematch in the same room starts afresh.
         fold.add(LiveWrite::Start(Box::new(game("R2"))));
         commit(&mut conn, &mut fold);
-        let (games, _) = load(&mut conn).expect("load");
+        let games = load(&mut conn).expect("load").games;
         assert_eq!(games, vec![game("R2")]);
     }
 
@@ -314,12 +313,12 @@ mod tests {
         fold.add(mv("R1", 3, [0, 1]));
         fold.add(mv("R1", 4, [2, 2]));
         commit(&mut conn, &mut fold);
-        let (games, _) = load(&mut conn).expect("load");
+        let games = load(&mut conn).expect("load").games;
         assert_eq!(games[0].moves, vec![[0, 0]]);
         // The game goes on from there: its next move is the second again.
         fold.add(mv("R1", 2, [1, 1]));
         commit(&mut conn, &mut fold);
-        let (games, _) = load(&mut conn).expect("load again");
+        let games = load(&mut conn).expect("load again").games;
         assert_eq!(games[0].moves, vec![[0, 0], [1, 1]]);
     }
 }

@@ -201,10 +201,9 @@ impl Store {
             Database::Sqlite(path) => {
                 let mut conn =
                     sqlite::open(path, max_pages).map_err(|e| format!("database {}: {e}", path.display()))?;
-                let (games, standings) = live::load(&mut conn).map_err(|e| {
+                let restored = live::load(&mut conn).map_err(|e| {
                     format!("database {}: reading the games in progress: {e}", path.display())
                 })?;
-                let restored = Restored { games, standings };
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let thread_stats = stats.clone();
                 let thread = std::thread::Builder::new()
