@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use serde_json::{Value, json};
 use tictactoe_server::Config;
 use tictactoe_tests::{TestServer, test_config};
 
@@ -307,4 +308,120 @@ async fn javascript_example_bot_registers_once_and_signs_in_after() {
         "js-acct",
     )
     .await;
+}
+
+/// `bot` joins a room the test's own client created; after the game's second
+/// move the server restarts (graceful: 1012) on the same address and
+/// database. The test's client resumes by hand; the bot must come back by
+/// itself and finish the game. Returns the bot's stdout and stderr, and the
+/// `game_over` the test's client saw (it is player `you`).
+async fn outlives_a_restart(
+    bot: impl FnOnce(&str, &str) -> tokio::process::Command,
+) -> (String, String, Value, u64) {
+    let dir = tictactoe_tests::TempDir::new("bot-restart");
+    let config = Config { reconnect_grace_ms: 30_000, database: dir.database("ttt.db"), ..test_config() };
+    let mut server = TestServer::start(config.clone()).await;
+    let mut me = server.client().await;
+    me.send(json!({"type": "create_room", "size": 3})).await;
+    let code = me.recv_type("room_created").await["room"].as_str().expect("code").to_owned();
+    let mut cmd = bot(&server.url(), &code);
+    let player = tokio::spawn(async move { run(&mut cmd, Duration::from_secs(60)).await });
+    let started = me.recv_type("game_started").await;
+    let (you, token) = (started["you"].as_u64().expect("you"), started["resume_token"].clone());
+    let mut board = [[false; 3]; 3];
+    let mut turn = 1;
+    let mut restarted = false;
+    let over = loop {
+        if turn == you {
+            let (r, c) = (0..9).map(|i| (i / 3, i % 3)).find(|&(r, c)| !board[r][c]).expect("a free cell");
+            me.send(json!({"type": "move", "row": r, "col": c})).await;
+        }
+        let msg = loop {
+            let msg = me.recv_json().await;
+            if ["moved", "game_over", "state"].contains(&msg["type"].as_str().unwrap_or_default()) {
+                break msg;
+            }
+        };
+        match msg["type"].as_str() {
+            Some("game_over") => break msg,
+            Some("moved") => {
+                board[msg["row"].as_u64().unwrap_or(0) as usize][msg["col"].as_u64().unwrap_or(0) as usize] =
+                    true;
+                turn = msg["next"].as_u64().unwrap_or(0);
+            }
+            _ => {
+                for m in msg["moves"].as_array().expect("moves") {
+                    board[m[0].as_u64().unwrap_or(0) as usize][m[1].as_u64().unwrap_or(0) as usize] = true;
+                }
+                turn = msg["turn"].as_u64().unwrap_or(0);
+            }
+        }
+        let played = board.iter().flatten().filter(|&&b| b).count();
+        if played == 2 && !restarted {
+            restarted = true;
+            server = server.restart(config.clone()).await;
+            me = server.client().await;
+            me.send(json!({"type": "resume", "token": token})).await;
+            // The `state` it answers with comes round the loop: no move until then.
+            turn = 0;
+        }
+    };
+    let (ok, out, err) = player.await.expect("bot task");
+    assert!(ok, "bot failed: {out}\n{err}");
+    server.shutdown().await;
+    (out, err, over, you)
+}
+
+/// The `result:` line an example bot prints for `over`, seen from the other seat than `you`.
+fn example_result(over: &Value, you: u64) -> &'static str {
+    match over["winner"].as_u64() {
+        Some(0) => "result: draw",
+        Some(w) if w == you => "result: loss",
+        _ => "result: win",
+    }
+}
+
+#[tokio::test]
+async fn python_example_bot_resumes_after_a_server_restart() {
+    python_ready().await;
+    let (out, err, over, you) = outlives_a_restart(|url, code| {
+        let mut c = tokio::process::Command::new("python3");
+        c.arg(examples().join("bots/python/bot.py")).args(["--server", url, "--join", code, "--guest"]);
+        c
+    })
+    .await;
+    assert!(out.contains("server restarting, reconnecting"), "{out}\n{err}");
+    assert!(out.contains("back in room"), "{out}");
+    assert!(out.contains(example_result(&over, you)), "{out}\n{over}");
+}
+
+#[tokio::test]
+async fn javascript_example_bot_resumes_after_a_server_restart() {
+    let dir = js_ready().await;
+    let (out, err, over, you) = outlives_a_restart(|url, code| {
+        let mut c = tokio::process::Command::new("node");
+        c.arg(dir.join("bot.js")).args(["--server", url, "--join", code, "--guest", "1"]);
+        c
+    })
+    .await;
+    assert!(out.contains("server restarting, reconnecting"), "{out}\n{err}");
+    assert!(out.contains("back in room"), "{out}");
+    assert!(out.contains(example_result(&over, you)), "{out}\n{over}");
+}
+
+#[tokio::test]
+async fn ttt_bot_resumes_after_a_server_restart() {
+    let (out, err, over, you) = outlives_a_restart(|url, code| {
+        let mut c = tokio::process::Command::new(TTT);
+        c.args(["bot", "--server", url, "--join", code, "--strategy", "random"]);
+        c
+    })
+    .await;
+    assert!(err.contains("the server is restarting"), "{out}\n{err}");
+    let expected = match over["winner"].as_u64() {
+        Some(0) => "wins: 0, draws: 1, losses: 0",
+        Some(w) if w == you => "wins: 0, draws: 0, losses: 1",
+        _ => "wins: 1, draws: 0, losses: 0",
+    };
+    assert_eq!(out.trim(), expected, "{err}\n{over}");
 }

@@ -61,8 +61,21 @@ pub fn test_config() -> Config {
 impl TestServer {
     /// Starts a server with `config` on `127.0.0.1:0`.
     pub async fn start(config: Config) -> TestServer {
+        TestServer::start_at(config, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Stops the server gracefully and starts another with `config` on the
+    /// same address: a restart, as clients see it.
+    pub async fn restart(self, config: Config) -> TestServer {
+        let addr = self.addr;
+        self.shutdown().await;
+        TestServer::start_at(config, addr).await
+    }
+
+    /// Starts a server with `config` on `addr`.
+    pub async fn start_at(config: Config, addr: SocketAddr) -> TestServer {
         trace();
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let listener = TcpListener::bind(addr).await.expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let server = Server::new(config);
         let stats = server.stats();
