@@ -648,3 +648,81 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
     let _ = tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }
+
+/// The server restarts mid-game (graceful: 1012): `ttt play` says "server
+/// restarting, reconnecting…" instead of an error, takes its seat back once
+/// the server is up again and plays on; `ttt watch` watches the same room
+/// again and sees the game to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
+    let dir = tictactoe_tests::TempDir::new("cli-restart");
+    let config = Config { reconnect_grace_ms: 30_000, database: dir.database("ttt.db"), ..test_config() };
+    let server = TestServer::start(config.clone()).await;
+    let url = server.url();
+    let session = format!("ttt-restart-{}", std::process::id());
+    let cmd = format!(
+        "TTT_STATE_DIR={} exec {TTT} play --server {url} --name phoenix --create --seat x",
+        dir.path.display()
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
+    let screen = shows(&session, "--join ", 10).await;
+    let code =
+        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    let mut them = tictactoe_tests::Client::connect(&url).await;
+    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
+    let token = them.recv_type("game_started").await["resume_token"].clone();
+    let watcher = tokio::process::Command::new(TTT)
+        .args(["watch", "--server", &url, &code])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start ttt watch");
+    while server.stats.connections() < 3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    shows(&session, "your turn", 10).await;
+    tmux(&["send-keys", "-t", &session, "a1", "Enter"]);
+    them.recv_type("moved").await;
+    them.play(1, 1).await;
+    shows(&session, "your turn", 10).await;
+
+    let addr = server.addr;
+    server.shutdown().await;
+    shows(&session, "server restarting, reconnecting", 10).await;
+    let server = TestServer::start_at(config, addr).await;
+    let mut them = tictactoe_tests::Client::connect(&url).await;
+    them.send(serde_json::json!({"type": "resume", "token": token})).await;
+    assert_eq!(them.recv_type("state").await["moves"], serde_json::json!([[0, 0], [1, 1]]));
+    // Back: the status line says the turn again, and nothing of a restart.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let screen = tmux(&["capture-pane", "-p", "-t", &session]);
+        if screen.contains("your turn") && !screen.to_lowercase().contains("restarting") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never back in the game:\n{screen}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // X plays on: a1 b1 c1 is the top row.
+    tmux(&["send-keys", "-t", &session, "b1", "Enter"]);
+    them.recv_type("moved").await;
+    them.play(2, 2).await;
+    shows(&session, "your turn", 10).await;
+    tmux(&["send-keys", "-t", &session, "c1", "Enter"]);
+    let over = them.recv_type("game_over").await;
+    assert_eq!(
+        (over["winner"].clone(), over["reason"].clone()),
+        (serde_json::json!(1), serde_json::json!("line"))
+    );
+    shows(&session, "You won", 10).await;
+    them.send(serde_json::json!({"type": "leave"})).await;
+    let out = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
+        .await
+        .expect("ttt watch exits when the room closes")
+        .expect("ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Result:")), "the watcher saw the end: {text}");
+    tmux(&["kill-session", "-t", &session]);
+    server.shutdown().await;
+}
