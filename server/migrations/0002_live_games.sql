@@ -4,6 +4,8 @@
 
 CREATE TABLE live_games (
     room            TEXT    PRIMARY KEY,
+    -- The id the game's record will have.
+    game_id         TEXT    NOT NULL,
     size            INTEGER NOT NULL,
     win             INTEGER NOT NULL,
     -- Time per move in milliseconds; null when turns are not timed.

@@ -11,6 +11,8 @@ use crate::rules::Rules;
 /// A game in progress as the store keeps it, enough to open its room again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveGame {
+    /// The id its record will have.
+    pub id: Arc<str>,
     /// The room's code (resume tokens start with it).
     pub room: Arc<str>,
     /// Board size and win length.

@@ -87,7 +87,10 @@ impl Room {
             self.out.send(conn, state);
         }
         if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
+            let id = new_game_id();
+            self.game_id = Some(id.clone());
             let game = LiveGame {
+                id,
                 room: self.code.clone(),
                 rules: self.rules,
                 turn_timeout: self.clock.per_move(),
@@ -159,7 +162,7 @@ impl Room {
             }
             _ => None,
         };
-        let id = new_game_id();
+        let id = self.game_id.take().unwrap_or_else(new_game_id);
         let record = GameRecord {
             id: id.clone(),
             room: self.code.clone(),

@@ -206,6 +206,9 @@ pub struct Room {
     counts: Counts,
     /// When the game in progress (or the last one) started.
     started: Option<Instant>,
+    /// With records kept: the id the game in progress will have, chosen at
+    /// its start so that a game restored after a crash keeps it.
+    game_id: Option<Arc<str>>,
     /// The mark a private room's creator asked for in its first game.
     creator_mark: Option<Player>,
 }
@@ -239,6 +242,7 @@ impl Room {
             closed: false,
             counts: Counts::default(),
             started: None,
+            game_id: None,
             creator_mark: None,
         })
     }

@@ -26,6 +26,7 @@ impl Room {
         let settings = Settings { turn_timeout: saved.turn_timeout, ..settings };
         let grace = settings.grace;
         let mut room = Room::empty(saved.room, saved.rules, settings)?;
+        room.game_id = Some(saved.id);
         let mut last = None;
         for &[row, col] in &saved.moves {
             let player = room.game.turn().unwrap_or(Player::X);

@@ -723,6 +723,7 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let t0 = Instant::now();
     let with_records = Settings { records: Some(Arc::new(RatingBook::default())), ..settings() };
     let game = |moves: Vec<[u16; 2]>| LiveGame {
+        id: "GAME1234".into(),
         room: "ROOM".into(),
         rules: Rules::classic(3),
         turn_timeout: Some(TURN),
@@ -745,5 +746,6 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let got = out(&mut room);
     let [(_, Got::Record(record))] = &got[..] else { panic!("{got:?}") };
     assert_eq!((record.winner, record.reason, record.moves.clone()), (Some(Player::X), EndReason::Line, won));
+    assert_eq!(&*record.id, "GAME1234", "the id chosen when the game started");
     assert!(room.is_closed());
 }

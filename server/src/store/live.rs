@@ -85,8 +85,8 @@ impl Fold {
         let mut del_moves = tx.prepare_cached("DELETE FROM live_moves WHERE room = ?1")?;
         let mut game = tx.prepare_cached(
             "INSERT OR REPLACE INTO live_games (room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         )?;
         let mut chunk =
             tx.prepare_cached("INSERT OR REPLACE INTO live_moves (room, first, cells) VALUES (?1, ?2, ?3)")?;
@@ -113,6 +113,7 @@ impl Fold {
                     &g.tokens[1][..],
                     None::<i64>,
                     g.started_at_ms,
+                    &*g.id,
                 ])?;
             }
             if !d.moves.is_empty() {
@@ -173,7 +174,7 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
     {
         let mut stmt = tx.prepare(
             "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at FROM live_games",
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id FROM live_games",
         )?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
@@ -193,6 +194,7 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
                 Ok(r.get::<_, Option<i64>>(i)?.map(|v| Duration::from_millis(u64::try_from(v).unwrap_or(0))))
             };
             games.push(LiveGame {
+                id: r.get::<_, String>(14)?.into(),
                 moves: moves.remove(&room).unwrap_or_default(),
                 room: room.into(),
                 rules: Rules { size: r.get(1)?, win: r.get(2)? },
@@ -234,6 +236,7 @@ mod tests {
 
     fn game(room: &str) -> LiveGame {
         LiveGame {
+            id: format!("G{room}").into(),
             room: room.into(),
             rules: Rules::classic(3),
             turn_timeout: Some(Duration::from_secs(30)),
