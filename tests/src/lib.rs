@@ -3,6 +3,7 @@
 //! load generator's pieces (`load`, `relay`).
 
 pub mod chaos;
+pub mod crash;
 pub mod load;
 pub mod pki;
 pub mod relay;

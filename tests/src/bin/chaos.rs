@@ -1,8 +1,11 @@
-//! `chaos`: the chaos run against an in-process server (see `tictactoe_tests::chaos`);
-//! prints the figures and exits non-zero if anything went wrong.
+//! `chaos`: the chaos run against an in-process server (see
+//! `tictactoe_tests::chaos`), then, with `--server-bin`, the crash phase
+//! against the real binary (see `tictactoe_tests::crash`); prints the figures
+//! and exits non-zero if anything went wrong.
 
 use clap::Parser;
 use tictactoe_tests::chaos::{ChaosConfig, run};
+use tictactoe_tests::crash::{self, CrashConfig};
 
 /// Many misbehaving clients at once against one server, then a check of the aftermath.
 #[derive(Parser)]
@@ -14,6 +17,10 @@ struct Args {
     /// Clients of each kind: 8×scale honest pairs, 4×scale resuming pairs, and so on.
     #[arg(long, default_value_t = 4)]
     scale: usize,
+    /// The `ttt-server` binary: run the crash phase (4×scale pairs, SIGKILL
+    /// after secs/2, then secs/2 more) against it.
+    #[arg(long)]
+    server_bin: Option<std::path::PathBuf>,
 }
 
 #[tokio::main]
@@ -21,7 +28,14 @@ async fn main() -> std::process::ExitCode {
     let args = Args::parse();
     let report = run(&ChaosConfig::scaled(args.secs, args.scale)).await;
     println!("{}", report.render());
-    let failures = report.failures();
+    let mut failures = report.failures();
+    if let Some(server_bin) = args.server_bin {
+        let half = std::time::Duration::from_secs_f64(args.secs / 2.0);
+        let cfg = CrashConfig { server_bin, pairs: 4 * args.scale, before: half, after: half };
+        let crash = crash::run(&cfg).await;
+        println!("{}", crash.render());
+        failures.extend(crash.failures());
+    }
     if failures.is_empty() {
         println!("chaos: ok");
         std::process::ExitCode::SUCCESS

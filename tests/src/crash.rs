@@ -1,0 +1,421 @@
+//! The chaos run's crash phase: honest pairs play against the real
+//! `ttt-server` binary on a SQLite file; in the middle the server is killed
+//! with SIGKILL and started again on the same file and address. Every game
+//! either finished before the kill, or its players reconnect, resume with
+//! their tokens and finish it; every result judges consistent, and the record
+//! of every game interrupted by the kill is in the API afterwards.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use rand::Rng;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::time::{Instant, sleep, timeout};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::{TempDir, api, random_game};
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Fallible<T> = Result<T, String>;
+
+/// The phase's shape.
+#[derive(Debug, Clone)]
+pub struct CrashConfig {
+    /// The `ttt-server` binary.
+    pub server_bin: PathBuf,
+    /// Pairs playing games back to back.
+    pub pairs: usize,
+    /// How long they play before the kill.
+    pub before: Duration,
+    /// How long new games keep starting after the restart.
+    pub after: Duration,
+}
+
+/// What happened.
+#[derive(Debug, Default)]
+pub struct CrashReport {
+    /// Games that finished before the kill.
+    pub before: AtomicU64,
+    /// Games in progress at the kill that were resumed and finished after it.
+    pub resumed: AtomicU64,
+    /// Games whose last move was in flight at the kill: ended by the restart itself.
+    pub ended_by_restart: AtomicU64,
+    /// Games started and finished after the restart.
+    pub after: AtomicU64,
+    /// Moves the players had seen accepted that the restarted server did not have.
+    pub moves_lost: AtomicU64,
+    /// How long before the kill the oldest of those was seen, in milliseconds
+    /// (the contract allows 100).
+    pub lost_oldest_ms: AtomicU64,
+    /// Games the restarted server said it restored.
+    pub restored: AtomicU64,
+    /// From starting the server again to its listening, in milliseconds.
+    pub restart_ms: AtomicU64,
+    /// Everything that went wrong: a non-empty list fails the run.
+    pub failures: Mutex<Vec<String>>,
+}
+
+impl CrashReport {
+    fn fail(&self, what: String) {
+        if let Ok(mut f) = self.failures.lock() {
+            f.push(what);
+        }
+    }
+
+    /// The failures so far.
+    pub fn failures(&self) -> Vec<String> {
+        self.failures.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+
+    /// The figures, one line.
+    pub fn render(&self) -> String {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "crash: games finished before the SIGKILL {}, in progress at it and finished after a resume {}, \
+             ended by the restart itself {}, played after it {}; games restored {} (listening {} ms after \
+             the restart); moves seen accepted but lost {} (the oldest seen {} ms before the kill)",
+            n(&self.before),
+            n(&self.resumed),
+            n(&self.ended_by_restart),
+            n(&self.after),
+            n(&self.restored),
+            n(&self.restart_ms),
+            n(&self.moves_lost),
+            n(&self.lost_oldest_ms),
+        )
+    }
+}
+
+/// A `ttt-server` process.
+struct Process {
+    child: Child,
+    addr: SocketAddr,
+}
+
+/// Starts the binary with `args`; returns once it listens, with the number
+/// of games it said it restored.
+async fn start(bin: &PathBuf, args: &[String]) -> Fallible<(Process, u64)> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("start {}: {e}", bin.display()))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let mut restored = 0;
+    let addr = loop {
+        let line = timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .map_err(|_| "the server did not start listening within 20 s".to_owned())?
+            .map_err(|e| e.to_string())?
+            .ok_or("the server exited before listening")?;
+        if line.contains("games in progress restored") {
+            restored = field(&line, "games=").and_then(|g| g.parse().ok()).unwrap_or(0);
+        }
+        if let Some(addr) = field(&line, "addr=") {
+            break addr.parse::<SocketAddr>().map_err(|e| e.to_string())?;
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((Process { child, addr }, restored))
+}
+
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split(key).nth(1)?.split_whitespace().next()
+}
+
+/// Shared by the pairs.
+struct Ctx {
+    url: String,
+    addr: SocketAddr,
+    report: Arc<CrashReport>,
+    /// Set just before the server is killed: a failure after it is the kill's.
+    killed: AtomicBool,
+    /// When it was killed.
+    killed_at: Mutex<Option<Instant>>,
+    /// New games start until then.
+    deadline: Mutex<Option<Instant>>,
+}
+
+impl Ctx {
+    fn live(&self) -> bool {
+        self.deadline.lock().ok().and_then(|d| *d).is_none_or(|d| Instant::now() < d)
+    }
+}
+
+/// Runs the phase.
+pub async fn run(cfg: &CrashConfig) -> Arc<CrashReport> {
+    let report = Arc::new(CrashReport::default());
+    if let Err(e) = phase(cfg, &report).await {
+        report.fail(e);
+    }
+    report
+}
+
+async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
+    let dir = TempDir::new("crash");
+    let db = format!("sqlite:{}", dir.path.join("ttt.db").display());
+    let args = |bind: &str| -> Vec<String> {
+        [
+            "--bind",
+            bind,
+            "--database",
+            &db,
+            "--reconnect-grace-ms",
+            "20000",
+            "--turn-timeout-ms",
+            "0",
+            "--max-messages-per-second",
+            "0",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let (mut server, _) = start(&cfg.server_bin, &args("127.0.0.1:0")).await?;
+    let addr = server.addr;
+    let ctx = Arc::new(Ctx {
+        url: format!("ws://{addr}/"),
+        addr,
+        report: report.clone(),
+        killed: AtomicBool::new(false),
+        killed_at: Mutex::new(None),
+        deadline: Mutex::new(None),
+    });
+    let mut pairs = tokio::task::JoinSet::new();
+    for i in 0..cfg.pairs {
+        let ctx = ctx.clone();
+        pairs.spawn(async move {
+            while ctx.live() {
+                if let Err(e) = game(&ctx, 3 + i % 3).await {
+                    ctx.report.fail(format!("pair {i}: {e}"));
+                    return;
+                }
+            }
+        });
+    }
+    sleep(cfg.before).await;
+    ctx.killed.store(true, Ordering::Release);
+    if let Ok(mut at) = ctx.killed_at.lock() {
+        *at = Some(Instant::now());
+    }
+    server.child.start_kill().map_err(|e| format!("SIGKILL: {e}"))?;
+    let _ = server.child.wait().await;
+    let started = std::time::Instant::now();
+    let (restarted, restored) = start(&cfg.server_bin, &args(&addr.to_string())).await?;
+    report.restart_ms.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    report.restored.store(restored, Ordering::Relaxed);
+    if let Ok(mut d) = ctx.deadline.lock() {
+        *d = Some(Instant::now() + cfg.after);
+    }
+    let all = async { while pairs.join_next().await.is_some() {} };
+    if timeout(cfg.after + Duration::from_secs(60), all).await.is_err() {
+        report.fail("pairs still playing a minute after the phase's end".into());
+    }
+    let mut server = restarted;
+    let _ = server.child.start_kill();
+    let _ = server.child.wait().await;
+    Ok(())
+}
+
+async fn connect(url: &str) -> Fallible<Ws> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.map_err(|e| format!("connect: {e}"))?;
+    let welcome = recv(&mut ws).await?;
+    if welcome["type"] != "welcome" {
+        return Err(format!("first frame is not welcome: {welcome}"));
+    }
+    Ok(ws)
+}
+
+async fn recv(ws: &mut Ws) -> Fallible<Value> {
+    loop {
+        match timeout(Duration::from_secs(15), ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => return serde_json::from_str(&t).map_err(|e| e.to_string()),
+            Ok(Some(Ok(Message::Close(_)))) | Ok(None) => return Err("closed".into()),
+            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Err(e))) => return Err(format!("read: {e}")),
+            Err(_) => return Err("no frame within 15 s".into()),
+        }
+    }
+}
+
+async fn expect(ws: &mut Ws, kind: &str) -> Fallible<Value> {
+    loop {
+        let v = recv(ws).await?;
+        if v["type"] == kind {
+            return Ok(v);
+        }
+        if v["type"] == "error" {
+            return Err(format!("waiting for {kind}, got {v}"));
+        }
+    }
+}
+
+async fn send(ws: &mut Ws, v: Value) -> Fallible<()> {
+    ws.send(Message::text(v.to_string())).await.map_err(|e| format!("send: {e}"))
+}
+
+/// How a seat comes back after the kill.
+enum Back {
+    /// Resumed: the restored moves.
+    Resumed(Ws, Vec<[usize; 2]>),
+    /// The token is no longer valid: the game ended with the restart.
+    Over,
+}
+
+/// Reconnects (the server is down for a moment) and resumes with `token`.
+async fn come_back(url: &str, token: &Value) -> Fallible<Back> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut wait = Duration::from_millis(50);
+    loop {
+        if let Ok(mut ws) = connect(url).await {
+            send(&mut ws, json!({"type": "resume", "token": token})).await?;
+            loop {
+                let v = recv(&mut ws).await?;
+                match v["type"].as_str() {
+                    Some("state") => {
+                        let moves = serde_json::from_value(v["moves"].clone()).map_err(|e| e.to_string())?;
+                        return Ok(Back::Resumed(ws, moves));
+                    }
+                    Some("error") if v["code"] == "invalid_token" => return Ok(Back::Over),
+                    Some("error") => return Err(format!("resume refused: {v}")),
+                    _ => continue,
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            return Err("could not reconnect within 20 s of the kill".into());
+        }
+        let jitter = 0.5 + rand::rng().random::<f64>() / 2.0;
+        sleep(wait.mul_f64(jitter)).await;
+        wait = (wait * 2).min(Duration::from_millis(500));
+    }
+}
+
+/// One game in a private room between two clients who come back after the
+/// kill; its moves are random, paced so that games are in progress at it.
+async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
+    let born_after_kill = ctx.killed.load(Ordering::Acquire);
+    let setup = async {
+        let (mut a, mut b) = (connect(&ctx.url).await?, connect(&ctx.url).await?);
+        send(&mut a, json!({"type": "create_room", "size": size})).await?;
+        let room = expect(&mut a, "room_created").await?["room"].as_str().unwrap_or_default().to_owned();
+        send(&mut b, json!({"type": "join_room", "room": room})).await?;
+        let sa = expect(&mut a, "game_started").await?;
+        let sb = expect(&mut b, "game_started").await?;
+        Ok::<_, String>(if sa["you"] == 1 {
+            ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()])
+        } else {
+            ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()])
+        })
+    };
+    let (mut seats, tokens) = match setup.await {
+        Ok(pair) => pair,
+        // A room still waiting for its second player is not kept: start another.
+        Err(_) if !born_after_kill && ctx.killed.load(Ordering::Acquire) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let script = random_game(size, &mut rand::rng());
+    let mut next = 0;
+    let mut interrupted = false;
+    // When each move was seen accepted.
+    let mut seen_at = Vec::new();
+    let over = loop {
+        let step = async {
+            if next == script.len() {
+                let gx = expect(&mut seats[0], "game_over").await?;
+                let go = expect(&mut seats[1], "game_over").await?;
+                return Ok::<_, String>(Some((gx, go)));
+            }
+            let [r, c] = script[next];
+            let (mover, other) = if next % 2 == 0 { (0, 1) } else { (1, 0) };
+            let pause = Duration::from_millis(rand::rng().random_range(10..40));
+            sleep(pause).await;
+            send(&mut seats[mover], json!({"type": "move", "row": r, "col": c})).await?;
+            let own = expect(&mut seats[mover], "moved").await?;
+            let seen = expect(&mut seats[other], "moved").await?;
+            if own != seen || own["seq"] != next + 1 {
+                return Err(format!("players saw different moves: {own} / {seen}"));
+            }
+            Ok(None)
+        };
+        match step.await {
+            Ok(Some(over)) => break over,
+            Ok(None) => {
+                seen_at.truncate(next);
+                seen_at.push(Instant::now());
+                next += 1;
+            }
+            Err(e) if !ctx.killed.load(Ordering::Acquire) || interrupted || born_after_kill => return Err(e),
+            Err(_) => {
+                // The kill: both come back and the game goes on from what the server kept.
+                interrupted = true;
+                let seen = next;
+                let mut restored = Vec::new();
+                for (i, token) in tokens.iter().enumerate() {
+                    match come_back(&ctx.url, token).await? {
+                        Back::Resumed(ws, moves) => {
+                            seats[i] = ws;
+                            restored.push(moves);
+                        }
+                        Back::Over if seen + 1 >= script.len() => {
+                            ctx.report.ended_by_restart.fetch_add(1, Ordering::Relaxed);
+                            return Ok(());
+                        }
+                        Back::Over => return Err(format!("the seat was not restored after {seen} moves")),
+                    }
+                }
+                let moves = &restored[0];
+                if restored[1] != *moves || moves.len() > script.len() || moves[..] != script[..moves.len()] {
+                    return Err(format!(
+                        "restored moves {restored:?} are not a prefix of the game {script:?}"
+                    ));
+                }
+                ctx.report.moves_lost.fetch_add(seen.saturating_sub(moves.len()) as u64, Ordering::Relaxed);
+                let killed_at = ctx.killed_at.lock().ok().and_then(|at| *at);
+                if let (Some(first_lost), Some(killed_at)) = (seen_at.get(moves.len()), killed_at) {
+                    let age = killed_at.saturating_duration_since(*first_lost).as_millis() as u64;
+                    ctx.report.lost_oldest_ms.fetch_max(age, Ordering::Relaxed);
+                }
+                next = moves.len();
+            }
+        }
+    };
+    let (gx, go) = over;
+    if gx != go {
+        return Err(format!("players saw different results: {gx} / {go}"));
+    }
+    let list: Vec<[usize; 2]> = serde_json::from_value(gx["moves"].clone()).map_err(|e| e.to_string())?;
+    let verdict = tictactoe_protocol::judge(size, size, &list).map_err(|e| format!("{e}: {gx}"))?;
+    if list != script || u64::from(verdict.winner_number()) != gx["winner"].as_u64().unwrap_or(9) {
+        return Err(format!("game_over does not judge to its winner: {gx}"));
+    }
+    if interrupted {
+        // The record of a game that outlived the kill is kept like any other.
+        let id = gx["game_id"].as_str().ok_or("no game_id")?;
+        let (status, record) = api(ctx.addr, &format!("/api/games/{id}")).await;
+        if status != 200 || record["moves"] != gx["moves"] || record["winner"] != gx["winner"] {
+            return Err(format!("the record of {id} is not the game played: {status} {record}"));
+        }
+        ctx.report.resumed.fetch_add(1, Ordering::Relaxed);
+    } else if born_after_kill {
+        ctx.report.after.fetch_add(1, Ordering::Relaxed);
+    } else {
+        ctx.report.before.fetch_add(1, Ordering::Relaxed);
+    }
+    for ws in &mut seats {
+        let _ = ws.close(None).await;
+    }
+    Ok(())
+}
