@@ -269,7 +269,7 @@ async fn send(ws: &mut Ws, v: Value) -> Fallible<()> {
 /// How a seat comes back after the kill.
 enum Back {
     /// Resumed: the restored moves.
-    Resumed(Ws, Vec<[usize; 2]>),
+    Resumed(Box<Ws>, Vec<[usize; 2]>),
     /// The token is no longer valid: the game ended with the restart.
     Over,
 }
@@ -286,7 +286,7 @@ async fn come_back(url: &str, token: &Value) -> Fallible<Back> {
                 match v["type"].as_str() {
                     Some("state") => {
                         let moves = serde_json::from_value(v["moves"].clone()).map_err(|e| e.to_string())?;
-                        return Ok(Back::Resumed(ws, moves));
+                        return Ok(Back::Resumed(Box::new(ws), moves));
                     }
                     Some("error") if v["code"] == "invalid_token" => return Ok(Back::Over),
                     Some("error") => return Err(format!("resume refused: {v}")),
@@ -366,7 +366,7 @@ async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
                 for (i, token) in tokens.iter().enumerate() {
                     match come_back(&ctx.url, token).await? {
                         Back::Resumed(ws, moves) => {
-                            seats[i] = ws;
+                            seats[i] = *ws;
                             restored.push(moves);
                         }
                         Back::Over if seen + 1 >= script.len() => {
