@@ -12,14 +12,17 @@
 # (user + system, from /proc) per move, which does not depend on whether the
 # target or the load generator was the bottleneck. A second relay with the
 # game server's tasks and queues measures what that data flow costs by itself.
+# Last, RESTORE saved games are written into a fresh database and the server
+# is started on it: how long until they are all open again.
 # Environment: SECS (10), PAIRS (200), RATE (10000), IDLE (19500),
-# ROUNDS (3), SERVER_FLAGS (extra ttt-server flags).
+# ROUNDS (3), RESTORE (10000), SERVER_FLAGS (extra ttt-server flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-10}
 PAIRS=${PAIRS:-200}
 RATE=${RATE:-10000}
 IDLE=${IDLE:-19500}
+RESTORE=${RESTORE:-10000}
 ROUNDS=${ROUNDS:-3}
 SERVER_FLAGS=${SERVER_FLAGS:-}
 UPDATE_README=0
@@ -103,6 +106,30 @@ for r in $(seq "$ROUNDS"); do
 done
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://$addr/metrics').read().decode())" >"$work/metrics.txt"
 
+echo "== restore: $RESTORE saved games, the server started on them"
+# The schema comes from the server itself; the games are written straight into it.
+start "$work/schema.log" $BIN/ttt-server --bind 127.0.0.1:0 --database "sqlite:$work/restore.db" >/dev/null
+kill -TERM "$(cat "$work/schema.log.pid")"; while kill -0 "$(cat "$work/schema.log.pid")" 2>/dev/null; do sleep 0.05; done
+python3 - "$work/restore.db" "$RESTORE" <<'PY'
+import os, random, sqlite3, struct, sys, time
+db, n = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
+now = int(time.time() * 1000)
+with db:
+    for i in range(n):
+        room = f"R{i:09d}"
+        db.execute("INSERT INTO live_games (room, game_id, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,"
+                   " o_name, o_account, o_bot, o_token, clock_left_ms, started_at) VALUES (?, ?, 3, 3, 30000, 'ann', NULL, 0, ?,"
+                   " 'bob', NULL, 0, ?, 12000, ?)", (room, f"G{i:07d}", os.urandom(32), os.urandom(32), now))
+        cells = random.sample(range(9), 3)
+        db.execute("INSERT INTO live_moves (room, first, cells) VALUES (?, 0, ?)",
+                   (room, b"".join(struct.pack("<HH", c // 3, c % 3) for c in cells)))
+PY
+t0=$(date +%s%N)
+start "$work/restore.log" $BIN/ttt-server --bind 127.0.0.1:0 --database "sqlite:$work/restore.db" --reconnect-grace-ms 600000 >/dev/null
+t1=$(date +%s%N)
+echo "restore: listening $(( (t1 - t0) / 1000000 )) ms after start; $(grep -o 'games in progress restored.*' "$work/restore.log")" | tee "$work/restore.out"
+kill -TERM "$(cat "$work/restore.log.pid")" 2>/dev/null || true
+
 table=$(python3 - "$work" "$ROUNDS" "$SECS" "$PAIRS" "$RATE" "$IDLE" <<'PY'
 import os, re, statistics, sys
 work, rounds, secs, pairs, rate, idle = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
@@ -155,18 +182,28 @@ print(f"The relay with the server's tasks and queues does **{statistics.median(t
       f"(rounds {fmt(tasks)}). By CPU time per move (relay's / target's, median of the rounds): tasks relay "
       f"{cpu_ratio('tasks'):.2f}, ttt-server **{cpu_ratio('wide'):.2f}** on 10×10 and {cpu_ratio('server'):.2f} on 3×3.")
 wide_none, narrow_none = ratios("wide_none"), ratios("server_none")
-print(f"With every game recorded in SQLite (the default) against `--database none`, ratio to the relay: "
+closed = lambda kind, none: statistics.median(s["moves_per_sec"] / max(n["moves_per_sec"], 1) for s, n in zip(runs[kind], runs[none]))
+print(f"Default database / `--database none`, closed-loop moves/s, median of the rounds' ratios: "
+      f"**{closed('server', 'server_none'):.3f}** on 3×3, **{closed('wide', 'wide_none'):.3f}** on 10×10.")
+print(f"With every game recorded and every move saved in SQLite (the default) against `--database none`, ratio to the relay: "
       f"**{statistics.median(wide):.2f}** vs {statistics.median(wide_none):.2f} on 10×10, "
       f"**{statistics.median(narrow):.2f}** vs {statistics.median(narrow_none):.2f} on 3×3 "
-      f"(records cost {100 * (1 - statistics.median(narrow) / max(statistics.median(narrow_none), 1e-9)):.1f}% on 3×3, "
+      f"(the store costs {100 * (1 - statistics.median(narrow) / max(statistics.median(narrow_none), 1e-9)):.1f}% on 3×3, "
       f"{100 * (1 - statistics.median(wide) / max(statistics.median(wide_none), 1e-9)):.1f}% on 10×10).")
-metrics = dict(re.findall(r"^(ttt_store_\w+) (\S+)$", open(f"{work}/metrics.txt").read(), re.M))
+text = open(f"{work}/metrics.txt").read()
+metrics = dict(re.findall(r"^(ttt_store_\w+) (\S+)$", text, re.M))
+durable = dict(re.findall(r'^ttt_move_durable_seconds\{quantile="([\d.]+)"\} (\S+)$', text, re.M))
+ms = lambda q: f"{1000 * float(durable[q]):.1f}" if q in durable else "?"
+print(f"Durability (accepted → committed to SQLite with FULL sync, over the last minute of the runs): p50 {ms('0.5')} ms, "
+      f"p99 **{ms('0.99')} ms**, max {ms('1')} ms; {metrics.get('ttt_store_moves_saved_total', '?')} moves saved, "
+      f"{metrics.get('ttt_store_moves_dropped_total', '?')} lost on a full queue.")
 print(f"Store: {metrics.get('ttt_store_games_written_total', '?')} games written, writer queue at most "
       f"{metrics.get('ttt_store_queue_depth_max', '?')} deep (bound 65536), "
       f"{metrics.get('ttt_store_games_dropped_total', '?')} dropped, {metrics.get('ttt_store_write_failures_total', '?')} failed writes.")
 idle_f = last_summary(f"{work}/idle.out")
 print(f"Paced p99 per run: {', '.join(str(f['p99_us']) for f in runs['paced'])} µs.")
 print(f"Idle: {idle_f['idle']} connections cost {idle_f['rss_per_conn_bytes']} bytes of server RSS each.")
+print("Restore: " + open(f"{work}/restore.out").read().strip().removeprefix("restore: ") + ".")
 PY
 )
 echo

@@ -95,6 +95,7 @@ impl Server {
         let settings = config.room_settings(records);
         let rooms = restore(restored.games, &settings);
         tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, ctx, tracker.clone()));
+        tracker.spawn(metrics_upkeep(stop.clone()));
 
         let welcome = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
@@ -175,6 +176,18 @@ fn restore(games: Vec<store::LiveGame>, settings: &room::Settings) -> Vec<room::
         "games in progress restored"
     );
     rooms
+}
+
+/// Folds the metrics' histogram samples into their summaries every few
+/// seconds: without it they pile up in memory until the next scrape.
+async fn metrics_upkeep(stop: signal::Shutdown) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = stop.started() => return,
+            _ = every.tick() => metrics::upkeep(),
+        }
+    }
 }
 
 /// Runs a server with `config` on `listener` until `shutdown` completes.

@@ -28,6 +28,12 @@ pub fn init() -> &'static PrometheusHandle {
     })
 }
 
+/// Folds the histograms' samples into their summaries; without it they
+/// pile up until the next scrape.
+pub fn upkeep() {
+    init().run_upkeep();
+}
+
 /// Counts one refused request.
 pub fn refused(code: ErrorCode) {
     let name =
@@ -52,5 +58,7 @@ pub fn render(stats: &Stats, store: &StoreStats) -> String {
     counter!("ttt_store_games_written_total").absolute(store.written.load(Ordering::Relaxed));
     counter!("ttt_store_write_failures_total").absolute(store.failed_writes.load(Ordering::Relaxed));
     counter!("ttt_store_games_dropped_total").absolute(store.dropped.load(Ordering::Relaxed));
+    counter!("ttt_store_moves_saved_total").absolute(store.moves_saved.load(Ordering::Relaxed));
+    counter!("ttt_store_moves_dropped_total").absolute(store.live_dropped.load(Ordering::Relaxed));
     handle.render()
 }

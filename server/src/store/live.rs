@@ -1,17 +1,17 @@
-//! Games in progress in the store: how the writer folds a batch of
-//! [`LiveWrite`]s into as few rows as it can, and how the server reads the
-//! games back at start.
+//! Games in progress in the store: how the writer folds [`LiveWrite`]s into
+//! as few rows as it can, and how the server reads the games back at start.
 //!
-//! A move is one small job on the store's queue; the writer gathers them for
-//! a few milliseconds and commits each room's new moves as one row. A game
-//! that starts and ends within one batch costs no live rows at all: its
-//! record is the only write.
+//! A move is one small job on the store's queue. The writer commits what it
+//! holds at most every [`HOLD`] (see `sqlite::run`), and until then keeps
+//! each room's changes folded: its new moves become one row, and a game that
+//! starts and ends between two commits costs no live rows at all (its record
+//! is the only write).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, Transaction, params};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use skillratings::glicko2::Glicko2Rating;
 
 use super::Restored;
@@ -20,10 +20,18 @@ use crate::live::{LiveGame, LiveWrite};
 use crate::ratings::Standing;
 use crate::rules::Rules;
 
-/// What a batch does to one room's saved game.
+/// The longest a write waits for the commit that makes it durable, besides
+/// the commit itself: inside the 100 ms of moves the contract allows a
+/// crash to lose.
+pub(super) const HOLD: Duration = Duration::from_millis(50);
+
+/// Most room changes kept while writes fail; beyond it the oldest are dropped.
+const BACKLOG: usize = 100_000;
+
+/// What is waiting to be written for one room.
 #[derive(Debug, Default)]
 struct Delta {
-    /// The saved game (if any) goes first: it ended, or another began.
+    /// What the database holds for the room goes first: its game ended, or another began.
     reset: bool,
     /// A game to insert.
     start: Option<Box<LiveGame>>,
@@ -33,32 +41,35 @@ struct Delta {
     moves: Vec<[u16; 2]>,
     /// A clock to save.
     clock: Option<Option<Duration>>,
+    /// When the oldest of `moves` was accepted.
+    oldest_move: Option<Instant>,
 }
 
-/// A batch of live-game changes folded per room, ready for one transaction.
+/// Changes to the games in progress, folded per room until the next commit.
 #[derive(Debug, Default)]
 pub(super) struct Fold {
     rooms: FxHashMap<Arc<str>, Delta>,
-    /// When each move in the batch was accepted.
-    pub(super) accepted: Vec<Instant>,
+    /// Rooms with a saved game, and rooms with saved moves, in the database.
+    games_in_db: FxHashSet<Arc<str>>,
+    moves_in_db: FxHashSet<Arc<str>>,
+    /// Taken to be written, in order; kept (and retried) while writes fail.
+    taken: Vec<(Arc<str>, Delta)>,
+    /// When the oldest held move of each game that ended was accepted, and
+    /// how many there were: they are durable with the game's record.
+    ended: Vec<(Instant, usize)>,
+    /// Room changes given up on (the backlog of failed writes was full).
+    pub(super) dropped: u64,
 }
 
 impl Fold {
-    /// Whether there is nothing to write.
-    pub(super) fn is_empty(&self) -> bool {
-        self.rooms.is_empty() && self.accepted.is_empty()
-    }
-
     /// Adds one write.
     pub(super) fn add(&mut self, write: LiveWrite) {
         match write {
             LiveWrite::Start(game) => {
                 let room = game.room.clone();
-                *self.rooms.entry(room).or_default() =
-                    Delta { reset: true, start: Some(game), ..Delta::default() };
+                self.replace(room, Delta { reset: true, start: Some(game), ..Delta::default() });
             }
             LiveWrite::Move { room, seq, cell, at } => {
-                self.accepted.push(at);
                 let delta = self.rooms.entry(room).or_default();
                 let index = seq.saturating_sub(1);
                 if delta.moves.is_empty() {
@@ -69,17 +80,46 @@ impl Fold {
                 if delta.first + delta.moves.len() as u32 == index {
                     delta.moves.push(cell);
                 }
+                delta.oldest_move = Some(delta.oldest_move.map_or(at, |s| s.min(at)));
             }
             LiveWrite::Clock { room, left } => self.rooms.entry(room).or_default().clock = Some(left),
         }
     }
 
-    /// The game in `room` ended (its record is in the same batch): nothing of it stays.
+    /// The game in `room` ended (its record is in the same commit): nothing of it stays.
     pub(super) fn end(&mut self, room: &Arc<str>) {
-        *self.rooms.entry(room.clone()).or_default() = Delta { reset: true, ..Delta::default() };
+        self.replace(room.clone(), Delta { reset: true, ..Delta::default() });
     }
 
-    /// Writes the batch within `tx`.
+    fn replace(&mut self, room: Arc<str>, delta: Delta) {
+        if let Some(old) = self.rooms.insert(room, delta) {
+            if let Some(oldest) = old.oldest_move {
+                self.ended.push((oldest, old.moves.len()));
+            }
+        }
+    }
+
+    /// Whether anything waits for a commit.
+    pub(super) fn is_empty(&self) -> bool {
+        self.rooms.is_empty() && !self.has_taken()
+    }
+
+    /// Takes everything held to be written.
+    pub(super) fn take(&mut self) {
+        self.taken.extend(self.rooms.drain());
+        if self.taken.len() > BACKLOG {
+            let over = self.taken.len() - BACKLOG;
+            self.taken.drain(..over);
+            self.dropped += over as u64;
+        }
+    }
+
+    /// Whether anything is taken and not yet written.
+    pub(super) fn has_taken(&self) -> bool {
+        !self.taken.is_empty() || !self.ended.is_empty()
+    }
+
+    /// Writes what was taken within `tx`, in order.
     pub(super) fn write(&self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
         let mut del_game = tx.prepare_cached("DELETE FROM live_games WHERE room = ?1")?;
         let mut del_moves = tx.prepare_cached("DELETE FROM live_moves WHERE room = ?1")?;
@@ -91,10 +131,18 @@ impl Fold {
         let mut chunk =
             tx.prepare_cached("INSERT OR REPLACE INTO live_moves (room, first, cells) VALUES (?1, ?2, ?3)")?;
         let mut clock = tx.prepare_cached("UPDATE live_games SET clock_left_ms = ?2 WHERE room = ?1")?;
-        for (room, d) in &self.rooms {
+        // Rooms given rows earlier in this transaction (after failed writes,
+        // one room may have several changes taken).
+        let (mut games_here, mut moves_here) = (FxHashSet::<&str>::default(), FxHashSet::<&str>::default());
+        for (room, d) in &self.taken {
             if d.reset {
-                del_game.execute([&**room])?;
-                del_moves.execute([&**room])?;
+                // Nothing to delete for a game that never reached the database.
+                if self.games_in_db.contains(room) || games_here.remove(&**room) {
+                    del_game.execute([&**room])?;
+                }
+                if self.moves_in_db.contains(room) || moves_here.remove(&**room) {
+                    del_moves.execute([&**room])?;
+                }
             }
             if let Some(g) = &d.start {
                 let [x, o] = &g.players;
@@ -115,9 +163,11 @@ impl Fold {
                     g.started_at_ms,
                     &*g.id,
                 ])?;
+                games_here.insert(room);
             }
             if !d.moves.is_empty() {
                 chunk.execute(params![&**room, d.first, encode(&d.moves)])?;
+                moves_here.insert(room);
             }
             if let Some(left) = d.clock {
                 clock.execute(params![&**room, left.map(millis)])?;
@@ -126,10 +176,32 @@ impl Fold {
         Ok(())
     }
 
-    /// Forgets what was written.
-    pub(super) fn clear(&mut self) {
-        self.rooms.clear();
-        self.accepted.clear();
+    /// What was taken is committed at `done`: `durable` hears, for each
+    /// room's moves, how long the oldest waited since it was accepted.
+    /// Returns how many moves that made durable.
+    pub(super) fn committed(&mut self, done: Instant, mut durable: impl FnMut(Duration)) -> u64 {
+        let mut moves = 0;
+        for (room, d) in self.taken.drain(..) {
+            moves += d.moves.len() as u64;
+            if d.reset {
+                self.games_in_db.remove(&room);
+                self.moves_in_db.remove(&room);
+            }
+            if d.start.is_some() {
+                self.games_in_db.insert(room.clone());
+            }
+            if !d.moves.is_empty() {
+                self.moves_in_db.insert(room);
+            }
+            if let Some(oldest) = d.oldest_move {
+                durable(done.saturating_duration_since(oldest));
+            }
+        }
+        for (oldest, n) in self.ended.drain(..) {
+            moves += n as u64;
+            durable(done.saturating_duration_since(oldest));
+        }
+        moves
     }
 }
 
@@ -252,11 +324,13 @@ mod tests {
         LiveWrite::Move { room: room.into(), seq, cell, at: Instant::now() }
     }
 
+    /// Writes everything held, as the writer does at each commit.
     fn commit(conn: &mut Connection, fold: &mut Fold) {
+        fold.take();
         let tx = conn.transaction().expect("tx");
         fold.write(&tx).expect("write");
         tx.commit().expect("commit");
-        fold.clear();
+        fold.committed(Instant::now(), |_| {});
     }
 
     fn db() -> Connection {
@@ -303,6 +377,33 @@ mod tests {
         commit(&mut conn, &mut fold);
         let games = load(&mut conn).expect("load").games;
         assert_eq!(games, vec![game("R2")]);
+    }
+
+    /// A game that starts and ends between two commits leaves no live rows,
+    /// and its moves count as durable with its record.
+    #[test]
+    fn a_game_between_two_commits_writes_no_live_rows() {
+        let mut conn = db();
+        let mut fold = Fold::default();
+        let t0 = Instant::now();
+        fold.add(LiveWrite::Start(Box::new(game("R1"))));
+        fold.add(LiveWrite::Move { room: "R1".into(), seq: 1, cell: [0, 0], at: t0 });
+        fold.add(LiveWrite::Start(Box::new(game("R2"))));
+        fold.add(LiveWrite::Move { room: "R2".into(), seq: 1, cell: [1, 1], at: t0 + HOLD / 2 });
+        fold.end(&"R2".into());
+        fold.take();
+        let tx = conn.transaction().expect("tx");
+        fold.write(&tx).expect("write");
+        tx.commit().expect("commit");
+        let mut ages = Vec::new();
+        assert_eq!(fold.committed(t0 + HOLD, |age| ages.push(age)), 2);
+        ages.sort();
+        assert_eq!(ages, [HOLD / 2, HOLD]);
+        assert!(fold.is_empty());
+        let games = load(&mut conn).expect("load").games;
+        assert_eq!(games.iter().map(|g| (&*g.room, g.moves.len())).collect::<Vec<_>>(), [("R1", 1)]);
+        let live: i64 = conn.query_row("SELECT count(*) FROM live_games", [], |r| r.get(0)).expect("count");
+        assert_eq!(live, 1, "R2 never reached the database");
     }
 
     #[test]

@@ -4,14 +4,15 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use skillratings::glicko2::Glicko2Rating;
 
 use super::json;
-use super::live::Fold;
+use super::live::{Fold, HOLD};
+use crate::live::LiveWrite;
 use super::{Account, Job, StoreError, StoreStats};
 use crate::account::{TokenHash, name_key};
 use crate::ratings::Standing;
@@ -30,10 +31,6 @@ const BATCH: usize = 8192;
 /// Most games kept in memory while writes fail (a full disk, say), retried
 /// every [`RETRY`]; beyond it the oldest are dropped, counted and logged.
 const BACKLOG: usize = 100_000;
-
-/// How long a write waits for others to share its transaction: most of what
-/// a crash may lose (the contract allows 100 ms of moves).
-const GATHER: Duration = Duration::from_millis(20);
 
 /// How often failed writes are retried.
 const RETRY: Duration = Duration::from_secs(1);
@@ -80,91 +77,130 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), String> {
 struct Batch {
     records: Vec<GameRecord>,
     live: Fold,
+    /// When what is held must be committed: [`HOLD`] after the oldest of it.
+    due: Option<Instant>,
+    /// After a failed write: when to try again.
+    retry: Option<Instant>,
 }
 
 impl Batch {
-    fn is_empty(&self) -> bool {
-        self.records.is_empty() && self.live.is_empty()
+    /// Something written at `at` is held: it is due by `at + HOLD`.
+    fn hold(&mut self, at: Instant) {
+        let due = at + HOLD;
+        self.due = Some(self.due.map_or(due, |d| d.min(due)));
+    }
+
+    /// When the next commit should happen, if anything is held.
+    fn next_commit(&self) -> Option<Instant> {
+        self.retry.or(self.due)
     }
 }
 
-/// The store's thread: takes jobs off the queue until every handle is gone,
-/// writing records and live games in batches and answering the rest in order.
+/// While writes are held, how often the writer looks at its queue (what an
+/// account request or an API query may wait behind them). It sleeps between
+/// looks instead of blocking on the queue, so that no sender has to wake it.
+const SLICE: Duration = Duration::from_millis(5);
+
+/// The store's thread: takes jobs off the queue until every handle is gone.
+/// Writes (finished games, changes to games in progress) are held and
+/// committed together at most [`HOLD`] after the oldest of them — one
+/// transaction, one sync, for everything in that window; other jobs are
+/// answered at once, after a commit of what is held so that they see it.
 pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
     let mut batch = Batch::default();
     loop {
-        // With writes failing, wake up to retry them even if nothing comes.
-        let first = if batch.is_empty() {
-            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        } else {
-            rx.recv_timeout(RETRY)
-        };
-        let mut jobs = match first {
-            // A write can wait a moment for others to share its transaction:
-            // the thread then wakes a few dozen times a second under load
-            // instead of once per move, and commits (and syncs) as rarely.
-            // Behind already (a full batch waiting), it writes at once.
-            Ok(job @ (Job::Record(_) | Job::Live(_))) => {
-                if stats.queued.load(Ordering::Relaxed) < BATCH {
-                    std::thread::sleep(GATHER);
+        let mut jobs = Vec::new();
+        match batch.next_commit() {
+            None => match rx.recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => return stop(&mut conn, &mut batch, &stats),
+            },
+            // Far behind: no pause.
+            Some(_) if stats.queued.load(Ordering::Relaxed) >= BATCH => {}
+            Some(at) => std::thread::sleep(SLICE.min(at.saturating_duration_since(Instant::now()))),
+        }
+        let mut gone = false;
+        while jobs.len() < BATCH {
+            match rx.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    gone = true;
+                    break;
                 }
-                vec![job]
             }
-            Ok(job) => vec![job],
-            Err(RecvTimeoutError::Timeout) => Vec::new(),
-            Err(RecvTimeoutError::Disconnected) => {
-                write(&mut conn, &mut batch, &stats);
-                if !batch.is_empty() {
-                    tracing::error!(games = batch.records.len(), "stopping with writes that failed");
-                }
-                return;
-            }
-        };
-        jobs.extend(rx.try_iter().take(BATCH - 1));
+        }
         stats.queued.fetch_sub(jobs.len(), Ordering::Relaxed);
+        let now = Instant::now();
         for job in jobs {
             match job {
                 Job::Record(record) => {
+                    batch.hold(now);
                     batch.live.end(&record.room);
                     batch.records.push(*record);
                 }
-                Job::Live(write) => batch.live.add(write),
-                // Other jobs see every write queued before them.
+                Job::Live(write) => {
+                    batch.hold(match &write {
+                        LiveWrite::Move { at, .. } => *at,
+                        _ => now,
+                    });
+                    batch.live.add(write);
+                }
+                // Other jobs see every record queued before them.
                 other => {
                     write(&mut conn, &mut batch, &stats);
                     answer(&mut conn, other);
                 }
             }
         }
-        write(&mut conn, &mut batch, &stats);
+        if gone {
+            return stop(&mut conn, &mut batch, &stats);
+        }
+        let behind = stats.queued.load(Ordering::Relaxed) >= BATCH;
+        if behind || batch.next_commit().is_some_and(|at| at <= Instant::now()) {
+            write(&mut conn, &mut batch, &stats);
+        }
     }
 }
 
-/// Writes `batch` in one transaction. On failure it stays (its records up to
-/// [`BACKLOG`]), to be retried with what comes next.
+/// Every handle is gone: what is held is written, once more if it fails.
+fn stop(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
+    write(conn, batch, stats);
+    if batch.retry.is_some() {
+        write(conn, batch, stats);
+    }
+    if batch.retry.is_some() {
+        tracing::error!(games = batch.records.len(), "stopping with writes that failed");
+    }
+}
+
+/// Commits everything held in one transaction. On failure it stays (its
+/// records up to [`BACKLOG`]), to be retried [`RETRY`] later with what comes next.
 fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
-    if batch.is_empty() {
+    batch.live.take();
+    if batch.records.is_empty() && batch.live.is_empty() {
+        batch.due = None;
         return;
     }
     let started = Instant::now();
     match commit(conn, batch) {
         Ok(()) => {
             let done = Instant::now();
-            for at in &batch.live.accepted {
-                ::metrics::histogram!("ttt_move_durable_seconds")
-                    .record(done.duration_since(*at).as_secs_f64());
-            }
+            let durable = ::metrics::histogram!("ttt_move_durable_seconds");
+            let moves = batch.live.committed(done, |age| durable.record(age.as_secs_f64()));
+            stats.moves_saved.fetch_add(moves, Ordering::Relaxed);
             stats.written.fetch_add(batch.records.len() as u64, Ordering::Relaxed);
-            stats.moves_saved.fetch_add(batch.live.accepted.len() as u64, Ordering::Relaxed);
             stats.batches.fetch_add(1, Ordering::Relaxed);
             let took = done - started;
             ::metrics::histogram!("ttt_store_write_seconds").record(took.as_secs_f64());
             let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
             stats.write_micros.fetch_add(micros, Ordering::Relaxed);
             batch.records.clear();
-            batch.live.clear();
+            batch.due = None;
+            batch.retry = None;
         }
         Err(e) => {
+            batch.retry = Some(Instant::now() + RETRY);
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
             let games = batch.records.len();
             tracing::error!(games, "writing to the database failed (will retry): {e}");
@@ -176,6 +212,7 @@ fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
             }
         }
     }
+    stats.live_dropped.fetch_add(std::mem::take(&mut batch.live.dropped), Ordering::Relaxed);
 }
 
 fn commit(conn: &mut Connection, batch: &Batch) -> rusqlite::Result<()> {
