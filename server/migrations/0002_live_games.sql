@@ -23,7 +23,7 @@ CREATE TABLE live_games (
     -- null after a crash (the turn starts afresh).
     clock_left_ms   INTEGER,
     started_at      INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 
 -- The moves, in chunks as the writer commits them: `cells` holds each move
 -- as two little-endian u16 (row, col); `first` is the 0-based index of its

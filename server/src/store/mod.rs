@@ -201,6 +201,8 @@ impl Store {
             Database::Sqlite(path) => {
                 let mut conn =
                     sqlite::open(path, max_pages).map_err(|e| format!("database {}: {e}", path.display()))?;
+                let checkpointer =
+                    sqlite::checkpointer(path).map_err(|e| format!("database {}: {e}", path.display()))?;
                 let restored = live::load(&mut conn).map_err(|e| {
                     format!("database {}: reading the games in progress: {e}", path.display())
                 })?;
@@ -208,7 +210,7 @@ impl Store {
                 let thread_stats = stats.clone();
                 let thread = std::thread::Builder::new()
                     .name("ttt-store".into())
-                    .spawn(move || sqlite::run(conn, rx, thread_stats))
+                    .spawn(move || sqlite::run(conn, checkpointer, rx, thread_stats))
                     .map_err(|e| format!("database {}: cannot start its thread: {e}", path.display()))?;
                 Ok((Store { tx: Some(tx), stats }, StoreThread(Some(thread)), restored))
             }

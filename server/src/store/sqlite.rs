@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -12,9 +12,9 @@ use skillratings::glicko2::Glicko2Rating;
 
 use super::json;
 use super::live::{Fold, HOLD};
-use crate::live::LiveWrite;
 use super::{Account, Job, StoreError, StoreStats};
 use crate::account::{TokenHash, name_key};
+use crate::live::LiveWrite;
 use crate::ratings::Standing;
 use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
@@ -46,11 +46,39 @@ pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, St
     conn.pragma_update(None, "synchronous", "FULL").map_err(|e| e.to_string())?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| e.to_string())?;
     conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    // The checkpointer's thread moves the log into the file: a commit never
+    // waits for that.
+    conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| e.to_string())?;
     migrate(&mut conn)?;
     if let Some(pages) = max_pages {
         conn.pragma_update(None, "max_page_count", pages).map_err(|e| e.to_string())?;
     }
     Ok(conn)
+}
+
+/// How often the write-ahead log is copied into the database file.
+const CHECKPOINT: Duration = Duration::from_secs(1);
+
+/// A second connection to `path`, for [`checkpoints`].
+pub(super) fn checkpointer(path: &Path) -> Result<Connection, String> {
+    let conn = Connection::open(path).map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// Copies the write-ahead log into the database file every [`CHECKPOINT`]
+/// (a passive checkpoint: the writer goes on meanwhile) until `stop` ends,
+/// then once more, truncating the log.
+fn checkpoints(conn: Connection, stop: Receiver<()>) {
+    let run = |mode: &str| {
+        if let Err(e) = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(())) {
+            tracing::warn!("checkpoint of the database log failed: {e}");
+        }
+    };
+    while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT) {
+        run("PASSIVE");
+    }
+    run("TRUNCATE");
 }
 
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), String> {
@@ -106,14 +134,27 @@ const SLICE: Duration = Duration::from_millis(5);
 /// committed together at most [`HOLD`] after the oldest of them — one
 /// transaction, one sync, for everything in that window; other jobs are
 /// answered at once, after a commit of what is held so that they see it.
-pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
+pub(super) fn run(mut conn: Connection, checkpointer: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
+    let (stop_checkpoints, stopped) = std::sync::mpsc::channel();
+    let checkpoints = std::thread::Builder::new()
+        .name("ttt-checkpoint".into())
+        .spawn(move || checkpoints(checkpointer, stopped));
+    write_jobs(&mut conn, &rx, &stats);
+    drop(stop_checkpoints);
+    if let Ok(t) = checkpoints {
+        let _ = t.join();
+    }
+}
+
+fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats) {
     let mut batch = Batch::default();
+    // Kept across turns: a fresh one would grow (and copy) every time.
+    let mut jobs = Vec::with_capacity(BATCH);
     loop {
-        let mut jobs = Vec::new();
         match batch.next_commit() {
             None => match rx.recv() {
                 Ok(job) => jobs.push(job),
-                Err(_) => return stop(&mut conn, &mut batch, &stats),
+                Err(_) => return stop(conn, &mut batch, stats),
             },
             // Far behind: no pause.
             Some(_) if stats.queued.load(Ordering::Relaxed) >= BATCH => {}
@@ -132,7 +173,7 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
         }
         stats.queued.fetch_sub(jobs.len(), Ordering::Relaxed);
         let now = Instant::now();
-        for job in jobs {
+        for job in jobs.drain(..) {
             match job {
                 Job::Record(record) => {
                     batch.hold(now);
@@ -148,17 +189,17 @@ pub(super) fn run(mut conn: Connection, rx: Receiver<Job>, stats: Arc<StoreStats
                 }
                 // Other jobs see every record queued before them.
                 other => {
-                    write(&mut conn, &mut batch, &stats);
-                    answer(&mut conn, other);
+                    write(conn, &mut batch, stats);
+                    answer(conn, other);
                 }
             }
         }
         if gone {
-            return stop(&mut conn, &mut batch, &stats);
+            return stop(conn, &mut batch, stats);
         }
         let behind = stats.queued.load(Ordering::Relaxed) >= BATCH;
         if behind || batch.next_commit().is_some_and(|at| at <= Instant::now()) {
-            write(&mut conn, &mut batch, &stats);
+            write(conn, &mut batch, stats);
         }
     }
 }
