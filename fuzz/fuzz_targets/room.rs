@@ -237,7 +237,7 @@ fuzz_target!(|input: Input| {
             assert!(deadline >= start, "a deadline in the past of the room's start");
         }
     }
-    room.shutdown(now);
+    room.shutdown(now, true);
     watch.check(&mut room, None, &mut inside, &conns);
     assert!(room.is_closed(), "shutdown closes the room");
     assert!(watch.live.is_none(), "a started game never got its game_over");

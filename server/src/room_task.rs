@@ -86,12 +86,12 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
                 match cmd {
                     Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
                     // Nobody can reach the room any more (nobody kills an inbox).
-                    Recv::Ended | Recv::Killed => room.shutdown(now),
+                    Recv::Ended | Recv::Killed => room.shutdown(now, ctx.store.healthy()),
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
             _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), ctx.shutdown.is_stopping(), cx)) => {
-                room.shutdown(Instant::now().into_std())
+                room.shutdown(Instant::now().into_std(), ctx.store.healthy())
             }
         }
     }

@@ -8,6 +8,7 @@ use tictactoe_protocol::ErrorCode;
 use tictactoe_server::Config;
 use tictactoe_server::store::Database;
 use tictactoe_tests::{Pair, TempDir, TestServer, api, http_get, play_out, test_config};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 fn with_db(dir: &TempDir) -> Config {
     Config { database: dir.database("ttt.db"), ..test_config() }
@@ -331,5 +332,13 @@ async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
     assert!(failures > 0.0, "no write failure counted");
     let (status, _) = api(server.addr, "/api/leaderboard").await;
     assert_eq!(status, 200, "reads still work");
-    server.shutdown().await;
+    // A game is in progress (the last rematch). The store cannot save it, so
+    // the shutdown ends it plainly rather than promise a restore.
+    let stopping = tokio::spawn(server.shutdown());
+    for client in [&mut p.x, &mut p.o] {
+        let over = client.recv_type("game_over").await;
+        assert_eq!(over["reason"], json!("shutdown"));
+        assert_eq!(client.expect_close().await, Some(CloseCode::Away));
+    }
+    stopping.await.expect("serve returned");
 }

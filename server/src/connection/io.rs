@@ -294,9 +294,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     }
                 }
             }
-            // With a database the games go on after the restart: 1012 says
-            // to come back; without, 1001 says the server is going away.
-            return if self.shared.store.enabled() {
+            // With a database that works the games go on after the restart:
+            // 1012 says to come back; otherwise 1001 says the server is going away.
+            return if self.shared.store.healthy() {
                 self.close(CloseCode::Restart, "server restarting").await
             } else {
                 self.close(CloseCode::Away, "server shutting down").await

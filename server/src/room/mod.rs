@@ -434,13 +434,13 @@ impl Room {
         self.close_if_away();
     }
 
-    /// The server is stopping. With records kept, a game in progress is
-    /// saved as it stands (with the time the player to move has left) to go
-    /// on after the restart, and nobody is told anything; without, it ends
-    /// with `shutdown`.
-    pub fn shutdown(&mut self, now: Instant) {
+    /// The server is stopping. With records kept and `can_save` (the store
+    /// is writing), a game in progress is saved as it stands (with the time
+    /// the player to move has left) to go on after the restart, and nobody
+    /// is told anything; otherwise it ends with `shutdown`.
+    pub fn shutdown(&mut self, now: Instant, can_save: bool) {
         if self.phase == Phase::Playing {
-            if self.saving() {
+            if self.saving() && can_save {
                 let left = self.clock.left(now);
                 self.out.push(Output::Save(LiveWrite::Clock { room: self.code.clone(), left }));
             } else {

@@ -405,7 +405,7 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
 fn shutdown_ends_the_game_with_no_winner() {
     let t0 = Instant::now();
     let mut room = started(t0);
-    room.shutdown(t0);
+    room.shutdown(t0, true);
     let got = out(&mut room);
     assert_eq!(game_over(&got, A).map(|g| (g.0, g.1)), Some((0, EndReason::Shutdown)));
     assert!(room.is_closed());
@@ -513,7 +513,7 @@ fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
 fn shutdown_closes_without_room_closed() {
     let t0 = Instant::now();
     let mut room = finished(t0);
-    room.shutdown(t0);
+    room.shutdown(t0, true);
     let got = out(&mut room);
     assert!([A, B, S].iter().all(|&c| room_closed(&got, c).is_none()));
 }
@@ -679,7 +679,7 @@ fn a_saved_game_goes_on_after_a_restart() {
     }
     assert_eq!(game.moves, vec![[1, 1], [0, 0]]);
 
-    room.shutdown(t0 + s(6));
+    room.shutdown(t0 + s(6), true);
     let got = out(&mut room);
     assert!(game_over(&got, A).is_none() && game_over(&got, B).is_none(), "{got:?}");
     let [LiveWrite::Clock { left, .. }] = saved(&got)[..] else { panic!("{got:?}") };

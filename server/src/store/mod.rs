@@ -16,7 +16,7 @@ pub use crate::live::{LiveGame, LiveWrite};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
 
 use serde_json::Value;
@@ -145,6 +145,8 @@ pub struct StoreStats {
     pub moves_saved: AtomicU64,
     /// Writes of games in progress lost on a full queue.
     pub live_dropped: AtomicU64,
+    /// The last commit failed (a full disk, say): what is held may not be kept.
+    pub failing: AtomicBool,
     /// Transactions that failed (their games are retried).
     pub failed_writes: AtomicU64,
     /// Games given up on: the queue was full, or the backlog of failed
@@ -220,6 +222,13 @@ impl Store {
     /// Whether records are kept.
     pub fn enabled(&self) -> bool {
         self.tx.is_some()
+    }
+
+    /// Whether games in progress can be saved: records are kept and the last
+    /// commit worked. At shutdown, a server whose store is failing ends its
+    /// games (`shutdown`) rather than promise players a restore it cannot keep.
+    pub fn healthy(&self) -> bool {
+        self.enabled() && !self.stats.failing.load(Ordering::Relaxed)
     }
 
     /// The store's counters.

@@ -239,8 +239,10 @@ fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
             batch.records.clear();
             batch.due = None;
             batch.retry = None;
+            stats.failing.store(false, Ordering::Relaxed);
         }
         Err(e) => {
+            stats.failing.store(true, Ordering::Relaxed);
             batch.retry = Some(Instant::now() + RETRY);
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
             let games = batch.records.len();
