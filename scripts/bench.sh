@@ -60,8 +60,7 @@ start() {
 }
 
 echo "== ttt-server: $IDLE idle connections on a fresh server (RSS), then paced at $RATE moves/s with them open"
-# The server as it ships: every finished game recorded in SQLite. A second
-# one keeps nothing (--database none): the records' cost is their difference.
+# The server as it ships: finished games and games in progress in SQLite.
 addr=$(start "$work/server.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 19990 --database "sqlite:$work/ttt.db" $SERVER_FLAGS)
 spid=$(cat "$work/server.log.pid")
 $ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$spid" --secs $((ROUNDS * (SECS + 5) + 30)) >"$work/idle.out" 2>&1 &
@@ -88,6 +87,10 @@ closed() {
 }
 
 relay=$(start "$work/relay.log" $BIN/loadgen --serve-baseline 127.0.0.1:0)
+# The closed-loop servers start fresh together, one as it ships (records and
+# live games in SQLite), one with --database none: the store's cost is their
+# difference, neither carrying the idle run's history.
+db=$(start "$work/db.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --database "sqlite:$work/closed.db" $SERVER_FLAGS)
 bare=$(start "$work/bare.log" $BIN/ttt-server --bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --database none $SERVER_FLAGS)
 tasks=$(start "$work/tasks.log" $BIN/loadgen --serve-baseline 127.0.0.1:0 --tasks)
 for r in $(seq "$ROUNDS"); do
@@ -96,15 +99,15 @@ for r in $(seq "$ROUNDS"); do
   echo "== round $r/$ROUNDS: relay with the server's tasks and queues, closed loop, $PAIRS pairs, ${SECS}s"
   closed "$(cat "$work/tasks.log.pid")" "$work/tasks.$r.out" --url "ws://$tasks/" --baseline
   echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 3x3"
-  closed "$spid" "$work/server.$r.out" --url "ws://$addr/"
+  closed "$(cat "$work/db.log.pid")" "$work/server.$r.out" --url "ws://$db/"
   echo "== round $r/$ROUNDS: ttt-server, closed loop, $PAIRS pairs, ${SECS}s, 10x10 (few game ends per move)"
-  closed "$spid" "$work/wide.$r.out" --url "ws://$addr/" --size 10
+  closed "$(cat "$work/db.log.pid")" "$work/wide.$r.out" --url "ws://$db/" --size 10
   echo "== round $r/$ROUNDS: ttt-server --database none, closed loop, $PAIRS pairs, ${SECS}s, 3x3"
   closed "$(cat "$work/bare.log.pid")" "$work/server_none.$r.out" --url "ws://$bare/"
   echo "== round $r/$ROUNDS: ttt-server --database none, closed loop, $PAIRS pairs, ${SECS}s, 10x10"
   closed "$(cat "$work/bare.log.pid")" "$work/wide_none.$r.out" --url "ws://$bare/" --size 10
 done
-python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://$addr/metrics').read().decode())" >"$work/metrics.txt"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://$db/metrics').read().decode())" >"$work/metrics.txt"
 
 echo "== restore: $RESTORE saved games, the server started on them"
 # The schema comes from the server itself; the games are written straight into it.
