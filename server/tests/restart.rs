@@ -70,6 +70,7 @@ async fn a_game_outlives(signal: &str) {
     }
 
     let server = Server::start(&args);
+    assert_eq!(server.restored, 1);
     let (mut x, mut o) = (server.client().await, server.client().await);
     send(&mut x, json!({"type": "resume", "token": tx})).await;
     send(&mut o, json!({"type": "resume", "token": to})).await;
@@ -91,6 +92,11 @@ async fn a_game_outlives(signal: &str) {
     assert_eq!(moves, [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]);
     assert_eq!(judge(3, 3, &moves), Ok(Verdict::A));
     assert_eq!((record["winner"].clone(), record["reason"].clone()), (json!(1), json!("line")));
+    // Finished, the game is no longer saved: the next start restores nothing.
+    server.signal("TERM");
+    server.exits_within(Duration::from_secs(5)).await;
+    let server = Server::start(&args);
+    assert_eq!(server.restored, 0);
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }

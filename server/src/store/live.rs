@@ -62,6 +62,13 @@ pub(super) struct Fold {
 }
 
 impl Fold {
+    /// A fold that knows the games already saved (those restored at start):
+    /// when they end, their rows go.
+    pub(super) fn saved(rooms: impl IntoIterator<Item = Arc<str>>) -> Fold {
+        let games_in_db: FxHashSet<Arc<str>> = rooms.into_iter().collect();
+        Fold { moves_in_db: games_in_db.clone(), games_in_db, ..Fold::default() }
+    }
+
     /// Adds one write.
     pub(super) fn add(&mut self, write: LiveWrite) {
         match write {
@@ -404,6 +411,28 @@ mod tests {
         assert_eq!(games.iter().map(|g| (&*g.room, g.moves.len())).collect::<Vec<_>>(), [("R1", 1)]);
         let live: i64 = conn.query_row("SELECT count(*) FROM live_games", [], |r| r.get(0)).expect("count");
         assert_eq!(live, 1, "R2 never reached the database");
+    }
+
+    /// A game saved by an earlier run of the server (restored at start)
+    /// leaves nothing behind when it ends.
+    #[test]
+    fn a_restored_game_that_ends_leaves_no_rows() {
+        let mut conn = db();
+        let mut fold = Fold::default();
+        fold.add(LiveWrite::Start(Box::new(game("R1"))));
+        fold.add(mv("R1", 1, [0, 0]));
+        commit(&mut conn, &mut fold);
+        // The restart.
+        let games = load(&mut conn).expect("load").games;
+        let mut fold = Fold::saved(games.iter().map(|g| g.room.clone()));
+        fold.add(mv("R1", 2, [1, 1]));
+        commit(&mut conn, &mut fold);
+        assert_eq!(load(&mut conn).expect("load").games[0].moves, [[0, 0], [1, 1]]);
+        fold.end(&"R1".into());
+        commit(&mut conn, &mut fold);
+        assert_eq!(load(&mut conn).expect("load").games, []);
+        let moves: i64 = conn.query_row("SELECT count(*) FROM live_moves", [], |r| r.get(0)).expect("count");
+        assert_eq!(moves, 0);
     }
 
     #[test]

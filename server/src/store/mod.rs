@@ -208,11 +208,12 @@ impl Store {
                 let restored = live::load(&mut conn).map_err(|e| {
                     format!("database {}: reading the games in progress: {e}", path.display())
                 })?;
+                let saved = restored.games.iter().map(|g| g.room.clone()).collect();
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let thread_stats = stats.clone();
                 let thread = std::thread::Builder::new()
                     .name("ttt-store".into())
-                    .spawn(move || sqlite::run(conn, checkpointer, rx, thread_stats))
+                    .spawn(move || sqlite::run(conn, checkpointer, rx, thread_stats, saved))
                     .map_err(|e| format!("database {}: cannot start its thread: {e}", path.display()))?;
                 Ok((Store { tx: Some(tx), stats }, StoreThread(Some(thread)), restored))
             }

@@ -134,20 +134,27 @@ const SLICE: Duration = Duration::from_millis(5);
 /// committed together at most [`HOLD`] after the oldest of them — one
 /// transaction, one sync, for everything in that window; other jobs are
 /// answered at once, after a commit of what is held so that they see it.
-pub(super) fn run(mut conn: Connection, checkpointer: Connection, rx: Receiver<Job>, stats: Arc<StoreStats>) {
+/// `saved` names the rooms whose games are in the database already.
+pub(super) fn run(
+    mut conn: Connection,
+    checkpointer: Connection,
+    rx: Receiver<Job>,
+    stats: Arc<StoreStats>,
+    saved: Vec<Arc<str>>,
+) {
     let (stop_checkpoints, stopped) = std::sync::mpsc::channel();
     let checkpoints = std::thread::Builder::new()
         .name("ttt-checkpoint".into())
         .spawn(move || checkpoints(checkpointer, stopped));
-    write_jobs(&mut conn, &rx, &stats);
+    write_jobs(&mut conn, &rx, &stats, Fold::saved(saved));
     drop(stop_checkpoints);
     if let Ok(t) = checkpoints {
         let _ = t.join();
     }
 }
 
-fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats) {
-    let mut batch = Batch::default();
+fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, live: Fold) {
+    let mut batch = Batch { live, ..Batch::default() };
     // Kept across turns: a fresh one would grow (and copy) every time.
     let mut jobs = Vec::with_capacity(BATCH);
     loop {

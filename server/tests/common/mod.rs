@@ -22,6 +22,8 @@ pub struct Server {
     pub child: Child,
     /// `host:port` it listens on.
     pub addr: String,
+    /// How many saved games it said it restored at start.
+    pub restored: u64,
 }
 
 impl Server {
@@ -37,15 +39,20 @@ impl Server {
             .expect("start ttt-server");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
+        let mut restored = 0;
         let addr = loop {
             let line = lines.next().expect("a log line").expect("utf-8");
+            if line.contains("games in progress restored") {
+                let games = line.split("games=").nth(1).and_then(|g| g.split_whitespace().next());
+                restored = games.and_then(|g| g.parse().ok()).unwrap_or(0);
+            }
             if let Some(rest) = line.split("addr=").nth(1) {
                 break rest.split_whitespace().next().unwrap_or_default().to_owned();
             }
         };
         // Keep draining the log so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
-        Server { child, addr }
+        Server { child, addr, restored }
     }
 
     /// The WebSocket URL.
