@@ -299,21 +299,27 @@ async fn a_bot_requeues_when_its_opponent_never_rematches() {
     server.shutdown().await;
 }
 
+/// `ttt watch` of `room` on `url`, once it is in the room (with the room's
+/// two players, the server then holds three connections).
+async fn watching(server: &TestServer, url: &str, room: &str) -> tokio::process::Child {
+    let watcher = tokio::process::Command::new(TTT)
+        .args(["watch", "--server", url, room])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start ttt watch");
+    while server.stats.connections() < 3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    watcher
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_follows_rematches_and_exits_when_the_room_closes() {
     use serde_json::json;
     let server = server().await;
     let mut pair = tictactoe_tests::private_pair(&server, 3).await;
-    let watcher = tokio::process::Command::new(TTT)
-        .args(["watch", "--server", &server.url(), &pair.room])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start ttt watch");
-    // Wait until the watcher is in the room: it then counts as a connection.
-    while server.stats.connections() < 3 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let watcher = watching(&server, &server.url(), &pair.room).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let x_wins = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
     tictactoe_tests::play_out(&mut pair, &x_wins).await;
@@ -458,6 +464,26 @@ async fn sigterm_mid_game_restores_the_terminal() {
     server.shutdown().await;
 }
 
+/// Runs `cmd` (a `ttt play … --create`) in a new tmux session of `size`
+/// (columns, rows) and joins the room it shows from a protocol client on
+/// `url`: returns that client and its `game_started`.
+async fn opponent_of(
+    session: &str,
+    size: (u16, u16),
+    cmd: &str,
+    url: &str,
+) -> (tictactoe_tests::Client, serde_json::Value) {
+    let (cols, rows) = (size.0.to_string(), size.1.to_string());
+    tmux(&["new-session", "-d", "-s", session, "-x", &cols, "-y", &rows, cmd]);
+    let screen = shows(session, "--join ", 10).await;
+    let code =
+        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    let mut them = tictactoe_tests::Client::connect(url).await;
+    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
+    let started = them.recv_type("game_started").await;
+    (them, started)
+}
+
 /// Polls the tmux pane until it shows `needle` (returns the screen) or `secs` pass (panics with it).
 async fn shows(session: &str, needle: &str, secs: u64) -> String {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -481,14 +507,8 @@ async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_
     let url = format!("ws://{}/", proxy.addr);
     let session = format!("ttt-cut-{}", std::process::id());
     let cmd = format!("{TTT} play --server {url} --name cutter --create; sleep 10");
-    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
-    let screen = shows(&session, "--join ", 10).await;
-    let code =
-        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
     // The opponent, straight to the server.
-    let mut them = tictactoe_tests::Client::connect(&server.url()).await;
-    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
-    let started = them.recv_type("game_started").await;
+    let (mut them, started) = opponent_of(&session, (100, 30), &cmd, &server.url()).await;
     if started["you"] == 1 {
         them.play(1, 1).await;
     }
@@ -521,13 +541,8 @@ async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
     let cmd =
         format!("TTT_STATE_DIR={} exec {TTT} play --server {url} --name keeper --create", dir.path.display());
     let first = format!("ttt-kept-a-{}", std::process::id());
-    tmux(&["new-session", "-d", "-s", &first, "-x", "100", "-y", "30", &cmd]);
-    let screen = shows(&first, "--join ", 10).await;
-    let code =
-        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
-    let mut them = tictactoe_tests::Client::connect(&url).await;
-    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
-    if them.recv_type("game_started").await["you"] == 1 {
+    let (mut them, started) = opponent_of(&first, (100, 30), &cmd, &url).await;
+    if started["you"] == 1 {
         them.play(1, 1).await;
     }
     shows(&first, "your turn", 10).await;
@@ -563,13 +578,8 @@ async fn a_30_by_30_board_in_80_by_24_follows_the_cursor() {
     let url = server.url();
     let session = format!("ttt-big-{}", std::process::id());
     let cmd = format!("NO_COLOR=1 exec {TTT} play --server {url} --name big --create --size 30");
-    tmux(&["new-session", "-d", "-s", &session, "-x", "80", "-y", "24", &cmd]);
-    let screen = shows(&session, "--join ", 10).await;
-    let code =
-        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
-    let mut them = tictactoe_tests::Client::connect(&url).await;
-    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
-    if them.recv_type("game_started").await["you"] == 1 {
+    let (mut them, started) = opponent_of(&session, (80, 24), &cmd, &url).await;
+    if started["you"] == 1 {
         them.play(0, 0).await;
     }
     let start = shows(&session, "your turn", 10).await;
@@ -604,13 +614,8 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
     let url = server.url();
     let session = format!("ttt-mono-{}", std::process::id());
     let cmd = format!("NO_COLOR=1 exec {TTT} play --server {url} --name mono --create");
-    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
-    let screen = shows(&session, "--join ", 10).await;
-    let code =
-        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
-    let mut them = tictactoe_tests::Client::connect(&url).await;
-    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
-    if them.recv_type("game_started").await["you"] == 2 {
+    let (mut them, started) = opponent_of(&session, (100, 30), &cmd, &url).await;
+    if started["you"] == 2 {
         shows(&session, "your turn", 10).await;
         tmux(&["send-keys", "-t", &session, "b2", "Enter"]);
         them.recv_type("moved").await;
@@ -664,22 +669,10 @@ async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
         "TTT_STATE_DIR={} exec {TTT} play --server {url} --name phoenix --create --seat x",
         dir.path.display()
     );
-    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
-    let screen = shows(&session, "--join ", 10).await;
-    let code =
-        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
-    let mut them = tictactoe_tests::Client::connect(&url).await;
-    them.send(serde_json::json!({"type": "join_room", "room": code})).await;
-    let token = them.recv_type("game_started").await["resume_token"].clone();
-    let watcher = tokio::process::Command::new(TTT)
-        .args(["watch", "--server", &url, &code])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start ttt watch");
-    while server.stats.connections() < 3 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (mut them, started) = opponent_of(&session, (100, 30), &cmd, &url).await;
+    let token = started["resume_token"].clone();
+    let code = started["room"].as_str().expect("a room").to_owned();
+    let watcher = watching(&server, &url, &code).await;
     shows(&session, "your turn", 10).await;
     tmux(&["send-keys", "-t", &session, "a1", "Enter"]);
     them.recv_type("moved").await;

@@ -80,6 +80,24 @@ pub fn server_config() -> Config {
     }
 }
 
+/// Everything that went wrong in a run: a non-empty list fails it.
+#[derive(Debug, Default)]
+pub struct Failures(Mutex<Vec<String>>);
+
+impl Failures {
+    /// Adds one.
+    pub fn push(&self, what: String) {
+        if let Ok(mut f) = self.0.lock() {
+            f.push(what);
+        }
+    }
+
+    /// The failures so far.
+    pub fn list(&self) -> Vec<String> {
+        self.0.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+}
+
 /// What happened, counted across all clients.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -100,7 +118,7 @@ pub struct Report {
     /// Close codes received, by code.
     pub closes: Mutex<BTreeMap<String, u64>>,
     /// Everything that went wrong: a non-empty list fails the run.
-    pub failures: Mutex<Vec<String>>,
+    pub failures: Failures,
     /// Panics anywhere in the process during the run.
     pub panics: AtomicU64,
 }
@@ -113,14 +131,12 @@ impl Report {
     }
 
     fn fail(&self, what: String) {
-        if let Ok(mut f) = self.failures.lock() {
-            f.push(what);
-        }
+        self.failures.push(what);
     }
 
     /// The failures so far.
     pub fn failures(&self) -> Vec<String> {
-        self.failures.lock().map(|f| f.clone()).unwrap_or_default()
+        self.failures.list()
     }
 
     /// The figures, one per line.

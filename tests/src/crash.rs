@@ -21,6 +21,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep, timeout};
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::chaos::Failures;
 use crate::{TempDir, api, random_game};
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -60,19 +61,17 @@ pub struct CrashReport {
     /// From starting the server again to its listening, in milliseconds.
     pub restart_ms: AtomicU64,
     /// Everything that went wrong: a non-empty list fails the run.
-    pub failures: Mutex<Vec<String>>,
+    pub failures: Failures,
 }
 
 impl CrashReport {
     fn fail(&self, what: String) {
-        if let Ok(mut f) = self.failures.lock() {
-            f.push(what);
-        }
+        self.failures.push(what);
     }
 
     /// The failures so far.
     pub fn failures(&self) -> Vec<String> {
-        self.failures.lock().map(|f| f.clone()).unwrap_or_default()
+        self.failures.list()
     }
 
     /// The figures, one line.
