@@ -106,6 +106,17 @@ for r in $(seq "$ROUNDS"); do
   closed "$(cat "$work/bare.log.pid")" "$work/server_none.$r.out" --url "ws://$bare/"
   echo "== round $r/$ROUNDS: ttt-server --database none, closed loop, $PAIRS pairs, ${SECS}s, 10x10"
   closed "$(cat "$work/bare.log.pid")" "$work/wide_none.$r.out" --url "ws://$bare/" --size 10
+  # Both at once, each with its own load generator, as scripts/ab.sh does:
+  # the machine's drift between runs then hits both alike.
+  for size in 3 10; do
+    echo "== round $r/$ROUNDS: the default database and --database none loaded at once, $PAIRS pairs each, ${SECS}s, ${size}x${size}"
+    $ON_LOAD $BIN/loadgen --url "ws://$db/" --pairs "$PAIRS" --secs "$SECS" --size "$size" >"$work/at_once_db.$size.$r.out" &
+    a=$!
+    $ON_LOAD $BIN/loadgen --url "ws://$bare/" --pairs "$PAIRS" --secs "$SECS" --size "$size" >"$work/at_once_none.$size.$r.out" &
+    b=$!
+    wait "$a" "$b"
+    grep -h summary "$work/at_once_db.$size.$r.out" "$work/at_once_none.$size.$r.out"
+  done
 done
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://$db/metrics').read().decode())" >"$work/metrics.txt"
 
@@ -185,9 +196,11 @@ print(f"The relay with the server's tasks and queues does **{statistics.median(t
       f"(rounds {fmt(tasks)}). By CPU time per move (relay's / target's, median of the rounds): tasks relay "
       f"{cpu_ratio('tasks'):.2f}, ttt-server **{cpu_ratio('wide'):.2f}** on 10×10 and {cpu_ratio('server'):.2f} on 3×3.")
 wide_none, narrow_none = ratios("wide_none"), ratios("server_none")
-closed = lambda kind, none: statistics.median(s["moves_per_sec"] / max(n["moves_per_sec"], 1) for s, n in zip(runs[kind], runs[none]))
-print(f"Default database / `--database none`, closed-loop moves/s, median of the rounds' ratios: "
-      f"**{closed('server', 'server_none'):.3f}** on 3×3, **{closed('wide', 'wide_none'):.3f}** on 10×10.")
+at_once = lambda size: [last_summary(f"{work}/at_once_db.{size}.{r}.out")["moves_per_sec"]
+                        / max(last_summary(f"{work}/at_once_none.{size}.{r}.out")["moves_per_sec"], 1) for r in range(1, rounds + 1)]
+print(f"The default database against `--database none`, both loaded at once (closed loop, {pairs} pairs each), moves/s ratio, "
+      f"median of the rounds: **{statistics.median(at_once(3)):.3f}** on 3×3 (rounds {fmt(at_once(3))}), "
+      f"**{statistics.median(at_once(10)):.3f}** on 10×10 (rounds {fmt(at_once(10))}).")
 print(f"With every game recorded and every move saved in SQLite (the default) against `--database none`, ratio to the relay: "
       f"**{statistics.median(wide):.2f}** vs {statistics.median(wide_none):.2f} on 10×10, "
       f"**{statistics.median(narrow):.2f}** vs {statistics.median(narrow_none):.2f} on 3×3 "
