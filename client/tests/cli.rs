@@ -696,6 +696,10 @@ async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
         assert!(Instant::now() < deadline, "never back in the game:\n{screen}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // The watcher is back in the room too (it retries on its own backoff).
+    while server.stats.connections() < 3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // X plays on: a1 b1 c1 is the top row.
     tmux(&["send-keys", "-t", &session, "b1", "Enter"]);
     them.recv_type("moved").await;
@@ -715,7 +719,8 @@ async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
         .expect("ran");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("Result:")), "the watcher saw the end: {text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(text.lines().any(|l| l.starts_with("Result:")), "the watcher saw the end: {text}{err}");
     tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }
