@@ -7,7 +7,7 @@
 
 use tictactoe_protocol::{Game, LineKind, Player};
 
-use super::{Strategy, empty_cells};
+use crate::{Strategy, empty_cells};
 
 /// The heuristic as a strategy of its own: instant, and sound on any board.
 #[derive(Debug, Default)]

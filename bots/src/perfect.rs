@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tictactoe_protocol::{Game, Status};
 
-use super::{Strategy, empty_cells, heuristic};
+use crate::{Strategy, empty_cells, heuristic};
 
 #[derive(Debug, Clone, Copy)]
 enum Bound {

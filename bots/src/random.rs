@@ -4,7 +4,7 @@ use rand::seq::IndexedRandom;
 use std::time::Duration;
 use tictactoe_protocol::Game;
 
-use super::{Strategy, empty_cells};
+use crate::{Strategy, empty_cells};
 
 /// Plays a uniformly random empty cell.
 #[derive(Debug, Default)]

@@ -1,30 +1,12 @@
-//! Move-choosing strategies for `ttt bot`, behind one trait: a new strategy is
-//! one file implementing [`Strategy`] plus a line in [`by_name`].
+//! Who chooses `ttt bot`'s moves: a strategy of the shared `tictactoe-bots`
+//! crate, or an external engine.
 
 pub mod engine;
-pub mod heuristic;
-pub mod perfect;
-pub mod random;
 
 use std::time::Duration;
 use tictactoe_protocol::Game;
 
-/// Chooses a move for the player to move in a game that is not over.
-pub trait Strategy: Send {
-    /// An empty cell `(row, col)`; may use up to `think` of time. An error
-    /// means the strategy cannot go on (an engine died or kept answering nonsense).
-    fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String>;
-}
-
-/// The strategy called `name` (`perfect`, `heuristic`, `random`), if there is one.
-pub fn by_name(name: &str) -> Option<Box<dyn Strategy>> {
-    match name {
-        "perfect" => Some(Box::new(perfect::Perfect::default())),
-        "heuristic" => Some(Box::new(heuristic::Heuristic)),
-        "random" => Some(Box::new(random::Random)),
-        _ => None,
-    }
-}
+pub use tictactoe_bots::{Strategy, by_name};
 
 /// Who chooses a bot's moves: an in-process strategy, run on a blocking
 /// thread, or an engine process, awaited with `--think-ms` as its limit.
@@ -61,10 +43,4 @@ impl Mover {
             e.quit().await;
         }
     }
-}
-
-/// Every empty cell of `game`, row by row.
-pub fn empty_cells(game: &Game) -> Vec<(usize, usize)> {
-    let n = game.size();
-    (0..n * n).map(|i| (i / n, i % n)).filter(|&(r, c)| !game.is_occupied(r, c)).collect()
 }

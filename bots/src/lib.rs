@@ -1,0 +1,54 @@
+//! Move-choosing strategies behind one trait, shared by `ttt bot` and the
+//! server's house bot (one implementation): a new strategy is one file
+//! implementing [`Strategy`] plus a line in [`by_name`]. Pure computation:
+//! no I/O, no async; callers run a search on a thread where blocking is fine.
+
+pub mod heuristic;
+pub mod perfect;
+pub mod random;
+
+use std::time::Duration;
+use tictactoe_protocol::Game;
+
+/// Chooses a move for the player to move in a game that is not over.
+pub trait Strategy: Send {
+    /// An empty cell `(row, col)`; may use up to `think` of time. An error
+    /// means the strategy cannot go on (an engine died or kept answering nonsense).
+    fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String>;
+}
+
+/// The names [`by_name`] knows, strongest last.
+pub const NAMES: [&str; 3] = ["random", "heuristic", "perfect"];
+
+/// The strategy called `name` (`perfect`, `heuristic`, `random`), if there is one.
+pub fn by_name(name: &str) -> Option<Box<dyn Strategy>> {
+    match name {
+        "perfect" => Some(Box::new(perfect::Perfect::default())),
+        "heuristic" => Some(Box::new(heuristic::Heuristic)),
+        "random" => Some(Box::new(random::Random)),
+        _ => None,
+    }
+}
+
+/// Every empty cell of `game`, row by row.
+pub fn empty_cells(game: &Game) -> Vec<(usize, usize)> {
+    let n = game.size();
+    (0..n * n).map(|i| (i / n, i % n)).filter(|&(r, c)| !game.is_occupied(r, c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_a_strategy_that_plays_an_empty_cell() {
+        let mut game = Game::new(3).expect("3x3");
+        game.play(1, 1).expect("centre");
+        for name in NAMES {
+            let mut s = by_name(name).expect(name);
+            let (r, c) = s.choose(&game, Duration::from_millis(100)).expect("a move");
+            assert!(!game.is_occupied(r, c), "{name} chose a taken cell");
+        }
+        assert!(by_name("clairvoyant").is_none());
+    }
+}
