@@ -93,7 +93,7 @@ pub async fn run(
             Event::Msg(msg) => msg,
             Event::Down { restart } => {
                 let what = if restart { "the server is restarting" } else { "the connection dropped" };
-                eprintln!("ttt bot: {what}; reconnecting to take the seat back…");
+                eprintln!("ttt bot: {what}; reconnecting…");
                 continue;
             }
             Event::Resumed => continue,

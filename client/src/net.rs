@@ -28,8 +28,8 @@ pub enum Event {
         /// The server closed with 1012: it is restarting.
         restart: bool,
     },
-    /// The connection had dropped mid-game and the seat is resumed: the
-    /// room's `state` follows.
+    /// The connection is back: the seat is resumed (the room's `state`
+    /// follows), or the room watched or the queue waited in is asked for again.
     Resumed,
     /// The connection is gone for good, with the reason.
     Closed(String),
@@ -48,8 +48,9 @@ pub struct Link {
     reconnecting: Option<Instant>,
     /// The server said it is restarting (close 1012): the games go on once it is back.
     restarting: bool,
-    /// The room being watched, to watch again after a reconnect.
-    watching: Option<String>,
+    /// Without a seat: what to ask for again on a new connection — the room
+    /// being watched (`spectate`), or the queue being waited in (`quick_match`).
+    rejoin: Option<ClientMessage>,
     /// [`Event::Down`] was given for the drop being repaired.
     announced: bool,
     /// Where the seat's token is kept on disk while a game lasts, if it is.
@@ -144,7 +145,7 @@ impl Link {
             pace,
             reconnecting: None,
             restarting: false,
-            watching: None,
+            rejoin: None,
             announced: false,
             keep: None,
         })
@@ -190,12 +191,11 @@ impl Link {
             return Err(SendError::NotConnected);
         }
         match &message {
-            ClientMessage::Spectate { room } => self.watching = Some(room.clone()),
-            ClientMessage::Leave {}
-            | ClientMessage::QuickMatch { .. }
-            | ClientMessage::CreateRoom { .. }
-            | ClientMessage::JoinRoom { .. } => {
-                self.watching = None;
+            ClientMessage::Spectate { .. } | ClientMessage::QuickMatch { .. } => {
+                self.rejoin = Some(message.clone());
+            }
+            ClientMessage::Leave {} | ClientMessage::CreateRoom { .. } | ClientMessage::JoinRoom { .. } => {
+                self.rejoin = None;
             }
             _ => {}
         }
@@ -212,9 +212,10 @@ impl Link {
         }
     }
 
-    /// Whether there is a seat to resume or a room to watch again.
+    /// Whether there is a seat to resume, a room to watch again or a queue
+    /// to wait in again.
     fn can_rejoin(&self) -> bool {
-        self.token.is_some() || self.watching.is_some()
+        self.token.is_some() || self.rejoin.is_some()
     }
 
     fn grace(&self) -> Duration {
@@ -281,13 +282,15 @@ impl Link {
     fn track(&mut self, msg: &ServerMessage) {
         match msg {
             ServerMessage::GameStarted { resume_token, .. } => {
+                // A queue's wait is over: the seat is what comes back now.
+                self.rejoin = None;
                 self.token = Some(resume_token.to_string());
                 if let Some(path) = &self.keep {
                     crate::seats::save(path, resume_token);
                 }
             }
             ServerMessage::RoomClosed { .. } | ServerMessage::Error { code: ErrorCode::RoomNotFound, .. } => {
-                self.watching = None;
+                self.rejoin = None;
                 self.forget_seat();
             }
             ServerMessage::GameOver { .. } | ServerMessage::Error { code: ErrorCode::InvalidToken, .. } => {
@@ -308,8 +311,9 @@ impl Link {
         }
     }
 
-    /// Reconnects and sends `resume` (or, for a spectator, `spectate`) until
-    /// it works or the grace period ends, pausing between attempts for a
+    /// Reconnects and sends `resume` (or, without a seat, `spectate` or
+    /// `quick_match` again: a restart keeps no queue) until it works or the
+    /// grace period ends, pausing between attempts for a
     /// random part of a doubling backoff, so that many clients do not come
     /// back in step.
     /// Cancel-safe (callers race [`Link::next`] against keys and timers): the
@@ -317,9 +321,9 @@ impl Link {
     /// cancelled attempt leaves a dead socket and the token, and the next call
     /// tries again.
     async fn resume(&mut self) -> Result<(), String> {
-        let message = match (&self.token, &self.watching) {
+        let message = match (&self.token, &self.rejoin) {
             (Some(token), _) => ClientMessage::Resume { token: token.clone() },
-            (None, Some(room)) => ClientMessage::Spectate { room: room.clone() },
+            (None, Some(again)) => again.clone(),
             (None, None) => return Err(DROPPED.into()),
         };
         let text = serde_json::to_string(&ClientFrame { id: None, message }).map_err(|e| e.to_string())?;
@@ -339,12 +343,12 @@ impl Link {
             tokio::time::sleep(wait.mul_f64(0.5 + rand::random::<f64>() / 2.0)).await;
             wait = (wait * 2).min(MAX_BACKOFF);
         }
-        let watching = self.token.is_none();
+        let seated = self.token.is_some();
         self.token = None;
-        self.watching = None;
+        self.rejoin = None;
         self.reconnecting = None;
         self.announced = false;
-        Err(if watching { DROPPED.into() } else { RESUME_FAILED.into() })
+        Err(if seated { RESUME_FAILED.into() } else { DROPPED.into() })
     }
 }
 

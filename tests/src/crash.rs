@@ -51,6 +51,9 @@ pub struct CrashReport {
     pub ended_by_restart: AtomicU64,
     /// Games started and finished after the restart.
     pub after: AtomicU64,
+    /// Games started so shortly before the kill (within the 100 ms a crash
+    /// may lose) that the restarted server did not have them.
+    pub lost_young: AtomicU64,
     /// Moves the players had seen accepted that the restarted server did not have.
     pub moves_lost: AtomicU64,
     /// How long before the kill the oldest of those was seen, in milliseconds
@@ -79,11 +82,13 @@ impl CrashReport {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
             "crash: games finished before the SIGKILL {}, in progress at it and finished after a resume {}, \
-             ended by the restart itself {}, played after it {}; games restored {} (listening {} ms after \
-             the restart); moves seen accepted but lost {} (the oldest seen {} ms before the kill)",
+             ended by the restart itself {}, started within 100 ms of it and lost with it {}, played after it {}; \
+             games restored {} (listening {} ms after the restart); moves seen accepted but lost {} (the oldest \
+             seen {} ms before the kill)",
             n(&self.before),
             n(&self.resumed),
             n(&self.ended_by_restart),
+            n(&self.lost_young),
             n(&self.after),
             n(&self.restored),
             n(&self.restart_ms),
@@ -144,6 +149,8 @@ struct Ctx {
     killed: AtomicBool,
     /// When it was killed.
     killed_at: Mutex<Option<Instant>>,
+    /// Set once the server listens again after the kill.
+    restarted: AtomicBool,
     /// New games start until then.
     deadline: Mutex<Option<Instant>>,
 }
@@ -190,6 +197,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         report: report.clone(),
         killed: AtomicBool::new(false),
         killed_at: Mutex::new(None),
+        restarted: AtomicBool::new(false),
         deadline: Mutex::new(None),
     });
     let mut pairs = tokio::task::JoinSet::new();
@@ -215,6 +223,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     let (restarted, restored) = start(&cfg.server_bin, &args(&addr.to_string())).await?;
     report.restart_ms.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
     report.restored.store(restored, Ordering::Relaxed);
+    ctx.restarted.store(true, Ordering::Release);
     if let Ok(mut d) = ctx.deadline.lock() {
         *d = Some(Instant::now() + cfg.after);
     }
@@ -305,6 +314,10 @@ async fn come_back(url: &str, token: &Value) -> Fallible<Back> {
 /// One game in a private room between two clients who come back after the
 /// kill; its moves are random, paced so that games are in progress at it.
 async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
+    // No new game while the server is down: wait for it to be back.
+    while ctx.killed.load(Ordering::Acquire) && !ctx.restarted.load(Ordering::Acquire) {
+        sleep(Duration::from_millis(10)).await;
+    }
     let born_after_kill = ctx.killed.load(Ordering::Acquire);
     let setup = async {
         let (mut a, mut b) = (connect(&ctx.url).await?, connect(&ctx.url).await?);
@@ -319,7 +332,11 @@ async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
             ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()])
         })
     };
-    let (mut seats, tokens) = match setup.await {
+    let setup = async {
+        let pair = setup.await?;
+        Ok::<_, String>((pair, Instant::now()))
+    };
+    let ((mut seats, tokens), started_at) = match setup.await {
         Ok(pair) => pair,
         // A room still waiting for its second player is not kept: start another.
         Err(_) if !born_after_kill && ctx.killed.load(Ordering::Acquire) => return Ok(()),
@@ -372,7 +389,18 @@ async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
                             ctx.report.ended_by_restart.fetch_add(1, Ordering::Relaxed);
                             return Ok(());
                         }
-                        Back::Over => return Err(format!("the seat was not restored after {seen} moves")),
+                        Back::Over => {
+                            let killed_at =
+                                ctx.killed_at.lock().ok().and_then(|at| *at).unwrap_or(started_at);
+                            let age = killed_at.saturating_duration_since(started_at);
+                            if age <= Duration::from_millis(100) {
+                                ctx.report.lost_young.fetch_add(1, Ordering::Relaxed);
+                                return Ok(());
+                            }
+                            return Err(format!(
+                                "the seat was not restored after {seen} moves (the game started {age:?} before the kill)"
+                            ));
+                        }
                     }
                 }
                 let moves = &restored[0];

@@ -43,7 +43,10 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                 }
                 Event::Down { restart: true } => println!("Server restarting, reconnecting…"),
                 Event::Down { restart: false } => println!("Connection lost; reconnecting…"),
-                Event::Resumed => println!("Reconnected; the game goes on."),
+                Event::Resumed if view.you.is_some() && view.over.is_none() => {
+                    println!("Reconnected; the game goes on.")
+                }
+                Event::Resumed => println!("Reconnected."),
                 Event::Closed(why) => return if view.over.is_some() { Ok(()) } else { Err(why) },
             },
             line = stdin.next_line(), if awaiting != Awaiting::Nothing => {
