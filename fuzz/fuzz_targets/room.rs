@@ -15,6 +15,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use tictactoe_protocol::{EndReason, Game, Player, ServerMessage, Verdict, judge};
 use tictactoe_server::account::Identity;
+use tictactoe_server::live::LiveWrite;
 use tictactoe_server::ratings::RatingBook;
 use tictactoe_server::room::{ConnId, Output, Request, Room, Rules, Settings};
 
@@ -63,6 +64,8 @@ struct Watch {
     recorded: Vec<Arc<str>>,
     started: u32,
     ended: u32,
+    /// The room saved the clock of a game in progress (at shutdown).
+    clock_saved: bool,
 }
 
 impl Watch {
@@ -85,7 +88,11 @@ impl Watch {
                         inside[slot] = false;
                     }
                 }
-                Output::Live { .. } | Output::Save(_) => {}
+                Output::Live { .. } => {}
+                Output::Save(write) => {
+                    assert!(self.records, "a game is saved only when records are kept");
+                    self.clock_saved |= matches!(write, LiveWrite::Clock { .. });
+                }
                 Output::Record { record, .. } => {
                     assert!(self.records, "a record only when records are kept");
                     self.recorded.push(record.id.clone());
@@ -187,6 +194,7 @@ fuzz_target!(|input: Input| {
         recorded: Vec::new(),
         started: 0,
         ended: 0,
+        clock_saved: false,
     };
     watch.check(&mut room, None, &mut inside, &conns);
 
@@ -240,8 +248,12 @@ fuzz_target!(|input: Input| {
     room.shutdown(now, true);
     watch.check(&mut room, None, &mut inside, &conns);
     assert!(room.is_closed(), "shutdown closes the room");
+    // With records kept, a game in progress is saved (with its clock) to go
+    // on after a restart and ends for nobody; without, it ends with `shutdown`.
+    let suspended = watch.records && watch.live.take().is_some();
+    assert!(!suspended || watch.clock_saved, "a game in progress is saved at shutdown");
     assert!(watch.live.is_none(), "a started game never got its game_over");
-    assert_eq!(watch.started, watch.ended);
+    assert_eq!(watch.started, watch.ended + u32::from(suspended));
     let counts = room.counts();
     assert_eq!((counts.started, counts.finished()), (u64::from(watch.started), u64::from(watch.ended)));
 });
