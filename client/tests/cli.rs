@@ -314,6 +314,18 @@ async fn watching(server: &TestServer, url: &str, room: &str) -> tokio::process:
     watcher
 }
 
+/// What `ttt watch` printed, once it has exited (successfully, within 20 s)
+/// as its room closed.
+async fn watched(watcher: tokio::process::Child) -> String {
+    let out = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
+        .await
+        .expect("ttt watch exits when the room closes")
+        .expect("ran");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    text
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_follows_rematches_and_exits_when_the_room_closes() {
     use serde_json::json;
@@ -329,12 +341,7 @@ async fn watch_follows_rematches_and_exits_when_the_room_closes() {
     pair.x.recv_type("game_started").await;
     pair.o.recv_type("game_started").await;
     pair.o.send(json!({"type": "leave"})).await;
-    let out = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
-        .await
-        .expect("ttt watch exits when the room closes")
-        .expect("ran");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let text = watched(watcher).await;
     assert_eq!(text.lines().filter(|l| l.starts_with("Result:")).count(), 2, "both games' results: {text}");
     assert!(text.contains("the room has closed"), "{text}");
     server.shutdown().await;
@@ -713,14 +720,8 @@ async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
     );
     shows(&session, "You won", 10).await;
     them.send(serde_json::json!({"type": "leave"})).await;
-    let out = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
-        .await
-        .expect("ttt watch exits when the room closes")
-        .expect("ran");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(text.lines().any(|l| l.starts_with("Result:")), "the watcher saw the end: {text}{err}");
+    let text = watched(watcher).await;
+    assert!(text.lines().any(|l| l.starts_with("Result:")), "the watcher saw the end: {text}");
     tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }
