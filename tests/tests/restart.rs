@@ -1,0 +1,44 @@
+//! A restart with a database, in process: a player who does not come back
+//! within the fresh grace loses by `disconnect`, and the one who did wins;
+//! the game's record is kept. (The real binary under SIGTERM and SIGKILL is
+//! `server/tests/restart.rs`.)
+
+use serde_json::json;
+use tictactoe_server::Config;
+use tictactoe_tests::{TempDir, TestServer, api, test_config};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+#[tokio::test]
+async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect() {
+    let dir = TempDir::new("restart-grace");
+    let config = Config { reconnect_grace_ms: 400, database: dir.database("ttt.db"), ..test_config() };
+    let server = TestServer::start(config.clone()).await;
+    let (mut a, mut b) = (server.client().await, server.client().await);
+    a.send(json!({"type": "quick_match"})).await;
+    b.send(json!({"type": "quick_match"})).await;
+    let (sa, sb) = (a.recv_type("game_started").await, b.recv_type("game_started").await);
+    let (mut x, mut o, o_token) =
+        if sa["you"] == 1 { (a, b, sb["resume_token"].clone()) } else { (b, a, sa["resume_token"].clone()) };
+    x.play(1, 1).await;
+    o.recv_type("moved").await;
+    let server = server.restart(config).await;
+    for client in [&mut x, &mut o] {
+        assert_eq!(client.expect_close().await, Some(CloseCode::Restart));
+    }
+    // Only O comes back.
+    let mut o = server.client().await;
+    o.send(json!({"type": "resume", "token": o_token})).await;
+    let state = o.recv_type("state").await;
+    assert_eq!(state["moves"], json!([[1, 1]]));
+    let away = o.recv_type("opponent_disconnected").await;
+    assert!(away["grace_ms"].as_u64().is_some_and(|ms| ms <= 400), "{away}");
+    let over = o.recv_type("game_over").await;
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("disconnect")));
+    let id = over["game_id"].as_str().expect("an id");
+    let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
+    assert_eq!(
+        (status, record["reason"].clone(), record["moves"].clone()),
+        (200, json!("disconnect"), json!([[1, 1]]))
+    );
+    server.shutdown().await;
+}
