@@ -1,6 +1,7 @@
 //! The task that owns one [`Room`]: it feeds the room its inbox and its
 //! deadlines, serializes what the room says (each broadcast once) and
-//! delivers it to the connections' queues.
+//! delivers it to the connections' queues, and hands what the room saves
+//! (moves, records) to the store without waiting.
 
 use std::future::poll_fn;
 use std::sync::Arc;
@@ -35,7 +36,7 @@ pub struct RoomContext {
     pub shutdown: Shutdown,
     /// Server-wide counters.
     pub stats: Arc<Stats>,
-    /// Where finished games are recorded.
+    /// Where games in progress are saved and finished games recorded.
     pub store: Store,
 }
 

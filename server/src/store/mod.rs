@@ -57,8 +57,8 @@ impl std::fmt::Display for Database {
     }
 }
 
-/// Most jobs waiting for the store; records beyond it are dropped (and
-/// counted) rather than held up on the move path.
+/// Most jobs waiting for the store; records and saved moves beyond it are
+/// dropped (and counted) rather than held up on the move path.
 pub const QUEUE: usize = 65_536;
 
 /// An account as sign-in finds it, with its standings in every pool.
