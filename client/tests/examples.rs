@@ -426,31 +426,57 @@ async fn ttt_bot_resumes_after_a_server_restart() {
     assert_eq!(out.trim(), expected, "{err}\n{over}");
 }
 
-/// `ttt bot` waiting in the quick-match queue when the server restarts
-/// (1012): a restart keeps no queue, so the bot queues again by itself once
-/// the server is back, and plays the opponent who arrives then.
-#[tokio::test]
-async fn ttt_bot_queues_again_after_a_server_restart() {
+/// `bot` waits in the quick-match queue when the server restarts (1012): a
+/// restart keeps no queue, so it must queue again by itself once the server
+/// is back, and play the opponent who arrives then. Returns its stdout and stderr.
+async fn queues_again_after_a_restart(mut bot: tokio::process::Command) -> (String, String) {
     let dir = tictactoe_tests::TempDir::new("queue-restart");
     let config = Config { database: dir.database("ttt.db"), ..test_config() };
     let server = TestServer::start(config.clone()).await;
-    let mut bot = tokio::process::Command::new(TTT);
-    bot.args(["bot", "--server", &server.url(), "--strategy", "random"]);
+    bot.args(["--server", &server.url()]);
     let player = tokio::spawn(async move { run(&mut bot, Duration::from_secs(60)).await });
     while server.stats.connections() < 1 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // Queued: a moment for its quick_match to reach the queue.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let server = server.restart(config).await;
     while server.stats.connections() < 1 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tictactoe_tests::requeuer(&server, 1).await;
     let (ok, out, err) = player.await.expect("bot task");
-    assert!(ok, "ttt bot failed: {out}\n{err}");
+    assert!(ok, "the bot failed: {out}\n{err}");
+    server.shutdown().await;
+    (out, err)
+}
+
+#[tokio::test]
+async fn ttt_bot_queues_again_after_a_server_restart() {
+    let mut bot = tokio::process::Command::new(TTT);
+    bot.args(["bot", "--strategy", "random"]);
+    let (out, err) = queues_again_after_a_restart(bot).await;
     assert!(err.contains("the server is restarting"), "{err}");
     let games = out.split(|c: char| !c.is_ascii_digit()).filter_map(|x| x.parse::<u32>().ok()).sum::<u32>();
     assert_eq!(games, 1, "{out}");
-    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_example_bot_queues_again_after_a_server_restart() {
+    python_ready().await;
+    let mut bot = tokio::process::Command::new("python3");
+    bot.arg(examples().join("bots/python/bot.py")).arg("--guest");
+    let (out, err) = queues_again_after_a_restart(bot).await;
+    assert!(out.contains("server restarting, reconnecting"), "{out}\n{err}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("result: ")).count(), 1, "{out}");
+}
+
+#[tokio::test]
+async fn javascript_example_bot_queues_again_after_a_server_restart() {
+    let mut bot = tokio::process::Command::new("node");
+    bot.arg(js_ready().await.join("bot.js")).args(["--guest", "1"]);
+    let (out, err) = queues_again_after_a_restart(bot).await;
+    assert!(out.contains("server restarting, reconnecting"), "{out}\n{err}");
+    assert!(out.contains("back in the queue"), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("result: ")).count(), 1, "{out}");
 }

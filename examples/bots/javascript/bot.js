@@ -15,7 +15,8 @@
 // After each game it asks for a rematch; when the room closes (`room_closed`)
 // or the rematch goes unanswered, a quick-match bot queues again and a bot in
 // a private room stops. If the connection drops mid-game, or the server
-// restarts (close code 1012), it reconnects and resumes its seat.
+// restarts (close code 1012), it reconnects and resumes its seat; waiting in
+// the queue, it queues again.
 //
 // The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -66,7 +67,11 @@ const send = (msg) => {
   last = msg;
   ws.send(JSON.stringify(msg));
 };
-const newGame = () => send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}) });
+let queued = false; // waiting in quick match: a restart keeps no queue, so queue again
+const newGame = () => {
+  queued = true;
+  send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}) });
+};
 let board = null;
 let me = null;
 let win = null; // marks in a row that win; the size is the classic rule
@@ -114,8 +119,12 @@ function helloAndPlay(token) {
   registering = false;
   send(token ? { type: 'hello', name: args.name, token } : { type: 'hello', name: args.name });
   if (seat) send({ type: 'resume', token: seat }); // back after a drop: take the seat again
-  else if (args.join) send({ type: 'join_room', room: args.join });
-  else newGame();
+  else if (queued || !args.join) {
+    if (giveUpAt !== null) console.log('back in the queue');
+    giveUpAt = null;
+    backoff = 100;
+    newGame();
+  } else send({ type: 'join_room', room: args.join });
 }
 
 // Signs in with the saved token, or registers the name once first.
@@ -158,6 +167,7 @@ function onMessage(data) {
       me = msg.you;
       win = msg.win ?? msg.size;
       seat = msg.resume_token;
+      queued = false;
       console.log(`playing ${'XO'[me - 1]} in room ${msg.room}`);
       if (msg.turn === me) move();
       break;
@@ -213,7 +223,7 @@ function onMessage(data) {
 // restarting and the game waits for us); else the run ends.
 function onClose(code) {
   if (done) return;
-  if (!seat) {
+  if (!seat && !queued) {
     finish(1, 'error: the server closed the connection');
     return;
   }

@@ -16,7 +16,7 @@ After each game it asks for a rematch; when the room closes (`room_closed`)
 or the rematch goes unanswered, a quick-match bot queues again and a bot in a
 private room stops. If the connection drops mid-game, or the server restarts
 (close code 1012), it reconnects with a jittered backoff and resumes its seat
-while the grace period lasts.
+while the grace period lasts; waiting in the queue, it queues again.
 
 The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -97,23 +97,31 @@ def choose(board, me, avoid, win):
 RESTART_WAIT = 60.0
 
 
+def restarting(closed):
+    """Whether a closed connection was the server saying it restarts (1012)."""
+    frame = getattr(closed, "rcvd", None)
+    return frame is not None and frame.code == 1012
+
+
 async def play(args):
     """Connects, and connects again while a game is on and the grace lasts."""
     # What outlives a connection: the seat's resume token while a game is on,
     # the board, and the games played.
-    s = {"token": None, "board": None, "me": None, "win": None, "played": 0, "grace": 60.0}
+    s = {"token": None, "queued": False, "board": None, "me": None, "win": None, "played": 0, "grace": 60.0}
     clock = asyncio.get_running_loop().time
     give_up_at, backoff = None, 0.1
     while True:
         try:
             async with websockets.connect(args.server) as ws:
                 result = await session(ws, args, s)
-        except (OSError, websockets.InvalidHandshake, websockets.ConnectionClosed, asyncio.TimeoutError):
+        except websockets.ConnectionClosed as e:
+            result = ("lost", restarting(e))  # closed while sending
+        except (OSError, websockets.InvalidHandshake, asyncio.TimeoutError):
             result = ("lost", False)  # could not (re)connect
         if isinstance(result, int):
             return result
         _, restart = result
-        if s["token"] is None:
+        if s["token"] is None and not s["queued"]:
             print("error: the server closed the connection", file=sys.stderr)
             return 1
         if s.pop("resumed", False):
@@ -136,6 +144,8 @@ async def session(ws, args, s):
     async def send(msg):
         nonlocal last
         last = msg
+        if msg["type"] == "quick_match":
+            s["queued"] = True  # until game_started: a restart keeps no queue, so queue again
         await ws.send(json.dumps(msg))
 
     welcome = json.loads(await ws.recv())  # always the first message
@@ -149,6 +159,9 @@ async def session(ws, args, s):
     await sign_in(ws, args)
     if s["token"]:
         await send({"type": "resume", "token": s["token"]})  # back after a drop
+    elif s["queued"]:
+        await send(new_game)
+        s["resumed"] = True  # back in the queue
     else:
         await send({"type": "join_room", "room": args.join} if args.join else new_game)
 
@@ -180,15 +193,14 @@ async def session(ws, args, s):
                 return code
             continue
         except websockets.ConnectionClosed as e:
-            frame = getattr(e, "rcvd", None)
-            return ("lost", frame is not None and frame.code == 1012)
+            return ("lost", restarting(e))
         msg = json.loads(text)
         kind = msg.get("type")
         if kind == "game_started":
             n = msg["size"]
             s["board"], s["me"], rematch_until = [[None] * n for _ in range(n)], msg["you"], None
             s["win"] = msg.get("win", n)  # marks in a row that win; n is the classic rule
-            s["token"] = msg["resume_token"]
+            s["token"], s["queued"] = msg["resume_token"], False
             print(f"playing {'XO'[s['me'] - 1]} in room {msg['room']}", flush=True)
             if msg["turn"] == s["me"]:
                 await move()
