@@ -42,3 +42,28 @@ async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect()
     );
     server.shutdown().await;
 }
+
+/// A restart keeps games in progress only: a private room still waiting for
+/// its second player is gone (its code is `room_not_found`), and nothing
+/// else is held open.
+#[tokio::test]
+async fn a_private_room_still_waiting_is_not_kept_across_a_restart() {
+    let dir = TempDir::new("restart-waiting");
+    let config = Config { database: dir.database("ttt.db"), ..test_config() };
+    let server = TestServer::start(config.clone()).await;
+    let mut host = server.client().await;
+    host.send(json!({"type": "create_room"})).await;
+    let code = host.recv_type("room_created").await["room"].clone();
+    let mut queued = server.client().await;
+    queued.send(json!({"type": "quick_match", "size": 5})).await;
+    queued.recv_type("queued").await;
+    let server = server.restart(config).await;
+    for client in [&mut host, &mut queued] {
+        assert_eq!(client.expect_close().await, Some(CloseCode::Restart));
+    }
+    assert_eq!(server.stats.rooms(), 0, "no room was restored");
+    let mut guest = server.client().await;
+    guest.send(json!({"type": "join_room", "room": code})).await;
+    guest.expect_error(tictactoe_protocol::ErrorCode::RoomNotFound, None).await;
+    server.shutdown().await;
+}
