@@ -15,6 +15,7 @@ pub use classic::TicTacToe;
 pub use game::{Game, Line, LineKind, MoveError, Outcome, Player, SizeError, Status};
 pub use judge::{JudgeError, Verdict, judge};
 pub use message::{
-    ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode, Limits, PROTOCOL_VERSION,
+    ChallengeEndReason, ClientFrame, ClientMessage, ClosedReason, DecodeError, EndReason, ErrorCode,
+    HouseLevel, Limits, MAX_ONLINE, MAX_REASON_CHARS, OnlinePlayer, OnlineStatus, PROTOCOL_VERSION,
     PlayerInfo, RatingChange, RequestId, SERVER_TYPES, ServerMessage, peek_id,
 };

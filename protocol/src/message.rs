@@ -129,6 +129,118 @@ pub enum ClientMessage {
     Sync {},
     /// Application-level keep-alive.
     Ping {},
+    /// Invite an online player by name to a game of `size` (default 3) won
+    /// by `win` in a row (default `size`).
+    Challenge {
+        /// The player's name, matched ignoring case.
+        name: String,
+        /// Board size; 3 when absent or null.
+        #[serde(default)]
+        size: Option<i64>,
+        /// Marks in a row that win; `size` when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        win: Option<i64>,
+    },
+    /// Accept a challenge you received: the game starts at once.
+    Accept {
+        /// The challenge's id, from `challenged`.
+        challenge: String,
+    },
+    /// Decline a challenge you received.
+    Decline {
+        /// The challenge's id, from `challenged`.
+        challenge: String,
+        /// Why, for the challenger (at most [`MAX_REASON_CHARS`] characters).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Ask who is online.
+    Who {},
+    /// Play the server's own bot at once.
+    PlayHouse {
+        /// Board size; 3 when absent or null.
+        #[serde(default)]
+        size: Option<i64>,
+        /// Marks in a row that win; `size` when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        win: Option<i64>,
+        /// How strong the house plays; `perfect` when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        level: Option<HouseLevel>,
+    },
+}
+
+/// The longest `decline.reason`, in characters.
+pub const MAX_REASON_CHARS: usize = 100;
+
+/// How strong the house bot plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HouseLevel {
+    /// Any empty cell.
+    Random,
+    /// Win now, else block, else the most promising cell.
+    Heuristic,
+    /// Exact search where it finishes in time (never loses on 3×3), the
+    /// heuristic beyond.
+    #[default]
+    Perfect,
+}
+
+impl HouseLevel {
+    /// Every level, weakest first.
+    pub const ALL: [HouseLevel; 3] = [HouseLevel::Random, HouseLevel::Heuristic, HouseLevel::Perfect];
+
+    /// The level's name on the wire (and the strategy's in `tictactoe-bots`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HouseLevel::Random => "random",
+            HouseLevel::Heuristic => "heuristic",
+            HouseLevel::Perfect => "perfect",
+        }
+    }
+
+    /// The level called `name`.
+    pub fn from_name(name: &str) -> Option<HouseLevel> {
+        HouseLevel::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// Where an online player is, in `online`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnlineStatus {
+    /// Free: may be challenged.
+    Idle,
+    /// Waiting for an opponent (matchmaking queue, or a private room).
+    Queued,
+    /// In a game.
+    Playing,
+}
+
+/// One player in `online`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OnlinePlayer {
+    /// Display name.
+    pub name: Arc<str>,
+    /// Whether the player is signed in to an account.
+    pub account: bool,
+    /// Whether the player is a bot account (or the house bot).
+    pub bot: bool,
+    /// Where the player is.
+    pub status: OnlineStatus,
+}
+
+/// Why a challenge ended without a game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChallengeEndReason {
+    /// The challenged player declined it.
+    Declined,
+    /// Nobody answered it in time.
+    Expired,
+    /// One side disconnected or started another game.
+    Canceled,
 }
 
 /// The `limits` object of `welcome`: the server's configuration a bot needs.
@@ -261,6 +373,10 @@ pub enum ErrorCode {
     NameTaken,
     /// `hello` with a token that is not that name's account's.
     AuthFailed,
+    /// Nobody online has that name (`challenge`).
+    PlayerNotFound,
+    /// No open challenge to you has that id (`accept`, `decline`).
+    ChallengeNotFound,
 }
 
 /// Server → client messages (since v1).
@@ -424,6 +540,50 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
     },
+    /// A challenge is on its way to the player it names.
+    ChallengeSent {
+        /// The challenge's id, named again by `challenge_ended`.
+        challenge: Arc<str>,
+        /// The challenged player's name, as they go by.
+        name: Arc<str>,
+        /// Board size.
+        size: usize,
+        /// Marks in a row that win.
+        win: usize,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// Someone challenges you: `accept` or `decline` it by its id.
+    Challenged {
+        /// The challenge's id.
+        challenge: Arc<str>,
+        /// Who challenges you (a rating is this board's).
+        from: PlayerInfo,
+        /// Board size.
+        size: usize,
+        /// Marks in a row that win.
+        win: usize,
+        /// How long it stays open unanswered.
+        expires_ms: u64,
+    },
+    /// A challenge ended without a game.
+    ChallengeEnded {
+        /// The challenge's id.
+        challenge: Arc<str>,
+        /// Why it ended.
+        reason: ChallengeEndReason,
+        /// What happened, for people (a decline's reason is in it).
+        message: String,
+    },
+    /// Who is online (reply to `who`).
+    Online {
+        /// Players who said `hello`, by name (at most [`MAX_ONLINE`]).
+        players: Vec<OnlinePlayer>,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
     /// Reply to `ping`.
     Pong {
         /// The request's id.
@@ -445,8 +605,11 @@ pub enum ServerMessage {
     },
 }
 
+/// The most players one `online` lists.
+pub const MAX_ONLINE: usize = 200;
+
 /// Every `type` the server sends, for clients that skip the ones they do not know.
-pub const SERVER_TYPES: [&str; 13] = [
+pub const SERVER_TYPES: [&str; 19] = [
     "welcome",
     "queued",
     "room_created",
@@ -458,6 +621,12 @@ pub const SERVER_TYPES: [&str; 13] = [
     "opponent_reconnected",
     "rematch_offered",
     "room_closed",
+    "registered",
+    "authenticated",
+    "challenge_sent",
+    "challenged",
+    "challenge_ended",
+    "online",
     "pong",
     "error",
 ];

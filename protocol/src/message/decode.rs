@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{ClientFrame, ClientMessage, DecodeError, MAX_ID_CHARS, RequestId};
+use super::{ClientFrame, ClientMessage, DecodeError, HouseLevel, MAX_ID_CHARS, MAX_REASON_CHARS, RequestId};
 
 /// The fields any client message may carry; the rest are ignored.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,10 +32,13 @@ enum Key {
     Win,
     Bot,
     Mark,
+    Challenge,
+    Reason,
+    Level,
     Other,
 }
 
-const KEYS: [(&str, Key); 12] = [
+const KEYS: [(&str, Key); 15] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -48,6 +51,9 @@ const KEYS: [(&str, Key); 12] = [
     ("win", Key::Win),
     ("bot", Key::Bot),
     ("mark", Key::Mark),
+    ("challenge", Key::Challenge),
+    ("reason", Key::Reason),
+    ("level", Key::Level),
 ];
 
 impl Key {
@@ -209,6 +215,22 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
         "resume" => ClientMessage::Resume { token: read.string(Key::Token)? },
         "sync" => ClientMessage::Sync {},
         "ping" => ClientMessage::Ping {},
+        "challenge" => ClientMessage::Challenge {
+            name: read.string(Key::Name)?,
+            size: read.opt_int(Key::Size)?,
+            win: read.opt_int(Key::Win)?,
+        },
+        "accept" => ClientMessage::Accept { challenge: read.string(Key::Challenge)? },
+        "decline" => ClientMessage::Decline {
+            challenge: read.string(Key::Challenge)?,
+            reason: read.opt_reason(Key::Reason)?,
+        },
+        "who" => ClientMessage::Who {},
+        "play_house" => ClientMessage::PlayHouse {
+            size: read.opt_int(Key::Size)?,
+            win: read.opt_int(Key::Win)?,
+            level: read.opt_level(Key::Level)?,
+        },
         other => {
             let shown: String = other.chars().take(40).collect();
             return Err(format!("unknown type {shown:?}; the message types are listed in PROTOCOL.md"));
@@ -257,6 +279,24 @@ impl Reader<'_, '_> {
             Some("X" | "x") => Ok(Some(crate::Player::X)),
             Some("O" | "o") => Ok(Some(crate::Player::O)),
             Some(_) => Err(self.mistyped(key, "\"X\" or \"O\"")),
+        }
+    }
+
+    /// An optional short text (a decline's reason): absent and `null` are both `None`.
+    fn opt_reason(&self, key: Key) -> Result<Option<String>, Refusal> {
+        let what = format!("a string of at most {MAX_REASON_CHARS} characters");
+        match self.opt_string(key).map_err(|_| self.mistyped(key, &what))? {
+            Some(s) if s.chars().count() > MAX_REASON_CHARS => Err(self.mistyped(key, &what)),
+            other => Ok(other),
+        }
+    }
+
+    /// An optional house level by name: absent and `null` are both `None`.
+    fn opt_level(&self, key: Key) -> Result<Option<HouseLevel>, Refusal> {
+        let what = "\"random\", \"heuristic\" or \"perfect\"";
+        match self.opt_string(key).map_err(|_| self.mistyped(key, what))? {
+            None => Ok(None),
+            Some(name) => HouseLevel::from_name(&name).map(Some).ok_or_else(|| self.mistyped(key, what)),
         }
     }
 

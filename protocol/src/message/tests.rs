@@ -54,6 +54,29 @@ fn every_client_message_decodes_from_contract_json() {
         (r#"{"type":"resume","token":"abc"}"#, ClientMessage::Resume { token: "abc".into() }),
         (r#"{"type":"sync"}"#, ClientMessage::Sync {}),
         (r#"{"type":"ping"}"#, ClientMessage::Ping {}),
+        (
+            r#"{"type":"challenge","name":"Bob"}"#,
+            ClientMessage::Challenge { name: "Bob".into(), size: None, win: None },
+        ),
+        (
+            r#"{"type":"challenge","name":"bob","size":15,"win":5}"#,
+            ClientMessage::Challenge { name: "bob".into(), size: Some(15), win: Some(5) },
+        ),
+        (r#"{"type":"accept","challenge":"c1"}"#, ClientMessage::Accept { challenge: "c1".into() }),
+        (
+            r#"{"type":"decline","challenge":"c1"}"#,
+            ClientMessage::Decline { challenge: "c1".into(), reason: None },
+        ),
+        (
+            r#"{"type":"decline","challenge":"c1","reason":"only 3x3"}"#,
+            ClientMessage::Decline { challenge: "c1".into(), reason: Some("only 3x3".into()) },
+        ),
+        (r#"{"type":"who"}"#, ClientMessage::Who {}),
+        (r#"{"type":"play_house"}"#, ClientMessage::PlayHouse { size: None, win: None, level: None }),
+        (
+            r#"{"type":"play_house","size":4,"win":3,"level":"heuristic"}"#,
+            ClientMessage::PlayHouse { size: Some(4), win: Some(3), level: Some(HouseLevel::Heuristic) },
+        ),
     ];
     for (text, message) in cases {
         let frame = client(text);
@@ -267,6 +290,48 @@ fn every_server_message_encodes_to_contract_json() {
         ),
         (ServerMessage::Pong { id: Some(RequestId::Int(5)) }, json!({"type":"pong","id":5})),
         (
+            ServerMessage::ChallengeSent {
+                challenge: "c7".into(),
+                name: "bob".into(),
+                size: 3,
+                win: 3,
+                id: Some(RequestId::Int(2)),
+            },
+            json!({"type":"challenge_sent","challenge":"c7","name":"bob","size":3,"win":3,"id":2}),
+        ),
+        (
+            ServerMessage::Challenged {
+                challenge: "c7".into(),
+                from: players[1].clone(),
+                size: 15,
+                win: 5,
+                expires_ms: 30000,
+            },
+            json!({"type":"challenged","challenge":"c7",
+                "from":{"name":"bob","account":true,"bot":true,"rating":1612},
+                "size":15,"win":5,"expires_ms":30000}),
+        ),
+        (
+            ServerMessage::ChallengeEnded {
+                challenge: "c7".into(),
+                reason: ChallengeEndReason::Declined,
+                message: "bob declined: later".into(),
+            },
+            json!({"type":"challenge_ended","challenge":"c7","reason":"declined","message":"bob declined: later"}),
+        ),
+        (
+            ServerMessage::Online {
+                players: vec![OnlinePlayer {
+                    name: "house".into(),
+                    account: false,
+                    bot: true,
+                    status: OnlineStatus::Idle,
+                }],
+                id: None,
+            },
+            json!({"type":"online","players":[{"name":"house","account":false,"bot":true,"status":"idle"}]}),
+        ),
+        (
             ServerMessage::error(ErrorCode::NotYourTurn, "wait for moved", Some(RequestId::Int(9))),
             json!({"type":"error","code":"not_your_turn","message":"wait for moved","id":9}),
         ),
@@ -351,6 +416,11 @@ fn every_refusal_names_its_field() {
         (r#"{"type":"create_room","win":[5]}"#, "\"win\""),
         (r#"{"type":"join_room","room":null}"#, "\"room\""),
         (r#"{"type":"resume"}"#, "\"token\""),
+        (r#"{"type":"challenge","size":3}"#, "\"name\""),
+        (r#"{"type":"accept"}"#, "\"challenge\""),
+        (r#"{"type":"decline","challenge":5}"#, "\"challenge\""),
+        (r#"{"type":"play_house","level":"godlike"}"#, "\"level\""),
+        (r#"{"type":"play_house","level":3}"#, "\"level\""),
         (r#"{"type":"ping","id":1.5}"#, "\"id\""),
         (r#"{"type":"ping","id":18446744073709551616}"#, "\"id\""),
         (r#"{"type":"ping","id":[1]}"#, "\"id\""),
@@ -371,6 +441,14 @@ fn every_refusal_names_its_field() {
 }
 
 #[test]
+fn a_decline_reason_is_at_most_100_characters() {
+    let ok = format!(r#"{{"type":"decline","challenge":"c","reason":"{}"}}"#, "é".repeat(MAX_REASON_CHARS));
+    assert!(matches!(client(&ok).message, ClientMessage::Decline { reason: Some(r), .. } if r.chars().count() == 100));
+    let long = format!(r#"{{"type":"decline","challenge":"c","reason":"{}"}}"#, "x".repeat(MAX_REASON_CHARS + 1));
+    assert!(refusal(&long).message.contains("\"reason\""));
+}
+
+#[test]
 fn every_error_code_has_its_snake_case_name() {
     let codes = [
         (ErrorCode::BadMessage, "bad_message"),
@@ -388,6 +466,10 @@ fn every_error_code_has_its_snake_case_name() {
         (ErrorCode::RoomFull, "room_full"),
         (ErrorCode::InvalidToken, "invalid_token"),
         (ErrorCode::RateLimited, "rate_limited"),
+        (ErrorCode::NameTaken, "name_taken"),
+        (ErrorCode::AuthFailed, "auth_failed"),
+        (ErrorCode::PlayerNotFound, "player_not_found"),
+        (ErrorCode::ChallengeNotFound, "challenge_not_found"),
     ];
     for (code, name) in codes {
         assert_eq!(serde_json::to_value(code).unwrap(), Value::String(name.into()));
