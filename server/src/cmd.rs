@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use crate::account::Identity;
 
-use tictactoe_protocol::{Player, RequestId};
+use tictactoe_protocol::{HouseLevel, Player, RequestId};
+
+use crate::presence::Presence;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::queue::{self, TrySendError};
@@ -120,6 +122,79 @@ pub enum LobbyCmd {
         /// The rules it queued for.
         rules: Rules,
     },
+    /// A connection said who it is: it is listed by `who` and may be
+    /// challenged by name.
+    Online {
+        /// Its handle.
+        conn: ConnHandle,
+        /// Its name and account.
+        who: Arc<Identity>,
+        /// Where it is, as it keeps it up to date.
+        presence: Arc<Presence>,
+    },
+    /// A listed connection closed.
+    Offline {
+        /// The closed connection.
+        conn: ConnId,
+    },
+    /// A listed connection with open challenges started another game.
+    Engaged {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// List who is online.
+    Who {
+        /// The asker.
+        conn: ConnHandle,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Challenge a player by name (the challenger is listed).
+    Challenge {
+        /// The challenger.
+        conn: ConnHandle,
+        /// The name as typed.
+        name: String,
+        /// Board size and win length, already validated.
+        rules: Rules,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Accept a challenge received: its game starts.
+    Accept {
+        /// The accepting connection.
+        conn: ConnHandle,
+        /// Who it is.
+        who: Arc<Identity>,
+        /// The challenge's id.
+        challenge: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Decline a challenge received (or withdraw one sent).
+    Decline {
+        /// The declining connection.
+        conn: ConnHandle,
+        /// The challenge's id.
+        challenge: String,
+        /// Why, for the challenger.
+        reason: Option<String>,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// Play the house bot.
+    PlayHouse {
+        /// The player.
+        conn: ConnHandle,
+        /// Who it is.
+        who: Arc<Identity>,
+        /// Board size and win length, already validated.
+        rules: Rules,
+        /// How strong the house plays.
+        level: HouseLevel,
+        /// Request id.
+        id: Option<RequestId>,
+    },
     /// A room's task ended.
     RoomClosed {
         /// Its code.
@@ -137,6 +212,15 @@ pub enum Outbound {
     Refused,
     /// The connection now belongs to this room.
     Entered {
+        /// The room code.
+        room: Arc<str>,
+        /// The room's inbox.
+        tx: queue::Sender<RoomCmd>,
+    },
+    /// A challenge this connection sent was accepted: it now plays in this
+    /// room, though it asked for nothing (the lobby claimed it first; see
+    /// `presence`).
+    Drafted {
         /// The room code.
         room: Arc<str>,
         /// The room's inbox.

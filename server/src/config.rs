@@ -67,6 +67,13 @@ pub struct Config {
     /// (for tests of what a full disk does).
     #[arg(long, hide = true)]
     pub database_max_pages: Option<u64>,
+    /// Time the house bot may think about one move, in ms (it moves within
+    /// this and a little more; at most 1000).
+    #[arg(long, default_value_t = 500)]
+    pub house_think_ms: u64,
+    /// How long a challenge stays open unanswered, in ms.
+    #[arg(long, default_value_t = 30_000)]
+    pub challenge_expiry_ms: u64,
     /// PEM private key for `--tls-cert`.
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
@@ -126,6 +133,10 @@ impl Config {
         if let Some((flag, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{flag} must be at least 1"));
         }
+        // The contract: the house moves within one second.
+        if self.house_think_ms > 1000 {
+            return Err(format!("--house-think-ms {} is over 1000: the house moves within a second", self.house_think_ms));
+        }
         // The longest request a client may need to send: a hello with a full name, a resume with a token.
         if self.max_message_bytes < 256 {
             return Err(format!(
@@ -144,6 +155,16 @@ impl Config {
     /// Interval between server pings (at least 1 ms).
     pub fn ping_interval(&self) -> Duration {
         Duration::from_millis(self.ping_interval_ms.max(1))
+    }
+
+    /// How long the house may think about one move.
+    pub fn house_think(&self) -> Duration {
+        Duration::from_millis(self.house_think_ms)
+    }
+
+    /// How long a challenge stays open unanswered.
+    pub fn challenge_expiry(&self) -> Duration {
+        Duration::from_millis(self.challenge_expiry_ms)
     }
 
     /// How long shutdown waits for final messages.

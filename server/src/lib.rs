@@ -14,6 +14,7 @@ pub mod lobby;
 pub mod metrics;
 pub mod queue;
 pub mod rate;
+pub mod presence;
 pub mod ratings;
 pub mod record;
 pub mod room;
@@ -91,10 +92,12 @@ impl Server {
             shutdown: stop.clone(),
             stats: self.stats.clone(),
             store: store.clone(),
+            house_think: config.house_think(),
         };
         let settings = config.room_settings(records);
         let rooms = restore(restored.games, &settings);
-        tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, ctx, tracker.clone()));
+        let lifetime = config.challenge_expiry();
+        tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, lifetime, ctx, tracker.clone()));
         tracker.spawn(metrics_upkeep(stop.clone()));
 
         let welcome = ServerMessage::Welcome {

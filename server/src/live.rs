@@ -29,6 +29,8 @@ pub struct LiveGame {
     pub clock_left: Option<Duration>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_at_ms: i64,
+    /// The house's level, when it plays one of the seats.
+    pub house: Option<tictactoe_protocol::HouseLevel>,
 }
 
 /// One change to the saved games, sent by a room without waiting.

@@ -12,7 +12,9 @@ use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
 
-use tictactoe_protocol::ServerMessage;
+use tictactoe_bots::Strategy;
+use tictactoe_protocol::{Game, HouseLevel, ServerMessage};
+use tokio::task::JoinHandle;
 
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
@@ -38,6 +40,66 @@ pub struct RoomContext {
     pub stats: Arc<Stats>,
     /// Where games in progress are saved and finished games recorded.
     pub store: Store,
+    /// How long the house may think about one move.
+    pub house_think: Duration,
+}
+
+/// What the house's search gives back: the strategy (its tables kept for
+/// the next move), the move number, and the choice if there was one.
+type Thought = (Box<dyn Strategy>, Option<(usize, usize)>);
+
+/// The house's thinking for one room: its strategy between moves, and the
+/// search under way on the blocking pool, never on the runtime's threads.
+#[derive(Default)]
+struct Thinker {
+    strategy: Option<(HouseLevel, Box<dyn Strategy>)>,
+    pending: Option<(HouseLevel, usize, JoinHandle<Thought>)>,
+}
+
+impl Thinker {
+    /// Starts choosing move `seq` of `game` at `level`, to be done by `budget` from now.
+    fn start(&mut self, seq: usize, game: Box<Game>, level: HouseLevel, budget: Duration) {
+        let strategy = match self.strategy.take() {
+            Some((l, s)) if l == level => Some(s),
+            _ => tictactoe_bots::by_name(level.name()),
+        };
+        let Some(mut strategy) = strategy else { return };
+        let deadline = std::time::Instant::now() + budget;
+        // Time spent waiting for a blocking thread counts against the budget.
+        let job = tokio::task::spawn_blocking(move || {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let cell = strategy.choose(&game, left).ok();
+            (strategy, cell)
+        });
+        self.pending = Some((level, seq, job));
+    }
+
+    /// Waits for the search under way (forever when there is none).
+    async fn wait(&mut self) -> Result<Thought, tokio::task::JoinError> {
+        match self.pending.as_mut() {
+            Some((_, _, job)) => job.await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The search under way finished: the move number and choice (`None`
+    /// when the strategy failed or panicked).
+    fn finished(
+        &mut self,
+        joined: Result<Thought, tokio::task::JoinError>,
+    ) -> Option<(usize, Option<(usize, usize)>)> {
+        let (level, seq, _) = self.pending.take()?;
+        match joined {
+            Ok((strategy, cell)) => {
+                self.strategy = Some((level, strategy));
+                Some((seq, cell))
+            }
+            Err(e) => {
+                tracing::error!("the house's search failed: {e}");
+                Some((seq, None))
+            }
+        }
+    }
 }
 
 /// Starts the task for `room`, whose present members are `conns`, reading `rx`.
@@ -65,8 +127,9 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     let timer = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(shutdown, timer);
     let mut armed = None;
+    let mut house = Thinker::default();
     loop {
-        deliver(&mut room, &code, &mut conns, &ctx.store);
+        deliver(&mut room, &code, &mut conns, &ctx, &mut house);
         count_games(&room, &mut counted, &ctx.stats);
         if room.is_closed() {
             break;
@@ -91,6 +154,11 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
+            joined = house.wait(), if house.pending.is_some() => {
+                if let Some((seq, cell)) = house.finished(joined) {
+                    room.house_move(seq, cell, Instant::now().into_std());
+                }
+            }
             _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), ctx.shutdown.is_stopping(), cx)) => {
                 room.shutdown(Instant::now().into_std(), ctx.store.healthy())
             }
@@ -102,7 +170,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     for cmd in inbox.close() {
         handle(&mut room, &mut conns, cmd, now);
     }
-    deliver(&mut room, &code, &mut conns, &ctx.store);
+    deliver(&mut room, &code, &mut conns, &ctx, &mut house);
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
@@ -136,7 +204,8 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
 /// Serializes the room's output and moves it into the connections' queues.
 /// A connection whose queue is gone or full counts as disconnected, which may
 /// produce more output.
-fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, store: &Store) {
+fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, ctx: &RoomContext, house: &mut Thinker) {
+    let store = &ctx.store;
     loop {
         let mut failed = Vec::new();
         // A closed room keeps its connections' handles: requests still in its
@@ -168,6 +237,10 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, store: &Store) {
                         game.started_at_ms = unix_ms(std::time::SystemTime::now());
                     }
                     store.save(write);
+                    continue;
+                }
+                Output::Think { seq, game, level } => {
+                    house.start(seq, game, level, ctx.house_think);
                     continue;
                 }
                 Output::Record { mut record, lasted } => {

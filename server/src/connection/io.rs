@@ -22,6 +22,7 @@ use crate::account::Identity;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::config::{CLOSE_LINGER, WRITE_BATCH};
+use crate::presence::{Presence, Status};
 use crate::queue::{self, Recv};
 use crate::rate::{RateLimit, Verdict};
 use crate::room::{ConnId, Request as RoomRequest};
@@ -53,6 +54,11 @@ pub(super) struct Connection<S> {
     /// Who the connection is: a guest's name, or a signed-in account.
     pub(super) who: Arc<Identity>,
     pub(super) membership: Membership,
+    /// Where the connection is, for the lobby's directory: made when it is
+    /// first listed (its `hello`).
+    pub(super) presence: Option<Arc<Presence>>,
+    /// The status last written to `presence`.
+    pub(super) shown: Status,
     rate: RateLimit,
     pub(super) shared: Arc<Shared>,
 }
@@ -79,6 +85,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             me: Some(ConnHandle::new(id, tx)),
             who: Identity::anonymous(),
             membership: Membership::default(),
+            presence: None,
+            shown: Status::Idle,
             rate: RateLimit::new(shared.config.max_messages_per_second),
             shared,
         }
@@ -213,12 +221,59 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Applies a lobby or room signal to the connection's membership and
     /// carries out what follows, never waiting (this runs inside a write batch).
     fn on_signal(&mut self, item: Outbound) -> Option<End> {
-        match self.membership.signal(item) {
+        let effect = self.membership.signal(item);
+        self.sync_presence();
+        match effect {
             Effect::Replaced => Some(End::Close(CloseCode::Library(4000), "replaced")),
             effect => {
                 self.tell_room(effect);
                 None
             }
+        }
+    }
+
+    /// Claims the connection for a request of its own that puts it in a
+    /// game; false when the lobby has just claimed it for a challenge it
+    /// sent. Unlisted connections cannot be claimed by the lobby.
+    pub(super) fn claim(&mut self) -> bool {
+        let Some(p) = &self.presence else { return true };
+        if self.membership.status() != Status::Idle {
+            return true;
+        }
+        match p.swap(Status::Idle, Status::Pending) {
+            Ok(()) => {
+                self.shown = Status::Pending;
+                true
+            }
+            Err(found) => {
+                self.shown = found;
+                found != Status::Drafted
+            }
+        }
+    }
+
+    /// Writes where the connection now is for the lobby; one that left idle
+    /// with open challenges tells the lobby, which ends them.
+    pub(super) fn sync_presence(&mut self) {
+        let Some(p) = &self.presence else { return };
+        let now = self.membership.status();
+        if now == self.shown {
+            return;
+        }
+        match p.swap(self.shown, now) {
+            Ok(()) => {
+                let left_idle = self.shown == Status::Idle;
+                self.shown = now;
+                // The status is written before the count is read, as the
+                // lobby counts a challenge before it reads statuses.
+                if left_idle && p.challenges() > 0 {
+                    // Lost only when the lobby is overwhelmed; an accept
+                    // then finds the connection busy and ends the challenge.
+                    let _ = self.shared.lobby.try_send(LobbyCmd::Engaged { conn: self.id });
+                }
+            }
+            // Drafted: the room's signal is on its way, and this runs again.
+            Err(found) => self.shown = found,
         }
     }
 
@@ -276,7 +331,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return self.reply(refusal(ErrorCode::BadMessage, text, None)).await;
         };
         match ClientFrame::decode(&text) {
-            Ok(frame) => self.on_request(frame.message, frame.id).await,
+            Ok(frame) => {
+                let end = self.on_request(frame.message, frame.id).await;
+                self.sync_presence();
+                end
+            }
             Err(e) => self.reply(refusal(ErrorCode::BadMessage, e.message, e.id)).await,
         }
     }
@@ -309,6 +368,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
         let effect = self.membership.close();
         self.apply(effect).await;
+        if self.presence.is_some() {
+            self.send_lobby(LobbyCmd::Offline { conn: self.id }).await;
+        }
         match end {
             End::Close(code, reason) => self.close(code, reason).await,
             End::Gone | End::Drop | End::Shutdown => {}

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::cmd::{Outbound, RoomCmd};
+use crate::presence::Status;
 use crate::queue;
 use crate::room::Rules;
 
@@ -27,8 +28,9 @@ enum Place {
         spectate: bool,
     },
     /// In a room; `free` when leaving it for another would lose nothing
-    /// (spectating, or the game is over).
-    Room { code: Arc<str>, tx: queue::Sender<RoomCmd>, free: bool },
+    /// (spectating, or the game is over); `live` while a game it plays in
+    /// is in progress (seated, not free, not live: waiting for an opponent).
+    Room { code: Arc<str>, tx: queue::Sender<RoomCmd>, free: bool, live: bool },
 }
 
 /// What the connection must do after a signal, a `leave` or its end.
@@ -81,6 +83,18 @@ impl Membership {
         Ok(leaving)
     }
 
+    /// Where the connection is, as `who` lists it.
+    pub fn status(&self) -> Status {
+        match &self.place {
+            Place::Idle | Place::Room { free: true, .. } => Status::Idle,
+            Place::Lobby { spectate: true, .. } => Status::Idle,
+            Place::Lobby { queued: Some(_), .. } => Status::Queued,
+            Place::Lobby { .. } => Status::Pending,
+            Place::Room { live: true, .. } => Status::Playing,
+            Place::Room { .. } => Status::Queued,
+        }
+    }
+
     /// The room a request such as `move` goes to, or the `not_in_game` text.
     pub fn room(&self) -> Result<&queue::Sender<RoomCmd>, &'static str> {
         match &self.place {
@@ -131,7 +145,7 @@ impl Membership {
             }
             Outbound::Entered { room, tx } => match self.place {
                 Place::Lobby { leave: false, spectate, .. } => {
-                    self.place = Place::Room { code: room, tx, free: spectate };
+                    self.place = Place::Room { code: room, tx, free: spectate, live: false };
                     Effect::None
                 }
                 _ => {
@@ -142,10 +156,23 @@ impl Membership {
                     Effect::Leave(tx)
                 }
             },
+            Outbound::Drafted { room, tx } => {
+                // The lobby drafts only a connection that is free to go
+                // (see `presence`): its free room, if any, is left; a
+                // spectate still on its way is left when it arrives.
+                let leaving = match &self.place {
+                    Place::Idle | Place::Lobby { spectate: true, .. } => None,
+                    Place::Room { free: true, tx, .. } => Some(tx.clone()),
+                    _ => return Effect::Leave(tx),
+                };
+                self.place = Place::Room { code: room, tx, free: false, live: false };
+                leaving.map_or(Effect::None, Effect::Leave)
+            }
             Outbound::Live { room, live } => {
-                if let Place::Room { code, free, .. } = &mut self.place {
+                if let Place::Room { code, free, live: playing, .. } = &mut self.place {
                     if *code == room {
                         *free = !live;
+                        *playing = live;
                     }
                 }
                 Effect::None
@@ -270,6 +297,47 @@ mod tests {
         entered(&mut m, &code, &tx);
         assert!(matches!(m.signal(Outbound::Replaced { room: code }), Effect::Replaced));
         assert!(matches!(m.close(), Effect::None), "the seat is the other connection's now");
+    }
+
+    #[test]
+    fn statuses_follow_the_queue_and_the_game() {
+        let mut m = Membership::default();
+        assert_eq!(m.status(), Status::Idle);
+        m.enter(Some(Rules::classic(3)), false).unwrap();
+        assert_eq!(m.status(), Status::Queued);
+        let (code, tx, _rx) = room("R9");
+        entered(&mut m, &code, &tx);
+        assert_eq!(m.status(), Status::Queued, "in the room, its game not started");
+        m.signal(Outbound::Live { room: code.clone(), live: true });
+        assert_eq!(m.status(), Status::Playing);
+        m.signal(Outbound::Live { room: code.clone(), live: false });
+        assert_eq!(m.status(), Status::Idle);
+        m.enter(None, false).unwrap();
+        assert_eq!(m.status(), Status::Pending);
+        m.signal(Outbound::Refused);
+        m.enter(None, true).unwrap();
+        assert_eq!(m.status(), Status::Idle, "on the way to watch");
+    }
+
+    #[test]
+    fn a_drafted_connection_leaves_its_finished_room_for_the_new_game() {
+        let mut m = Membership::default();
+        m.enter(None, false).unwrap();
+        let (old, old_tx, _rx) = room("OLD");
+        entered(&mut m, &old, &old_tx);
+        m.signal(Outbound::Live { room: old.clone(), live: true });
+        m.signal(Outbound::Live { room: old.clone(), live: false });
+        let (new, tx, _rx2) = room("NEW");
+        assert!(matches!(m.signal(Outbound::Drafted { room: new.clone(), tx: tx.clone() }), Effect::Leave(_)));
+        m.signal(Outbound::Live { room: new.clone(), live: true });
+        assert_eq!(m.status(), Status::Playing);
+        // A spectate on its way when the draft came: its room is left on arrival.
+        let mut w = Membership::default();
+        w.enter(None, true).unwrap();
+        assert!(matches!(w.signal(Outbound::Drafted { room: new.clone(), tx: tx.clone() }), Effect::None));
+        let (watched, wtx, _rx3) = room("WATCHED");
+        assert!(matches!(entered(&mut w, &watched, &wtx), Effect::Leave(_)));
+        assert!(w.room().is_ok());
     }
 
     #[test]

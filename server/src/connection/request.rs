@@ -6,10 +6,14 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, Game, PROTOCOL_VERSION, RequestId, ServerMessage};
+use tictactoe_protocol::{
+    ClientMessage, ErrorCode, Game, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage,
+};
 
 use super::io::{Connection, End, refusal};
-use crate::account::{self, Identity};
+use crate::account::{self, Identity, name_key};
+use crate::presence::Status;
+use crate::room::HOUSE_NAME;
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
 use crate::config::MAX_NAME_CHARS;
 use crate::queue::{self, TrySendError};
@@ -70,7 +74,80 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             ClientMessage::Sync {} => self.send_room(RoomRequest::Sync, id).await,
             ClientMessage::Ping {} => self.reply(encode(&ServerMessage::Pong { id })).await,
+            ClientMessage::Who {} => {
+                let me = self.me.clone()?;
+                self.send_lobby(LobbyCmd::Who { conn: me, id }).await;
+                None
+            }
+            // Boxed: every connection's future would otherwise carry its state.
+            ClientMessage::Challenge { name, size, win } => Box::pin(self.challenge(name, size, win, id)).await,
+            ClientMessage::Accept { challenge } => {
+                let who = self.who.clone();
+                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Accept { conn, who, challenge, id })
+                    .await
+            }
+            ClientMessage::Decline { challenge, reason } => {
+                let me = self.me.clone()?;
+                self.send_lobby(LobbyCmd::Decline { conn: me, challenge, reason, id }).await;
+                None
+            }
+            ClientMessage::PlayHouse { size, win, level } => {
+                let rules = match self.rules(size, win) {
+                    Ok(rules) => rules,
+                    Err((code, text)) => return self.reply(refusal(code, text, id)).await,
+                };
+                let (who, level) = (self.who.clone(), level.unwrap_or_default());
+                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::PlayHouse {
+                    conn,
+                    who,
+                    rules,
+                    level,
+                    id,
+                })
+                .await
+            }
         }
+    }
+
+    /// `challenge`: a board, a free challenger, then the lobby finds the
+    /// player. Challenging the house is playing it.
+    async fn challenge(
+        &mut self,
+        name: String,
+        size: Option<i64>,
+        win: Option<i64>,
+        id: Option<RequestId>,
+    ) -> Option<End> {
+        let rules = match self.rules(size, win) {
+            Ok(rules) => rules,
+            Err((code, text)) => return self.reply(refusal(code, text, id)).await,
+        };
+        if name_key(name.trim()) == HOUSE_NAME {
+            let who = self.who.clone();
+            let level = HouseLevel::default();
+            return self
+                .lobby_request(id.clone(), None, false, |conn| LobbyCmd::PlayHouse { conn, who, rules, level, id })
+                .await;
+        }
+        if self.membership.status() != Status::Idle {
+            let text = "you are in a game or waiting for one; challenge when you are free (leave first)";
+            return self.reply(refusal(ErrorCode::Busy, text, id)).await;
+        }
+        self.list().await;
+        let me = self.me.clone()?;
+        self.send_lobby(LobbyCmd::Challenge { conn: me, name, rules, id }).await;
+        None
+    }
+
+    /// Lists the connection in the lobby's directory under its current
+    /// name (after `hello`, or before its first challenge).
+    pub(super) async fn list(&mut self) {
+        let Some(me) = self.me.clone() else { return };
+        let presence = self.presence.get_or_insert_with(Default::default).clone();
+        self.shown = presence.status();
+        self.sync_presence();
+        let who = self.who.clone();
+        self.send_lobby(LobbyCmd::Online { conn: me, who, presence }).await;
     }
 
     /// `hello`: the protocol version, the name, then a guest or a sign-in.
@@ -89,10 +166,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         if !valid_name(name) {
             return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
         }
-        match token {
+        if name_key(name) == HOUSE_NAME {
+            return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
+        }
+        let end = match token {
             Some(token) => self.sign_in(name, &token, id).await,
             None => self.guest(name, id).await,
-        }
+        };
+        self.list().await;
+        end
     }
 
     /// `register`: a valid name, then the account.
@@ -100,6 +182,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let name = name.trim();
         if !valid_name(name) {
             return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        }
+        if name_key(name) == HOUSE_NAME {
+            return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
         }
         self.register(name, bot, id).await
     }
@@ -199,6 +284,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     ) -> Option<End> {
         // Gone only while the connection closes at shutdown.
         let me = self.me.clone()?;
+        // Claimed for this request before anything else: the lobby may be
+        // claiming it for a challenge it sent (see `presence`).
+        if !spectate && !self.claim() {
+            let text = "a challenge you sent was just accepted; its game_started is on the way";
+            return self.reply(refusal(ErrorCode::Busy, text, id)).await;
+        }
         match self.membership.enter(queued, spectate) {
             Err(busy) => return self.reply(refusal(ErrorCode::Busy, busy, id)).await,
             // A room that closed meanwhile needs no leaving.
@@ -261,6 +352,9 @@ async fn to_room(
         _ => Ok(()),
     }
 }
+
+/// The `name_taken` refusal for the house bot's name.
+const HOUSE_TAKEN: &str = "\"house\" is the house bot's name; choose another";
 
 /// The `invalid_name` refusal.
 const INVALID_NAME: &str =

@@ -3,11 +3,14 @@
 //! and resume tokens. It reaches connections and rooms only through their
 //! queues, never waiting; opening a room is an effect its task carries out.
 
+mod players;
 pub mod task;
+
+pub use players::{MAX_RECEIVED, MAX_SENT};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
@@ -17,7 +20,7 @@ use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::codes;
 use crate::config::ROOM_INBOX;
 use crate::queue;
-use crate::room::{INVALID_TOKEN, Room, Rules, Settings, token_room};
+use crate::room::{ConnId, INVALID_TOKEN, Room, Rules, Settings, token_room};
 
 /// The refusal for a board the engine cannot make (connections check sizes
 /// against the configured range first).
@@ -41,12 +44,26 @@ pub struct Lobby {
     /// Every open room's inbox by its code.
     rooms: HashMap<Arc<str>, queue::Sender<RoomCmd>>,
     settings: Settings,
+    /// Who is online, and the challenges between them.
+    players: players::Players,
 }
 
 impl Lobby {
-    /// An empty lobby whose rooms run with `settings`.
-    pub fn new(settings: Settings) -> Lobby {
-        Lobby { queues: HashMap::new(), rooms: HashMap::new(), settings }
+    /// An empty lobby whose rooms run with `settings`, where a challenge
+    /// stays open `challenge_lifetime` unanswered.
+    pub fn new(settings: Settings, challenge_lifetime: Duration) -> Lobby {
+        let players = players::Players::new(challenge_lifetime);
+        Lobby { queues: HashMap::new(), rooms: HashMap::new(), settings, players }
+    }
+
+    /// When the lobby next needs [`Lobby::tick`]: a challenge expiring.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.players.next_deadline()
+    }
+
+    /// Time passes: challenges left unanswered expire.
+    pub fn tick(&mut self, now: Instant) {
+        self.players.tick(now);
     }
 
     /// Handles one command at `now`; returns the room it opened, if any.
@@ -58,7 +75,7 @@ impl Lobby {
             LobbyCmd::CreateRoom { conn, name, rules, mark, id } => {
                 let code = self.new_code();
                 match Room::private(code, rules, self.settings.clone(), (conn.id, name), mark, id.clone()) {
-                    Ok(room) => return Some(self.open(room, vec![conn])),
+                    Ok(room) => return Some(self.open(room, vec![conn], None)),
                     Err(code) => refuse(&conn, code, BAD_SIZE, id),
                 }
             }
@@ -89,8 +106,61 @@ impl Lobby {
             LobbyCmd::RoomClosed { room } => {
                 self.rooms.remove(&room);
             }
+            LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
+            LobbyCmd::Offline { conn } => self.players.offline(conn),
+            LobbyCmd::Engaged { conn } => self.players.engaged(conn),
+            LobbyCmd::Who { conn, id } => {
+                conn.frame(&encode(&self.players.who(id)));
+            }
+            LobbyCmd::Challenge { conn, name, rules, id } => {
+                let book = self.settings.records.as_deref();
+                if let Err((code, text)) = self.players.challenge(conn.id, &name, rules, id.clone(), book, now) {
+                    answer(&conn, code, text, id);
+                }
+            }
+            LobbyCmd::Decline { conn, challenge, reason, id } => {
+                if let Err((code, text)) = self.players.decline(conn.id, &challenge, reason.as_deref()) {
+                    answer(&conn, code, text, id);
+                }
+            }
+            LobbyCmd::Accept { conn, who, challenge, id } => match self.players.accept(conn.id, &challenge) {
+                Ok(accepted) => return self.challenge_game(accepted, (conn, who), now),
+                Err((code, text)) => refuse(&conn, code, text, id),
+            },
+            LobbyCmd::PlayHouse { conn, who, rules, level, id } => {
+                let code = self.new_code();
+                let settings = self.settings.clone();
+                match Room::house(code, rules, settings, (conn.id, who), level, rand::random(), now) {
+                    Ok(room) => return Some(self.open(room, vec![conn], None)),
+                    Err(code) => refuse(&conn, code, BAD_SIZE, id),
+                }
+            }
         }
         None
+    }
+
+    /// The room of an accepted challenge: the challenger (drafted) and the
+    /// accepter, who is player 1 at random.
+    fn challenge_game(
+        &mut self,
+        accepted: players::Accepted,
+        accepter: (ConnHandle, Arc<Identity>),
+        now: Instant,
+    ) -> Option<NewRoom> {
+        let players::Accepted { from, from_who, rules } = accepted;
+        let drafted = from.id;
+        let (mut first, mut second) = ((from.id, from_who), (accepter.0.id, accepter.1));
+        if rand::random() {
+            std::mem::swap(&mut first, &mut second);
+        }
+        let code = self.new_code();
+        match Room::paired(code, rules, self.settings.clone(), first, second, now) {
+            Ok(room) => Some(self.open(room, vec![from, accepter.0], Some(drafted))),
+            Err(code) => {
+                refuse(&accepter.0, code, BAD_SIZE, None);
+                None
+            }
+        }
     }
 
     /// How many players wait for games with `rules`.
@@ -137,7 +207,7 @@ impl Lobby {
             (second.0.id, second.1),
             now,
         ) {
-            Ok(room) => Some(self.open(room, vec![first.0, second.0])),
+            Ok(room) => Some(self.open(room, vec![first.0, second.0], None)),
             Err(code) => {
                 refuse(&first.0, code, BAD_SIZE, None);
                 refuse(&second.0, code, BAD_SIZE, None);
@@ -149,15 +219,20 @@ impl Lobby {
     /// Lists a room that nobody is in yet (a game restored after a restart,
     /// its players to come back with `resume`).
     pub fn adopt(&mut self, room: Room) -> NewRoom {
-        self.open(room, Vec::new())
+        self.open(room, Vec::new(), None)
     }
 
-    /// Tells the members they are in the room and lists it in the directory.
-    fn open(&mut self, room: Room, members: Vec<ConnHandle>) -> NewRoom {
+    /// Tells the members they are in the room (`drafted` without asking)
+    /// and lists it in the directory.
+    fn open(&mut self, room: Room, members: Vec<ConnHandle>, drafted: Option<ConnId>) -> NewRoom {
         let code = room.code().clone();
         let (tx, inbox) = queue::channel(ROOM_INBOX);
         for m in &members {
-            m.send(Outbound::Entered { room: code.clone(), tx: tx.clone() });
+            let (room, tx) = (code.clone(), tx.clone());
+            m.send(match Some(m.id) == drafted {
+                true => Outbound::Drafted { room, tx },
+                false => Outbound::Entered { room, tx },
+            });
         }
         self.rooms.insert(code, tx);
         NewRoom { room, members, inbox }
@@ -214,6 +289,14 @@ fn forward(code: Arc<str>, tx: queue::Sender<RoomCmd>, cmd: RoomCmd) {
     }
 }
 
+/// Refuses a request that changed nothing about where the connection is
+/// (`challenge`, `decline`): no signal follows the error.
+fn answer(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
+    crate::metrics::refused(code);
+    conn.frame(&encode(&ServerMessage::error(code, message, id)));
+}
+
+/// Refuses a request that was on its way somewhere: the connection is free again.
 fn refuse(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
     crate::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, message, id)));
@@ -222,3 +305,6 @@ fn refuse(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Op
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod challenge_tests;

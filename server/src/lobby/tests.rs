@@ -8,18 +8,21 @@ use crate::queue::Recv;
 use crate::room::{Output, Rules};
 use std::time::Duration;
 
-fn settings() -> Settings {
+/// How long challenges live in these tests.
+pub(super) const LIFETIME: Duration = Duration::from_secs(30);
+
+pub(super) fn settings() -> Settings {
     Settings { turn_timeout: None, grace: Duration::from_secs(5), records: None }
 }
 
 /// A connection's handle and the far end of its queue.
-fn conn(id: u64) -> (ConnHandle, queue::Receiver<Outbound>) {
+pub(super) fn conn(id: u64) -> (ConnHandle, queue::Receiver<Outbound>) {
     let (tx, rx) = queue::channel(16);
     (ConnHandle::new(id, tx), rx)
 }
 
 /// What a connection was sent: messages decoded, signals named.
-fn got(rx: &mut queue::Receiver<Outbound>) -> Vec<String> {
+pub(super) fn got(rx: &mut queue::Receiver<Outbound>) -> Vec<String> {
     let mut all = Vec::new();
     while let Some(Recv::Item(item)) = rx.try_recv() {
         all.push(match item {
@@ -31,6 +34,7 @@ fn got(rx: &mut queue::Receiver<Outbound>) -> Vec<String> {
                 }
             }
             Outbound::Entered { room, .. } => format!("entered:{room}"),
+            Outbound::Drafted { room, .. } => format!("drafted:{room}"),
             Outbound::Refused => "refused".into(),
             Outbound::Released { .. } => "released".into(),
             other => format!("{other:?}"),
@@ -61,7 +65,7 @@ fn members(new: &NewRoom) -> Vec<u64> {
 
 #[test]
 fn quick_match_pairs_first_come_first_served_within_a_size() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let (a, mut ra) = conn(1);
     let (b, _rb) = conn(2);
     let (c, _rc) = conn(3);
@@ -82,7 +86,7 @@ fn quick_match_pairs_first_come_first_served_within_a_size() {
 
 #[test]
 fn a_paired_room_starts_its_game_with_a_random_first_player() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let mut firsts = std::collections::HashSet::new();
     for i in 0..64 {
         let (a, _ra) = conn(2 * i);
@@ -105,7 +109,7 @@ fn a_paired_room_starts_its_game_with_a_random_first_player() {
 
 #[test]
 fn quick_match_pairs_only_the_same_win_length() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let (a, _ra) = conn(1);
     let (b, _rb) = conn(2);
     let (c, _rc) = conn(3);
@@ -118,7 +122,7 @@ fn quick_match_pairs_only_the_same_win_length() {
 
 #[test]
 fn leaving_the_queue_and_gone_connections_are_not_paired() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let (a, _ra) = conn(1);
     let (b, rb) = conn(2);
     let (c, _rc) = conn(3);
@@ -133,7 +137,7 @@ fn leaving_the_queue_and_gone_connections_are_not_paired() {
 
 #[test]
 fn a_private_room_is_found_by_its_code_as_typed() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let (a, mut ra) = conn(1);
     let (b, mut rb) = conn(2);
     let cmd = LobbyCmd::CreateRoom {
@@ -163,7 +167,7 @@ fn a_private_room_is_found_by_its_code_as_typed() {
 
 #[test]
 fn a_resume_token_is_routed_to_the_room_it_names() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let (a, _ra) = conn(1);
     let (b, _rb) = conn(2);
     let (c, mut rc) = conn(3);
@@ -182,7 +186,7 @@ fn a_resume_token_is_routed_to_the_room_it_names() {
 
 #[test]
 fn a_room_that_stopped_reading_refuses_at_once() {
-    let mut lobby = Lobby::new(settings());
+    let mut lobby = Lobby::new(settings(), LIFETIME);
     let (a, _ra) = conn(1);
     let (b, mut rb) = conn(2);
     let cmd = LobbyCmd::CreateRoom {

@@ -34,6 +34,10 @@ impl Room {
                     return;
                 }
                 self.rematch[seat] = true;
+                // The house is always up for another game.
+                if self.house_seat() == Some(1 - seat) {
+                    self.rematch[1 - seat] = true;
+                }
                 if self.rematch[1 - seat] {
                     self.seats.swap(0, 1);
                     self.start(now);
@@ -59,7 +63,7 @@ impl Room {
         let mut hashes = [[0; 32]; 2];
         tracing::debug!(size = self.rules.size, x = %players.first().map_or("", |p| &p.name), o = %players.get(1).map_or("", |p| &p.name), "game started");
         for (i, (seat, hash)) in self.seats.iter_mut().zip(&mut hashes).enumerate() {
-            let Some(seat) = seat else { continue };
+            let Some(seat) = seat.as_mut().filter(|s| s.conn != super::HOUSE) else { continue };
             // Fresh for every game: a token ends with its game.
             let token = new_token(&self.code);
             *hash = account::hash(&token);
@@ -99,9 +103,11 @@ impl Room {
                 moves: Vec::new(),
                 clock_left: None,
                 started_at_ms: 0,
+                house: self.house,
             };
             self.out.push(Output::Save(LiveWrite::Start(Box::new(game))));
         }
+        self.prompt_house();
     }
 
     /// Ends the game in progress, telling everyone attached.
@@ -124,7 +130,7 @@ impl Room {
         );
         // The signals first: a client that reads `game_over` and at once asks
         // for something new finds its connection already free to go.
-        let players: Vec<_> = self.seats.iter().flatten().filter(|s| s.present()).map(|s| s.conn).collect();
+        let players: Vec<_> = self.seats.iter().flatten().filter(|s| s.listens()).map(|s| s.conn).collect();
         for to in players {
             self.out.push(Output::Live { to, live: false });
         }

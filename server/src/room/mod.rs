@@ -11,9 +11,11 @@
 mod clock;
 mod close;
 mod games;
+mod house;
 mod restore;
 mod seats;
 
+pub use house::{HOUSE, HOUSE_NAME, identity as house_identity, is_house};
 pub use seats::{INVALID_TOKEN, token_room};
 
 use std::ops::Range;
@@ -21,8 +23,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
-    ClosedReason, EndReason, ErrorCode, Game, MoveError, Outcome, Player, PlayerInfo, RequestId,
-    ServerMessage, SizeError, Status,
+    ClosedReason, EndReason, ErrorCode, Game, HouseLevel, MoveError, Outcome, Player, PlayerInfo,
+    RequestId, ServerMessage, SizeError, Status,
 };
 
 pub use crate::rules::Rules;
@@ -124,6 +126,16 @@ pub enum Output {
     /// With records kept: a change to the saved copy of the game in
     /// progress, for the store (a `Start`'s time is the task's to stamp).
     Save(LiveWrite),
+    /// The house is to play move number `seq` of `game` at `level`: its
+    /// choice comes back through [`Room::house_move`].
+    Think {
+        /// The move's number: 1 for the first.
+        seq: usize,
+        /// The game as it stands.
+        game: Box<Game>,
+        /// How strong the house plays.
+        level: HouseLevel,
+    },
     /// A game finished: its record for the store, with how long it lasted
     /// (the task knows the wall clock).
     Record {
@@ -211,6 +223,8 @@ pub struct Room {
     game_id: Option<Arc<str>>,
     /// The mark a private room's creator asked for in its first game.
     creator_mark: Option<Player>,
+    /// The house's level, when it holds a seat here.
+    house: Option<HouseLevel>,
 }
 
 /// The player in seat index `seat` (0 or 1) of the current game.
@@ -244,6 +258,7 @@ impl Room {
             started: None,
             game_id: None,
             creator_mark: None,
+            house: None,
         })
     }
 
@@ -411,7 +426,7 @@ impl Room {
             player,
             seq: self.game.moves().len(),
             next,
-            clock_ms: next.and(self.clock.per_move()).map(ms),
+            clock_ms: next.filter(|&p| self.timed(p)).and(self.clock.per_move()).map(ms),
             id: None,
         };
         if id.is_some() {
@@ -428,7 +443,7 @@ impl Room {
         let (outcome, reason, line) = match status {
             Status::Won { winner, line } => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
             Status::Draw => (Outcome::Draw, EndReason::Draw, None),
-            Status::InProgress { .. } => return,
+            Status::InProgress { .. } => return self.prompt_house(),
         };
         self.finish(Some(outcome), reason, line, now);
         self.close_if_away();
@@ -484,19 +499,19 @@ impl Room {
 
     /// Every connection that hears the room: present players, then spectators.
     fn attached(&self) -> impl Iterator<Item = ConnId> + '_ {
-        let seats = self.seats.iter().flatten().filter(|s| s.present()).map(|s| s.conn);
+        let seats = self.seats.iter().flatten().filter(|s| s.listens()).map(|s| s.conn);
         seats.chain(self.spectators.iter().copied())
     }
 
     /// Queues `msg` once for everyone attached but `skip`.
     fn broadcast(&mut self, msg: ServerMessage, skip: Option<ConnId>) {
-        let seats = self.seats.iter().flatten().filter(|s| s.present()).map(|s| s.conn);
+        let seats = self.seats.iter().flatten().filter(|s| s.listens()).map(|s| s.conn);
         let to = seats.chain(self.spectators.iter().copied()).filter(|&c| Some(c) != skip);
         self.out.broadcast(msg, to);
     }
 
     fn send_seat(&mut self, seat: usize, msg: ServerMessage) {
-        if let Some(s) = self.seats[seat].as_ref().filter(|s| s.present()) {
+        if let Some(s) = self.seats[seat].as_ref().filter(|s| s.listens()) {
             let conn = s.conn;
             self.out.send(conn, msg);
         }

@@ -6,8 +6,12 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{EndReason, ErrorCode, Outcome, Player, Status};
 
+use std::sync::Arc;
+
+use super::house::{HOUSE, is_house};
 use super::seats::Seat;
 use super::{ConnId, Phase, Room, Settings};
+use crate::account::Identity;
 use crate::live::LiveGame;
 
 /// The connection of a seat nobody has taken back yet: connection ids start at 1.
@@ -37,8 +41,15 @@ impl Room {
             }
         }
         let [x, o] = saved.players;
-        let seat = |who, token| Seat { conn: NOBODY, who, token: Some(token), away_until: Some(now + grace) };
+        // The house is back at once; a player is away until they resume.
+        let seat = |who: Arc<Identity>, token| match is_house(&who) {
+            true => Seat::new(HOUSE, who),
+            false => Seat { conn: NOBODY, who, token: Some(token), away_until: Some(now + grace) },
+        };
         room.seats = [Some(seat(x, saved.tokens[0])), Some(seat(o, saved.tokens[1]))];
+        if room.house_seat().is_some() {
+            room.house = Some(saved.house.unwrap_or_default());
+        }
         room.phase = Phase::Playing;
         room.counts.started = 1;
         room.counts.moves = room.game.moves().len() as u64;
@@ -50,7 +61,10 @@ impl Room {
         let (outcome, reason, line) = match last {
             Some(Status::Won { winner, line }) => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
             Some(Status::Draw) => (Outcome::Draw, EndReason::Draw, None),
-            _ => return Ok(room),
+            _ => {
+                room.prompt_house();
+                return Ok(room);
+            }
         };
         room.finish(Some(outcome), reason, line, now);
         room.close_if_away();

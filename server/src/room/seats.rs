@@ -37,6 +37,12 @@ impl Seat {
     pub fn present(&self) -> bool {
         self.away_until.is_none()
     }
+
+    /// Whether the seat has a connection to hear the room: present, and
+    /// not the house (whose moves the room asks for as outputs).
+    pub fn listens(&self) -> bool {
+        self.present() && self.conn != super::house::HOUSE
+    }
 }
 
 /// The refusal for a token that holds no seat.

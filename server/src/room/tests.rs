@@ -23,6 +23,7 @@ enum Got {
     Replaced,
     Record(Box<GameRecord>),
     Save(LiveWrite),
+    Think(usize),
 }
 
 fn settings() -> Settings {
@@ -44,6 +45,7 @@ fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
             Output::Replace { to } => got.push((to, Got::Replaced)),
             Output::Record { record, .. } => got.push((0, Got::Record(record))),
             Output::Save(write) => got.push((0, Got::Save(write))),
+            Output::Think { seq, .. } => got.push((HOUSE, Got::Think(seq))),
         }
     }
     got
@@ -732,6 +734,7 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
         moves,
         clock_left: None,
         started_at_ms: 0,
+        house: None,
     };
     for (moves, loser) in [(vec![[0, 0]], Player::O), (vec![[0, 0], [1, 1]], Player::X)] {
         let mut room = Room::restore(game(moves), with_records.clone(), Duration::ZERO, t0).unwrap();

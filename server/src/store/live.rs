@@ -19,6 +19,7 @@ use crate::account::{Identity, TokenHash};
 use crate::live::{LiveGame, LiveWrite};
 use crate::ratings::Standing;
 use crate::rules::Rules;
+use tictactoe_protocol::HouseLevel;
 
 /// The longest a write waits for the commit that makes it durable, besides
 /// the commit itself: inside the 100 ms of moves the contract allows a
@@ -132,8 +133,8 @@ impl Fold {
         let mut del_moves = tx.prepare_cached("DELETE FROM live_moves WHERE room = ?1")?;
         let mut game = tx.prepare_cached(
             "INSERT OR REPLACE INTO live_games (room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )?;
         let mut chunk =
             tx.prepare_cached("INSERT OR REPLACE INTO live_moves (room, first, cells) VALUES (?1, ?2, ?3)")?;
@@ -169,6 +170,7 @@ impl Fold {
                     None::<i64>,
                     g.started_at_ms,
                     &*g.id,
+                    g.house.map(HouseLevel::name),
                 ])?;
                 games_here.insert(room);
             }
@@ -253,7 +255,8 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
     {
         let mut stmt = tx.prepare(
             "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id FROM live_games",
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level
+             FROM live_games",
         )?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
@@ -282,6 +285,7 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
                 tokens: [xt, ot],
                 clock_left: ms(12)?,
                 started_at_ms: r.get(13)?,
+                house: r.get::<_, Option<String>>(15)?.as_deref().and_then(HouseLevel::from_name),
             });
         }
     }
@@ -324,6 +328,7 @@ mod tests {
             moves: Vec::new(),
             clock_left: None,
             started_at_ms: 1_700_000_000_000,
+            house: None,
         }
     }
 

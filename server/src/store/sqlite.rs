@@ -20,9 +20,10 @@ use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
 
 /// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     include_str!("../../migrations/0001_accounts_games_ratings.sql"),
     include_str!("../../migrations/0002_live_games.sql"),
+    include_str!("../../migrations/0003_house_level.sql"),
 ];
 
 /// Most jobs taken off the queue at once; their writes share a transaction.

@@ -1,0 +1,243 @@
+//! The lobby's directory and challenges without tasks: who is listed with
+//! what status, finding players by name, challenge limits, accepting,
+//! declining, expiry and cancelling.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::tests::{LIFETIME, conn, got, settings};
+use super::*;
+use crate::presence::{Presence, Status};
+use crate::queue::Recv;
+use crate::room::Output;
+
+/// A listed connection: its handle, queue and presence.
+struct Player {
+    conn: ConnHandle,
+    rx: queue::Receiver<Outbound>,
+    presence: Arc<Presence>,
+}
+
+fn online(lobby: &mut Lobby, id: u64, who: Arc<Identity>) -> Player {
+    let (conn, rx) = conn(id);
+    let presence = Arc::new(Presence::default());
+    let cmd = LobbyCmd::Online { conn: conn.clone(), who, presence: presence.clone() };
+    lobby.handle(cmd, Instant::now());
+    Player { conn, rx, presence }
+}
+
+fn guest(lobby: &mut Lobby, id: u64, name: &str) -> Player {
+    online(lobby, id, Identity::guest(name))
+}
+
+/// The frames a player was sent, as JSON.
+fn frames(p: &mut Player) -> Vec<serde_json::Value> {
+    let mut all = Vec::new();
+    while let Some(Recv::Item(item)) = p.rx.try_recv() {
+        if let Outbound::Frame(f) = item {
+            all.push(serde_json::from_str(&f).unwrap());
+        }
+    }
+    all
+}
+
+fn challenge(lobby: &mut Lobby, from: &Player, name: &str, now: Instant) {
+    let cmd = LobbyCmd::Challenge { conn: from.conn.clone(), name: name.into(), rules: Rules::classic(3), id: None };
+    assert!(lobby.handle(cmd, now).is_none());
+}
+
+/// The id of the challenge a player was just offered.
+fn offered(p: &mut Player) -> String {
+    let f = frames(p);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0]["type"], "challenged");
+    f[0]["challenge"].as_str().unwrap().to_owned()
+}
+
+fn accept(lobby: &mut Lobby, p: &Player, challenge: &str) -> Option<NewRoom> {
+    let cmd = LobbyCmd::Accept {
+        conn: p.conn.clone(),
+        who: Identity::guest("x"),
+        challenge: challenge.into(),
+        id: None,
+    };
+    lobby.handle(cmd, Instant::now())
+}
+
+#[test]
+fn who_lists_the_house_then_players_by_name_with_their_status() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut zed = guest(&mut lobby, 1, "zed");
+    let ann = guest(&mut lobby, 2, "Ann");
+    ann.presence.swap(Status::Idle, Status::Playing).unwrap();
+    lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
+    let f = frames(&mut zed);
+    let names: Vec<_> = f[0]["players"].as_array().unwrap().iter().map(|p| (p["name"].clone(), p["status"].clone())).collect();
+    assert_eq!(
+        names,
+        [("house".into(), "idle".into()), ("Ann".into(), "playing".into()), ("zed".into(), "idle".into())]
+            .map(|(a, b): (&str, &str)| (serde_json::Value::from(a), serde_json::Value::from(b)))
+    );
+    // Renamed, then gone.
+    lobby.handle(LobbyCmd::Online { conn: ann.conn.clone(), who: Identity::guest("bea"), presence: ann.presence.clone() }, Instant::now());
+    lobby.handle(LobbyCmd::Offline { conn: 1 }, Instant::now());
+    lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
+    let f = frames(&mut zed);
+    let names: Vec<_> = f[0]["players"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(names, ["house", "bea"]);
+}
+
+#[test]
+fn a_name_reaches_its_account_before_any_guest_and_ignores_case() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut ann = guest(&mut lobby, 1, "ann");
+    let acct = Arc::new(Identity { name: "Bob".into(), account: Some(7), bot: true });
+    let mut bob = online(&mut lobby, 2, acct);
+    let mut guest_bob = guest(&mut lobby, 3, "BOB");
+    challenge(&mut lobby, &ann, "bOb", Instant::now());
+    assert_eq!(frames(&mut ann)[0]["name"], "Bob");
+    offered(&mut bob);
+    assert!(frames(&mut guest_bob).is_empty(), "the guest under the account's name is not reached");
+    challenge(&mut lobby, &ann, "nobody", Instant::now());
+    assert_eq!(frames(&mut ann)[0]["code"], "player_not_found");
+    challenge(&mut lobby, &ann, "ANN", Instant::now());
+    assert_eq!(frames(&mut ann)[0]["code"], "player_not_found", "not yourself");
+}
+
+#[test]
+fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let now = Instant::now();
+    let mut ann = guest(&mut lobby, 1, "ann");
+    let mut bob = guest(&mut lobby, 2, "bob");
+    let mut cy = guest(&mut lobby, 3, "cy");
+    challenge(&mut lobby, &ann, "bob", now);
+    challenge(&mut lobby, &cy, "ann", now);
+    let to_bob = offered(&mut bob);
+    let f = frames(&mut ann);
+    assert_eq!((f[0]["type"].as_str(), f[1]["type"].as_str()), (Some("challenge_sent"), Some("challenged")));
+    frames(&mut cy);
+    assert_eq!(ann.presence.challenges(), 2);
+    let new = accept(&mut lobby, &bob, &to_bob).expect("a room");
+    assert_eq!(lobby.players.open(), 0);
+    assert_eq!(ann.presence.status(), Status::Drafted);
+    let code = new.room.code().to_string();
+    let mut members: Vec<u64> = new.members.iter().map(|m| m.id).collect();
+    members.sort_unstable();
+    assert_eq!(members, [1, 2]);
+    let ended = frames(&mut cy);
+    assert_eq!((ended[0]["type"].as_str(), ended[0]["reason"].as_str()), (Some("challenge_ended"), Some("canceled")));
+    assert_eq!(got(&mut ann.rx), ["challenge_ended".to_owned(), format!("drafted:{code}")]);
+    assert_eq!(got(&mut bob.rx), [format!("entered:{code}")]);
+    // Accepting it again: gone.
+    assert!(accept(&mut lobby, &bob, &to_bob).is_none());
+    assert!(got(&mut bob.rx).iter().any(|g| g == "error:challenge_not_found"));
+}
+
+#[test]
+fn a_challenger_that_left_idle_cannot_be_drafted() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut ann = guest(&mut lobby, 1, "ann");
+    let mut bob = guest(&mut lobby, 2, "bob");
+    challenge(&mut lobby, &ann, "bob", Instant::now());
+    let id = offered(&mut bob);
+    frames(&mut ann);
+    // Ann queued meanwhile, her Engaged not yet read by the lobby.
+    ann.presence.swap(Status::Idle, Status::Queued).unwrap();
+    assert!(accept(&mut lobby, &bob, &id).is_none());
+    assert!(got(&mut bob.rx).iter().any(|g| g == "error:challenge_not_found"));
+    let f = frames(&mut ann);
+    assert_eq!((f[0]["type"].as_str(), f[0]["reason"].as_str()), (Some("challenge_ended"), Some("canceled")));
+}
+
+#[test]
+fn declines_expiry_disconnects_and_limits() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let t0 = Instant::now();
+    let mut ann = guest(&mut lobby, 1, "ann");
+    let mut bob = guest(&mut lobby, 2, "bob");
+    // Declined with a reason: the challenger hears it, the decliner nothing.
+    challenge(&mut lobby, &ann, "bob", t0);
+    let id = offered(&mut bob);
+    frames(&mut ann);
+    lobby.handle(
+        LobbyCmd::Decline { conn: bob.conn.clone(), challenge: id.clone(), reason: Some("busy now".into()), id: None },
+        t0,
+    );
+    let f = frames(&mut ann);
+    assert_eq!(f[0]["reason"], "declined");
+    assert!(f[0]["message"].as_str().unwrap().contains("busy now"));
+    assert!(frames(&mut bob).is_empty());
+    // Declined twice: not found.
+    lobby.handle(LobbyCmd::Decline { conn: bob.conn.clone(), challenge: id, reason: None, id: None }, t0);
+    assert_eq!(frames(&mut bob)[0]["code"], "challenge_not_found");
+    // Unanswered: expires at the lifetime, not before.
+    challenge(&mut lobby, &ann, "bob", t0);
+    offered(&mut bob);
+    frames(&mut ann);
+    assert_eq!(lobby.next_deadline(), Some(t0 + LIFETIME));
+    lobby.tick(t0 + LIFETIME - Duration::from_millis(1));
+    assert!(frames(&mut ann).is_empty());
+    lobby.tick(t0 + LIFETIME);
+    assert_eq!(frames(&mut ann)[0]["reason"], "expired");
+    assert_eq!(frames(&mut bob)[0]["reason"], "expired");
+    assert_eq!((ann.presence.challenges(), bob.presence.challenges()), (0, 0));
+    // At most MAX_SENT open at once.
+    for _ in 0..MAX_SENT {
+        challenge(&mut lobby, &ann, "bob", t0);
+    }
+    challenge(&mut lobby, &ann, "bob", t0);
+    let f = frames(&mut ann);
+    assert_eq!(f.last().unwrap()["code"], "busy");
+    // A busy target: busy.
+    let mut cy = guest(&mut lobby, 3, "cy");
+    cy.presence.swap(Status::Idle, Status::Playing).unwrap();
+    challenge(&mut lobby, &bob, "cy", t0);
+    assert_eq!(frames(&mut bob).last().unwrap()["code"], "busy");
+    assert!(frames(&mut cy).is_empty());
+    // The challenger disconnects: the target hears it.
+    frames(&mut bob);
+    lobby.handle(LobbyCmd::Offline { conn: 1 }, t0);
+    let f = frames(&mut bob);
+    assert_eq!(f.len(), MAX_SENT);
+    assert!(f.iter().all(|m| m["reason"] == "canceled"));
+    assert_eq!(lobby.players.open(), 0);
+}
+
+#[test]
+fn engaging_in_another_game_cancels_challenges() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut ann = guest(&mut lobby, 1, "ann");
+    let mut bob = guest(&mut lobby, 2, "bob");
+    challenge(&mut lobby, &ann, "bob", Instant::now());
+    offered(&mut bob);
+    frames(&mut ann);
+    lobby.handle(LobbyCmd::Engaged { conn: 2 }, Instant::now());
+    let (a, b) = (frames(&mut ann), frames(&mut bob));
+    assert_eq!((a[0]["reason"].as_str(), b[0]["reason"].as_str()), (Some("canceled"), Some("canceled")));
+    assert!(a[0]["message"].as_str().unwrap().contains("bob started another game"));
+}
+
+#[test]
+fn play_house_opens_a_room_with_the_house() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let (a, mut ra) = conn(1);
+    let cmd = LobbyCmd::PlayHouse {
+        conn: a,
+        who: Identity::guest("ann"),
+        rules: Rules::classic(3),
+        level: tictactoe_protocol::HouseLevel::Random,
+        id: None,
+    };
+    let mut new = lobby.handle(cmd, Instant::now()).expect("a room");
+    assert_eq!(got(&mut ra), [format!("entered:{}", new.room.code())]);
+    let (outputs, _) = new.room.drain();
+    let started = outputs
+        .filter_map(|o| match o {
+            Output::Send { msg: ServerMessage::GameStarted { players, .. }, .. } => Some(players),
+            _ => None,
+        })
+        .next()
+        .expect("game_started");
+    assert!(started.iter().any(|p| &*p.name == "house" && p.bot && !p.account));
+}

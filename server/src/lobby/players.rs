@@ -1,0 +1,339 @@
+//! Who is online and the challenges between them: the directory of named
+//! connections (`who`, and finding a player by name) and every open
+//! challenge with its expiry. Part of the lobby's state machine: no tasks,
+//! and connections are reached only through their queues.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{
+    ChallengeEndReason, ErrorCode, MAX_ONLINE, OnlinePlayer, OnlineStatus, PlayerInfo, RequestId,
+    ServerMessage,
+};
+
+use crate::account::{Identity, name_key};
+use crate::cmd::{ConnHandle, encode};
+use crate::presence::{Presence, Status};
+use crate::ratings::RatingBook;
+use crate::room::{ConnId, HOUSE_NAME, Rules};
+
+/// Open challenges one connection may have sent at once.
+pub const MAX_SENT: usize = 5;
+
+/// Open challenges one connection may have waiting for its answer.
+pub const MAX_RECEIVED: usize = 20;
+
+/// A refusal: its code and text.
+pub type Refusal = (ErrorCode, String);
+
+/// A named connection.
+#[derive(Debug)]
+struct Online {
+    conn: ConnHandle,
+    who: Arc<Identity>,
+    presence: Arc<Presence>,
+    /// Its place in `by_name`.
+    key: (String, u64),
+    /// Open challenges it sent, and those waiting for its answer.
+    sent: Vec<Arc<str>>,
+    received: Vec<Arc<str>>,
+}
+
+/// One open challenge.
+#[derive(Debug)]
+struct Challenge {
+    from: ConnId,
+    to: ConnId,
+    rules: Rules,
+}
+
+/// An accepted challenge, for the lobby to open its room.
+#[derive(Debug)]
+pub struct Accepted {
+    /// The challenger's connection, claimed for the game.
+    pub from: ConnHandle,
+    /// Who the challenger is.
+    pub from_who: Arc<Identity>,
+    /// The board it asked for.
+    pub rules: Rules,
+}
+
+/// The directory and the challenges.
+#[derive(Debug)]
+pub struct Players {
+    online: HashMap<ConnId, Online>,
+    /// Name keys (lower case), then the order they named themselves in.
+    by_name: BTreeSet<(String, u64, ConnId)>,
+    named: u64,
+    challenges: HashMap<Arc<str>, Challenge>,
+    /// Challenges by expiry; every challenge lives equally long, so the
+    /// order they were made in is the order they expire in.
+    expiry: VecDeque<(Instant, Arc<str>)>,
+    lifetime: Duration,
+    made: u64,
+}
+
+impl Players {
+    /// Nobody online; challenges live `lifetime` unanswered.
+    pub fn new(lifetime: Duration) -> Players {
+        Players {
+            online: HashMap::new(),
+            by_name: BTreeSet::new(),
+            named: 0,
+            challenges: HashMap::new(),
+            expiry: VecDeque::new(),
+            lifetime,
+            made: 0,
+        }
+    }
+
+    /// A connection said who it is (again).
+    pub fn online(&mut self, conn: ConnHandle, who: Arc<Identity>, presence: Arc<Presence>) {
+        self.named += 1;
+        let key = (name_key(&who.name), self.named);
+        self.by_name.insert((key.0.clone(), key.1, conn.id));
+        match self.online.get_mut(&conn.id) {
+            Some(o) => {
+                let old = std::mem::replace(&mut o.key, key);
+                self.by_name.remove(&(old.0, old.1, conn.id));
+                o.who = who;
+            }
+            None => {
+                let entry = Online { conn, who, presence, key, sent: Vec::new(), received: Vec::new() };
+                self.online.insert(entry.conn.id, entry);
+            }
+        }
+    }
+
+    /// A connection closed: its challenges end.
+    pub fn offline(&mut self, conn: ConnId) {
+        self.end_all(conn, "disconnected");
+        if let Some(o) = self.online.remove(&conn) {
+            self.by_name.remove(&(o.key.0, o.key.1, conn));
+        }
+    }
+
+    /// A connection started another game (or queued for one): its challenges end.
+    pub fn engaged(&mut self, conn: ConnId) {
+        self.end_all(conn, "started another game");
+    }
+
+    /// The `online` list: the house, then players by name.
+    pub fn who(&self, id: Option<RequestId>) -> ServerMessage {
+        let house = OnlinePlayer { name: HOUSE_NAME.into(), account: false, bot: true, status: OnlineStatus::Idle };
+        let players = std::iter::once(house)
+            .chain(self.by_name.iter().filter_map(|(_, _, c)| self.online.get(c)).map(|o| OnlinePlayer {
+                name: o.who.name.clone(),
+                account: o.who.account.is_some(),
+                bot: o.who.bot,
+                status: o.presence.status().shown(),
+            }))
+            .take(MAX_ONLINE)
+            .collect();
+        ServerMessage::Online { players, id }
+    }
+
+    /// The online connection a name reaches: an account's if one is signed
+    /// in under it (the most recent), else the guest who took it last.
+    fn find(&self, name: &str) -> Option<ConnId> {
+        let key = name_key(name.trim());
+        let named: Vec<&Online> = self
+            .by_name
+            .range((key.clone(), 0, 0)..=(key, u64::MAX, ConnId::MAX))
+            .filter_map(|(_, _, c)| self.online.get(c))
+            .collect();
+        let account = named.iter().rev().find(|o| o.who.account.is_some());
+        account.or(named.last()).map(|o| o.conn.id)
+    }
+
+    /// `challenge` from `conn` (which is online): sent, or refused.
+    pub fn challenge(
+        &mut self,
+        conn: ConnId,
+        name: &str,
+        rules: Rules,
+        id: Option<RequestId>,
+        book: Option<&RatingBook>,
+        now: Instant,
+    ) -> Result<(), Refusal> {
+        let Some(from) = self.online.get(&conn) else {
+            return Err((ErrorCode::Busy, "say hello with your name first".into()));
+        };
+        let not_found = || {
+            let shown: String = name.chars().take(40).collect();
+            (
+                ErrorCode::PlayerNotFound,
+                format!("nobody called {shown:?} is online; send who for the players who are"),
+            )
+        };
+        let to = self.find(name).ok_or_else(not_found)?;
+        let target = &self.online[&to];
+        if to == conn || (from.who.account.is_some() && from.who.account == target.who.account) {
+            return Err((ErrorCode::PlayerNotFound, "that is you; challenge someone else".into()));
+        }
+        if from.sent.len() >= MAX_SENT {
+            let text = format!(
+                "you have {MAX_SENT} open challenges; wait for an answer or for one to expire"
+            );
+            return Err((ErrorCode::Busy, text));
+        }
+        if target.received.len() >= MAX_RECEIVED {
+            let text = format!("{} has too many open challenges; try again later", target.who.name);
+            return Err((ErrorCode::Busy, text));
+        }
+        // Counted before the statuses are read, as connections write their
+        // status before they read the count (see `presence`): a connection
+        // that leaves idle meanwhile either is refused here or reports it.
+        from.presence.add_challenge();
+        target.presence.add_challenge();
+        let busy = |o: &Online, you: bool| match o.presence.status() {
+            Status::Idle => None,
+            s => {
+                let doing = if s.shown() == OnlineStatus::Queued { "waiting for a game" } else { "playing" };
+                Some(match you {
+                    true => format!("you are {doing}; challenge when you are free"),
+                    false => format!("{} is {doing}; try again when they are free (who shows it)", o.who.name),
+                })
+            }
+        };
+        if let Some(text) = busy(from, true).or_else(|| busy(target, false)) {
+            from.presence.end_challenge();
+            target.presence.end_challenge();
+            return Err((ErrorCode::Busy, text));
+        }
+        self.made += 1;
+        let challenge: Arc<str> = format!("c{}-{}", self.made, crate::codes::room_code().get(..6).unwrap_or("")).into();
+        let expires_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
+        let (from_who, to_name) = (from.who.clone(), target.who.name.clone());
+        let info = PlayerInfo {
+            name: from_who.name.clone(),
+            account: from_who.account.is_some(),
+            bot: from_who.bot,
+            rating: from_who.account.zip(book).map(|(a, book)| book.standing(a, rules).shown()),
+        };
+        let (size, win) = (rules.size, rules.win);
+        let sent = ServerMessage::ChallengeSent { challenge: challenge.clone(), name: to_name, size, win, id };
+        let offer = ServerMessage::Challenged { challenge: challenge.clone(), from: info, size, win, expires_ms };
+        self.online[&conn].conn.frame(&encode(&sent));
+        self.online[&to].conn.frame(&encode(&offer));
+        if let Some(o) = self.online.get_mut(&conn) {
+            o.sent.push(challenge.clone());
+        }
+        if let Some(o) = self.online.get_mut(&to) {
+            o.received.push(challenge.clone());
+        }
+        self.expiry.push_back((now + self.lifetime, challenge.clone()));
+        self.challenges.insert(challenge, Challenge { from: conn, to, rules });
+        Ok(())
+    }
+
+    /// `accept` from `conn`: the challenger claimed for the game, and every
+    /// other challenge of either side ended; or refused.
+    pub fn accept(&mut self, conn: ConnId, challenge: &str) -> Result<Accepted, Refusal> {
+        let c = self.challenges.get(challenge).filter(|c| c.to == conn).ok_or_else(|| not_found(challenge))?;
+        let (from, rules) = (c.from, c.rules);
+        let Some(challenger) = self.online.get(&from) else {
+            return Err(not_found(challenge));
+        };
+        if challenger.presence.swap(Status::Idle, Status::Drafted).is_err() {
+            let name = challenger.who.name.clone();
+            self.end(challenge, ChallengeEndReason::Canceled, &format!("{name} started another game"), None);
+            return Err((ErrorCode::ChallengeNotFound, format!("{name} has just started another game")));
+        }
+        let accepted = Accepted { from: challenger.conn.clone(), from_who: challenger.who.clone(), rules };
+        self.remove(challenge);
+        self.end_all(from, "started another game");
+        self.end_all(conn, "started another game");
+        Ok(accepted)
+    }
+
+    /// `decline` from `conn`: the challenger is told, with the reason; a
+    /// challenger may also withdraw its own challenge this way.
+    pub fn decline(&mut self, conn: ConnId, challenge: &str, reason: Option<&str>) -> Result<(), Refusal> {
+        let c = self.challenges.get(challenge).ok_or_else(|| not_found(challenge))?;
+        let name = |c: ConnId| self.online.get(&c).map_or_else(|| "?".into(), |o| o.who.name.clone());
+        if c.to == conn {
+            let because = reason.map(str::trim).filter(|r| !r.is_empty());
+            let text = match because {
+                Some(r) => format!("{} declined: {r}", name(conn)),
+                None => format!("{} declined", name(conn)),
+            };
+            self.end(challenge, ChallengeEndReason::Declined, &text, Some(conn));
+            Ok(())
+        } else if c.from == conn {
+            let text = format!("{} withdrew the challenge", name(conn));
+            self.end(challenge, ChallengeEndReason::Canceled, &text, None);
+            Ok(())
+        } else {
+            Err(not_found(challenge))
+        }
+    }
+
+    /// Ends the challenges that were left unanswered too long.
+    pub fn tick(&mut self, now: Instant) {
+        while let Some((at, _)) = self.expiry.front() {
+            if *at > now {
+                break;
+            }
+            if let Some((_, id)) = self.expiry.pop_front() {
+                if self.challenges.contains_key(&id) {
+                    self.end(&id, ChallengeEndReason::Expired, "nobody answered the challenge in time", None);
+                }
+            }
+        }
+    }
+
+    /// When the next challenge expires.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.expiry.front().map(|(at, _)| *at)
+    }
+
+    /// How many challenges are open.
+    #[cfg(test)]
+    pub fn open(&self) -> usize {
+        self.challenges.len()
+    }
+
+    /// Ends every challenge `conn` sent or received: `because` says what it did.
+    fn end_all(&mut self, conn: ConnId, because: &str) {
+        let Some(o) = self.online.get(&conn) else { return };
+        let text = format!("{} {because}", o.who.name);
+        let ids: Vec<Arc<str>> = o.sent.iter().chain(&o.received).cloned().collect();
+        for id in ids {
+            self.end(&id, ChallengeEndReason::Canceled, &text, None);
+        }
+    }
+
+    /// Ends a challenge, telling both sides but `quiet`.
+    fn end(&mut self, id: &str, reason: ChallengeEndReason, message: &str, quiet: Option<ConnId>) {
+        let Some(c) = self.remove(id) else { return };
+        let msg = encode(&ServerMessage::ChallengeEnded { challenge: id.into(), reason, message: message.into() });
+        for side in [c.from, c.to].into_iter().filter(|&s| Some(s) != quiet) {
+            if let Some(o) = self.online.get(&side) {
+                o.conn.frame(&msg);
+            }
+        }
+    }
+
+    /// Forgets a challenge and its counts.
+    fn remove(&mut self, id: &str) -> Option<Challenge> {
+        let c = self.challenges.remove(id)?;
+        for side in [c.from, c.to] {
+            if let Some(o) = self.online.get_mut(&side) {
+                o.sent.retain(|s| **s != *id);
+                o.received.retain(|s| **s != *id);
+                o.presence.end_challenge();
+            }
+        }
+        Some(c)
+    }
+}
+
+fn not_found(challenge: &str) -> Refusal {
+    let shown: String = challenge.chars().take(40).collect();
+    (
+        ErrorCode::ChallengeNotFound,
+        format!("no open challenge to you has the id {shown:?} (it may have expired or been withdrawn)"),
+    )
+}
