@@ -234,7 +234,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Claims the connection for a request of its own that puts it in a
     /// game; false when the lobby has just claimed it for a challenge it
-    /// sent. Unlisted connections cannot be claimed by the lobby.
+    /// sent. Unlisted connections cannot be claimed by the lobby. The
+    /// caller reports leaving idle ([`Connection::left_idle`]) after the
+    /// request: an `accept` must reach the lobby before its challenges end.
     pub(super) fn claim(&mut self) -> bool {
         let Some(p) = &self.presence else { return true };
         if self.membership.status() != Status::Idle {
@@ -252,6 +254,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
+    /// The connection just left idle: with open challenges, it tells the
+    /// lobby, which ends them. Its status is written before the count is
+    /// read, as the lobby counts a challenge before it reads statuses.
+    pub(super) fn left_idle(&self) {
+        if self.presence.as_ref().is_some_and(|p| p.challenges() > 0) {
+            // Lost only when the lobby is overwhelmed; an accept then finds
+            // the connection busy and ends the challenge.
+            let _ = self.shared.lobby.try_send(LobbyCmd::Engaged { conn: self.id });
+        }
+    }
+
     /// Writes where the connection now is for the lobby; one that left idle
     /// with open challenges tells the lobby, which ends them.
     pub(super) fn sync_presence(&mut self) {
@@ -262,14 +275,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
         match p.swap(self.shown, now) {
             Ok(()) => {
-                let left_idle = self.shown == Status::Idle;
+                let was_idle = self.shown == Status::Idle;
                 self.shown = now;
-                // The status is written before the count is read, as the
-                // lobby counts a challenge before it reads statuses.
-                if left_idle && p.challenges() > 0 {
-                    // Lost only when the lobby is overwhelmed; an accept
-                    // then finds the connection busy and ends the challenge.
-                    let _ = self.shared.lobby.try_send(LobbyCmd::Engaged { conn: self.id });
+                if was_idle {
+                    self.left_idle();
                 }
             }
             // Drafted: the room's signal is on its way, and this runs again.

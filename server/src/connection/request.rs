@@ -286,6 +286,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let me = self.me.clone()?;
         // Claimed for this request before anything else: the lobby may be
         // claiming it for a challenge it sent (see `presence`).
+        let was_idle = self.shown == Status::Idle;
         if !spectate && !self.claim() {
             let text = "a challenge you sent was just accepted; its game_started is on the way";
             return self.reply(refusal(ErrorCode::Busy, text, id)).await;
@@ -301,7 +302,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             Ok(None) => {}
         }
-        self.send_lobby(cmd(me)).await;
+        let cmd = cmd(me);
+        // An accepted challenge ends the others in the lobby; a refused
+        // accept must not end them.
+        let accept = matches!(cmd, LobbyCmd::Accept { .. });
+        self.send_lobby(cmd).await;
+        if was_idle && self.shown != Status::Idle && !accept {
+            self.left_idle();
+        }
         None
     }
 

@@ -524,3 +524,6 @@ impl Room {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod house_tests;

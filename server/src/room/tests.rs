@@ -8,15 +8,15 @@ use crate::record::GameRecord;
 use super::*;
 use tictactoe_protocol::{ClosedReason, Line, LineKind, Player, judge};
 
-const A: ConnId = 1;
+pub(super) const A: ConnId = 1;
 const B: ConnId = 2;
-const S: ConnId = 3;
-const TURN: Duration = Duration::from_secs(10);
-const GRACE: Duration = Duration::from_secs(5);
+pub(super) const S: ConnId = 3;
+pub(super) const TURN: Duration = Duration::from_secs(10);
+pub(super) const GRACE: Duration = Duration::from_secs(5);
 
 /// What one connection received, decoded.
 #[derive(Debug, PartialEq)]
-enum Got {
+pub(super) enum Got {
     Msg(ServerMessage),
     Live(bool),
     Released,
@@ -26,12 +26,12 @@ enum Got {
     Think(usize),
 }
 
-fn settings() -> Settings {
+pub(super) fn settings() -> Settings {
     Settings { turn_timeout: Some(TURN), grace: GRACE, records: None }
 }
 
 /// The room's output, with every broadcast expanded to its recipients.
-fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
+pub(super) fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
     let (outputs, recipients) = room.drain();
     let mut got = Vec::new();
     for output in outputs {
@@ -51,7 +51,7 @@ fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
     got
 }
 
-fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
+pub(super) fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
     got.iter()
         .filter(|(to, _)| *to == conn)
         .filter_map(|(_, g)| match g {
@@ -61,7 +61,7 @@ fn msgs_to(got: &[(ConnId, Got)], conn: ConnId) -> Vec<&ServerMessage> {
         .collect()
 }
 
-fn game_over(got: &[(ConnId, Got)], conn: ConnId) -> Option<(u8, EndReason, Vec<[u16; 2]>)> {
+pub(super) fn game_over(got: &[(ConnId, Got)], conn: ConnId) -> Option<(u8, EndReason, Vec<[u16; 2]>)> {
     msgs_to(got, conn).into_iter().find_map(|m| match m {
         ServerMessage::GameOver { winner, reason, moves, .. } => {
             Some((winner.map_or(0, Player::number), *reason, moves.clone()))
@@ -70,7 +70,7 @@ fn game_over(got: &[(ConnId, Got)], conn: ConnId) -> Option<(u8, EndReason, Vec<
     })
 }
 
-fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
+pub(super) fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCode> {
     msgs_to(got, conn).into_iter().find_map(|m| match m {
         ServerMessage::Error { code, .. } => Some(*code),
         _ => None,
@@ -114,7 +114,7 @@ fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
     (room, token.unwrap())
 }
 
-fn mv(room: &mut Room, conn: ConnId, row: i64, col: i64, now: Instant) -> Vec<(ConnId, Got)> {
+pub(super) fn mv(room: &mut Room, conn: ConnId, row: i64, col: i64, now: Instant) -> Vec<(ConnId, Got)> {
     room.request(conn, Request::Move { row, col }, None, now);
     out(room)
 }

@@ -1,0 +1,113 @@
+//! The house seat without a search: the room asks for the house's moves as
+//! outputs and plays the answers it is given, at the times it is given them.
+
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{EndReason, HouseLevel, Player, ServerMessage};
+
+use super::tests::{A, GRACE, Got, S, TURN, error_code, game_over, msgs_to, mv, out, settings};
+use super::*;
+use crate::account::Identity;
+
+/// A 3×3 room where A plays the house; A is player 1 when `a_first`.
+fn house_room(a_first: bool, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
+    let mut room =
+        Room::house("HOUSE1".into(), Rules::classic(3), settings(), (A, Identity::guest("a")), HouseLevel::Perfect, a_first, t0)
+            .unwrap();
+    let got = out(&mut room);
+    (room, got)
+}
+
+/// The move numbers the room asked the house for.
+fn thinks(got: &[(ConnId, Got)]) -> Vec<usize> {
+    got.iter().filter_map(|(_, g)| if let Got::Think(seq) = g { Some(*seq) } else { None }).collect()
+}
+
+#[test]
+fn the_house_is_asked_for_its_moves_and_is_never_timed() {
+    let t0 = Instant::now();
+    let (mut room, got) = house_room(false, t0);
+    // The house is X: asked for move 1 at once; only A hears the start.
+    assert_eq!(thinks(&got), [1]);
+    let started = msgs_to(&got, A);
+    assert!(matches!(started[..], [ServerMessage::GameStarted { you: Player::O, players, .. }] if &*players[0].name == "house" && players[0].bot));
+    assert!(msgs_to(&got, HOUSE).is_empty(), "the house gets no frames");
+    assert_eq!(room.next_deadline(), None, "the house's turn runs no clock");
+    // A cannot move for the house.
+    assert_eq!(error_code(&mv(&mut room, A, 0, 0, t0), A), Some(tictactoe_protocol::ErrorCode::NotYourTurn));
+    // An answer for another move number is ignored; the right one is played.
+    room.house_move(2, Some((0, 0)), t0);
+    assert!(out(&mut room).is_empty());
+    let t1 = t0 + Duration::from_secs(3);
+    room.house_move(1, Some((1, 1)), t1);
+    let got = out(&mut room);
+    let moved = msgs_to(&got, A);
+    assert!(matches!(moved[..], [ServerMessage::Moved { row: 1, col: 1, player: Player::X, seq: 1, clock_ms: Some(_), .. }]));
+    assert_eq!(room.next_deadline(), Some(t1 + TURN), "A's turn is timed from the house's move");
+    // A's move: the house is asked again, and its turn shows no clock.
+    let got = mv(&mut room, A, 0, 0, t1);
+    assert_eq!(thinks(&got), [3]);
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { clock_ms: None, next: Some(Player::X), .. }]));
+    assert_eq!(room.next_deadline(), None);
+    // A choice that is not an empty cell is replaced by the first empty one.
+    room.house_move(3, Some((0, 0)), t1);
+    let got = out(&mut room);
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { row: 0, col: 1, seq: 3, .. }]));
+    room.house_move(99, None, t1);
+    assert!(out(&mut room).is_empty());
+}
+
+#[test]
+fn the_house_agrees_to_every_rematch() {
+    let t0 = Instant::now();
+    let (mut room, got) = house_room(true, t0);
+    assert!(thinks(&got).is_empty(), "A moves first");
+    room.request(A, Request::Resign, None, t0);
+    let got = out(&mut room);
+    assert_eq!(game_over(&got, A).map(|g| g.1), Some(EndReason::Resign));
+    room.request(A, Request::Rematch, None, t0);
+    let got = out(&mut room);
+    // Seats swapped: the house is X now and is asked for the first move.
+    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::GameStarted { you: Player::O, .. }]));
+    assert_eq!(thinks(&got), [1]);
+}
+
+#[test]
+fn a_player_away_from_a_house_game_loses_by_disconnect_after_the_grace() {
+    let t0 = Instant::now();
+    let (mut room, _) = house_room(true, t0);
+    room.spectate(S, None, t0);
+    out(&mut room);
+    room.disconnect(A, t0);
+    let got = out(&mut room);
+    assert!(msgs_to(&got, HOUSE).is_empty());
+    room.tick(t0 + GRACE);
+    let got = out(&mut room);
+    assert_eq!(game_over(&got, S).map(|g| (g.0, g.1)), Some((2, EndReason::Disconnect)));
+    assert!(room.is_closed());
+}
+
+#[test]
+fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
+    let t0 = Instant::now();
+    let saved = crate::live::LiveGame {
+        id: "G1".into(),
+        room: "HOUSE2".into(),
+        rules: Rules::classic(3),
+        turn_timeout: Some(TURN),
+        players: [Identity::guest("ann"), house_identity()],
+        tokens: [[1; 32], [0; 32]],
+        moves: vec![[1, 1]],
+        clock_left: None,
+        started_at_ms: 0,
+        house: Some(HouseLevel::Random),
+    };
+    let mut room = Room::restore(saved, settings(), Duration::ZERO, t0).unwrap();
+    let got = out(&mut room);
+    assert_eq!(thinks(&got), [2]);
+    room.house_move(2, Some((0, 0)), t0);
+    let got = out(&mut room);
+    assert!(got.iter().all(|(to, _)| *to != HOUSE));
+    // Ann is away until she resumes; the house is there.
+    assert_eq!(room.next_deadline(), Some(t0 + GRACE));
+}
