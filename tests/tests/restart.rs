@@ -67,3 +67,42 @@ async fn a_private_room_still_waiting_is_not_kept_across_a_restart() {
     guest.expect_error(tictactoe_protocol::ErrorCode::RoomNotFound, None).await;
     server.shutdown().await;
 }
+
+/// A game against the house survives a restart too: the house is back in
+/// its seat at once, at its level, and moves when it is its turn.
+#[tokio::test]
+async fn a_game_against_the_house_goes_on_after_a_restart() {
+    let dir = TempDir::new("restart-house");
+    let config =
+        Config { reconnect_grace_ms: 5_000, house_think_ms: 20, database: dir.database("ttt.db"), ..test_config() };
+    let server = TestServer::start(config.clone()).await;
+    let mut c = server.client().await;
+    c.send(json!({"type": "play_house", "size": 4, "level": "heuristic"})).await;
+    let started = c.recv_type("game_started").await;
+    let me = started["you"].clone();
+    if me == 2 {
+        c.recv_type("moved").await;
+    }
+    // Our move, then the restart before or after the house's answer.
+    let mine = c.play(0, 0).await;
+    let seq = mine["seq"].as_u64().unwrap();
+    let server = server.restart(config).await;
+    assert_eq!(c.expect_close().await, Some(CloseCode::Restart));
+    let mut c = server.client().await;
+    c.send(json!({"type": "resume", "token": started["resume_token"]})).await;
+    let state = c.recv_type("state").await;
+    assert_eq!(state["you"], me);
+    let moves = state["moves"].as_array().unwrap().len() as u64;
+    assert!(moves == seq || moves == seq + 1, "{state}");
+    // The house has moved, or moves now; then it is our turn and the game goes on.
+    let mut taken: Vec<serde_json::Value> = state["moves"].as_array().unwrap().clone();
+    if moves == seq {
+        let house = c.recv_type("moved").await;
+        assert_eq!(house["seq"], seq + 1);
+        taken.push(json!([house["row"], house["col"]]));
+    }
+    let free = (0..16u64).map(|i| json!([i / 4, i % 4])).find(|cell| !taken.contains(cell)).unwrap();
+    let next = c.play(free[0].as_u64().unwrap() as usize, free[1].as_u64().unwrap() as usize).await;
+    assert_eq!(next["seq"], seq + 2);
+    server.shutdown().await;
+}
