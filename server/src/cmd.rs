@@ -137,10 +137,14 @@ pub enum LobbyCmd {
         /// The closed connection.
         conn: ConnId,
     },
-    /// A listed connection with open challenges started another game.
+    /// A listed connection with open challenges left idle: the challenges
+    /// it sent end (it can no longer be drafted), and with `all` (its game
+    /// started) those it received too.
     Engaged {
         /// The connection.
         conn: ConnId,
+        /// A game started: every challenge of it ends.
+        all: bool,
     },
     /// List who is online.
     Who {

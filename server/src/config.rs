@@ -135,7 +135,10 @@ impl Config {
         }
         // The contract: the house moves within one second.
         if self.house_think_ms > 1000 {
-            return Err(format!("--house-think-ms {} is over 1000: the house moves within a second", self.house_think_ms));
+            return Err(format!(
+                "--house-think-ms {} is over 1000: the house moves within a second",
+                self.house_think_ms
+            ));
         }
         // The longest request a client may need to send: a hello with a full name, a resume with a token.
         if self.max_message_bytes < 256 {

@@ -145,6 +145,31 @@ async fn starting_another_game_cancels_challenges_on_both_sides() {
 }
 
 #[tokio::test]
+async fn a_player_waiting_for_a_quick_match_may_accept_and_one_paired_is_no_longer_challenged() {
+    let server = TestServer::start(test_config()).await;
+    let mut ann = named(&server, "ann").await;
+    let mut bob = named(&server, "bob").await;
+    bob.send(json!({"type": "quick_match", "size": 4})).await;
+    bob.recv_type("queued").await;
+    // Waiting is no bar: accepting leaves the queue.
+    let id = challenge(&mut ann, &mut bob, "bob").await;
+    bob.send(json!({"type": "accept", "challenge": id})).await;
+    let (sa, sb) = (ann.recv_type("game_started").await, bob.recv_type("game_started").await);
+    assert_eq!((sa["room"].clone(), sa["size"].clone()), (sb["room"].clone(), json!(3)));
+    // Bob is out of the queue: a newcomer for 4×4 waits.
+    let mut cy = named(&server, "cy").await;
+    cy.send(json!({"type": "quick_match", "size": 4})).await;
+    cy.recv_type("queued").await;
+    // Cy is challenged while waiting, then paired: the challenge ends.
+    let mut dee = named(&server, "dee").await;
+    let id = challenge(&mut dee, &mut cy, "cy").await;
+    let mut eve = named(&server, "eve").await;
+    eve.send(json!({"type": "quick_match", "size": 4})).await;
+    cy.recv_type("game_started").await;
+    ended(&dee.recv_type("challenge_ended").await, &id, "canceled");
+}
+
+#[tokio::test]
 async fn refusals_name_what_is_wrong_and_change_nothing() {
     let server = TestServer::start(test_config()).await;
     let mut ann = named(&server, "ann").await;

@@ -51,7 +51,10 @@ async fn perfect_never_loses_thirty_games_on_3x3_against_random_play() {
     for _ in 0..30 {
         let players = started["players"].as_array().unwrap().clone();
         let house = if players[0]["name"] == "house" { 1 } else { 2 };
-        assert_eq!(players[house - 1], json!({"name": "house", "account": false, "bot": true, "rating": null}));
+        assert_eq!(
+            players[house - 1],
+            json!({"name": "house", "account": false, "bot": true, "rating": null})
+        );
         let over = play_randomly(&mut c, &started, &mut rng).await;
         assert_judged_k(3, 3, &over);
         let winner = over["winner"].as_u64().unwrap() as usize;
@@ -76,7 +79,10 @@ async fn every_level_finishes_games_on_3x3_4x4_and_10x10() {
             let started = c.recv_type("game_started").await;
             assert_eq!((started["size"].clone(), started["win"].clone()), (json!(size), json!(win)));
             let over = play_randomly(&mut c, &started, &mut rng).await;
-            assert!(["line", "draw"].contains(&over["reason"].as_str().unwrap()), "{level} {size}/{win}: {over}");
+            assert!(
+                ["line", "draw"].contains(&over["reason"].as_str().unwrap()),
+                "{level} {size}/{win}: {over}"
+            );
             assert_judged_k(size, win, &over);
         }
     }
@@ -120,7 +126,11 @@ async fn heuristic_and_perfect_play_the_connect_k_rule_they_are_given() {
             }
         };
         let house = if me == 1 { 2 } else { 1 };
-        assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(house), json!("line")), "{level}: {over}");
+        assert_eq!(
+            (over["winner"].clone(), over["reason"].clone()),
+            (json!(house), json!("line")),
+            "{level}: {over}"
+        );
         assert_eq!(over["line"]["cells"].as_array().unwrap().len(), 3, "{over}");
     }
 }

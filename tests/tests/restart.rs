@@ -73,8 +73,12 @@ async fn a_private_room_still_waiting_is_not_kept_across_a_restart() {
 #[tokio::test]
 async fn a_game_against_the_house_goes_on_after_a_restart() {
     let dir = TempDir::new("restart-house");
-    let config =
-        Config { reconnect_grace_ms: 5_000, house_think_ms: 20, database: dir.database("ttt.db"), ..test_config() };
+    let config = Config {
+        reconnect_grace_ms: 5_000,
+        house_think_ms: 20,
+        database: dir.database("ttt.db"),
+        ..test_config()
+    };
     let server = TestServer::start(config.clone()).await;
     let mut c = server.client().await;
     c.send(json!({"type": "play_house", "size": 4, "level": "heuristic"})).await;

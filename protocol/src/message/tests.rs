@@ -443,8 +443,11 @@ fn every_refusal_names_its_field() {
 #[test]
 fn a_decline_reason_is_at_most_100_characters() {
     let ok = format!(r#"{{"type":"decline","challenge":"c","reason":"{}"}}"#, "é".repeat(MAX_REASON_CHARS));
-    assert!(matches!(client(&ok).message, ClientMessage::Decline { reason: Some(r), .. } if r.chars().count() == 100));
-    let long = format!(r#"{{"type":"decline","challenge":"c","reason":"{}"}}"#, "x".repeat(MAX_REASON_CHARS + 1));
+    assert!(
+        matches!(client(&ok).message, ClientMessage::Decline { reason: Some(r), .. } if r.chars().count() == 100)
+    );
+    let long =
+        format!(r#"{{"type":"decline","challenge":"c","reason":"{}"}}"#, "x".repeat(MAX_REASON_CHARS + 1));
     assert!(refusal(&long).message.contains("\"reason\""));
 }
 

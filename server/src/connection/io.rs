@@ -234,9 +234,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Claims the connection for a request of its own that puts it in a
     /// game; false when the lobby has just claimed it for a challenge it
-    /// sent. Unlisted connections cannot be claimed by the lobby. The
-    /// caller reports leaving idle ([`Connection::left_idle`]) after the
-    /// request: an `accept` must reach the lobby before its challenges end.
+    /// sent. Unlisted connections cannot be claimed by the lobby.
     pub(super) fn claim(&mut self) -> bool {
         let Some(p) = &self.presence else { return true };
         if self.membership.status() != Status::Idle {
@@ -245,6 +243,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         match p.swap(Status::Idle, Status::Pending) {
             Ok(()) => {
                 self.shown = Status::Pending;
+                self.report(Status::Idle, Status::Pending);
                 true
             }
             Err(found) => {
@@ -254,14 +253,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    /// The connection just left idle: with open challenges, it tells the
-    /// lobby, which ends them. Its status is written before the count is
-    /// read, as the lobby counts a challenge before it reads statuses.
-    pub(super) fn left_idle(&self) {
+    /// The connection moved from `old` to `new`: with open challenges, the
+    /// lobby hears it and ends those that cannot be played now: all of
+    /// them when a game starts, those it sent when it leaves idle (a
+    /// challenger is drafted only from idle; a player waiting for a game
+    /// may still accept). Statuses are written before the count is read,
+    /// as the lobby counts a challenge before it reads statuses.
+    fn report(&self, old: Status, new: Status) {
+        use tictactoe_protocol::OnlineStatus::Playing;
+        let all = new.shown() == Playing && old.shown() != Playing;
+        if !all && !(old == Status::Idle && new != Status::Idle) {
+            return;
+        }
         if self.presence.as_ref().is_some_and(|p| p.challenges() > 0) {
             // Lost only when the lobby is overwhelmed; an accept then finds
-            // the connection busy and ends the challenge.
-            let _ = self.shared.lobby.try_send(LobbyCmd::Engaged { conn: self.id });
+            // the challenger busy and ends the challenge.
+            let _ = self.shared.lobby.try_send(LobbyCmd::Engaged { conn: self.id, all });
         }
     }
 
@@ -275,11 +282,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
         match p.swap(self.shown, now) {
             Ok(()) => {
-                let was_idle = self.shown == Status::Idle;
-                self.shown = now;
-                if was_idle {
-                    self.left_idle();
-                }
+                let old = std::mem::replace(&mut self.shown, now);
+                self.report(old, now);
             }
             // Drafted: the room's signal is on its way, and this runs again.
             Err(found) => self.shown = found,

@@ -328,7 +328,10 @@ mod tests {
         m.signal(Outbound::Live { room: old.clone(), live: true });
         m.signal(Outbound::Live { room: old.clone(), live: false });
         let (new, tx, _rx2) = room("NEW");
-        assert!(matches!(m.signal(Outbound::Drafted { room: new.clone(), tx: tx.clone() }), Effect::Leave(_)));
+        assert!(matches!(
+            m.signal(Outbound::Drafted { room: new.clone(), tx: tx.clone() }),
+            Effect::Leave(_)
+        ));
         m.signal(Outbound::Live { room: new.clone(), live: true });
         assert_eq!(m.status(), Status::Playing);
         // A spectate on its way when the draft came: its room is left on arrival.

@@ -12,11 +12,11 @@ use tictactoe_protocol::{
 
 use super::io::{Connection, End, refusal};
 use crate::account::{self, Identity, name_key};
-use crate::presence::Status;
-use crate::room::HOUSE_NAME;
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
 use crate::config::MAX_NAME_CHARS;
+use crate::presence::Status;
 use crate::queue::{self, TrySendError};
+use crate::room::HOUSE_NAME;
 use crate::room::{ROOM_CLOSED, Request as RoomRequest, Rules};
 use crate::store::StoreError;
 
@@ -80,11 +80,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 None
             }
             // Boxed: every connection's future would otherwise carry its state.
-            ClientMessage::Challenge { name, size, win } => Box::pin(self.challenge(name, size, win, id)).await,
+            ClientMessage::Challenge { name, size, win } => {
+                Box::pin(self.challenge(name, size, win, id)).await
+            }
             ClientMessage::Accept { challenge } => {
+                // Waiting for a game is no bar to accepting: the wait ends.
+                if self.membership.status() == Status::Queued {
+                    let effect = self.membership.leave();
+                    self.apply(effect).await;
+                    self.sync_presence();
+                }
                 let who = self.who.clone();
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Accept { conn, who, challenge, id })
-                    .await
+                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Accept {
+                    conn,
+                    who,
+                    challenge,
+                    id,
+                })
+                .await
             }
             ClientMessage::Decline { challenge, reason } => {
                 let me = self.me.clone()?;
@@ -126,7 +139,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             let who = self.who.clone();
             let level = HouseLevel::default();
             return self
-                .lobby_request(id.clone(), None, false, |conn| LobbyCmd::PlayHouse { conn, who, rules, level, id })
+                .lobby_request(id.clone(), None, false, |conn| LobbyCmd::PlayHouse {
+                    conn,
+                    who,
+                    rules,
+                    level,
+                    id,
+                })
                 .await;
         }
         if self.membership.status() != Status::Idle {
@@ -286,7 +305,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let me = self.me.clone()?;
         // Claimed for this request before anything else: the lobby may be
         // claiming it for a challenge it sent (see `presence`).
-        let was_idle = self.shown == Status::Idle;
         if !spectate && !self.claim() {
             let text = "a challenge you sent was just accepted; its game_started is on the way";
             return self.reply(refusal(ErrorCode::Busy, text, id)).await;
@@ -302,14 +320,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             Ok(None) => {}
         }
-        let cmd = cmd(me);
-        // An accepted challenge ends the others in the lobby; a refused
-        // accept must not end them.
-        let accept = matches!(cmd, LobbyCmd::Accept { .. });
-        self.send_lobby(cmd).await;
-        if was_idle && self.shown != Status::Idle && !accept {
-            self.left_idle();
-        }
+        self.send_lobby(cmd(me)).await;
         None
     }
 

@@ -42,7 +42,12 @@ fn frames(p: &mut Player) -> Vec<serde_json::Value> {
 }
 
 fn challenge(lobby: &mut Lobby, from: &Player, name: &str, now: Instant) {
-    let cmd = LobbyCmd::Challenge { conn: from.conn.clone(), name: name.into(), rules: Rules::classic(3), id: None };
+    let cmd = LobbyCmd::Challenge {
+        conn: from.conn.clone(),
+        name: name.into(),
+        rules: Rules::classic(3),
+        id: None,
+    };
     assert!(lobby.handle(cmd, now).is_none());
 }
 
@@ -72,18 +77,31 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
     ann.presence.swap(Status::Idle, Status::Playing).unwrap();
     lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
     let f = frames(&mut zed);
-    let names: Vec<_> = f[0]["players"].as_array().unwrap().iter().map(|p| (p["name"].clone(), p["status"].clone())).collect();
+    let names: Vec<_> = f[0]["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].clone(), p["status"].clone()))
+        .collect();
     assert_eq!(
         names,
         [("house".into(), "idle".into()), ("Ann".into(), "playing".into()), ("zed".into(), "idle".into())]
             .map(|(a, b): (&str, &str)| (serde_json::Value::from(a), serde_json::Value::from(b)))
     );
     // Renamed, then gone.
-    lobby.handle(LobbyCmd::Online { conn: ann.conn.clone(), who: Identity::guest("bea"), presence: ann.presence.clone() }, Instant::now());
+    lobby.handle(
+        LobbyCmd::Online {
+            conn: ann.conn.clone(),
+            who: Identity::guest("bea"),
+            presence: ann.presence.clone(),
+        },
+        Instant::now(),
+    );
     lobby.handle(LobbyCmd::Offline { conn: 1 }, Instant::now());
     lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
     let f = frames(&mut zed);
-    let names: Vec<_> = f[0]["players"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
+    let names: Vec<_> =
+        f[0]["players"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
     assert_eq!(names, ["house", "bea"]);
 }
 
@@ -126,7 +144,10 @@ fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
     members.sort_unstable();
     assert_eq!(members, [1, 2]);
     let ended = frames(&mut cy);
-    assert_eq!((ended[0]["type"].as_str(), ended[0]["reason"].as_str()), (Some("challenge_ended"), Some("canceled")));
+    assert_eq!(
+        (ended[0]["type"].as_str(), ended[0]["reason"].as_str()),
+        (Some("challenge_ended"), Some("canceled"))
+    );
     assert_eq!(got(&mut ann.rx), ["challenge_ended".to_owned(), format!("drafted:{code}")]);
     assert_eq!(got(&mut bob.rx), [format!("entered:{code}")]);
     // Accepting it again: gone.
@@ -161,7 +182,12 @@ fn declines_expiry_disconnects_and_limits() {
     let id = offered(&mut bob);
     frames(&mut ann);
     lobby.handle(
-        LobbyCmd::Decline { conn: bob.conn.clone(), challenge: id.clone(), reason: Some("busy now".into()), id: None },
+        LobbyCmd::Decline {
+            conn: bob.conn.clone(),
+            challenge: id.clone(),
+            reason: Some("busy now".into()),
+            id: None,
+        },
         t0,
     );
     let f = frames(&mut ann);
@@ -212,10 +238,22 @@ fn engaging_in_another_game_cancels_challenges() {
     challenge(&mut lobby, &ann, "bob", Instant::now());
     offered(&mut bob);
     frames(&mut ann);
-    lobby.handle(LobbyCmd::Engaged { conn: 2 }, Instant::now());
+    // Bob queues: what he received stays open (he may still accept).
+    lobby.handle(LobbyCmd::Engaged { conn: 2, all: false }, Instant::now());
+    assert!(frames(&mut ann).is_empty());
+    assert_eq!(lobby.players.open(), 1);
+    // Ann queues: what she sent ends (she can no longer be drafted).
+    lobby.handle(LobbyCmd::Engaged { conn: 1, all: false }, Instant::now());
     let (a, b) = (frames(&mut ann), frames(&mut bob));
     assert_eq!((a[0]["reason"].as_str(), b[0]["reason"].as_str()), (Some("canceled"), Some("canceled")));
-    assert!(a[0]["message"].as_str().unwrap().contains("bob started another game"));
+    assert!(a[0]["message"].as_str().unwrap().contains("ann is waiting for another game"), "{a:?}");
+    // A game starting ends everything.
+    challenge(&mut lobby, &bob, "ann", Instant::now());
+    offered(&mut ann);
+    frames(&mut bob);
+    lobby.handle(LobbyCmd::Engaged { conn: 1, all: true }, Instant::now());
+    let b = frames(&mut bob);
+    assert!(b[0]["message"].as_str().unwrap().contains("ann started another game"), "{b:?}");
 }
 
 #[test]

@@ -108,13 +108,15 @@ impl Lobby {
             }
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
             LobbyCmd::Offline { conn } => self.players.offline(conn),
-            LobbyCmd::Engaged { conn } => self.players.engaged(conn),
+            LobbyCmd::Engaged { conn, all } => self.players.engaged(conn, all),
             LobbyCmd::Who { conn, id } => {
                 conn.frame(&encode(&self.players.who(id)));
             }
             LobbyCmd::Challenge { conn, name, rules, id } => {
                 let book = self.settings.records.as_deref();
-                if let Err((code, text)) = self.players.challenge(conn.id, &name, rules, id.clone(), book, now) {
+                if let Err((code, text)) =
+                    self.players.challenge(conn.id, &name, rules, id.clone(), book, now)
+                {
                     answer(&conn, code, text, id);
                 }
             }

@@ -114,14 +114,19 @@ impl Players {
         }
     }
 
-    /// A connection started another game (or queued for one): its challenges end.
-    pub fn engaged(&mut self, conn: ConnId) {
-        self.end_all(conn, "started another game");
+    /// A connection left idle: the challenges it sent end, and with `all`
+    /// (its game started) those it received too.
+    pub fn engaged(&mut self, conn: ConnId, all: bool) {
+        match all {
+            true => self.end_all(conn, "started another game"),
+            false => self.end_sent(conn, "is waiting for another game"),
+        }
     }
 
     /// The `online` list: the house, then players by name.
     pub fn who(&self, id: Option<RequestId>) -> ServerMessage {
-        let house = OnlinePlayer { name: HOUSE_NAME.into(), account: false, bot: true, status: OnlineStatus::Idle };
+        let house =
+            OnlinePlayer { name: HOUSE_NAME.into(), account: false, bot: true, status: OnlineStatus::Idle };
         let players = std::iter::once(house)
             .chain(self.by_name.iter().filter_map(|(_, _, c)| self.online.get(c)).map(|o| OnlinePlayer {
                 name: o.who.name.clone(),
@@ -173,9 +178,8 @@ impl Players {
             return Err((ErrorCode::PlayerNotFound, "that is you; challenge someone else".into()));
         }
         if from.sent.len() >= MAX_SENT {
-            let text = format!(
-                "you have {MAX_SENT} open challenges; wait for an answer or for one to expire"
-            );
+            let text =
+                format!("you have {MAX_SENT} open challenges; wait for an answer or for one to expire");
             return Err((ErrorCode::Busy, text));
         }
         if target.received.len() >= MAX_RECEIVED {
@@ -187,23 +191,21 @@ impl Players {
         // that leaves idle meanwhile either is refused here or reports it.
         from.presence.add_challenge();
         target.presence.add_challenge();
-        let busy = |o: &Online, you: bool| match o.presence.status() {
-            Status::Idle => None,
-            s => {
-                let doing = if s.shown() == OnlineStatus::Queued { "waiting for a game" } else { "playing" };
-                Some(match you {
-                    true => format!("you are {doing}; challenge when you are free"),
-                    false => format!("{} is {doing}; try again when they are free (who shows it)", o.who.name),
-                })
-            }
-        };
-        if let Some(text) = busy(from, true).or_else(|| busy(target, false)) {
+        // The challenger must be free to be drafted; the challenged may be
+        // waiting for a game (accepting ends the wait), not playing one.
+        let from_busy = (from.presence.status() != Status::Idle).then_some(
+            "you are in a game or waiting for one; challenge when you are free (leave first)".to_owned(),
+        );
+        let target_busy = (target.presence.status().shown() == OnlineStatus::Playing)
+            .then(|| format!("{} is playing; try again after their game (who shows it)", target.who.name));
+        if let Some(text) = from_busy.or(target_busy) {
             from.presence.end_challenge();
             target.presence.end_challenge();
             return Err((ErrorCode::Busy, text));
         }
         self.made += 1;
-        let challenge: Arc<str> = format!("c{}-{}", self.made, crate::codes::room_code().get(..6).unwrap_or("")).into();
+        let challenge: Arc<str> =
+            format!("c{}-{}", self.made, crate::codes::room_code().get(..6).unwrap_or("")).into();
         let expires_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
         let (from_who, to_name) = (from.who.clone(), target.who.name.clone());
         let info = PlayerInfo {
@@ -213,8 +215,10 @@ impl Players {
             rating: from_who.account.zip(book).map(|(a, book)| book.standing(a, rules).shown()),
         };
         let (size, win) = (rules.size, rules.win);
-        let sent = ServerMessage::ChallengeSent { challenge: challenge.clone(), name: to_name, size, win, id };
-        let offer = ServerMessage::Challenged { challenge: challenge.clone(), from: info, size, win, expires_ms };
+        let sent =
+            ServerMessage::ChallengeSent { challenge: challenge.clone(), name: to_name, size, win, id };
+        let offer =
+            ServerMessage::Challenged { challenge: challenge.clone(), from: info, size, win, expires_ms };
         self.online[&conn].conn.frame(&encode(&sent));
         self.online[&to].conn.frame(&encode(&offer));
         if let Some(o) = self.online.get_mut(&conn) {
@@ -231,7 +235,8 @@ impl Players {
     /// `accept` from `conn`: the challenger claimed for the game, and every
     /// other challenge of either side ended; or refused.
     pub fn accept(&mut self, conn: ConnId, challenge: &str) -> Result<Accepted, Refusal> {
-        let c = self.challenges.get(challenge).filter(|c| c.to == conn).ok_or_else(|| not_found(challenge))?;
+        let c =
+            self.challenges.get(challenge).filter(|c| c.to == conn).ok_or_else(|| not_found(challenge))?;
         let (from, rules) = (c.from, c.rules);
         let Some(challenger) = self.online.get(&from) else {
             return Err(not_found(challenge));
@@ -295,6 +300,15 @@ impl Players {
         self.challenges.len()
     }
 
+    /// Ends every challenge `conn` sent: `because` says what it did.
+    fn end_sent(&mut self, conn: ConnId, because: &str) {
+        let Some(o) = self.online.get(&conn) else { return };
+        let text = format!("{} {because}", o.who.name);
+        for id in o.sent.clone() {
+            self.end(&id, ChallengeEndReason::Canceled, &text, None);
+        }
+    }
+
     /// Ends every challenge `conn` sent or received: `because` says what it did.
     fn end_all(&mut self, conn: ConnId, because: &str) {
         let Some(o) = self.online.get(&conn) else { return };
@@ -308,7 +322,8 @@ impl Players {
     /// Ends a challenge, telling both sides but `quiet`.
     fn end(&mut self, id: &str, reason: ChallengeEndReason, message: &str, quiet: Option<ConnId>) {
         let Some(c) = self.remove(id) else { return };
-        let msg = encode(&ServerMessage::ChallengeEnded { challenge: id.into(), reason, message: message.into() });
+        let msg =
+            encode(&ServerMessage::ChallengeEnded { challenge: id.into(), reason, message: message.into() });
         for side in [c.from, c.to].into_iter().filter(|&s| Some(s) != quiet) {
             if let Some(o) = self.online.get(&side) {
                 o.conn.frame(&msg);

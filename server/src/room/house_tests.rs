@@ -11,9 +11,16 @@ use crate::account::Identity;
 
 /// A 3×3 room where A plays the house; A is player 1 when `a_first`.
 fn house_room(a_first: bool, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
-    let mut room =
-        Room::house("HOUSE1".into(), Rules::classic(3), settings(), (A, Identity::guest("a")), HouseLevel::Perfect, a_first, t0)
-            .unwrap();
+    let mut room = Room::house(
+        "HOUSE1".into(),
+        Rules::classic(3),
+        settings(),
+        (A, Identity::guest("a")),
+        HouseLevel::Perfect,
+        a_first,
+        t0,
+    )
+    .unwrap();
     let got = out(&mut room);
     (room, got)
 }
@@ -30,7 +37,9 @@ fn the_house_is_asked_for_its_moves_and_is_never_timed() {
     // The house is X: asked for move 1 at once; only A hears the start.
     assert_eq!(thinks(&got), [1]);
     let started = msgs_to(&got, A);
-    assert!(matches!(started[..], [ServerMessage::GameStarted { you: Player::O, players, .. }] if &*players[0].name == "house" && players[0].bot));
+    assert!(
+        matches!(started[..], [ServerMessage::GameStarted { you: Player::O, players, .. }] if &*players[0].name == "house" && players[0].bot)
+    );
     assert!(msgs_to(&got, HOUSE).is_empty(), "the house gets no frames");
     assert_eq!(room.next_deadline(), None, "the house's turn runs no clock");
     // A cannot move for the house.
@@ -42,12 +51,18 @@ fn the_house_is_asked_for_its_moves_and_is_never_timed() {
     room.house_move(1, Some((1, 1)), t1);
     let got = out(&mut room);
     let moved = msgs_to(&got, A);
-    assert!(matches!(moved[..], [ServerMessage::Moved { row: 1, col: 1, player: Player::X, seq: 1, clock_ms: Some(_), .. }]));
+    assert!(matches!(
+        moved[..],
+        [ServerMessage::Moved { row: 1, col: 1, player: Player::X, seq: 1, clock_ms: Some(_), .. }]
+    ));
     assert_eq!(room.next_deadline(), Some(t1 + TURN), "A's turn is timed from the house's move");
     // A's move: the house is asked again, and its turn shows no clock.
     let got = mv(&mut room, A, 0, 0, t1);
     assert_eq!(thinks(&got), [3]);
-    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { clock_ms: None, next: Some(Player::X), .. }]));
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::Moved { clock_ms: None, next: Some(Player::X), .. }]
+    ));
     assert_eq!(room.next_deadline(), None);
     // A choice that is not an empty cell is replaced by the first empty one.
     room.house_move(3, Some((0, 0)), t1);

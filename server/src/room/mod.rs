@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
-    ClosedReason, EndReason, ErrorCode, Game, HouseLevel, MoveError, Outcome, Player, PlayerInfo,
-    RequestId, ServerMessage, SizeError, Status,
+    ClosedReason, EndReason, ErrorCode, Game, HouseLevel, MoveError, Outcome, Player, PlayerInfo, RequestId,
+    ServerMessage, SizeError, Status,
 };
 
 pub use crate::rules::Rules;
