@@ -8,7 +8,7 @@ use std::pin::Pin;
 
 use crate::bot::Mover;
 use crate::net::{Event, Link};
-use crate::session::{Start, fatal};
+use crate::session::{Start, challenge_over, fatal};
 use crate::view::View;
 
 /// Wins, draws and losses so far.
@@ -28,6 +28,29 @@ impl std::fmt::Display for Tally {
     }
 }
 
+/// The board sizes a bot waiting for challenges accepts; empty: any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sizes(pub Vec<usize>);
+
+impl Sizes {
+    /// Whether a challenge to a `size` board is accepted.
+    pub fn accepts(&self, size: usize) -> bool {
+        self.0.is_empty() || self.0.contains(&size)
+    }
+}
+
+impl std::fmt::Display for Sizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [] => f.write_str("any board size"),
+            sizes => {
+                let list: Vec<String> = sizes.iter().map(|n| format!("{n}×{n}")).collect();
+                write!(f, "boards {}", list.join(", "))
+            }
+        }
+    }
+}
+
 /// How long a rematch request may go unanswered when the server runs no
 /// turn timer: then the bot leaves and looks for another game.
 const REMATCH_WAIT_UNTIMED: Duration = Duration::from_secs(30);
@@ -35,14 +58,18 @@ const REMATCH_WAIT_UNTIMED: Duration = Duration::from_secs(30);
 /// Plays `games` games, rematching in the same room. With quick match, a new
 /// opponent is found whenever the room closes or a rematch goes unanswered;
 /// in a private room either ends the run. It never waits silently: every
-/// wait has a message that ends it or a deadline.
+/// wait has a message that ends it or a deadline. Waiting for challenges
+/// ([`Start::Await`]), it accepts those on `sizes` and declines the rest,
+/// agrees to rematches, and otherwise waits for the next challenge.
 pub async fn run(
     mut link: Link,
     start: &Start,
     mover: Mover,
     games: u32,
     think: Duration,
+    sizes: &Sizes,
 ) -> Result<Tally, String> {
+    let waiting = matches!(start, Start::Await);
     let mut idle = Some(mover);
     // The move being chosen, and the number of moves on the board it was asked for.
     let mut thinking: Option<(Thinking, usize)> = None;
@@ -80,12 +107,12 @@ pub async fn run(
             _ = sleep_until(rematch_until) => {
                 rematch_until = None;
                 let _ = link.send(ClientMessage::Leave {}).await;
-                match start {
-                    Start::Quick(rules) => {
-                        send(&mut link, &mut last, rules.quick_match()).await?;
+                match again(start) {
+                    Some(request) => {
+                        send(&mut link, &mut last, request).await?;
                         continue;
                     }
-                    _ => return Err(format!("the opponent did not answer the rematch after {} games; {tally}", played(&tally))),
+                    None => return Err(format!("the opponent did not answer the rematch after {} games; {tally}", played(&tally))),
                 }
             }
         };
@@ -96,11 +123,16 @@ pub async fn run(
                 eprintln!("ttt bot: {what}; reconnecting…");
                 continue;
             }
+
             Event::Resumed => continue,
             Event::Closed(why) => return Err(why),
         };
         if let Some(why) = fatal(&msg) {
             return Err(why);
+        }
+        let in_game = view.you.is_some() && view.over.is_none();
+        if let Some(why) = matches!(start, Start::Challenge(..)).then(|| challenge_over(&msg, in_game)).flatten() {
+            return Err(format!("{why}; {tally}"));
         }
         view.apply(&msg);
         match &msg {
@@ -108,6 +140,25 @@ pub async fn run(
                 println!("room: {room}");
             }
             ServerMessage::GameStarted { .. } => rematch_until = None,
+            ServerMessage::Challenged { challenge, size, win, from, .. } if waiting => {
+                let challenge = challenge.to_string();
+                let free = view.over.is_some() || view.you.is_none();
+                let reply = if !free {
+                    ClientMessage::Decline { challenge, reason: Some("in a game; try again after it".into()) }
+                } else if sizes.accepts(*size) {
+                    eprintln!("ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted", from.name);
+                    ClientMessage::Accept { challenge }
+                } else {
+                    let reason = format!("this bot plays {sizes}");
+                    ClientMessage::Decline { challenge, reason: Some(reason.chars().take(100).collect()) }
+                };
+                send(&mut link, &mut last, reply).await?;
+                continue;
+            }
+            ServerMessage::RematchOffered {} if waiting => {
+                send(&mut link, &mut last, ClientMessage::Rematch {}).await?;
+                continue;
+            }
             ServerMessage::GameOver { winner, .. } => {
                 match winner {
                     None => tally.draws += 1,
@@ -121,7 +172,8 @@ pub async fn run(
                     }
                     return Ok(tally);
                 }
-                if view.closed.is_none() {
+                // Waiting for challenges, a rematch comes from the challenger.
+                if view.closed.is_none() && !waiting {
                     send(&mut link, &mut last, ClientMessage::Rematch {}).await?;
                     rematch_until = Some(tokio::time::Instant::now() + rematch_wait);
                 }
@@ -130,9 +182,10 @@ pub async fn run(
             ServerMessage::RoomClosed { .. } => {
                 // The opponent is gone: find another, or stop.
                 rematch_until = None;
-                match start {
-                    Start::Quick(rules) => send(&mut link, &mut last, rules.quick_match()).await?,
-                    _ => {
+                match (start, again(start)) {
+                    (Start::Await, _) => {}
+                    (_, Some(request)) => send(&mut link, &mut last, request).await?,
+                    (_, None) => {
                         return Err(format!(
                             "the opponent left the private room after {} games; {tally}",
                             played(&tally)
@@ -161,6 +214,15 @@ pub async fn run(
         if cue && view.my_turn() && thinking.is_none() {
             thinking = idle.take().map(|m| think_about(m, &view, think));
         }
+    }
+}
+
+/// What finds the next opponent when the room closes: the queue again, the
+/// same challenge again, the house again; none for a private room.
+fn again(start: &Start) -> Option<ClientMessage> {
+    match start {
+        Start::Quick(..) | Start::Challenge(..) | Start::House(..) => crate::session::request(start),
+        Start::Create(..) | Start::Join(..) | Start::Watch(..) | Start::Await => None,
     }
 }
 

@@ -11,6 +11,7 @@ mod seats;
 mod session;
 mod ui;
 mod view;
+mod who_cmd;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -63,8 +64,14 @@ struct GameArgs {
     #[arg(long, conflicts_with = "join")]
     create: bool,
     /// Join the private room with this code.
-    #[arg(long, value_name = "CODE")]
+    #[arg(long, value_name = "CODE", conflicts_with = "house")]
     join: Option<String>,
+    /// Play the server's own bot at once.
+    #[arg(long, conflicts_with = "create")]
+    house: bool,
+    /// With --house: how strong it plays.
+    #[arg(long, default_value = "perfect", value_parser = ["random", "heuristic", "perfect"], requires = "house")]
+    level: String,
     /// With --create: your mark in the first game (x moves first).
     #[arg(long, default_value = "random", value_parser = ["x", "o", "random"], requires = "create")]
     seat: String,
@@ -76,6 +83,10 @@ impl GameArgs {
     }
 
     fn start(&self) -> Start {
+        if self.house {
+            let level = tictactoe_protocol::HouseLevel::from_name(&self.level).unwrap_or_default();
+            return Start::House(self.rules(), level);
+        }
         match (&self.join, self.create) {
             (Some(code), _) => Start::Join(code.clone()),
             (None, true) => {
@@ -99,6 +110,7 @@ const PLAY_KEYS: &str = "Keys (full screen):
   Esc, q, Ctrl-C     leave; mid-game it asks first (y, or Ctrl-C again, resigns)
   r                  rematch, after a game (while the opponent is still in the room)
   n                  a new quick match on the same board, after a game
+  a, d               accept or decline a challenge (shown while no game is in progress)
 The status line shows whose turn it is, the clock (paused while a player is away),
 ratings, and the connection (RECONNECTING, CONNECTION LOST). Your turn rings the
 bell and sets the terminal title; under 5 s left the status line says LOW TIME.
@@ -116,6 +128,27 @@ enum Command {
         name: String,
         #[command(flatten)]
         game: GameArgs,
+    },
+    /// Challenge an online player by name and play them if they accept.
+    Challenge {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The player to challenge (`ttt who` lists who is online).
+        player: String,
+        /// Your display name.
+        #[arg(long, default_value = "player")]
+        name: String,
+        /// Board size.
+        #[arg(long, default_value_t = 3)]
+        size: usize,
+        /// Marks in a row that win (default: the size).
+        #[arg(long)]
+        win: Option<usize>,
+    },
+    /// List who is online, and whether they are idle, queued or playing.
+    Who {
+        #[command(flatten)]
+        server: ServerArg,
     },
     /// Watch a room live.
     Watch {
@@ -144,6 +177,18 @@ enum Command {
         /// Time to think per move, in ms (the perfect strategy searches within it).
         #[arg(long, default_value_t = 1000)]
         think_ms: u64,
+        /// Wait for challenges instead of queueing: a bot others invite by
+        /// name (it accepts their rematches too).
+        #[arg(long, conflicts_with_all = ["create", "join", "house", "challenge"])]
+        accept_challenges: bool,
+        /// Challenge this player by name (again after each game, unless a
+        /// rematch is agreed) instead of queueing.
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["create", "join", "house"])]
+        challenge: Option<String>,
+        /// With --accept-challenges: the board sizes it accepts (e.g. 3,4);
+        /// others are declined. Default: any.
+        #[arg(long, value_delimiter = ',', requires = "accept_challenges")]
+        sizes: Vec<usize>,
         #[command(flatten)]
         game: GameArgs,
     },
@@ -222,7 +267,22 @@ async fn main() -> ExitCode {
             Command::Profile { server, name } => records_cmd::profile(server.url()?, name).await,
             Command::Play { server, name, game } => play(server.url()?, &name, &game.start()).await,
             Command::Watch { server, room } => play(server.url()?, "watcher", &Start::Watch(room)).await,
-            Command::Bot { server, name, strategy, engine, games, think_ms, game } => {
+            Command::Challenge { server, player, name, size, win } => {
+                play(server.url()?, &name, &Start::Challenge(player, Rules { size, win })).await
+            }
+            Command::Who { server } => who_cmd::run(server.url()?).await,
+            Command::Bot {
+                server,
+                name,
+                strategy,
+                engine,
+                games,
+                think_ms,
+                accept_challenges,
+                challenge,
+                sizes,
+                game,
+            } => {
                 let label = if engine.is_some() { "engine" } else { strategy.as_str() };
                 let name = name.unwrap_or_else(|| format!("{label}-bot"));
                 let mover = match engine {
@@ -231,7 +291,13 @@ async fn main() -> ExitCode {
                         bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?,
                     ),
                 };
-                run_bot(server.url()?, &name, mover, games, think_ms, &game.start()).await
+                let start = match (accept_challenges, challenge) {
+                    (true, _) => Start::Await,
+                    (false, Some(player)) => Start::Challenge(player, game.rules()),
+                    (false, None) => game.start(),
+                };
+                let sizes = bot_cmd::Sizes(sizes);
+                run_bot(server.url()?, &name, mover, games, Duration::from_millis(think_ms), &start, sizes).await
             }
         }
     }
@@ -247,6 +313,7 @@ async fn main() -> ExitCode {
 
 async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
     let watch = matches!(start, Start::Watch(_));
+    let challenging = matches!(start, Start::Challenge(..));
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
@@ -256,12 +323,12 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
             session::open_kept(url, name, start).await?
         };
         let fallback = resumed.then(|| start.clone());
-        if let Some(result) = ui::screen::run(link, name, watch, fallback).await? {
+        if let Some(result) = ui::screen::run(link, name, watch, fallback, challenging).await? {
             println!("{result}");
         }
         Ok(())
     } else {
-        ui::lines::run(session::open(url, name, start).await?, watch).await
+        ui::lines::run(session::open(url, name, start).await?, watch, challenging).await
     }
 }
 
@@ -270,11 +337,15 @@ async fn run_bot(
     name: &str,
     mover: bot::Mover,
     games: u32,
-    think_ms: u64,
+    think: Duration,
     start: &Start,
+    sizes: bot_cmd::Sizes,
 ) -> Result<(), String> {
     let link = session::open(url, name, start).await?;
-    let tally = bot_cmd::run(link, start, mover, games.max(1), Duration::from_millis(think_ms)).await?;
+    if matches!(start, Start::Await) {
+        eprintln!("ttt bot: {name} is waiting for challenges ({sizes})");
+    }
+    let tally = bot_cmd::run(link, start, mover, games.max(1), think, &sizes).await?;
     println!("{tally}");
     Ok(())
 }

@@ -53,6 +53,9 @@ pub struct Link {
     rejoin: Option<ClientMessage>,
     /// [`Event::Down`] was given for the drop being repaired.
     announced: bool,
+    /// The `hello` that lists this client for challenges: sent first on
+    /// every new connection, and reason enough to reconnect.
+    listed: Option<ClientMessage>,
     /// Where the seat's token is kept on disk while a game lasts, if it is.
     keep: Option<std::path::PathBuf>,
 }
@@ -146,6 +149,7 @@ impl Link {
             reconnecting: None,
             restarting: false,
             rejoin: None,
+            listed: None,
             announced: false,
             keep: None,
         })
@@ -215,7 +219,13 @@ impl Link {
     /// Whether there is a seat to resume, a room to watch again or a queue
     /// to wait in again.
     fn can_rejoin(&self) -> bool {
-        self.token.is_some() || self.rejoin.is_some()
+        self.token.is_some() || self.rejoin.is_some() || self.listed.is_some()
+    }
+
+    /// Keeps this client listed (for challenges) across reconnects: `hello`
+    /// is sent again on every new connection.
+    pub fn stay_listed(&mut self, hello: ClientMessage) {
+        self.listed = Some(hello);
     }
 
     fn grace(&self) -> Duration {
@@ -322,16 +332,25 @@ impl Link {
     /// tries again.
     async fn resume(&mut self) -> Result<(), String> {
         let message = match (&self.token, &self.rejoin) {
-            (Some(token), _) => ClientMessage::Resume { token: token.clone() },
-            (None, Some(again)) => again.clone(),
+            (Some(token), _) => Some(ClientMessage::Resume { token: token.clone() }),
+            (None, Some(again)) => Some(again.clone()),
+            (None, None) if self.listed.is_some() => None,
             (None, None) => return Err(DROPPED.into()),
         };
-        let text = serde_json::to_string(&ClientFrame { id: None, message }).map_err(|e| e.to_string())?;
+        let frame = |message: &ClientMessage| {
+            serde_json::to_string(&ClientFrame { id: None, message: message.clone() }).map_err(|e| e.to_string())
+        };
+        let texts: Vec<String> =
+            self.listed.iter().chain(message.iter()).map(frame).collect::<Result<_, _>>()?;
         let until = self.reconnecting.unwrap_or_else(Instant::now);
         let mut wait = Duration::from_millis(100);
         while Instant::now() < until {
             if let Ok((mut ws, limits)) = open(&self.url).await {
-                if ws.send(Message::text(text.clone())).await.is_ok() {
+                let mut sent = true;
+                for text in &texts {
+                    sent = sent && ws.feed(Message::text(text.clone())).await.is_ok();
+                }
+                if sent && ws.flush().await.is_ok() {
                     self.ws = ws;
                     self.limits = limits;
                     self.reconnecting = None;

@@ -1,6 +1,6 @@
 //! Starting a session: connect, say hello, and ask for a game or a room.
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, Player, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, Player, ServerMessage};
 
 use crate::net::Link;
 
@@ -17,7 +17,13 @@ pub struct Rules {
 impl Rules {
     /// A `quick_match` for these rules.
     pub fn quick_match(self) -> ClientMessage {
-        ClientMessage::QuickMatch { size: Some(self.size as i64), win: self.win.map(|w| w as i64) }
+        let (size, win) = self.wire();
+        ClientMessage::QuickMatch { size, win }
+    }
+
+    /// The `size` and `win` fields of a request for these rules.
+    pub fn wire(self) -> (Option<i64>, Option<i64>) {
+        (Some(self.size as i64), self.win.map(|w| w as i64))
     }
 }
 
@@ -33,6 +39,12 @@ pub enum Start {
     Join(String),
     /// Watch this room.
     Watch(String),
+    /// Play the server's house bot at once.
+    House(Rules, HouseLevel),
+    /// Challenge the player of this name, and play them if they accept.
+    Challenge(String, Rules),
+    /// Ask for nothing: stay listed and wait for challenges.
+    Await,
 }
 
 /// Connects to `url` as `name` and sends the request that `start` asks for.
@@ -41,23 +53,36 @@ pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> 
     // Signed in when this name has an account saved for this server (or
     // TTT_TOKEN is set); a guest otherwise.
     let token = crate::accounts::token_for(url, name);
-    link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token }).await?;
-    link.send(request(start)).await?;
+    let hello = ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token };
+    link.send(hello.clone()).await?;
+    match request(start) {
+        Some(request) => link.send(request).await?,
+        // Waiting to be challenged: listed again on every new connection.
+        None => link.stay_listed(hello),
+    }
     Ok(link)
 }
 
-/// The request that `start` sends.
-pub fn request(start: &Start) -> ClientMessage {
-    match start {
+/// The request that `start` sends, if any.
+pub fn request(start: &Start) -> Option<ClientMessage> {
+    Some(match start {
         Start::Quick(rules) => rules.quick_match(),
-        Start::Create(rules, mark) => ClientMessage::CreateRoom {
-            size: Some(rules.size as i64),
-            win: rules.win.map(|w| w as i64),
-            mark: *mark,
-        },
+        Start::Create(rules, mark) => {
+            let (size, win) = rules.wire();
+            ClientMessage::CreateRoom { size, win, mark: *mark }
+        }
         Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
         Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
-    }
+        Start::House(rules, level) => {
+            let (size, win) = rules.wire();
+            ClientMessage::PlayHouse { size, win, level: Some(*level) }
+        }
+        Start::Challenge(name, rules) => {
+            let (size, win) = rules.wire();
+            ClientMessage::Challenge { name: name.clone(), size, win }
+        }
+        Start::Await => return None,
+    })
 }
 
 /// Like [`open`] for a player whose seats are kept on disk: a seat kept from
@@ -80,6 +105,17 @@ pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bo
     Ok((link, true))
 }
 
+/// What ends a challenger's session before its game: the challenge ended
+/// (declined, expired, cancelled) or was refused (`busy`) while no game has
+/// started.
+pub fn challenge_over(msg: &ServerMessage, in_game: bool) -> Option<String> {
+    match msg {
+        ServerMessage::ChallengeEnded { message, .. } if !in_game => Some(message.clone()),
+        ServerMessage::Error { code: ErrorCode::Busy, message, .. } if !in_game => Some(message.clone()),
+        _ => None,
+    }
+}
+
 /// Errors after which the session cannot go on: the request itself failed.
 pub fn fatal(msg: &ServerMessage) -> Option<String> {
     match msg {
@@ -90,6 +126,7 @@ pub fn fatal(msg: &ServerMessage) -> Option<String> {
                 | ErrorCode::InvalidSize
                 | ErrorCode::InvalidWin
                 | ErrorCode::InvalidName
+                | ErrorCode::PlayerNotFound
                 | ErrorCode::UnsupportedProtocol,
             message,
             ..

@@ -33,6 +33,32 @@ pub struct View {
     /// The game ended while we could not see it (our seat was not taken
     /// back in time): what we can tell of it, instead of a result.
     pub gone: Option<String>,
+    /// The latest challenge received and still open.
+    pub offer: Option<Offer>,
+}
+
+/// A challenge received, to accept or decline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    /// The challenge's id.
+    pub id: String,
+    /// Who sent it, as the status line names players.
+    pub from: String,
+    /// Board size.
+    pub size: usize,
+    /// Marks in a row that win.
+    pub win: usize,
+}
+
+impl Offer {
+    /// The board, as people say it: `3×3`, or `15×15, 5 in a row`.
+    pub fn board(&self) -> String {
+        let n = self.size;
+        match self.win == n {
+            true => format!("{n}×{n}"),
+            false => format!("{n}×{n}, {} in a row", self.win),
+        }
+    }
 }
 
 /// What the note says while the server restarts.
@@ -90,6 +116,7 @@ impl View {
             closed: None,
             connection: Connection::Connected,
             gone: None,
+            offer: None,
         }
     }
 
@@ -151,8 +178,27 @@ impl View {
         Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 
-    /// Folds one server message into the view.
+    /// Folds one server message into the view. An open challenge survives
+    /// the view's resets (a new queue, a room) until a game starts or it ends.
     pub fn apply(&mut self, msg: &ServerMessage) {
+        let offer = self.offer.take();
+        self.apply_game(msg);
+        self.offer = match msg {
+            ServerMessage::Challenged { challenge, from, size, win, .. } => {
+                let offer = Offer { id: challenge.to_string(), from: shown(from), size: *size, win: *win };
+                self.note = format!("{} challenges you to {}: a: accept, d: decline", offer.from, offer.board());
+                Some(offer)
+            }
+            ServerMessage::ChallengeEnded { challenge, message, .. } => {
+                self.note = message.clone();
+                offer.filter(|o| *o.id != **challenge)
+            }
+            ServerMessage::GameStarted { .. } => None,
+            _ => offer,
+        };
+    }
+
+    fn apply_game(&mut self, msg: &ServerMessage) {
         match msg {
             ServerMessage::RoomCreated { room, size, win, .. } => {
                 *self = View::new(*size, *win);
@@ -232,10 +278,16 @@ impl View {
                 self.note = "n: new game, q: quit".into();
             }
             ServerMessage::Error { message, .. } => self.note = message.clone(),
+            ServerMessage::ChallengeSent { name, .. } => {
+                self.note = format!("challenge sent to {name}; waiting for an answer…");
+            }
             ServerMessage::Welcome { .. }
             | ServerMessage::Pong { .. }
             | ServerMessage::Registered { .. }
-            | ServerMessage::Authenticated { .. } => {}
+            | ServerMessage::Authenticated { .. }
+            | ServerMessage::Challenged { .. }
+            | ServerMessage::ChallengeEnded { .. }
+            | ServerMessage::Online { .. } => {}
         }
     }
 
@@ -373,6 +425,44 @@ mod tests {
         // A snapshot from the server sets it anew.
         v.apply(&state(Some(5_000)));
         assert!(v.clock_ms().is_some_and(|ms| ms <= 5_000 && ms > 4_000));
+    }
+
+    #[test]
+    fn an_open_challenge_is_kept_until_a_game_starts_or_it_ends() {
+        let mut v = View::default();
+        let offer = |id: &str| ServerMessage::Challenged {
+            challenge: Arc::from(id),
+            from: PlayerInfo { name: "ann".into(), account: true, bot: false, rating: Some(1500) },
+            size: 15,
+            win: 5,
+            expires_ms: 30_000,
+        };
+        v.apply(&offer("c1"));
+        assert_eq!(v.note, "ann 1500 challenges you to 15×15, 5 in a row: a: accept, d: decline");
+        v.apply(&ServerMessage::Queued { size: 3, win: 3, id: None });
+        assert_eq!(v.offer.as_ref().map(|o| o.id.as_str()), Some("c1"), "kept while queued");
+        let ended = |id: &str| ServerMessage::ChallengeEnded {
+            challenge: Arc::from(id),
+            reason: tictactoe_protocol::ChallengeEndReason::Expired,
+            message: "nobody answered".into(),
+        };
+        v.apply(&ended("other"));
+        assert!(v.offer.is_some(), "another challenge's end");
+        v.apply(&ended("c1"));
+        assert!(v.offer.is_none());
+        v.apply(&offer("c2"));
+        v.apply(&ServerMessage::GameStarted {
+            room: Arc::from("R"),
+            size: 3,
+            win: 3,
+            you: Player::X,
+            mark: Player::X,
+            players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
+            turn: Player::X,
+            resume_token: Arc::from("t"),
+            turn_timeout_ms: 0,
+        });
+        assert!(v.offer.is_none(), "a game started: the server ended it");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use tictactoe_protocol::{ClientMessage, ServerMessage};
 use super::board::{render, status};
 use super::input::{cell_name, parse_cell};
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
-use crate::session::fatal;
+use crate::session::{challenge_over, fatal};
 use crate::view::View;
 
 /// What the next stdin line answers.
@@ -20,10 +20,13 @@ enum Awaiting {
     Rematch,
     /// The room closed after the game: n: new quick match, else quit.
     NewGame,
+    /// A challenge is open: a: accept, d: decline, else as before.
+    Answer,
 }
 
-/// Runs a game (or a watch, with `watch`) in line mode until it ends.
-pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
+/// Runs a game (or a watch, with `watch`) in line mode until it ends; with
+/// `challenging`, a challenge not accepted ends it.
+pub async fn run(mut link: Link, watch: bool, challenging: bool) -> Result<(), String> {
     let mut view = View::default();
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     let mut awaiting = Awaiting::Nothing;
@@ -32,6 +35,9 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
             event = link.next() => match event {
                 Event::Msg(msg) => {
                     if let Some(why) = fatal(&msg) {
+                        return Err(why);
+                    }
+                    if let Some(why) = challenging.then(|| challenge_over(&msg, view.you.is_some())).flatten() {
                         return Err(why);
                     }
                     view.apply(&msg);
@@ -95,6 +101,19 @@ pub async fn run(mut link: Link, watch: bool) -> Result<(), String> {
                             let _ = link.send(ClientMessage::Leave {}).await;
                             return Ok(());
                         }
+                    }
+                    Awaiting::Answer => {
+                        let id = view.offer.as_ref().map(|o| o.id.clone()).unwrap_or_default();
+                        match line.trim() {
+                            "a" => link.send(ClientMessage::Accept { challenge: id }).await?,
+                            "d" => {
+                                link.send(ClientMessage::Decline { challenge: id, reason: None }).await?;
+                                view.offer = None;
+                                println!("Declined.");
+                            }
+                            _ => println!("! a: accept, d: decline"),
+                        }
+                        awaiting = Awaiting::Nothing;
                     }
                     Awaiting::Nothing => {}
                 }
@@ -165,10 +184,18 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link:
                 return Awaiting::NewGame;
             }
         }
+        ServerMessage::Challenged { .. } => {
+            println!("{}", view.note);
+            if view.you.is_none() || view.over.is_some() {
+                return Awaiting::Answer;
+            }
+        }
+        ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => println!("{}", view.note),
         ServerMessage::Welcome { .. }
         | ServerMessage::Pong { .. }
         | ServerMessage::Registered { .. }
-        | ServerMessage::Authenticated { .. } => {}
+        | ServerMessage::Authenticated { .. }
+        | ServerMessage::Online { .. } => {}
     }
     awaiting
 }

@@ -14,7 +14,7 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 use super::board::{Window, cell_width, render_window, status};
 use super::input::{column_name, parse_cell};
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
-use crate::session::{self, Rules, Start, fatal};
+use crate::session::{self, Rules, Start, challenge_over, fatal};
 use crate::view::{Connection, View};
 
 /// Raw mode and the alternate screen while alive; restored on drop, also on
@@ -72,6 +72,10 @@ enum Action {
     Rematch,
     /// A new quick match on a board of the same size.
     NewMatch,
+    /// Accept the open challenge with this id.
+    Accept(String),
+    /// Decline the open challenge with this id.
+    Decline(String),
     /// Concede the game and stay in the room (a rematch stays possible).
     Resign,
     Quit,
@@ -80,12 +84,14 @@ enum Action {
 /// Runs a game (or a watch) full-screen until the player quits; `name` is
 /// who to be on a new connection if this one is lost. With `fallback`, the
 /// link is taking back a seat kept from an earlier run; if that game is over,
-/// `fallback` is asked for instead.
+/// `fallback` is asked for instead. With `challenging`, the session waits
+/// for a challenge's answer first, and ends if it is not accepted.
 pub async fn run(
     mut link: Link,
     name: &str,
     watch: bool,
     fallback: Option<Start>,
+    challenging: bool,
 ) -> Result<Option<String>, String> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
@@ -125,11 +131,16 @@ pub async fn run(
                     if let Some(why) = fatal(&msg) {
                         return Err(why);
                     }
+                    if let Some(why) = challenging.then(|| challenge_over(&msg, s.view.you.is_some())).flatten() {
+                        return Err(why);
+                    }
                     let mut took_back = false;
                     if let Some(start) = s.fallback.take() {
                         if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
-                            let sent = link.send(session::request(&start)).await;
-                            s.sent(sent)?;
+                            if let Some(request) = session::request(&start) {
+                                let sent = link.send(request).await;
+                                s.sent(sent)?;
+                            }
                             s.view.note = "the game you were playing is over (it ended while you were away); starting a new one".into();
                             continue;
                         }
@@ -196,6 +207,17 @@ pub async fn run(
                         let sent = link.send(ClientMessage::Resign {}).await;
                         s.sent(sent)?;
                     }
+                    Action::Accept(challenge) => {
+                        let sent = link.send(ClientMessage::Accept { challenge }).await;
+                        s.sent(sent)?;
+                    }
+                    Action::Decline(challenge) => {
+                        let sent = link.send(ClientMessage::Decline { challenge, reason: None }).await;
+                        if s.sent(sent)? {
+                            s.view.offer = None;
+                            s.view.note = "challenge declined".into();
+                        }
+                    }
                     Action::Quit => {
                         let _ = link.send(ClientMessage::Leave {}).await;
                         return Ok(s.view.result_line());
@@ -215,7 +237,9 @@ pub async fn run(
 impl Screen {
     /// The keys that do something now.
     fn help(&self) -> &'static str {
-        if self.watch {
+        if self.answerable().is_some() {
+            "a: accept the challenge   d: decline it   q: quit"
+        } else if self.watch {
             "q: quit"
         } else if self.view.over.is_some() && self.view.closed.is_some() {
             "n: new game   q: quit"
@@ -283,6 +307,13 @@ impl Screen {
         }
     }
 
+    /// The open challenge that `a` and `d` answer: one is shown while no
+    /// game is in progress.
+    fn answerable(&self) -> Option<&str> {
+        let offer = self.view.offer.as_ref().filter(|_| !self.watch && !self.in_game() && self.typed.is_empty());
+        offer.map(|o| o.id.as_str())
+    }
+
     /// Whether leaving now would resign a game in progress.
     fn in_game(&self) -> bool {
         !self.watch && self.view.you.is_some() && self.view.over.is_none() && self.view.game.turn().is_some()
@@ -319,6 +350,10 @@ impl Screen {
                     return Action::None;
                 }
             }
+        }
+        if let (Some(id), KeyCode::Char(answer @ ('a' | 'd'))) = (self.answerable(), key.code) {
+            let id = id.to_owned();
+            return if answer == 'a' { Action::Accept(id) } else { Action::Decline(id) };
         }
         match key.code {
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return self.quit(true),
@@ -487,6 +522,29 @@ mod tests {
         let mut w = playing();
         w.watch = true;
         assert!(matches!(w.on_key(key(KeyCode::Esc)), Action::Quit));
+    }
+
+    #[test]
+    fn a_and_d_answer_a_challenge_between_games_only() {
+        let offer = ServerMessage::Challenged {
+            challenge: Arc::from("c1"),
+            from: PlayerInfo::guest("ann"),
+            size: 3,
+            win: 3,
+            expires_ms: 30_000,
+        };
+        // Mid-game: `a` is typed (a cell's column), not an answer.
+        let mut s = playing();
+        s.view.apply(&offer);
+        assert!(matches!(s.on_key(key(KeyCode::Char('a'))), Action::None));
+        assert_eq!(s.typed, "a");
+        // Between games: answered.
+        let mut s = playing();
+        s.view.over = Some((None, tictactoe_protocol::EndReason::Draw, None));
+        s.view.apply(&offer);
+        assert!(s.help().starts_with("a: accept"));
+        assert!(matches!(s.on_key(key(KeyCode::Char('a'))), Action::Accept(id) if id == "c1"));
+        assert!(matches!(s.on_key(key(KeyCode::Char('d'))), Action::Decline(id) if id == "c1"));
     }
 
     #[test]

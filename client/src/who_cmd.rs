@@ -1,0 +1,59 @@
+//! `ttt who`: who is online, and whether each is idle, queued or playing.
+
+use tictactoe_protocol::{ClientMessage, OnlinePlayer, OnlineStatus, ServerMessage};
+
+use crate::net::{Event, Link};
+
+/// Asks the server who is online and prints one player per line.
+pub async fn run(url: &str) -> Result<(), String> {
+    let mut link = Link::connect(url).await?;
+    link.send(ClientMessage::Who {}).await?;
+    loop {
+        match link.next().await {
+            Event::Msg(ServerMessage::Online { players, .. }) => {
+                print!("{}", table(&players));
+                return Ok(());
+            }
+            Event::Msg(ServerMessage::Error { message, .. }) => return Err(message),
+            Event::Msg(_) | Event::Down { .. } | Event::Resumed => {}
+            Event::Closed(why) => return Err(why),
+        }
+    }
+}
+
+/// One line per player: the name, its kind and its status, in columns.
+fn table(players: &[OnlinePlayer]) -> String {
+    let width = players.iter().map(|p| p.name.chars().count()).max().unwrap_or(0).max(4);
+    let mut out = format!("{:width$}  {:12}  status\n", "name", "kind");
+    for p in players {
+        let kind = match (p.bot, p.account) {
+            (true, true) => "bot account",
+            (true, false) => "bot",
+            (false, true) => "account",
+            (false, false) => "guest",
+        };
+        let status = match p.status {
+            OnlineStatus::Idle => "idle",
+            OnlineStatus::Queued => "queued",
+            OnlineStatus::Playing => "playing",
+        };
+        let pad = width - p.name.chars().count();
+        out.push_str(&format!("{}{}  {kind:12}  {status}\n", p.name, " ".repeat(pad)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn players_line_up_in_columns() {
+        let p = |name: &str, account, bot, status| OnlinePlayer { name: name.into(), account, bot, status };
+        let text = table(&[p("house", false, true, OnlineStatus::Idle), p("Zoë", true, false, OnlineStatus::Playing)]);
+        assert_eq!(
+            text,
+            "name   kind          status\nhouse  bot           idle\nZoë    account       playing\n"
+        );
+    }
+}
