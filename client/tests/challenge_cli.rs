@@ -99,3 +99,46 @@ async fn a_bot_plays_the_house_and_nobody_by_that_name_is_a_clear_error() {
     assert!(!nobody.status.success());
     assert!(text(&nobody).contains("nobody called \"zed\" is online"), "{}", text(&nobody));
 }
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux is installed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Polls the tmux pane until it shows `needle` (returns the screen) or `secs` pass (panics with it).
+async fn shows(session: &str, needle: &str, secs: u64) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let screen = tmux(&["capture-pane", "-p", "-t", session]);
+        if screen.contains(needle) {
+            return screen;
+        }
+        if std::time::Instant::now() > deadline {
+            tmux(&["kill-session", "-t", session]);
+            panic!("the screen never showed {needle:?}:\n{screen}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_ttt_play_shows_a_challenge_and_a_accepts_it() {
+    let server = TestServer::start(test_config()).await;
+    let url = server.url();
+    let session = format!("ttt-challenge-{}", std::process::id());
+    // Waiting for a 5×5 quick match nobody else wants.
+    let cmd = format!("HOME={} {TTT} play --server {url} --name tmuxer --size 5; sleep 5", std::env::temp_dir().display());
+    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
+    shows(&session, "waiting for an opponent", 10).await;
+    let mut ann = server.client().await;
+    ann.send(serde_json::json!({"type": "hello", "name": "ann"})).await;
+    ann.send(serde_json::json!({"type": "challenge", "name": "tmuxer"})).await;
+    ann.recv_type("challenge_sent").await;
+    let screen = shows(&session, "ann challenges you to 3×3", 10).await;
+    assert!(screen.contains("a: accept the challenge"), "{screen}");
+    tmux(&["send-keys", "-t", &session, "a"]);
+    let started = ann.recv_type("game_started").await;
+    assert_eq!(started["size"], 3, "the challenge's board, not the queue's");
+    shows(&session, "game started", 10).await;
+    tmux(&["kill-session", "-t", &session]);
+}
