@@ -480,3 +480,54 @@ async fn javascript_example_bot_queues_again_after_a_server_restart() {
     assert!(out.contains("back in the queue"), "{out}");
     assert_eq!(out.lines().filter(|l| l.starts_with("result: ")).count(), 1, "{out}");
 }
+
+/// An example bot waiting for challenges (`args` turn the mode on): a 4×4
+/// challenge is declined with its reason, then `ttt bot --challenge` plays
+/// it two games (the bot agrees to the rematch) and both count them.
+async fn accepts_challenges(mut bot: tokio::process::Command, args: &[&str]) {
+    let server = fast_server().await;
+    let url = server.url();
+    bot.args(["--server", &url, "--name", "waiter", "--sizes", "3", "--games", "2"]).args(args);
+    let player = tokio::spawn(async move { run(&mut bot, Duration::from_secs(60)).await });
+    let mut me = server.client().await;
+    me.send(json!({"type": "hello", "name": "prober"})).await;
+    // Listed once it has said hello: challenge it on a board it declines.
+    let mut declined = None;
+    for _ in 0..400 {
+        me.send(json!({"type": "challenge", "name": "waiter", "size": 4})).await;
+        let reply = me.recv_json().await;
+        if reply["type"] == "challenge_sent" {
+            declined = Some(me.recv_type("challenge_ended").await);
+            break;
+        }
+        assert_eq!(reply["code"], "player_not_found", "{reply}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let declined = declined.expect("the bot was listed");
+    assert_eq!(declined["reason"], "declined", "{declined}");
+    assert!(declined["message"].as_str().unwrap().contains("sizes 3"), "{declined}");
+    let mut ttt = tokio::process::Command::new(TTT);
+    ttt.args(["bot", "--server", &url, "--name", "cy", "--challenge", "waiter", "--strategy", "random", "--games", "2"]);
+    let (ok, summary, err) = run(&mut ttt, Duration::from_secs(60)).await;
+    assert!(ok, "ttt bot: {summary}{err}");
+    let (ok, out, err) = player.await.expect("bot task");
+    assert!(ok, "example bot: {out}{err}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("result: ")).count(), 2, "{out}");
+    assert!(out.contains("cy challenges on 3x3: accepted"), "{out}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_example_bot_accepts_challenges() {
+    python_ready().await;
+    let mut bot = tokio::process::Command::new("python3");
+    bot.arg(examples().join("bots/python/bot.py"));
+    accepts_challenges(bot, &["--accept-challenges"]).await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_accepts_challenges() {
+    let mut bot = tokio::process::Command::new("node");
+    bot.arg(js_ready().await.join("bot.js"));
+    accepts_challenges(bot, &["--accept-challenges", "1"]).await;
+}

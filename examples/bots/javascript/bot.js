@@ -5,6 +5,7 @@
 //   node bot.js --server ws://127.0.0.1:7878        # quick match, 3x3
 //   node bot.js --join K7QM3XPA2B                   # a friend's room
 //   node bot.js --games 10                          # rematch, or find someone new
+//   node bot.js --accept-challenges 1 --sizes 3,4   # wait to be challenged by name
 //
 // It plays as a bot account: the first run registers its name (`register`,
 // `bot: true`) and keeps the token in ~/.config/ttt/bots/NAME.token (or under
@@ -18,6 +19,11 @@
 // restarts (close code 1012), it reconnects and resumes its seat; waiting in
 // the queue, it queues again.
 //
+// With `--accept-challenges 1` it queues for nothing: it waits until someone
+// challenges it by name (`challenged`), accepts boards of the --sizes it plays
+// and declines the rest with a reason, agrees to every rematch, and after
+// each game waits for the next challenge.
+//
 // The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
 'use strict';
@@ -28,6 +34,8 @@ const path = require('path');
 
 const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, win: null, join: null, games: 1 };
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+const accepting = Boolean(args['accept-challenges']);
+const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : []; // empty: any
 
 // Every run of `win` cells in a row, column or diagonal of an n x n board, as arrays of [row, col].
 function lines(n, win) {
@@ -119,7 +127,11 @@ function helloAndPlay(token) {
   registering = false;
   send(token ? { type: 'hello', name: args.name, token } : { type: 'hello', name: args.name });
   if (seat) send({ type: 'resume', token: seat }); // back after a drop: take the seat again
-  else if (queued || !args.join) {
+  else if (accepting) {
+    console.log(`${args.name} is waiting for challenges`);
+    giveUpAt = null;
+    backoff = 100;
+  } else if (queued || !args.join) {
     if (giveUpAt !== null) console.log('back in the queue');
     giveUpAt = null;
     backoff = 100;
@@ -184,7 +196,7 @@ function onMessage(data) {
       if (played >= Number(args.games)) {
         send({ type: 'leave' });
         finish(0, `played ${played} games`);
-      } else {
+      } else if (!accepting) { // a challenged bot leaves rematches to its challenger
         send({ type: 'rematch' });
         rematchTimer = setTimeout(() => {
           send({ type: 'leave' });
@@ -194,7 +206,21 @@ function onMessage(data) {
       break;
     }
     case 'room_closed': // the opponent left or dropped: no rematch is coming
-      opponentGone('the opponent left the room');
+      if (!accepting) opponentGone('the opponent left the room');
+      break;
+    case 'challenged': {
+      const playing = seat !== null;
+      if (playing || (sizes.length > 0 && !sizes.includes(msg.size))) {
+        const reason = playing ? 'in a game; try again after it' : `this bot plays sizes ${sizes.join(',')}`;
+        send({ type: 'decline', challenge: msg.challenge, reason });
+      } else {
+        console.log(`${msg.from.name} challenges on ${msg.size}x${msg.size}: accepted`);
+        send({ type: 'accept', challenge: msg.challenge });
+      }
+      break;
+    }
+    case 'rematch_offered':
+      if (accepting) send({ type: 'rematch' });
       break;
     case 'error':
       if (registering && msg.code === 'auth_failed') {
@@ -215,7 +241,7 @@ function onMessage(data) {
         finish(1, `error: ${msg.code}: ${msg.message}`);
       }
       break;
-    default: // queued, room_created, pong, opponent_*, rematch_offered, and unknown types: nothing to do
+    default: // queued, room_created, pong, opponent_*, challenge_ended, and unknown types: nothing to do
   }
 }
 
@@ -223,7 +249,7 @@ function onMessage(data) {
 // restarting and the game waits for us); else the run ends.
 function onClose(code) {
   if (done) return;
-  if (!seat && !queued) {
+  if (!seat && !queued && !accepting) {
     finish(1, 'error: the server closed the connection');
     return;
   }
@@ -245,7 +271,7 @@ function connect() {
   ws = new WebSocket(args.server);
   ws.on('message', onMessage);
   // A failed attempt is followed by 'close' (code 1006), which retries.
-  ws.on('error', (err) => { if (!seat) finish(1, `error: ${err.message}`); });
+  ws.on('error', (err) => { if (!seat && !accepting) finish(1, `error: ${err.message}`); });
   ws.on('close', (code) => onClose(code));
 }
 

@@ -5,6 +5,7 @@
     python3 bot.py --server ws://127.0.0.1:7878            # quick match, 3x3
     python3 bot.py --join K7QM3XPA2B                        # a friend's room
     python3 bot.py --games 10                               # rematch, or find someone new
+    python3 bot.py --accept-challenges --sizes 3,4          # wait to be challenged by name
 
 It plays as a bot account: the first run registers its name (`register`,
 `bot: true`) and keeps the token in ~/.config/ttt/bots/NAME.token (or under
@@ -17,6 +18,11 @@ or the rematch goes unanswered, a quick-match bot queues again and a bot in a
 private room stops. If the connection drops mid-game, or the server restarts
 (close code 1012), it reconnects with a jittered backoff and resumes its seat
 while the grace period lasts; waiting in the queue, it queues again.
+
+With --accept-challenges it queues for nothing: it waits until someone
+challenges it by name (`challenged`), accepts boards of the --sizes it plays
+and declines the rest with a reason, agrees to every rematch, and after each
+game waits for the next challenge.
 
 The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -121,7 +127,7 @@ async def play(args):
         if isinstance(result, int):
             return result
         _, restart = result
-        if s["token"] is None and not s["queued"]:
+        if s["token"] is None and not s["queued"] and not args.accept_challenges:
             print("error: the server closed the connection", file=sys.stderr)
             return 1
         if s.pop("resumed", False):
@@ -162,6 +168,8 @@ async def session(ws, args, s):
     elif s["queued"]:
         await send(new_game)
         s["resumed"] = True  # back in the queue
+    elif args.accept_challenges:
+        print(f"{args.name} is waiting for challenges", flush=True)
     else:
         await send({"type": "join_room", "room": args.join} if args.join else new_game)
 
@@ -228,11 +236,25 @@ async def session(ws, args, s):
             if s["played"] >= args.games:
                 await send({"type": "leave"})
                 return 0
+            if not args.accept_challenges:  # a challenged bot leaves rematches to its challenger
+                await send({"type": "rematch"})
+                rematch_until = clock() + rematch_wait
+        elif kind == "challenged":
+            n, sizes = msg["size"], args.sizes
+            playing = s["token"] is not None
+            if playing or (sizes and n not in sizes):
+                why = "in a game; try again after it" if playing else "this bot plays sizes " + ",".join(map(str, sizes))
+                await send({"type": "decline", "challenge": msg["challenge"], "reason": why})
+            else:
+                print(f"{msg['from']['name']} challenges on {n}x{n}: accepted", flush=True)
+                await send({"type": "accept", "challenge": msg["challenge"]})
+        elif kind == "rematch_offered" and args.accept_challenges:
             await send({"type": "rematch"})
-            rematch_until = clock() + rematch_wait
         elif kind == "room_closed":
             # The opponent left or dropped: no rematch is coming.
             rematch_until = None
+            if args.accept_challenges:
+                continue  # wait for the next challenge
             if (code := await opponent_gone("the opponent left the room")) is not None:
                 return code
         elif kind == "error":
@@ -255,8 +277,8 @@ async def session(ws, args, s):
             else:  # room_not_found, room_full, invalid_*: nothing to retry
                 print(f"error: {code}: {msg['message']}", file=sys.stderr)
                 return 1
-        # queued, room_created, pong, opponent_*, rematch_offered, and any
-        # type this bot does not know: nothing to do
+        # queued, room_created, pong, opponent_*, rematch_offered,
+        # challenge_ended, and any type this bot does not know: nothing to do
 
 
 def main():
@@ -268,6 +290,9 @@ def main():
     p.add_argument("--join", help="room code to join instead of quick match")
     p.add_argument("--games", type=int, default=1, help="games to play (rematch, or find a new opponent)")
     p.add_argument("--guest", action="store_true", help="play without an account")
+    p.add_argument("--accept-challenges", action="store_true", help="wait to be challenged by name instead of queueing")
+    p.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=[],
+                   help="with --accept-challenges: board sizes to accept, e.g. 3,4 (default: any)")
     sys.exit(asyncio.run(play(p.parse_args())))
 
 
