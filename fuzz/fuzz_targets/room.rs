@@ -35,6 +35,9 @@ enum Op {
     Disconnect { slot: u8 },
     /// The clock jumps ahead, then the room's timers run.
     Advance { ms: u16 },
+    /// The house's search answers the last move asked for (or, `stale`,
+    /// another one) with a cell that may be taken or off the board.
+    HouseMove { row: u8, col: u8, stale: bool },
 }
 
 #[derive(Debug, Arbitrary)]
@@ -44,8 +47,10 @@ struct Input {
     paired: bool,
     /// Records kept (and ratings, between the paired accounts).
     records: bool,
-    /// A private room's creator asks to play O.
+    /// A private room's creator asks to play O (in a house room: moves first).
     mark: bool,
+    /// Not paired: a room against the house at this level instead of a private room.
+    house: Option<u8>,
     turn_ms: Option<u16>,
     grace_ms: u16,
     ops: Vec<Op>,
@@ -66,6 +71,9 @@ struct Watch {
     ended: u32,
     /// The room saved the clock of a game in progress (at shutdown).
     clock_saved: bool,
+    /// The house plays a seat; `think`: the move number it was last asked for.
+    house: bool,
+    think: Option<usize>,
 }
 
 impl Watch {
@@ -97,6 +105,11 @@ impl Watch {
                     assert!(self.records, "a record only when records are kept");
                     self.recorded.push(record.id.clone());
                 }
+                Output::Think { seq, game, .. } => {
+                    assert!(self.house, "only a house room asks for the house's moves");
+                    assert_eq!(game.moves().len() + 1, seq);
+                    self.think = Some(seq);
+                }
             }
         }
         for (to, msg, first) in batch {
@@ -109,7 +122,8 @@ impl Watch {
                     assert_eq!((size, win), (self.size, self.win));
                     self.seats[usize::from(you.number() - 1)] = Some(to);
                     self.tokens.push(resume_token);
-                    if you == Player::X {
+                    // The house hears nothing: its player's message starts the game.
+                    if you == Player::X || self.house {
                         assert!(self.live.is_none(), "a game started while another was open");
                         self.live = Some(Game::with_win(size, win).expect("rules"));
                         self.started += 1;
@@ -172,10 +186,15 @@ fuzz_target!(|input: Input| {
     let name = Identity::guest("fuzz");
     let account = |id| Arc::new(Identity { name: Arc::from(format!("acct{id}")), account: Some(id), bot: false });
     let code: Arc<str> = Arc::from("FUZZROOM42");
+    let levels = tictactoe_protocol::HouseLevel::ALL;
     let mut room = if input.paired {
         inside[0] = true;
         inside[1] = true;
         Room::paired(code, rules, settings, (1, account(1)), (2, account(2)), now)
+    } else if let Some(level) = input.house {
+        inside[0] = true;
+        let level = levels[usize::from(level) % levels.len()];
+        Room::house(code, rules, settings, (1, name.clone()), level, input.mark, now)
     } else {
         inside[0] = true;
         Room::private(code, rules, settings, (1, name.clone()), input.mark.then_some(Player::O), None)
@@ -195,6 +214,8 @@ fuzz_target!(|input: Input| {
         started: 0,
         ended: 0,
         clock_saved: false,
+        house: !input.paired && input.house.is_some(),
+        think: None,
     };
     watch.check(&mut room, None, &mut inside, &conns);
 
@@ -237,6 +258,10 @@ fuzz_target!(|input: Input| {
             Op::Advance { ms } => {
                 now += Duration::from_millis(u64::from(ms));
                 room.tick(now);
+            }
+            Op::HouseMove { row, col, stale } => {
+                let seq = watch.think.unwrap_or(1) + usize::from(stale);
+                room.house_move(seq, Some((usize::from(row), usize::from(col))), now);
             }
             _ => continue,
         }
