@@ -131,7 +131,9 @@ pub async fn run(
             return Err(why);
         }
         let in_game = view.you.is_some() && view.over.is_none();
-        if let Some(why) = matches!(start, Start::Challenge(..)).then(|| challenge_over(&msg, in_game)).flatten() {
+        if let Some(why) =
+            matches!(start, Start::Challenge(..)).then(|| challenge_over(&msg, in_game)).flatten()
+        {
             return Err(format!("{why}; {tally}"));
         }
         view.apply(&msg);
@@ -146,7 +148,10 @@ pub async fn run(
                 let reply = if !free {
                     ClientMessage::Decline { challenge, reason: Some("in a game; try again after it".into()) }
                 } else if sizes.accepts(*size) {
-                    eprintln!("ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted", from.name);
+                    eprintln!(
+                        "ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted",
+                        from.name
+                    );
                     ClientMessage::Accept { challenge }
                 } else {
                     let reason = format!("this bot plays {sizes}");

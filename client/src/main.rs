@@ -297,7 +297,8 @@ async fn main() -> ExitCode {
                     (false, None) => game.start(),
                 };
                 let sizes = bot_cmd::Sizes(sizes);
-                run_bot(server.url()?, &name, mover, games, Duration::from_millis(think_ms), &start, sizes).await
+                run_bot(server.url()?, &name, mover, games, Duration::from_millis(think_ms), &start, sizes)
+                    .await
             }
         }
     }

@@ -338,7 +338,8 @@ impl Link {
             (None, None) => return Err(DROPPED.into()),
         };
         let frame = |message: &ClientMessage| {
-            serde_json::to_string(&ClientFrame { id: None, message: message.clone() }).map_err(|e| e.to_string())
+            serde_json::to_string(&ClientFrame { id: None, message: message.clone() })
+                .map_err(|e| e.to_string())
         };
         let texts: Vec<String> =
             self.listed.iter().chain(message.iter()).map(frame).collect::<Result<_, _>>()?;

@@ -186,7 +186,8 @@ impl View {
         self.offer = match msg {
             ServerMessage::Challenged { challenge, from, size, win, .. } => {
                 let offer = Offer { id: challenge.to_string(), from: shown(from), size: *size, win: *win };
-                self.note = format!("{} challenges you to {}: a: accept, d: decline", offer.from, offer.board());
+                self.note =
+                    format!("{} challenges you to {}: a: accept, d: decline", offer.from, offer.board());
                 Some(offer)
             }
             ServerMessage::ChallengeEnded { challenge, message, .. } => {

@@ -50,7 +50,10 @@ mod tests {
     #[test]
     fn players_line_up_in_columns() {
         let p = |name: &str, account, bot, status| OnlinePlayer { name: name.into(), account, bot, status };
-        let text = table(&[p("house", false, true, OnlineStatus::Idle), p("Zoë", true, false, OnlineStatus::Playing)]);
+        let text = table(&[
+            p("house", false, true, OnlineStatus::Idle),
+            p("Zoë", true, false, OnlineStatus::Playing),
+        ]);
         assert_eq!(
             text,
             "name   kind          status\nhouse  bot           idle\nZoë    account       playing\n"

@@ -24,7 +24,8 @@ async fn listed(server: &TestServer, name: &str) {
     for _ in 0..200 {
         c.send(serde_json::json!({"type": "who"})).await;
         let online = c.recv_type("online").await;
-        let found = online["players"].as_array().unwrap().iter().any(|p| p["name"] == name && p["status"] == "idle");
+        let found =
+            online["players"].as_array().unwrap().iter().any(|p| p["name"] == name && p["status"] == "idle");
         if found {
             return;
         }
@@ -41,11 +42,22 @@ fn text(out: &Output) -> String {
 async fn a_bot_accepting_challenges_is_invited_by_name_plays_and_reports_its_tally() {
     let server = TestServer::start(Config { max_messages_per_second: 0, ..test_config() }).await;
     let url = server.url();
-    let waiter = ttt(&["bot", "--server", &url, "--name", "botty", "--accept-challenges", "--sizes", "3", "--games", "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the waiting bot");
+    let waiter = ttt(&[
+        "bot",
+        "--server",
+        &url,
+        "--name",
+        "botty",
+        "--accept-challenges",
+        "--sizes",
+        "3",
+        "--games",
+        "3",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start the waiting bot");
     listed(&server, "botty").await;
     // `ttt who` shows it.
     let who = ttt(&["who", "--server", &url]).output().expect("ttt who");
@@ -63,19 +75,34 @@ async fn a_bot_accepting_challenges_is_invited_by_name_plays_and_reports_its_tal
     // Another ttt challenges it by name and plays three games (rematches).
     let url2 = url.clone();
     let challenger = tokio::task::spawn_blocking(move || {
-        ttt(&["bot", "--server", &url2, "--name", "cy", "--challenge", "BOTTY", "--strategy", "random", "--games", "3"])
-            .output()
-            .expect("challenger")
+        ttt(&[
+            "bot",
+            "--server",
+            &url2,
+            "--name",
+            "cy",
+            "--challenge",
+            "BOTTY",
+            "--strategy",
+            "random",
+            "--games",
+            "3",
+        ])
+        .output()
+        .expect("challenger")
     });
     let challenger = challenger.await.unwrap();
-    let waiter = tokio::task::spawn_blocking(move || waiter.wait_with_output().expect("waiter")).await.unwrap();
+    let waiter =
+        tokio::task::spawn_blocking(move || waiter.wait_with_output().expect("waiter")).await.unwrap();
     assert!(challenger.status.success(), "{}", text(&challenger));
     assert!(waiter.status.success(), "{}", text(&waiter));
     let tally = |out: &Output| String::from_utf8_lossy(&out.stdout).trim().to_owned();
     let (theirs, ours) = (tally(&challenger), tally(&waiter));
     assert!(ours.starts_with("wins: ") && ours.ends_with("losses: 0"), "perfect never loses: {ours}");
     // One game's win is the other's loss.
-    let nums = |s: &str| -> Vec<u32> { s.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect() };
+    let nums = |s: &str| -> Vec<u32> {
+        s.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect()
+    };
     let (a, b) = (nums(&theirs), nums(&ours));
     assert_eq!((a[0], a[1], a[2]), (b[2], b[1], b[0]), "{theirs} / {ours}");
     assert_eq!(a.iter().sum::<u32>(), 3);
@@ -87,7 +114,9 @@ async fn a_bot_plays_the_house_and_nobody_by_that_name_is_a_clear_error() {
     let server = TestServer::start(Config { house_think_ms: 50, ..test_config() }).await;
     let url = server.url();
     let out = tokio::task::spawn_blocking(move || {
-        let house = ttt(&["bot", "--server", &url, "--house", "--level", "perfect", "--games", "2"]).output().unwrap();
+        let house = ttt(&["bot", "--server", &url, "--house", "--level", "perfect", "--games", "2"])
+            .output()
+            .unwrap();
         let nobody = ttt(&["challenge", "zed", "--server", &url]).stdin(Stdio::null()).output().unwrap();
         (house, nobody)
     })
@@ -95,7 +124,11 @@ async fn a_bot_plays_the_house_and_nobody_by_that_name_is_a_clear_error() {
     .unwrap();
     let (house, nobody) = out;
     assert!(house.status.success(), "{}", text(&house));
-    assert_eq!(String::from_utf8_lossy(&house.stdout).trim(), "wins: 0, draws: 2, losses: 0", "perfect against perfect");
+    assert_eq!(
+        String::from_utf8_lossy(&house.stdout).trim(),
+        "wins: 0, draws: 2, losses: 0",
+        "perfect against perfect"
+    );
     assert!(!nobody.status.success());
     assert!(text(&nobody).contains("nobody called \"zed\" is online"), "{}", text(&nobody));
 }
@@ -127,7 +160,10 @@ async fn a_waiting_ttt_play_shows_a_challenge_and_a_accepts_it() {
     let url = server.url();
     let session = format!("ttt-challenge-{}", std::process::id());
     // Waiting for a 5×5 quick match nobody else wants.
-    let cmd = format!("HOME={} {TTT} play --server {url} --name tmuxer --size 5; sleep 5", std::env::temp_dir().display());
+    let cmd = format!(
+        "HOME={} {TTT} play --server {url} --name tmuxer --size 5; sleep 5",
+        std::env::temp_dir().display()
+    );
     tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]);
     shows(&session, "waiting for an opponent", 10).await;
     let mut ann = server.client().await;

@@ -507,7 +507,19 @@ async fn accepts_challenges(mut bot: tokio::process::Command, args: &[&str]) {
     assert_eq!(declined["reason"], "declined", "{declined}");
     assert!(declined["message"].as_str().unwrap().contains("sizes 3"), "{declined}");
     let mut ttt = tokio::process::Command::new(TTT);
-    ttt.args(["bot", "--server", &url, "--name", "cy", "--challenge", "waiter", "--strategy", "random", "--games", "2"]);
+    ttt.args([
+        "bot",
+        "--server",
+        &url,
+        "--name",
+        "cy",
+        "--challenge",
+        "waiter",
+        "--strategy",
+        "random",
+        "--games",
+        "2",
+    ]);
     let (ok, summary, err) = run(&mut ttt, Duration::from_secs(60)).await;
     assert!(ok, "ttt bot: {summary}{err}");
     let (ok, out, err) = player.await.expect("bot task");

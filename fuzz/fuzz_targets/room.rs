@@ -120,6 +120,10 @@ impl Watch {
             match msg {
                 ServerMessage::GameStarted { size, win, you, resume_token, .. } => {
                     assert_eq!((size, win), (self.size, self.win));
+                    // The house's seat has no connection: only its player hears the start.
+                    if self.house {
+                        self.seats = [None; 2];
+                    }
                     self.seats[usize::from(you.number() - 1)] = Some(to);
                     self.tokens.push(resume_token);
                     // The house hears nothing: its player's message starts the game.

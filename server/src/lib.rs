@@ -24,6 +24,7 @@ pub mod shared;
 pub mod signal;
 pub mod stats;
 pub mod store;
+pub mod thinker;
 pub mod tls;
 
 pub use config::{Config, runtime};
@@ -93,6 +94,7 @@ impl Server {
             stats: self.stats.clone(),
             store: store.clone(),
             house_think: config.house_think(),
+            searches: thinker::Searches::per_core(),
         };
         let settings = config.room_settings(records);
         let rooms = restore(restored.games, &settings);

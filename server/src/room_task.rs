@@ -12,9 +12,7 @@ use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
 
-use tictactoe_bots::Strategy;
-use tictactoe_protocol::{Game, HouseLevel, ServerMessage};
-use tokio::task::JoinHandle;
+use tictactoe_protocol::ServerMessage;
 
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
@@ -25,6 +23,7 @@ use crate::room::{ConnId, Counts, Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
 use crate::store::Store;
+use crate::thinker::{Searches, Thinker};
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
 type Conns = FxHashMap<ConnId, ConnHandle>;
@@ -42,64 +41,8 @@ pub struct RoomContext {
     pub store: Store,
     /// How long the house may think about one move.
     pub house_think: Duration,
-}
-
-/// What the house's search gives back: the strategy (its tables kept for
-/// the next move), the move number, and the choice if there was one.
-type Thought = (Box<dyn Strategy>, Option<(usize, usize)>);
-
-/// The house's thinking for one room: its strategy between moves, and the
-/// search under way on the blocking pool, never on the runtime's threads.
-#[derive(Default)]
-struct Thinker {
-    strategy: Option<(HouseLevel, Box<dyn Strategy>)>,
-    pending: Option<(HouseLevel, usize, JoinHandle<Thought>)>,
-}
-
-impl Thinker {
-    /// Starts choosing move `seq` of `game` at `level`, to be done by `budget` from now.
-    fn start(&mut self, seq: usize, game: Box<Game>, level: HouseLevel, budget: Duration) {
-        let strategy = match self.strategy.take() {
-            Some((l, s)) if l == level => Some(s),
-            _ => tictactoe_bots::by_name(level.name()),
-        };
-        let Some(mut strategy) = strategy else { return };
-        let deadline = std::time::Instant::now() + budget;
-        // Time spent waiting for a blocking thread counts against the budget.
-        let job = tokio::task::spawn_blocking(move || {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let cell = strategy.choose(&game, left).ok();
-            (strategy, cell)
-        });
-        self.pending = Some((level, seq, job));
-    }
-
-    /// Waits for the search under way (forever when there is none).
-    async fn wait(&mut self) -> Result<Thought, tokio::task::JoinError> {
-        match self.pending.as_mut() {
-            Some((_, _, job)) => job.await,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// The search under way finished: the move number and choice (`None`
-    /// when the strategy failed or panicked).
-    fn finished(
-        &mut self,
-        joined: Result<Thought, tokio::task::JoinError>,
-    ) -> Option<(usize, Option<(usize, usize)>)> {
-        let (level, seq, _) = self.pending.take()?;
-        match joined {
-            Ok((strategy, cell)) => {
-                self.strategy = Some((level, strategy));
-                Some((seq, cell))
-            }
-            Err(e) => {
-                tracing::error!("the house's search failed: {e}");
-                Some((seq, None))
-            }
-        }
-    }
+    /// The house's searches, taking turns on a few cores.
+    pub searches: Searches,
 }
 
 /// Starts the task for `room`, whose present members are `conns`, reading `rx`.
@@ -154,7 +97,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
-            joined = house.wait(), if house.pending.is_some() => {
+            joined = house.wait(), if house.thinking() => {
                 if let Some((seq, cell)) = house.finished(joined) {
                     room.house_move(seq, cell, Instant::now().into_std());
                 }
@@ -240,7 +183,7 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, ctx: &RoomContex
                     continue;
                 }
                 Output::Think { seq, game, level } => {
-                    house.start(seq, game, level, ctx.house_think);
+                    house.start(seq, game, level, ctx.house_think, &ctx.searches);
                     continue;
                 }
                 Output::Record { mut record, lasted } => {

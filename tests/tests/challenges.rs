@@ -207,6 +207,10 @@ async fn refusals_name_what_is_wrong_and_change_nothing() {
     cy.expect_error(ErrorCode::Busy, Some(json!(8))).await;
     bob.send(json!({"type": "challenge", "name": "cy", "id": 9})).await;
     bob.expect_error(ErrorCode::Busy, Some(json!(9))).await;
+    // Before hello a connection is nobody: it cannot challenge.
+    let mut nobody = server.client().await;
+    nobody.send(json!({"type": "challenge", "name": "bob", "id": 12})).await;
+    nobody.expect_error(ErrorCode::InvalidName, Some(json!(12))).await;
     // The house's name is taken.
     let mut fake = server.client().await;
     fake.send(json!({"type": "hello", "name": "House", "id": 10})).await;

@@ -190,7 +190,9 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link:
                 return Awaiting::Answer;
             }
         }
-        ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => println!("{}", view.note),
+        ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => {
+            println!("{}", view.note)
+        }
         ServerMessage::Welcome { .. }
         | ServerMessage::Pong { .. }
         | ServerMessage::Registered { .. }

@@ -310,7 +310,8 @@ impl Screen {
     /// The open challenge that `a` and `d` answer: one is shown while no
     /// game is in progress.
     fn answerable(&self) -> Option<&str> {
-        let offer = self.view.offer.as_ref().filter(|_| !self.watch && !self.in_game() && self.typed.is_empty());
+        let offer =
+            self.view.offer.as_ref().filter(|_| !self.watch && !self.in_game() && self.typed.is_empty());
         offer.map(|o| o.id.as_str())
     }
 

@@ -148,18 +148,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 })
                 .await;
         }
+        if self.presence.is_none() {
+            let text = "say hello with your name first: a challenge says who it is from";
+            return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
+        }
         if self.membership.status() != Status::Idle {
             let text = "you are in a game or waiting for one; challenge when you are free (leave first)";
             return self.reply(refusal(ErrorCode::Busy, text, id)).await;
         }
-        self.list().await;
         let me = self.me.clone()?;
         self.send_lobby(LobbyCmd::Challenge { conn: me, name, rules, id }).await;
         None
     }
 
     /// Lists the connection in the lobby's directory under its current
-    /// name (after `hello`, or before its first challenge).
+    /// name (after each `hello` that gave it one).
     pub(super) async fn list(&mut self) {
         let Some(me) = self.me.clone() else { return };
         let presence = self.presence.get_or_insert_with(Default::default).clone();
@@ -192,7 +195,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             Some(token) => self.sign_in(name, &token, id).await,
             None => self.guest(name, id).await,
         };
-        self.list().await;
+        // Listed once it has a name (a refused first hello leaves it unnamed).
+        if !Arc::ptr_eq(&self.who, &Identity::anonymous()) {
+            self.list().await;
+        }
         end
     }
 

@@ -163,7 +163,7 @@ impl Players {
         now: Instant,
     ) -> Result<(), Refusal> {
         let Some(from) = self.online.get(&conn) else {
-            return Err((ErrorCode::Busy, "say hello with your name first".into()));
+            return Err((ErrorCode::InvalidName, "say hello with your name first".into()));
         };
         let not_found = || {
             let shown: String = name.chars().take(40).collect();

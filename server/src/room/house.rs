@@ -60,13 +60,15 @@ impl Room {
 
     /// Whether `player`'s turns are timed: everyone's but the house's.
     pub(super) fn timed(&self, player: Player) -> bool {
-        self.house_seat().is_none_or(|seat| seat_player(seat) != player)
+        self.house.is_none() || self.house_seat().is_none_or(|seat| seat_player(seat) != player)
     }
 
     /// When the house is to move in a game in progress, asks for its move
     /// (the house's turn runs no clock: it never times out itself).
     pub(super) fn prompt_house(&mut self) {
-        let (Some(level), Some(seat)) = (self.house, self.house_seat()) else { return };
+        // Most rooms have no house: nothing more is looked at for them.
+        let Some(level) = self.house else { return };
+        let Some(seat) = self.house_seat() else { return };
         if self.phase != Phase::Playing || self.game.turn() != Some(seat_player(seat)) {
             return;
         }
