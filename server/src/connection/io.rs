@@ -262,7 +262,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     fn report(&self, old: Status, new: Status) {
         use tictactoe_protocol::OnlineStatus::Playing;
         let all = new.shown() == Playing && old.shown() != Playing;
-        if !all && !(old == Status::Idle && new != Status::Idle) {
+        let left_idle = old == Status::Idle && new != Status::Idle;
+        if !all && !left_idle {
             return;
         }
         if self.presence.as_ref().is_some_and(|p| p.challenges() > 0) {

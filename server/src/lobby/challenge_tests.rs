@@ -77,17 +77,14 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
     ann.presence.swap(Status::Idle, Status::Playing).unwrap();
     lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
     let f = frames(&mut zed);
-    let names: Vec<_> = f[0]["players"]
+    let names: Vec<(String, String)> = f[0]["players"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["name"].clone(), p["status"].clone()))
+        .map(|p| (p["name"].as_str().unwrap().to_owned(), p["status"].as_str().unwrap().to_owned()))
         .collect();
-    assert_eq!(
-        names,
-        [("house".into(), "idle".into()), ("Ann".into(), "playing".into()), ("zed".into(), "idle".into())]
-            .map(|(a, b): (&str, &str)| (serde_json::Value::from(a), serde_json::Value::from(b)))
-    );
+    let want = [("house", "idle"), ("Ann", "playing"), ("zed", "idle")];
+    assert_eq!(names, want.map(|(n, s)| (n.to_owned(), s.to_owned())));
     // Renamed, then gone.
     lobby.handle(
         LobbyCmd::Online {
