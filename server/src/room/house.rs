@@ -9,12 +9,10 @@ use std::time::Instant;
 
 use tictactoe_protocol::{ErrorCode, HouseLevel, Player};
 
+pub use super::seats::HOUSE;
 use super::seats::Seat;
 use super::{ConnId, Output, Phase, Room, Rules, Settings, seat_player};
 use crate::account::Identity;
-
-/// The house seat's connection: no connection has it (ids count up from 1).
-pub const HOUSE: ConnId = ConnId::MAX;
 
 /// The name the house plays under, reserved: no player may take it.
 pub const HOUSE_NAME: &str = "house";

@@ -13,6 +13,9 @@ use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, Player, Re
 
 use super::{ConnId, Output, Phase, Room, ms, seat_player};
 
+/// The house seat's connection: no connection has it (ids count up from 1).
+pub const HOUSE: ConnId = ConnId::MAX;
+
 /// A seated player.
 #[derive(Debug)]
 pub struct Seat {
@@ -41,7 +44,7 @@ impl Seat {
     /// Whether the seat has a connection to hear the room: present, and
     /// not the house (whose moves the room asks for as outputs).
     pub fn listens(&self) -> bool {
-        self.present() && self.conn != super::house::HOUSE
+        self.present() && self.conn != HOUSE
     }
 }
 
