@@ -53,9 +53,11 @@ pub struct Link {
     rejoin: Option<ClientMessage>,
     /// [`Event::Down`] was given for the drop being repaired.
     announced: bool,
-    /// The `hello` that lists this client for challenges: sent first on
-    /// every new connection, and reason enough to reconnect.
-    listed: Option<ClientMessage>,
+    /// The last `hello` sent: said again first on every new connection, so
+    /// that the client keeps its name (and its listing for challenges).
+    hello: Option<ClientMessage>,
+    /// Waiting to be challenged: reason enough to reconnect.
+    listed: bool,
     /// Where the seat's token is kept on disk while a game lasts, if it is.
     keep: Option<std::path::PathBuf>,
 }
@@ -149,7 +151,8 @@ impl Link {
             reconnecting: None,
             restarting: false,
             rejoin: None,
-            listed: None,
+            hello: None,
+            listed: false,
             announced: false,
             keep: None,
         })
@@ -195,6 +198,7 @@ impl Link {
             return Err(SendError::NotConnected);
         }
         match &message {
+            ClientMessage::Hello { .. } => self.hello = Some(message.clone()),
             ClientMessage::Spectate { .. } | ClientMessage::QuickMatch { .. } => {
                 self.rejoin = Some(message.clone());
             }
@@ -219,13 +223,13 @@ impl Link {
     /// Whether there is a seat to resume, a room to watch again or a queue
     /// to wait in again.
     fn can_rejoin(&self) -> bool {
-        self.token.is_some() || self.rejoin.is_some() || self.listed.is_some()
+        self.token.is_some() || self.rejoin.is_some() || self.listed
     }
 
-    /// Keeps this client listed (for challenges) across reconnects: `hello`
-    /// is sent again on every new connection.
-    pub fn stay_listed(&mut self, hello: ClientMessage) {
-        self.listed = Some(hello);
+    /// Keeps this client listed (for challenges) across reconnects, with
+    /// nothing else to take back: it reconnects and says `hello` again.
+    pub fn stay_listed(&mut self) {
+        self.listed = true;
     }
 
     fn grace(&self) -> Duration {
@@ -321,7 +325,8 @@ impl Link {
         }
     }
 
-    /// Reconnects and sends `resume` (or, without a seat, `spectate` or
+    /// Reconnects, says its last `hello` again (its name, and its listing
+    /// for challenges), and sends `resume` (or, without a seat, `spectate` or
     /// `quick_match` again: a restart keeps no queue) until it works or the
     /// grace period ends, pausing between attempts for a
     /// random part of a doubling backoff, so that many clients do not come
@@ -334,7 +339,7 @@ impl Link {
         let message = match (&self.token, &self.rejoin) {
             (Some(token), _) => Some(ClientMessage::Resume { token: token.clone() }),
             (None, Some(again)) => Some(again.clone()),
-            (None, None) if self.listed.is_some() => None,
+            (None, None) if self.listed => None,
             (None, None) => return Err(DROPPED.into()),
         };
         let frame = |message: &ClientMessage| {
@@ -342,7 +347,7 @@ impl Link {
                 .map_err(|e| e.to_string())
         };
         let texts: Vec<String> =
-            self.listed.iter().chain(message.iter()).map(frame).collect::<Result<_, _>>()?;
+            self.hello.iter().chain(message.iter()).map(frame).collect::<Result<_, _>>()?;
         let until = self.reconnecting.unwrap_or_else(Instant::now);
         let mut wait = Duration::from_millis(100);
         while Instant::now() < until {

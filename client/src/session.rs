@@ -54,11 +54,11 @@ pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> 
     // TTT_TOKEN is set); a guest otherwise.
     let token = crate::accounts::token_for(url, name);
     let hello = ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token };
-    link.send(hello.clone()).await?;
+    link.send(hello).await?;
     match request(start) {
         Some(request) => link.send(request).await?,
         // Waiting to be challenged: listed again on every new connection.
-        None => link.stay_listed(hello),
+        None => link.stay_listed(),
     }
     Ok(link)
 }

@@ -18,7 +18,13 @@ fn validator(file: &str) -> jsonschema::Validator {
 
 #[tokio::test]
 async fn every_frame_of_a_recorded_session_matches_the_schema() {
-    let config = Config { turn_timeout_ms: 60_000, reconnect_grace_ms: 5_000, ..test_config() };
+    let dir = tictactoe_tests::TempDir::new("schema-wire");
+    let config = Config {
+        turn_timeout_ms: 60_000,
+        reconnect_grace_ms: 5_000,
+        database: dir.database("ttt.db"),
+        ..test_config()
+    };
     let server = TestServer::start(config).await;
     let mut a = server.client().await;
     let mut b = server.client().await;
@@ -81,6 +87,31 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
     q.send(json!({"type": "leave"})).await;
     q.send(json!({"type": "ping"})).await;
     q.recv_type("pong").await;
+    // Accounts, who, a challenge declined, and a game against the house.
+    q.send(json!({"type": "register", "name": "wire-bot", "bot": true, "id": 4})).await;
+    let token = q.recv_type("registered").await["token"].clone();
+    q.send(json!({"type": "hello", "name": "wire-bot", "token": token, "id": 5})).await;
+    q.recv_type("authenticated").await;
+    // The resumed O says who it is again, as clients do on a new connection.
+    o.send(json!({"type": "hello", "name": "ozzy"})).await;
+    o.send(json!({"type": "who", "id": 6})).await;
+    o.recv_type("online").await;
+    o.send(json!({"type": "challenge", "name": "wire-bot", "size": 5, "win": 4, "id": 7})).await;
+    o.recv_type("challenge_sent").await;
+    let id = q.recv_type("challenged").await["challenge"].clone();
+    q.send(json!({"type": "decline", "challenge": id, "reason": "not now"})).await;
+    o.recv_type("challenge_ended").await;
+    o.send(json!({"type": "challenge", "name": "wire-bot"})).await;
+    let id = q.recv_type("challenged").await["challenge"].clone();
+    q.send(json!({"type": "accept", "challenge": id})).await;
+    q.recv_type("game_started").await;
+    o.recv_type("game_started").await;
+    q.send(json!({"type": "leave"})).await;
+    o.recv_type("room_closed").await;
+    o.send(json!({"type": "play_house", "size": 3, "win": 3, "level": "random", "id": 8})).await;
+    o.recv_type("game_started").await;
+    o.send(json!({"type": "resign"})).await;
+    o.recv_type("game_over").await;
 
     let server_schema = validator("server.schema.json");
     let client_schema = validator("client.schema.json");
