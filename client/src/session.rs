@@ -18,7 +18,7 @@ impl Rules {
     /// A `quick_match` for these rules.
     pub fn quick_match(self) -> ClientMessage {
         let (size, win) = self.wire();
-        ClientMessage::QuickMatch { size, win }
+        ClientMessage::QuickMatch { size, win, house_after_ms: None, level: None }
     }
 
     /// The `size` and `win` fields of a request for these rules.

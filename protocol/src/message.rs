@@ -82,6 +82,13 @@ pub enum ClientMessage {
         /// Marks in a row that win, `min(3, size)..=size`; `size` when absent or null.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         win: Option<i64>,
+        /// Play the house if nobody is paired within this many ms (0 or
+        /// more); absent or null: wait for a player however long it takes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        house_after_ms: Option<i64>,
+        /// With `house_after_ms`: how strong the house plays (`perfect` when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        level: Option<HouseLevel>,
     },
     /// Open a private room of `size` (default 3), won by `win` in a row.
     CreateRoom {
@@ -174,7 +181,9 @@ pub enum ClientMessage {
 pub const MAX_REASON_CHARS: usize = 100;
 
 /// How strong the house bot plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum HouseLevel {
     /// Any empty cell.

@@ -70,6 +70,8 @@ pub enum LobbyCmd {
         name: Arc<Identity>,
         /// Board size and win length, already validated.
         rules: Rules,
+        /// Play the house at this level if nobody is paired within this long.
+        house: Option<(std::time::Duration, HouseLevel)>,
         /// Request id.
         id: Option<RequestId>,
     },

@@ -2,7 +2,7 @@
 //! ratings and records all key on.
 
 /// The rules of a room's games: the board's size and how many in a row win.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rules {
     /// The board's side length.
     pub size: usize,

@@ -168,3 +168,26 @@ async fn a_house_game_is_an_unrated_record_and_play_house_is_checked_like_quick_
     assert_eq!(record["rated"], false, "{record}");
     assert!(record["players"].as_array().unwrap().iter().any(|p| p["name"] == "house" && p["bot"] == true));
 }
+
+#[tokio::test]
+async fn a_player_nobody_pairs_within_house_after_ms_plays_the_house() {
+    let server = TestServer::start(config()).await;
+    let mut lone = server.client().await;
+    lone.send(json!({"type": "quick_match", "size": 4, "house_after_ms": 200, "level": "random", "id": 1}))
+        .await;
+    assert_eq!(lone.recv_type("queued").await["id"], 1);
+    let started = lone.recv_type("game_started").await;
+    assert_eq!(started["size"], 4);
+    assert!(started["players"].as_array().unwrap().iter().any(|p| p["name"] == "house"), "{started}");
+    // With someone to play, the wait ends in a pairing as usual.
+    let (mut a, mut b) = (server.client().await, server.client().await);
+    a.send(json!({"type": "quick_match", "house_after_ms": 60000})).await;
+    a.recv_type("queued").await;
+    b.send(json!({"type": "quick_match"})).await;
+    let (sa, sb) = (a.recv_type("game_started").await, b.recv_type("game_started").await);
+    assert_eq!(sa["room"], sb["room"]);
+    // A negative wait is refused and queues nobody.
+    let mut c = server.client().await;
+    c.send(json!({"type": "quick_match", "house_after_ms": -5, "id": 2})).await;
+    c.expect_error(ErrorCode::BadMessage, Some(json!(2))).await;
+}

@@ -95,7 +95,7 @@ pub async fn run(mut link: Link, watch: bool, challenging: bool) -> Result<(), S
                             awaiting = Awaiting::Nothing;
                         } else if answer == "n" {
                             let (size, win) = (view.game.size() as i64, view.game.win() as i64);
-                            link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await?;
+                            link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win), house_after_ms: None, level: None }).await?;
                             awaiting = Awaiting::Nothing;
                         } else {
                             let _ = link.send(ClientMessage::Leave {}).await;

@@ -200,7 +200,7 @@ pub async fn run(
                     }
                     Action::NewMatch => {
                         let (size, win) = (s.view.game.size() as i64, s.view.game.win() as i64);
-                        let sent = link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win) }).await;
+                        let sent = link.send(ClientMessage::QuickMatch { size: Some(size), win: Some(win), house_after_ms: None, level: None }).await;
                         s.sent(sent)?;
                     }
                     Action::Resign => {

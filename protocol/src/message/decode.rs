@@ -35,10 +35,11 @@ enum Key {
     Challenge,
     Reason,
     Level,
+    HouseAfterMs,
     Other,
 }
 
-const KEYS: [(&str, Key); 15] = [
+const KEYS: [(&str, Key); 16] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -54,6 +55,7 @@ const KEYS: [(&str, Key); 15] = [
     ("challenge", Key::Challenge),
     ("reason", Key::Reason),
     ("level", Key::Level),
+    ("house_after_ms", Key::HouseAfterMs),
 ];
 
 impl Key {
@@ -198,9 +200,12 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
             name: read.string(Key::Name)?,
             bot: read.opt_bool(Key::Bot)?.unwrap_or(false),
         },
-        "quick_match" => {
-            ClientMessage::QuickMatch { size: read.opt_int(Key::Size)?, win: read.opt_int(Key::Win)? }
-        }
+        "quick_match" => ClientMessage::QuickMatch {
+            size: read.opt_int(Key::Size)?,
+            win: read.opt_int(Key::Win)?,
+            house_after_ms: read.opt_duration(Key::HouseAfterMs)?,
+            level: read.opt_level(Key::Level)?,
+        },
         "create_room" => ClientMessage::CreateRoom {
             size: read.opt_int(Key::Size)?,
             win: read.opt_int(Key::Win)?,
@@ -297,6 +302,14 @@ impl Reader<'_, '_> {
         match self.opt_string(key).map_err(|_| self.mistyped(key, what))? {
             None => Ok(None),
             Some(name) => HouseLevel::from_name(&name).map(Some).ok_or_else(|| self.mistyped(key, what)),
+        }
+    }
+
+    /// An optional number of milliseconds, 0 or more: absent and `null` are both `None`.
+    fn opt_duration(&self, key: Key) -> Result<Option<i64>, Refusal> {
+        match self.opt_int(key).map_err(|_| self.mistyped(key, "a non-negative integer"))? {
+            Some(ms) if ms < 0 => Err(self.mistyped(key, "a non-negative integer")),
+            other => Ok(other),
         }
     }
 

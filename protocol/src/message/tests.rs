@@ -30,8 +30,14 @@ fn every_client_message_decodes_from_contract_json() {
             r#"{"type":"register","name":"cy","bot":true}"#,
             ClientMessage::Register { name: "cy".into(), bot: true },
         ),
-        (r#"{"type":"quick_match"}"#, ClientMessage::QuickMatch { size: None, win: None }),
-        (r#"{"type":"quick_match","size":5}"#, ClientMessage::QuickMatch { size: Some(5), win: None }),
+        (
+            r#"{"type":"quick_match"}"#,
+            ClientMessage::QuickMatch { size: None, win: None, house_after_ms: None, level: None },
+        ),
+        (
+            r#"{"type":"quick_match","size":5}"#,
+            ClientMessage::QuickMatch { size: Some(5), win: None, house_after_ms: None, level: None },
+        ),
         (
             r#"{"type":"create_room","size":4}"#,
             ClientMessage::CreateRoom { size: Some(4), win: None, mark: None },
@@ -42,7 +48,7 @@ fn every_client_message_decodes_from_contract_json() {
         ),
         (
             r#"{"type":"quick_match","size":15,"win":5}"#,
-            ClientMessage::QuickMatch { size: Some(15), win: Some(5) },
+            ClientMessage::QuickMatch { size: Some(15), win: Some(5), house_after_ms: None, level: None },
         ),
         (r#"{"type":"join_room","room":"ABCD"}"#, ClientMessage::JoinRoom { room: "ABCD".into() }),
         (r#"{"type":"spectate","room":"ABCD"}"#, ClientMessage::Spectate { room: "ABCD".into() }),
@@ -72,6 +78,15 @@ fn every_client_message_decodes_from_contract_json() {
             ClientMessage::Decline { challenge: "c1".into(), reason: Some("only 3x3".into()) },
         ),
         (r#"{"type":"who"}"#, ClientMessage::Who {}),
+        (
+            r#"{"type":"quick_match","house_after_ms":5000,"level":"random"}"#,
+            ClientMessage::QuickMatch {
+                size: None,
+                win: None,
+                house_after_ms: Some(5000),
+                level: Some(HouseLevel::Random),
+            },
+        ),
         (r#"{"type":"play_house"}"#, ClientMessage::PlayHouse { size: None, win: None, level: None }),
         (
             r#"{"type":"play_house","size":4,"win":3,"level":"heuristic"}"#,
@@ -386,7 +401,7 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         (r#"{"type":"move","row":-0,"col":1.0}"#.to_owned(), ClientMessage::Move { row: 0, col: 1 }),
         (
             format!(r#"{{"type":"quick_match","size":{big}}}"#),
-            ClientMessage::QuickMatch { size: Some(i64::MAX), win: None },
+            ClientMessage::QuickMatch { size: Some(i64::MAX), win: None, house_after_ms: None, level: None },
         ),
         (
             r#"{"type":"create_room","size":-1e19}"#.to_owned(),
@@ -394,7 +409,7 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         ),
         (
             r#"{"type":"quick_match","size":null}"#.to_owned(),
-            ClientMessage::QuickMatch { size: None, win: None },
+            ClientMessage::QuickMatch { size: None, win: None, house_after_ms: None, level: None },
         ),
     ];
     for (text, want) in cases {
@@ -421,6 +436,8 @@ fn every_refusal_names_its_field() {
         (r#"{"type":"decline","challenge":5}"#, "\"challenge\""),
         (r#"{"type":"play_house","level":"godlike"}"#, "\"level\""),
         (r#"{"type":"play_house","level":3}"#, "\"level\""),
+        (r#"{"type":"quick_match","house_after_ms":-1}"#, "\"house_after_ms\""),
+        (r#"{"type":"quick_match","house_after_ms":"soon"}"#, "\"house_after_ms\""),
         (r#"{"type":"ping","id":1.5}"#, "\"id\""),
         (r#"{"type":"ping","id":18446744073709551616}"#, "\"id\""),
         (r#"{"type":"ping","id":[1]}"#, "\"id\""),

@@ -2,6 +2,7 @@
 //! is) and sent to the lobby or its room, or refused with a reason.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -30,10 +31,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Box::pin(self.hello(name, protocol, token, id)).await
             }
             ClientMessage::Register { name, bot } => Box::pin(self.register_request(name, bot, id)).await,
-            ClientMessage::QuickMatch { size, win } | ClientMessage::CreateRoom { size, win, .. } => {
-                let mark = match &msg {
-                    ClientMessage::CreateRoom { mark, .. } => *mark,
-                    _ => None,
+            ClientMessage::QuickMatch { size, win, .. } | ClientMessage::CreateRoom { size, win, .. } => {
+                let (mark, house) = match &msg {
+                    ClientMessage::CreateRoom { mark, .. } => (*mark, None),
+                    ClientMessage::QuickMatch { house_after_ms, level, .. } => {
+                        let after =
+                            house_after_ms.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0)));
+                        (None, after.map(|after| (after, level.unwrap_or_default())))
+                    }
+                    _ => (None, None),
                 };
                 let quick = matches!(msg, ClientMessage::QuickMatch { .. });
                 let rules = match self.rules(size, win) {
@@ -43,7 +49,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 let name = self.who.clone();
                 let queued = quick.then_some(rules);
                 self.lobby_request(id.clone(), queued, false, |conn| match quick {
-                    true => LobbyCmd::QuickMatch { conn, name, rules, id },
+                    true => LobbyCmd::QuickMatch { conn, name, rules, house, id },
                     false => LobbyCmd::CreateRoom { conn, name, rules, mark, id },
                 })
                 .await

@@ -199,9 +199,9 @@ fn declines_expiry_disconnects_and_limits() {
     offered(&mut bob);
     frames(&mut ann);
     assert_eq!(lobby.next_deadline(), Some(t0 + LIFETIME));
-    lobby.tick(t0 + LIFETIME - Duration::from_millis(1));
+    assert!(lobby.tick(t0 + LIFETIME - Duration::from_millis(1)).is_empty());
     assert!(frames(&mut ann).is_empty());
-    lobby.tick(t0 + LIFETIME);
+    assert!(lobby.tick(t0 + LIFETIME).is_empty());
     assert_eq!(frames(&mut ann)[0]["reason"], "expired");
     assert_eq!(frames(&mut bob)[0]["reason"], "expired");
     assert_eq!((ann.presence.challenges(), bob.presence.challenges()), (0, 0));
@@ -275,4 +275,38 @@ fn play_house_opens_a_room_with_the_house() {
         .next()
         .expect("game_started");
     assert!(started.iter().any(|p| &*p.name == "house" && p.bot && !p.account));
+}
+
+#[test]
+fn a_player_still_waiting_after_house_after_plays_the_house() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let t0 = Instant::now();
+    let quick = |conn: &ConnHandle, house| LobbyCmd::QuickMatch {
+        conn: conn.clone(),
+        name: Identity::guest("p"),
+        rules: Rules::classic(3),
+        house,
+        id: None,
+    };
+    let (a, mut ra) = conn(1);
+    let wait = Duration::from_millis(500);
+    let level = tictactoe_protocol::HouseLevel::Random;
+    assert!(lobby.handle(quick(&a, Some((wait, level))), t0).is_none());
+    assert_eq!(lobby.next_deadline(), Some(t0 + wait));
+    assert!(lobby.tick(t0 + wait - Duration::from_millis(1)).is_empty());
+    let opened = lobby.tick(t0 + wait);
+    assert_eq!(opened.len(), 1);
+    assert_eq!(got(&mut ra), ["queued".to_owned(), format!("entered:{}", opened[0].room.code())]);
+    assert_eq!(lobby.next_deadline(), None);
+    // Paired before the time is up: no house.
+    let (b, _rb) = conn(2);
+    let (c, _rc) = conn(3);
+    lobby.handle(quick(&b, Some((wait, level))), t0);
+    assert!(lobby.handle(quick(&c, None), t0).is_some(), "b and c are paired");
+    assert!(lobby.tick(t0 + wait).is_empty());
+    // Left the queue before: no house either.
+    let (d, _rd) = conn(4);
+    lobby.handle(quick(&d, Some((wait, level))), t0);
+    lobby.handle(LobbyCmd::Cancel { conn: 4, rules: Rules::classic(3) }, t0);
+    assert!(lobby.tick(t0 + wait).is_empty());
 }

@@ -8,11 +8,12 @@ pub mod task;
 
 pub use players::{MAX_RECEIVED, MAX_SENT};
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
+use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
 
 use crate::account::Identity;
 use crate::cmd::encode;
@@ -46,6 +47,9 @@ pub struct Lobby {
     settings: Settings,
     /// Who is online, and the challenges between them.
     players: players::Players,
+    /// Players in the queue who play the house if nobody is paired by then,
+    /// soonest first (entries of players no longer waiting are skipped).
+    house_after: BinaryHeap<Reverse<(Instant, ConnId, Rules, HouseLevel)>>,
 }
 
 impl Lobby {
@@ -53,24 +57,51 @@ impl Lobby {
     /// stays open `challenge_lifetime` unanswered.
     pub fn new(settings: Settings, challenge_lifetime: Duration) -> Lobby {
         let players = players::Players::new(challenge_lifetime);
-        Lobby { queues: HashMap::new(), rooms: HashMap::new(), settings, players }
+        Lobby {
+            queues: HashMap::new(),
+            rooms: HashMap::new(),
+            settings,
+            players,
+            house_after: BinaryHeap::new(),
+        }
     }
 
-    /// When the lobby next needs [`Lobby::tick`]: a challenge expiring.
+    /// When the lobby next needs [`Lobby::tick`]: a challenge expiring, or
+    /// a player waiting in the queue due to play the house.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.players.next_deadline()
+        let house = self.house_after.peek().map(|Reverse((at, ..))| *at);
+        self.players.next_deadline().into_iter().chain(house).min()
     }
 
-    /// Time passes: challenges left unanswered expire.
-    pub fn tick(&mut self, now: Instant) {
+    /// Time passes: challenges left unanswered expire, and players still
+    /// waiting when their `house_after_ms` is up play the house. Returns the
+    /// rooms it opened.
+    pub fn tick(&mut self, now: Instant) -> Vec<NewRoom> {
         self.players.tick(now);
+        let mut opened = Vec::new();
+        while let Some(Reverse((at, conn, rules, level))) = self.house_after.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.house_after.pop();
+            // Gone from the queue (paired, left, closed): nothing to do.
+            let Some(queue) = self.queues.get_mut(&rules) else { continue };
+            let Some(i) = queue.iter().position(|(c, _)| c.id == conn) else { continue };
+            let Some((handle, who)) = queue.remove(i) else { continue };
+            let code = self.new_code();
+            match Room::house(code, rules, self.settings.clone(), (conn, who), level, rand::random(), now) {
+                Ok(room) => opened.push(self.open(room, vec![handle], None)),
+                Err(code) => refuse(&handle, code, BAD_SIZE, None),
+            }
+        }
+        opened
     }
 
     /// Handles one command at `now`; returns the room it opened, if any.
     pub fn handle(&mut self, cmd: LobbyCmd, now: Instant) -> Option<NewRoom> {
         match cmd {
-            LobbyCmd::QuickMatch { conn, name, rules, id } => {
-                return self.quick_match(conn, name, rules, id, now);
+            LobbyCmd::QuickMatch { conn, name, rules, house, id } => {
+                return self.quick_match(conn, name, rules, house, id, now);
             }
             LobbyCmd::CreateRoom { conn, name, rules, mark, id } => {
                 let code = self.new_code();
@@ -182,6 +213,7 @@ impl Lobby {
         conn: ConnHandle,
         name: Arc<Identity>,
         rules: Rules,
+        house: Option<(Duration, HouseLevel)>,
         id: Option<RequestId>,
         now: Instant,
     ) -> Option<NewRoom> {
@@ -191,6 +223,9 @@ impl Lobby {
         let queue = self.queues.entry(rules).or_default();
         queue.retain(|(c, _)| !c.is_closed());
         let Some((other, other_name)) = queue.pop_front() else {
+            if let Some((after, level)) = house {
+                self.house_after.push(Reverse((now + after, conn.id, rules, level)));
+            }
             queue.push_back((conn, name));
             return None;
         };

@@ -1,5 +1,6 @@
 //! The lobby's task: reads the lobby's inbox until shutdown, wakes the lobby
-//! when a challenge expires, and starts a task for every room the lobby opens.
+//! when a challenge expires or a waiting player is due to play the house, and
+//! starts a task for every room the lobby opens.
 
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
@@ -43,7 +44,9 @@ pub async fn run(
                 None => return,
             },
             _ = &mut timer, if deadline.is_some() => {
-                lobby.tick(std::time::Instant::now());
+                for new in lobby.tick(std::time::Instant::now()) {
+                    room_task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+                }
                 continue;
             }
         };

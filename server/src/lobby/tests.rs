@@ -52,6 +52,7 @@ fn quick_k(lobby: &mut Lobby, c: &ConnHandle, rules: Rules) -> Option<NewRoom> {
         conn: c.clone(),
         name: Identity::guest(&format!("p{}", c.id)),
         rules,
+        house: None,
         id: None,
     };
     lobby.handle(cmd, Instant::now())
