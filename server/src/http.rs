@@ -1,7 +1,7 @@
 //! The HTTP side of the game port, served by hyper: the WebSocket upgrade at
 //! `/` (handed back to the connection, which then speaks the game protocol
-//! on the same socket), the JSON API over the store, `/healthz` and
-//! `/metrics`. Answers are JSON; what does not exist is a 404 with
+//! on the same socket), the web page (`web`), the JSON API over the store,
+//! `/healthz` and `/metrics`. Answers are JSON; what does not exist is a 404 with
 //! `{"error": …}`.
 
 use std::convert::Infallible;
@@ -44,7 +44,8 @@ pub(crate) async fn serve(
     }
     let path = req.uri().path().to_owned();
     let params = params(req.uri().query().unwrap_or(""));
-    Ok(route(&path, &params, &shared).await)
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned);
+    Ok(route(&path, &params, host.as_deref(), &shared).await)
 }
 
 fn is_upgrade(req: &Request<Incoming>) -> bool {
@@ -86,9 +87,12 @@ fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot) -> Answer {
     resp
 }
 
-async fn route(path: &str, params: &[(String, String)], shared: &Shared) -> Answer {
+async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shared: &Shared) -> Answer {
     let segments: Vec<String> = path.trim_start_matches('/').split('/').map(decode).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    if let Some(page) = crate::web::answer(&segments, host) {
+        return page;
+    }
     let query = match segments.as_slice() {
         ["healthz"] => return json_answer(StatusCode::OK, &json!({"status": "ok"})),
         ["metrics"] => {
@@ -99,12 +103,6 @@ async fn route(path: &str, params: &[(String, String)], shared: &Shared) -> Answ
                 HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
             );
             return resp;
-        }
-        [""] => {
-            return text(
-                StatusCode::OK,
-                "ttt-server: play over WebSocket at this address (see PROTOCOL.md); the API is under /api\n",
-            );
         }
         ["api", "games", id] => Query::Game((*id).to_owned()),
         ["api", "players", name] => Query::Player((*name).to_owned()),

@@ -26,6 +26,7 @@ pub mod stats;
 pub mod store;
 pub mod thinker;
 pub mod tls;
+pub mod web;
 
 pub use config::{Config, runtime};
 pub use stats::Stats;

@@ -1,0 +1,77 @@
+//! The web page: its state logic under `node --test`, and the page itself
+//! in a real browser (Debian's `chromium`, driven by `playwright-core` from
+//! `web/node_modules`, installed with `npm ci` on first use) against a real
+//! server, with `ttt bot` as an opponent. A failing browser scenario saves
+//! screenshots under `target/web-failures/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tictactoe_server::Config;
+use tictactoe_tests::{TestServer, test_config};
+
+const TTT: &str = env!("CARGO_BIN_EXE_ttt");
+
+fn web() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../web")
+}
+
+/// Runs `cmd` to completion within `limit`; returns (success, stdout + stderr).
+async fn run(cmd: &mut tokio::process::Command, limit: Duration) -> (bool, String) {
+    let out = tokio::time::timeout(limit, cmd.stdin(Stdio::null()).kill_on_drop(true).output())
+        .await
+        .expect("finished in time")
+        .expect("ran");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+#[tokio::test]
+async fn the_pages_state_logic_passes_its_unit_tests() {
+    let (ok, out) = run(
+        tokio::process::Command::new("node").args(["--test", "test/"]).current_dir(web()),
+        Duration::from_secs(60),
+    )
+    .await;
+    assert!(ok, "node --test web/test:\n{out}");
+    assert!(out.contains("# fail 0"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_plays_in_a_real_browser() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        Path::new(&chromium).exists(),
+        "no browser at {chromium}: apt-get install chromium (or set CHROMIUM)"
+    );
+    if !web().join("node_modules/playwright-core").exists() {
+        let (ok, out) = run(
+            tokio::process::Command::new("npm").args(["ci", "--silent"]).current_dir(web()),
+            Duration::from_secs(300),
+        )
+        .await;
+        assert!(ok, "npm ci in web/: {out}");
+    }
+    let config = Config {
+        house_think_ms: 20,
+        max_messages_per_second: 0,
+        reconnect_grace_ms: 10_000,
+        ..test_config()
+    };
+    let server = TestServer::start(config).await;
+    let url = format!("http://{}/", server.addr);
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let (ok, out) = run(
+        tokio::process::Command::new("node")
+            .arg(web().join("e2e/browser.mjs"))
+            .args([url.as_str(), TTT])
+            .env("CHROMIUM", &chromium)
+            .current_dir(target.parent().unwrap_or(&target)),
+        Duration::from_secs(240),
+    )
+    .await;
+    assert!(ok, "browser scenarios failed:\n{out}");
+    assert!(!out.contains("not ok"), "{out}");
+    server.shutdown().await;
+}

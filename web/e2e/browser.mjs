@@ -1,0 +1,198 @@
+// The page in a real browser (Debian's chromium, driven by playwright-core):
+// node web/e2e/browser.mjs SERVER_URL TTT_BINARY
+// Each scenario runs in fresh browser contexts; a failing one saves a
+// screenshot of every page it opened under target/web-failures/.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const [server, ttt] = process.argv.slice(2);
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const TIMEOUT = 15000;
+const failures = 'target/web-failures';
+
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+
+/** A fresh browser context (its own storage) with one page open at `path`. */
+async function open(path = '/', viewport = { width: 1000, height: 800 }) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  await page.goto(new URL(path, server).href);
+  return page;
+}
+
+const status = (page) => page.getByRole('status');
+
+/** The invite link a page shows once its room is open. */
+async function inviteLink(page) {
+  const link = page.locator('#invite-link').filter({ hasText: '/r/' });
+  await link.waitFor();
+  return link.textContent();
+}
+const cell = (page, name) => page.getByRole('button', { name: new RegExp(`^${name}( [XO])?$`) });
+
+/** Waits until the page's live region says `text` (a substring or a RegExp). */
+async function says(page, text) {
+  await page.waitForFunction(
+    ([t, isRe]) => {
+      const s = document.querySelector('[role=status]')?.textContent ?? '';
+      return isRe ? new RegExp(t).test(s) : s.includes(t);
+    },
+    [text instanceof RegExp ? text.source : text, text instanceof RegExp],
+  );
+}
+
+/** Plays `cells` alternately, X first, on the two pages of a game; returns [x, o]. */
+async function playOut(a, b, cells) {
+  await says(a, /Your turn|turn\./);
+  const aIsX = (await status(a).textContent()).includes('Your turn (X)');
+  const [x, o] = aIsX ? [a, b] : [b, a];
+  for (const [i, name] of cells.entries()) {
+    const [mover, mark] = i % 2 === 0 ? [x, 'X'] : [o, 'O'];
+    await says(mover, 'Your turn');
+    await cell(mover, name).click();
+    await mover.getByRole('button', { name: `${name} ${mark}`, exact: true }).waitFor();
+  }
+  return [x, o];
+}
+
+/** Both pages into one game by quick match on 3×3; returns them as [a, b]. */
+async function quickPair(nameA = 'ann', nameB = 'bob') {
+  const a = await open();
+  const b = await open();
+  for (const [page, name] of [[a, nameA], [b, nameB]]) {
+    await page.getByLabel('Your name').fill(name);
+    await page.getByLabel('Your name').press('Tab');
+    await page.getByRole('button', { name: 'Quick match' }).click();
+  }
+  await says(a, /turn/);
+  await says(b, /turn/);
+  return [a, b];
+}
+
+const scenarios = {
+  async 'two players play a game to its end, and a rematch starts'() {
+    const [a, b] = await quickPair();
+    const [x, o] = await playOut(a, b, ['a1', 'b1', 'a2', 'b2', 'a3']);
+    await says(x, 'You won.');
+    await says(o, 'You lost.');
+    // The winning line and the last move are marked on both boards.
+    for (const page of [x, o]) {
+      const won = await page.locator('button.cell.win').count();
+      if (won !== 3) throw new Error(`winning line shows ${won} cells`);
+    }
+    await x.getByRole('button', { name: 'Rematch' }).click();
+    await o.getByRole('button', { name: 'Rematch' }).click();
+    await says(o, 'Your turn (X)'); // seats swapped
+    return [a, b];
+  },
+
+  async 'an invite link seats the friend, and a third visitor watches'() {
+    const host = await open();
+    await host.getByRole('button', { name: 'Create a room' }).click();
+    const link = await inviteLink(host);
+    if (!/\/r\/[A-Z0-9]{10}$/.test(link)) throw new Error(`invite link ${link}`);
+    const friend = await open(new URL(link).pathname);
+    await says(host, /turn/);
+    await says(friend, /turn/);
+    const watcher = await open(new URL(link).pathname);
+    await says(watcher, /to move/);
+    const [x] = await playOut(host, friend, ['b2']);
+    await watcher.getByRole('button', { name: 'b2 X', exact: true }).waitFor();
+    if (!(await watcher.locator('#players').textContent()).includes('(watching)')) throw new Error('not watching');
+    return [host, friend, watcher, x];
+  },
+
+  async 'a reload takes the seat back'() {
+    const [a, b] = await quickPair();
+    const [x, o] = await playOut(a, b, ['a1']);
+    await o.reload();
+    await o.getByRole('button', { name: 'a1 X', exact: true }).waitFor();
+    await says(o, 'Your turn (O)');
+    await cell(o, 'c3').click();
+    await x.getByRole('button', { name: 'c3 O', exact: true }).waitFor();
+    return [a, b];
+  },
+
+  async 'the page plays ttt bot and the house bot'() {
+    const page = await open();
+    await page.getByRole('button', { name: 'Create a room' }).click();
+    const code = (await inviteLink(page)).split('/').pop();
+    const bot = spawn(ttt, ['bot', '--server', server.replace(/^http/, 'ws'), '--join', code, '--strategy', 'random']);
+    let said = '';
+    bot.stderr.on('data', (d) => { said += d; });
+    try {
+      await playToTheEnd(page);
+    } catch (e) {
+      throw new Error(`${e.message}; ttt bot said: ${said}`);
+    } finally {
+      bot.kill();
+    }
+    await page.getByRole('button', { name: 'Leave' }).click();
+    await page.getByLabel('House level').selectOption('random');
+    await page.getByRole('button', { name: 'Play the house bot' }).click();
+    await says(page, /turn/);
+    if (!(await page.locator('#players').textContent()).includes('house (bot)')) throw new Error('no house');
+    await playToTheEnd(page);
+    return [page];
+  },
+
+  async 'a name with markup in it is shown as text'() {
+    const evil = '<img src=x id=pwn>';
+    const [a, b] = await quickPair(evil, 'bob');
+    const players = await b.locator('#players').textContent();
+    if (!players.includes(evil)) throw new Error(`name not shown as text: ${players}`);
+    if ((await b.locator('#pwn').count()) !== 0) throw new Error('the name became markup');
+    return [a, b];
+  },
+
+  async 'keyboard play: arrows and Enter'() {
+    const [a, b] = await quickPair();
+    const aIsX = (await status(a).textContent()).includes('Your turn (X)');
+    const x = aIsX ? a : b;
+    await cell(x, 'b2').focus();
+    await x.keyboard.press('ArrowUp');
+    await x.keyboard.press('ArrowLeft');
+    await x.keyboard.press('Enter');
+    await x.getByRole('button', { name: 'a1 X', exact: true }).waitFor();
+    return [a, b];
+  },
+};
+
+/** Plays random free cells whenever it is this page's turn, until the game ends. */
+async function playToTheEnd(page) {
+  for (;;) {
+    await says(page, /Your turn|won|lost|Draw|no winner/);
+    const text = await status(page).textContent();
+    if (!text.startsWith('Your turn')) return text;
+    const free = await page.locator('button.cell').evaluateAll((bs) => bs.filter((b) => !b.textContent).map((b) => b.getAttribute('aria-label')));
+    const pick = free[Math.floor(Math.random() * free.length)];
+    const mark = text.includes('(X)') ? 'X' : 'O';
+    await cell(page, pick).click();
+    await page.getByRole('button', { name: `${pick} ${mark}`, exact: true }).waitFor();
+  }
+}
+
+let failed = 0;
+for (const [name, run] of Object.entries(scenarios)) {
+  const before = new Set(browser.contexts());
+  try {
+    await run();
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`not ok - ${name}: ${e.message}`);
+    mkdirSync(failures, { recursive: true });
+    const pages = browser.contexts().filter((c) => !before.has(c)).flatMap((c) => c.pages());
+    for (const [i, page] of pages.entries()) {
+      const file = `${failures}/${name.replace(/\W+/g, '-')}-${i}.png`;
+      await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+      console.log(`  screenshot: ${file}`);
+    }
+  } finally {
+    for (const c of browser.contexts()) if (!before.has(c)) await c.close();
+  }
+}
+await browser.close();
+process.exit(failed ? 1 : 0);

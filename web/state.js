@@ -1,0 +1,246 @@
+// The page's picture of the game, kept up to date from server messages:
+// pure functions, no DOM and no socket, so `node --test` checks them.
+
+/** The name of column `col` (0-based) as the terminal client draws it: a…z, aa, ab, … */
+export function columnName(col) {
+  let n = col + 1;
+  let name = '';
+  while (n > 0) {
+    n -= 1;
+    name = String.fromCharCode(97 + (n % 26)) + name;
+    n = Math.floor(n / 26);
+  }
+  return name;
+}
+
+/** A cell's name: column letter, then row number from 1 (`b2` is row 1, column 1). */
+export function cellName(row, col) {
+  return `${columnName(col)}${row + 1}`;
+}
+
+const MARKS = ['X', 'O'];
+
+/** A fresh state: nothing known yet. */
+export function initial() {
+  return {
+    screen: 'home', // home | waiting | game
+    limits: null,
+    room: null,
+    size: 3,
+    win: 3,
+    you: null, // 1, 2, or null when watching
+    players: [],
+    board: [], // board[row][col]: 0 empty, 1 X, 2 O
+    moves: [],
+    turn: null,
+    last: null, // [row, col]
+    line: null, // the winning run's cells
+    over: null, // { winner, reason }
+    clockMs: null,
+    clockAt: 0, // when clockMs was read (ms, the caller's clock)
+    paused: false,
+    note: '',
+    closed: false,
+    token: null, // the seat's resume token
+    offer: null, // { id, from, size, win }
+    sent: null, // { id, name } of our open challenge
+    online: [],
+    account: null, // { name, bot } once signed in
+  };
+}
+
+function emptyBoard(n) {
+  return Array.from({ length: n }, () => Array(n).fill(0));
+}
+
+function replay(state, moves) {
+  state.board = emptyBoard(state.size);
+  moves.forEach(([r, c], i) => {
+    state.board[r][c] = (i % 2) + 1;
+  });
+  state.moves = moves.map(([r, c]) => [r, c]);
+  state.last = moves.length ? [...moves[moves.length - 1]] : null;
+}
+
+function newGame(state, msg) {
+  state.room = msg.room;
+  state.size = msg.size;
+  state.win = msg.win ?? msg.size;
+  state.line = null;
+  state.over = null;
+  state.closed = false;
+  state.paused = false;
+}
+
+/** A player as shown: the name, the rating if any, "(bot)" for bots. Text, never markup. */
+export function shown(player) {
+  if (!player) return '';
+  let text = player.name;
+  if (player.rating !== null && player.rating !== undefined) text += ` ${player.rating}`;
+  if (player.bot) text += ' (bot)';
+  return text;
+}
+
+/** The board, as people say it: 3×3, or 15×15, 5 in a row. */
+export function boardName(size, win) {
+  return win === size ? `${size}×${size}` : `${size}×${size}, ${win} in a row`;
+}
+
+/**
+ * Folds one server message into `state` (a copy is returned; `now` is the
+ * caller's clock in ms, for the turn clock).
+ */
+export function apply(prev, msg, now = 0) {
+  const state = structuredClone(prev);
+  switch (msg.type) {
+    case 'welcome':
+      state.limits = msg.limits;
+      break;
+    case 'queued':
+      state.screen = 'waiting';
+      state.size = msg.size;
+      state.win = msg.win;
+      state.note = `Waiting for an opponent on ${boardName(msg.size, msg.win)}…`;
+      break;
+    case 'room_created':
+      state.screen = 'waiting';
+      state.room = msg.room;
+      state.size = msg.size;
+      state.win = msg.win;
+      state.note = 'Room open: send the invite link to a friend.';
+      break;
+    case 'game_started':
+      newGame(state, msg);
+      state.screen = 'game';
+      state.you = msg.you;
+      state.players = msg.players;
+      state.token = msg.resume_token;
+      replay(state, []);
+      state.turn = msg.turn;
+      state.clockMs = msg.turn_timeout_ms > 0 ? msg.turn_timeout_ms : null;
+      state.clockAt = now;
+      state.offer = null;
+      state.sent = null;
+      state.note = 'Game started.';
+      break;
+    case 'state':
+      newGame(state, msg);
+      state.screen = 'game';
+      state.you = msg.you;
+      state.players = msg.players;
+      replay(state, msg.moves);
+      state.turn = msg.turn;
+      state.clockMs = msg.clock_ms;
+      state.clockAt = now;
+      if (msg.turn === null && msg.moves.length > 0) state.note = 'The game is over.';
+      break;
+    case 'moved':
+      if (state.board[msg.row]) state.board[msg.row][msg.col] = msg.player;
+      state.moves.push([msg.row, msg.col]);
+      state.last = [msg.row, msg.col];
+      state.turn = msg.next;
+      state.clockMs = msg.clock_ms;
+      state.clockAt = now;
+      state.note = '';
+      break;
+    case 'game_over':
+      replay(state, msg.moves);
+      state.turn = null;
+      state.clockMs = null;
+      state.over = { winner: msg.winner, reason: msg.reason, ratings: msg.ratings };
+      state.line = msg.line ? msg.line.cells : null;
+      state.token = null;
+      state.note = '';
+      break;
+    case 'opponent_disconnected':
+      state.paused = true;
+      state.clockMs = clockLeft(prev, now);
+      state.clockAt = now;
+      state.note = `Your opponent disconnected; they have ${Math.round(msg.grace_ms / 1000)} s to come back.`;
+      break;
+    case 'opponent_reconnected':
+      state.paused = false;
+      state.clockAt = now;
+      state.note = 'Your opponent is back.';
+      break;
+    case 'rematch_offered':
+      state.note = 'Your opponent offers a rematch.';
+      break;
+    case 'room_closed':
+      state.closed = true;
+      state.clockMs = null;
+      state.note = state.you ? 'Your opponent has left the room.' : 'The room has closed.';
+      break;
+    case 'online':
+      state.online = msg.players;
+      break;
+    case 'challenge_sent':
+      state.sent = { id: msg.challenge, name: msg.name };
+      state.note = `Challenge sent to ${msg.name}; waiting for an answer…`;
+      break;
+    case 'challenged':
+      state.offer = { id: msg.challenge, from: shown(msg.from), size: msg.size, win: msg.win };
+      break;
+    case 'challenge_ended':
+      if (state.offer && state.offer.id === msg.challenge) state.offer = null;
+      if (state.sent && state.sent.id === msg.challenge) state.sent = null;
+      state.note = msg.message;
+      break;
+    case 'authenticated':
+      state.account = { name: msg.name, bot: msg.bot };
+      break;
+    case 'error':
+      state.note = msg.message;
+      if (msg.code === 'invalid_token') state.token = null;
+      break;
+    default: // pong, registered, and types this page does not know
+  }
+  return state;
+}
+
+/** Whether it is our move in a game in progress. */
+export function myTurn(state) {
+  return state.screen === 'game' && !state.over && state.you !== null && state.turn === state.you;
+}
+
+/** Milliseconds the player to move has at `now`, or null when untimed. */
+export function clockLeft(state, now) {
+  if (state.clockMs === null || state.clockMs === undefined) return null;
+  if (state.paused) return state.clockMs;
+  return Math.max(0, state.clockMs - (now - state.clockAt));
+}
+
+/** A cell's accessible name: its coordinate, and its mark once taken. */
+export function cellLabel(state, row, col) {
+  const mark = state.board[row]?.[col] ?? 0;
+  return mark ? `${cellName(row, col)} ${MARKS[mark - 1]}` : cellName(row, col);
+}
+
+/** What the live region says: whose turn it is, or how the game ended. */
+export function statusText(state) {
+  if (state.screen !== 'game') return state.note;
+  const name = (p) => shown(state.players[p - 1]) || MARKS[p - 1];
+  if (state.over) {
+    const { winner, reason } = state.over;
+    if (winner === 0) return reason === 'draw' ? 'Draw: the board is full.' : 'Game over: no winner.';
+    const how = { line: '', resign: ' (resignation)', timeout: ' (on time)', disconnect: ' (the other player did not come back)' }[reason] ?? '';
+    if (state.you === null) return `${MARKS[winner - 1]} (${name(winner)}) won${how}.`;
+    return winner === state.you ? `You won${how}.` : `You lost${how}.`;
+  }
+  if (state.turn === null) return 'Waiting…';
+  if (state.you === null) return `${MARKS[state.turn - 1]} (${name(state.turn)}) to move.`;
+  return state.turn === state.you ? `Your turn (${MARKS[state.you - 1]}).` : `${name(state.turn)}'s turn.`;
+}
+
+/** The next cell focused by an arrow key from `[row, col]` on an n×n board. */
+export function step([row, col], key, n) {
+  const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+  const [dr, dc] = moves[key] ?? [0, 0];
+  return [Math.min(n - 1, Math.max(0, row + dr)), Math.min(n - 1, Math.max(0, col + dc))];
+}
+
+/** The room code in a page path `/r/{room}`, or null. */
+export function roomFromPath(path) {
+  const m = /^\/r\/([A-Za-z0-9]{1,32})\/?$/.exec(path);
+  return m ? m[1].toUpperCase() : null;
+}
