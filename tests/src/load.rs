@@ -181,10 +181,13 @@ struct Pair {
 }
 
 async fn open_game_pair(url: &str, size: usize) -> Result<Pair, String> {
+    // Named, as real clients are: the server lists them (who, challenges).
     let mut a = connect(url).await?;
+    send(&mut a, &json!({"type": "hello", "name": "load-a"})).await?;
     send(&mut a, &json!({"type": "create_room", "size": size})).await?;
     let room = read_type(&mut a, "room_created").await?["room"].clone();
     let mut b = connect(url).await?;
+    send(&mut b, &json!({"type": "hello", "name": "load-b"})).await?;
     send(&mut b, &json!({"type": "join_room", "room": room})).await?;
     let sa = read_type(&mut a, "game_started").await?;
     read_type(&mut b, "game_started").await?;
