@@ -2,13 +2,16 @@
 // protocol as bots and the terminal client. State lives in state.js; this
 // module wires it to the DOM (text only: names are never markup) and to
 // the socket (reconnecting, and resuming the tab's seat after a reload).
+import * as board from './board.js';
+import * as records from './records.js';
 import {
-  apply, boardName, cellLabel, clockLeft, columnName, initial, myTurn, roomFromPath, shown, statusText, step,
+  apply, boardName, clockLeft, initial, myTurn, roomFromPath, shown, statusText, step,
 } from './state.js';
 
 const $ = (id) => document.getElementById(id);
 const SEAT = 'ttt.seat'; // sessionStorage: this tab's seat, taken back after a reload
 const NAME = 'ttt.name'; // localStorage: the name last used
+const ACCOUNT = 'ttt.account'; // localStorage: { name, token } of the account signed in
 const RESTART_WAIT = 60000; // a restarting server (close 1012) is given this long
 
 let state = initial();
@@ -34,7 +37,37 @@ function send(msg) {
 }
 
 function myName() {
-  return $('name').value.trim();
+  return account()?.name ?? $('name').value.trim();
+}
+
+function account() {
+  try {
+    return JSON.parse(localStorage.getItem(ACCOUNT) ?? 'null');
+  } catch {
+    return null;
+  }
+}
+
+/** `hello` as the account signed in, or as a guest with the name typed. */
+function hello() {
+  const saved = account();
+  send(saved ? { type: 'hello', name: saved.name, token: saved.token } : { type: 'hello', name: myName() });
+}
+
+/** The view the address asks for: play (default), account, leaderboard, a profile or a replay. */
+function view() {
+  const [, what, arg] = location.hash.split('/');
+  if (what === 'account' || what === 'leaderboard') return { what };
+  if ((what === 'players' || what === 'games') && arg) return { what, arg: decodeURIComponent(arg) };
+  return { what: 'play' };
+}
+
+function route() {
+  const v = view();
+  if (v.what === 'leaderboard') records.leaderboard($('leaderboard-out'), Number($('lb-size').value), Number($('lb-win').value));
+  if (v.what === 'players') records.profile($('profile-out'), v.arg);
+  if (v.what === 'games') records.replay($('replay-out'), v.arg);
+  render();
 }
 
 function connect() {
@@ -50,7 +83,7 @@ function onMessage(msg) {
       down = null;
       backoff = 200;
       fillSizes();
-      send({ type: 'hello', name: myName() });
+      hello();
       const seat = sessionStorage.getItem(SEAT);
       if (seat) send({ type: 'resume', token: seat });
       else if (invite) send({ type: 'join_room', room: invite });
@@ -59,7 +92,19 @@ function onMessage(msg) {
       send({ type: 'who' });
       break;
     }
+    case 'registered':
+      localStorage.setItem(ACCOUNT, JSON.stringify({ name: msg.name, token: msg.token }));
+      $('account-note').textContent = `Registered ${msg.name}. Its token is kept in this browser; to sign in elsewhere, copy it: ${msg.token}`;
+      hello();
+      break;
+    case 'authenticated':
+      $('name').value = msg.name;
+      break;
+    case 'queued':
+      if (view().what !== 'play') location.hash = '#/';
+      break;
     case 'game_started':
+      if (view().what !== 'play') location.hash = '#/';
       sessionStorage.setItem(SEAT, msg.resume_token);
       focus = [Math.floor(msg.size / 2), Math.floor(msg.size / 2)];
       buildBoard();
@@ -68,6 +113,7 @@ function onMessage(msg) {
       buildBoard();
       break;
     case 'room_created': {
+      if (view().what !== 'play') location.hash = '#/';
       const link = `${location.origin}/r/${msg.room}`;
       $('invite-link').textContent = link;
       $('invite-link').href = link;
@@ -77,7 +123,12 @@ function onMessage(msg) {
       sessionStorage.removeItem(SEAT);
       break;
     case 'error':
-      if (msg.code === 'invalid_token') {
+      if (view().what === 'account') $('account-note').textContent = msg.message;
+      if (msg.code === 'auth_failed' && account()) {
+        // The saved account is not this server's (or no longer): a guest again.
+        localStorage.removeItem(ACCOUNT);
+        state.account = null;
+      } else if (msg.code === 'invalid_token') {
         // The seat is gone (its game ended while we were away): start over.
         sessionStorage.removeItem(SEAT);
         if (invite) send({ type: 'join_room', room: invite });
@@ -130,31 +181,7 @@ function rules() {
 }
 
 function buildBoard() {
-  const n = state.size;
-  const board = $('board');
-  board.style.setProperty('--n', String(n));
-  const cells = [document.createElement('span')];
-  for (let c = 0; c < n; c++) {
-    const head = document.createElement('span');
-    head.className = 'label';
-    head.textContent = columnName(c);
-    cells.push(head);
-  }
-  for (let r = 0; r < n; r++) {
-    const label = document.createElement('span');
-    label.className = 'label';
-    label.textContent = String(r + 1);
-    cells.push(label);
-    for (let c = 0; c < n; c++) {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.className = 'cell';
-      b.dataset.row = String(r);
-      b.dataset.col = String(c);
-      cells.push(b);
-    }
-  }
-  board.replaceChildren(...cells);
+  board.build($('board'), state.size);
 }
 
 function cellButton(r, c) {
@@ -162,21 +189,7 @@ function cellButton(r, c) {
 }
 
 function renderBoard() {
-  const n = state.size;
-  if ($('board').querySelectorAll('button.cell').length !== n * n) buildBoard();
-  const win = new Set((state.line ?? []).map(([r, c]) => `${r},${c}`));
-  for (const b of $('board').querySelectorAll('button.cell')) {
-    const r = Number(b.dataset.row);
-    const c = Number(b.dataset.col);
-    const mark = state.board[r]?.[c] ?? 0;
-    b.textContent = mark ? 'XO'[mark - 1] : '';
-    b.setAttribute('aria-label', cellLabel(state, r, c));
-    b.classList.toggle('x', mark === 1);
-    b.classList.toggle('o', mark === 2);
-    b.classList.toggle('last', !!state.last && state.last[0] === r && state.last[1] === c);
-    b.classList.toggle('win', win.has(`${r},${c}`));
-    b.tabIndex = r === focus[0] && c === focus[1] ? 0 : -1;
-  }
+  board.paint($('board'), state, focus);
 }
 
 function renderClock() {
@@ -218,10 +231,25 @@ function renderWho() {
 }
 
 function render() {
-  const game = state.screen === 'game';
-  $('home').hidden = state.screen !== 'home';
-  $('waiting').hidden = state.screen !== 'waiting';
+  const v = view().what;
+  const play = v === 'play';
+  const game = play && state.screen === 'game';
+  $('home').hidden = !play || state.screen !== 'home';
+  $('waiting').hidden = !play || state.screen !== 'waiting';
   $('game').hidden = !game;
+  $('account').hidden = v !== 'account';
+  $('leaderboard').hidden = v !== 'leaderboard';
+  $('profile').hidden = v !== 'players';
+  $('replay').hidden = v !== 'games';
+  const saved = account();
+  $('account-status').textContent = saved
+    ? `Signed in as ${saved.name}${state.account?.bot ? ' (bot)' : ''}.`
+    : 'Playing as a guest.';
+  $('register').hidden = !!saved;
+  $('sign-in').hidden = !!saved;
+  $('sign-out').hidden = !saved;
+  $('account-link').textContent = saved ? saved.name : 'Account';
+  $('name').disabled = !!saved;
   const conn = $('conn');
   conn.hidden = !down;
   if (down) conn.textContent = down.restart ? 'Server restarting, reconnecting…' : 'Connection lost, reconnecting…';
@@ -268,6 +296,29 @@ function wire() {
     send({ type: 'hello', name });
   });
   $('size').addEventListener('change', fillWins);
+  $('register').addEventListener('submit', (e) => {
+    e.preventDefault();
+    send({ type: 'register', name: $('register-name').value.trim() });
+  });
+  $('sign-in').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const saved = { name: $('sign-in-name').value.trim(), token: $('sign-in-token').value.trim() };
+    localStorage.setItem(ACCOUNT, JSON.stringify(saved));
+    hello();
+    render();
+  });
+  $('sign-out').addEventListener('click', () => {
+    localStorage.removeItem(ACCOUNT);
+    state.account = null;
+    $('name').value = `guest-${Math.floor(1000 + Math.random() * 9000)}`;
+    hello();
+    render();
+  });
+  $('board-pick').addEventListener('submit', (e) => {
+    e.preventDefault();
+    route();
+  });
+  window.addEventListener('hashchange', route);
   $('start').addEventListener('submit', (e) => {
     e.preventDefault();
     send({ type: 'quick_match', ...rules() });
@@ -318,12 +369,11 @@ function wire() {
     send({ type: 'who' });
     render();
   });
-  const board = $('board');
-  board.addEventListener('click', (e) => {
+  $('board').addEventListener('click', (e) => {
     const b = e.target.closest('button.cell');
     if (b) playAt(Number(b.dataset.row), Number(b.dataset.col));
   });
-  board.addEventListener('keydown', (e) => {
+  $('board').addEventListener('keydown', (e) => {
     if (!e.key.startsWith('Arrow')) return;
     e.preventDefault();
     focus = step(focus, e.key, state.size);
@@ -335,4 +385,4 @@ function wire() {
 
 wire();
 connect();
-render();
+route();

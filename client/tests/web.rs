@@ -53,10 +53,12 @@ async fn the_page_plays_in_a_real_browser() {
         .await;
         assert!(ok, "npm ci in web/: {out}");
     }
+    let dir = tictactoe_tests::TempDir::new("web");
     let config = Config {
         house_think_ms: 20,
         max_messages_per_second: 0,
         reconnect_grace_ms: 10_000,
+        database: dir.database("web.db"),
         ..test_config()
     };
     let server = TestServer::start(config).await;

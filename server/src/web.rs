@@ -17,14 +17,15 @@ struct Asset {
 
 const PAGE: &str = include_str!("../../web/index.html");
 
-const ASSETS: [Asset; 3] = [
-    Asset { path: "app.js", kind: "text/javascript; charset=utf-8", body: include_str!("../../web/app.js") },
-    Asset {
-        path: "state.js",
-        kind: "text/javascript; charset=utf-8",
-        body: include_str!("../../web/state.js"),
-    },
+const JS: &str = "text/javascript; charset=utf-8";
+
+const ASSETS: [Asset; 6] = [
+    Asset { path: "app.js", kind: JS, body: include_str!("../../web/app.js") },
+    Asset { path: "board.js", kind: JS, body: include_str!("../../web/board.js") },
+    Asset { path: "records.js", kind: JS, body: include_str!("../../web/records.js") },
+    Asset { path: "state.js", kind: JS, body: include_str!("../../web/state.js") },
     Asset { path: "style.css", kind: "text/css; charset=utf-8", body: include_str!("../../web/style.css") },
+    Asset { path: "favicon.svg", kind: "image/svg+xml", body: include_str!("../../web/favicon.svg") },
 ];
 
 /// The page's answer for `segments` of a GET path, if the page has one:
@@ -82,6 +83,21 @@ mod tests {
         let odd = answer(&[""], Some("evil.com; script-src *")).expect("the page");
         let csp = odd.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
         assert!(!csp.contains("evil"), "{csp}");
+    }
+
+    #[test]
+    fn every_module_a_served_module_imports_is_served() {
+        for asset in ASSETS.iter().filter(|a| a.kind == JS) {
+            for line in asset.body.lines().filter(|l| l.contains(" from './")) {
+                let name =
+                    line.split("from './").nth(1).and_then(|r| r.split('\'').next()).unwrap_or_default();
+                assert!(
+                    answer(&[name], None).is_some(),
+                    "{} imports {name}, which is not served",
+                    asset.path
+                );
+            }
+        }
     }
 
     #[test]

@@ -147,6 +147,37 @@ const scenarios = {
     return [a, b];
   },
 
+  async 'accounts play a rated game; the leaderboard, a profile and a replay show it'() {
+    const tag = Math.floor(Math.random() * 1e6);
+    const [a, b] = [await open('/#/account'), await open('/#/account')];
+    for (const [page, name] of [[a, `alice${tag}`], [b, `bob${tag}`]]) {
+      await page.getByLabel('Name', { exact: true }).first().fill(name);
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByText(`Signed in as ${name}`).waitFor();
+      await page.getByRole('link', { name: 'Play' }).click();
+      await page.getByRole('button', { name: 'Quick match' }).click();
+    }
+    const [x] = await playOut(a, b, ['a1', 'b1', 'a2', 'b2', 'a3']);
+    await says(x, 'You won.');
+    const winner = x === a ? `alice${tag}` : `bob${tag}`;
+    await a.getByRole('link', { name: 'Leaderboard' }).click();
+    // The record is written a moment after game_over: ask again until it shows.
+    const listed = a.locator('#leaderboard').getByRole('link', { name: winner, exact: true });
+    for (let i = 0; i < 50 && !(await listed.count()); i++) {
+      await a.waitForTimeout(100);
+      await a.getByRole('button', { name: 'Show' }).click();
+    }
+    await listed.click();
+    await a.getByText('1 wins, 0 draws, 0 losses').or(a.getByText('0 wins, 0 draws, 1 losses')).waitFor();
+    await a.getByRole('link', { name: 'replay' }).first().click();
+    await a.getByText(`Move 5 of 5: ${winner} won (line).`).waitFor();
+    await a.getByRole('button', { name: 'First' }).click();
+    await a.getByText('Move 0 of 5.').waitFor();
+    await a.getByRole('button', { name: 'Forward' }).click();
+    await a.locator('#replay').getByRole('button', { name: 'a1 X', exact: true }).waitFor();
+    return [a, b];
+  },
+
   async 'keyboard play: arrows and Enter'() {
     const [a, b] = await quickPair();
     const aIsX = (await status(a).textContent()).includes('Your turn (X)');
