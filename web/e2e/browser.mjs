@@ -178,6 +178,44 @@ const scenarios = {
     return [a, b];
   },
 
+  async 'who is online, a challenge, and its acceptance'() {
+    const tag = Math.floor(Math.random() * 1e6);
+    const [a, b] = [await open(), await open()];
+    for (const [page, name] of [[a, `cat${tag}`], [b, `dog${tag}`]]) {
+      await page.getByLabel('Your name').fill(name);
+      await page.getByLabel('Your name').press('Tab');
+    }
+    const row = a.locator('#who li').filter({ hasText: `dog${tag}` });
+    for (let i = 0; i < 50 && !(await row.count()); i++) {
+      await a.waitForTimeout(100);
+      await a.getByRole('button', { name: 'Refresh' }).click();
+    }
+    await row.getByRole('button', { name: 'Challenge' }).click();
+    await b.getByText(`cat${tag} challenges you to 3×3.`).waitFor();
+    await b.getByRole('button', { name: 'Accept' }).click();
+    await says(a, /turn/);
+    await says(b, /turn/);
+    return [a, b];
+  },
+
+  async 'big boards scroll inside their frame; a phone-sized screen fits'() {
+    const phone = await open('/', { width: 375, height: 700 });
+    await phone.locator('#size').selectOption('15');
+    await phone.locator('#win').selectOption('5');
+    await phone.getByRole('button', { name: 'Play the house bot' }).click();
+    await says(phone, /turn/);
+    const fits = async (page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    if (!(await fits(phone))) throw new Error('a 15×15 game overflows a phone-sized page');
+    await phone.getByRole('button', { name: 'o15', exact: true }).waitFor({ state: 'attached' });
+    const big = await open('/', { width: 1000, height: 800 });
+    await big.locator('#size').selectOption('100');
+    await big.getByRole('button', { name: 'Play the house bot' }).click();
+    await says(big, /turn/);
+    if (!(await fits(big))) throw new Error('a 100×100 board overflows the page');
+    await big.getByRole('button', { name: 'cv100', exact: true }).waitFor({ state: 'attached' });
+    return [phone, big];
+  },
+
   async 'keyboard play: arrows and Enter'() {
     const [a, b] = await quickPair();
     const aIsX = (await status(a).textContent()).includes('Your turn (X)');
