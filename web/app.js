@@ -19,6 +19,7 @@ let ws = null;
 let invite = roomFromPath(location.pathname); // a room to take a seat in (or watch)
 let pending = null; // what to ask for once connected
 let down = null; // while reconnecting: { until, restart }
+let back = null; // just reconnected: { restart, timer } — said for a few seconds
 let backoff = 200;
 let focus = [0, 0];
 let resignArmed = null; // the first Resign click arms a second one for 3 s
@@ -80,6 +81,10 @@ function onMessage(msg) {
   state = apply(state, msg, now());
   switch (msg.type) {
     case 'welcome': {
+      if (down) {
+        clearTimeout(back?.timer);
+        back = { restart: down.restart, timer: setTimeout(() => { back = null; render(); }, 5000) };
+      }
       down = null;
       backoff = 200;
       fillSizes();
@@ -251,8 +256,9 @@ function render() {
   $('account-link').textContent = saved ? saved.name : 'Account';
   $('name').disabled = !!saved;
   const conn = $('conn');
-  conn.hidden = !down;
+  conn.hidden = !down && !back;
   if (down) conn.textContent = down.restart ? 'Server restarting, reconnecting…' : 'Connection lost, reconnecting…';
+  else if (back) conn.textContent = back.restart ? 'The server restarted; you are back.' : 'Reconnected; you are back.';
   const offer = state.offer;
   $('offer').hidden = !offer;
   if (offer) $('offer-text').textContent = `${offer.from} challenges you to ${boardName(offer.size, offer.win)}.`;

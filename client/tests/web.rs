@@ -38,8 +38,8 @@ async fn the_pages_state_logic_passes_its_unit_tests() {
     assert!(out.contains("# fail 0"), "{out}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_page_plays_in_a_real_browser() {
+/// The browser to drive, once `playwright-core` is installed.
+async fn browser_ready() -> String {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     assert!(
         Path::new(&chromium).exists(),
@@ -53,6 +53,12 @@ async fn the_page_plays_in_a_real_browser() {
         .await;
         assert!(ok, "npm ci in web/: {out}");
     }
+    chromium
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_plays_in_a_real_browser() {
+    let chromium = browser_ready().await;
     let dir = tictactoe_tests::TempDir::new("web");
     let config = Config {
         house_think_ms: 20,
@@ -76,4 +82,42 @@ async fn the_page_plays_in_a_real_browser() {
     assert!(ok, "browser scenarios failed:\n{out}");
     assert!(!out.contains("not ok"), "{out}");
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_rides_out_a_server_restart() {
+    use tokio::io::AsyncBufReadExt;
+    let chromium = browser_ready().await;
+    let dir = tictactoe_tests::TempDir::new("web-restart");
+    let config = Config { reconnect_grace_ms: 20_000, database: dir.database("web.db"), ..test_config() };
+    let mut server = Some(TestServer::start(config.clone()).await);
+    let url = format!("http://{}/", server.as_ref().map(|s| s.addr).expect("a server"));
+    let mut node = tokio::process::Command::new("node")
+        .arg(web().join("e2e/restart.mjs"))
+        .arg(&url)
+        .env("CHROMIUM", &chromium)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node");
+    let mut lines = tokio::io::BufReader::new(node.stdout.take().expect("stdout")).lines();
+    let mut said = Vec::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.expect("read") {
+            if line == "RESTART" {
+                // Stopped gracefully (1012) and started again on the same address and file.
+                if let Some(running) = server.take() {
+                    server = Some(running.restart(config.clone()).await);
+                }
+            }
+            said.push(line);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(120), read).await.expect("the scenario finished in time");
+    let status = node.wait().await.expect("node exit");
+    assert!(status.success(), "{}", said.join("\n"));
+    assert!(said.iter().any(|l| l.starts_with("ok - ")), "{}", said.join("\n"));
+    if let Some(server) = server {
+        server.shutdown().await;
+    }
 }
