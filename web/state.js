@@ -62,7 +62,8 @@ function replay(state, moves) {
   state.last = moves.length ? [...moves[moves.length - 1]] : null;
 }
 
-function newGame(state, msg) {
+/** A game shown afresh (`game_started` or `state`): its room, board, seats and moves. */
+function newGame(state, msg, moves, now) {
   state.room = msg.room;
   state.size = msg.size;
   state.win = msg.win ?? msg.size;
@@ -70,6 +71,12 @@ function newGame(state, msg) {
   state.over = null;
   state.closed = false;
   state.paused = false;
+  state.screen = 'game';
+  state.you = msg.you;
+  state.players = msg.players;
+  replay(state, moves);
+  state.turn = msg.turn;
+  state.clockAt = now;
 }
 
 /** A player as shown: the name, the rating if any, "(bot)" for bots. Text, never markup. */
@@ -110,28 +117,16 @@ export function apply(prev, msg, now = 0) {
       state.note = 'Room open: send the invite link to a friend.';
       break;
     case 'game_started':
-      newGame(state, msg);
-      state.screen = 'game';
-      state.you = msg.you;
-      state.players = msg.players;
+      newGame(state, msg, [], now);
       state.token = msg.resume_token;
-      replay(state, []);
-      state.turn = msg.turn;
       state.clockMs = msg.turn_timeout_ms > 0 ? msg.turn_timeout_ms : null;
-      state.clockAt = now;
       state.offer = null;
       state.sent = null;
       state.note = 'Game started.';
       break;
     case 'state':
-      newGame(state, msg);
-      state.screen = 'game';
-      state.you = msg.you;
-      state.players = msg.players;
-      replay(state, msg.moves);
-      state.turn = msg.turn;
+      newGame(state, msg, msg.moves, now);
       state.clockMs = msg.clock_ms;
-      state.clockAt = now;
       if (msg.turn === null && msg.moves.length > 0) state.note = 'The game is over.';
       break;
     case 'moved':
