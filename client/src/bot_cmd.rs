@@ -7,7 +7,7 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 use std::pin::Pin;
 
 use crate::bot::Mover;
-use crate::net::{Event, Link};
+use crate::net::{Event, Link, SendError};
 use crate::session::{Start, challenge_over, fatal};
 use crate::view::View;
 
@@ -252,14 +252,19 @@ async fn think_done(
     result.map(|(mover, cell)| (mover, cell, asked_at))
 }
 
-/// Sends `request`, remembering it in `last`.
+/// Sends `request`, remembering it in `last`. While the connection is
+/// being re-established nothing is sent, and that is no failure: the room's
+/// `state` after the resume says what to do (a move is chosen again).
 async fn send(
     link: &mut Link,
     last: &mut Option<ClientMessage>,
     request: ClientMessage,
 ) -> Result<(), String> {
     *last = Some(request.clone());
-    link.send(request).await.map_err(String::from)
+    match link.send(request).await {
+        Ok(()) | Err(SendError::NotConnected) => Ok(()),
+        Err(SendError::Lost(why)) => Err(why),
+    }
 }
 
 /// Completes at `until`, or never.
