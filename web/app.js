@@ -263,6 +263,7 @@ function render() {
   $('offer').hidden = !offer;
   if (offer) $('offer-text').textContent = `${offer.from} challenges you to ${boardName(offer.size, offer.win)}.`;
   $('waiting-text').textContent = state.note;
+  $('home-note').textContent = state.screen === 'home' ? state.note : '';
   $('invite').hidden = !(state.screen === 'waiting' && state.room);
   renderWho();
   if (game) {
@@ -387,6 +388,10 @@ function wire() {
     cellButton(...focus)?.focus();
   });
   setInterval(renderClock, 200);
+  // Who is online changes by itself: the home screen asks again now and then.
+  setInterval(() => {
+    if (view().what === 'play' && state.screen === 'home' && ws?.readyState === WebSocket.OPEN) send({ type: 'who' });
+  }, 10000);
 }
 
 wire();

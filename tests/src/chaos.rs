@@ -48,6 +48,9 @@ pub struct ChaosConfig {
     pub half_open: usize,
     /// Clients that never read while asking for large replies.
     pub slow_readers: usize,
+    /// Pairs that challenge each other by name: declined, accepted and
+    /// resigned, or abandoned by a drop.
+    pub challengers: usize,
 }
 
 impl ChaosConfig {
@@ -63,6 +66,7 @@ impl ChaosConfig {
             droppers: 4 * scale,
             half_open: 8 * scale,
             slow_readers: 2 * scale,
+            challengers: 2 * scale,
         }
     }
 }
@@ -215,6 +219,14 @@ pub async fn run(cfg: &ChaosConfig) -> Arc<Report> {
     }
     for _ in 0..cfg.slow_readers {
         tasks.spawn(ctx.clone().slow_reader());
+    }
+    for i in 0..cfg.challengers {
+        let c = ctx.clone();
+        tasks.spawn(async move {
+            let round = AtomicU64::new(0);
+            c.repeat("challenger", ms(0), || c.challenge_once(i, round.fetch_add(1, Ordering::Relaxed)))
+                .await
+        });
     }
     let all_done = async {
         while let Some(done) = tasks.join_next().await {
@@ -411,6 +423,53 @@ impl Ctx {
         Ok(())
     }
 
+    /// One challenge between two named clients, ending in turn as a
+    /// decline, an accepted game that is resigned, or a drop of the
+    /// challenger; each side must hear exactly what the contract says.
+    async fn challenge_once(&self, pair: usize, round: u64) -> Fallible<()> {
+        let (mut a, mut b) = (self.connect().await?, self.connect().await?);
+        let (name_a, name_b) = (format!("chaos-a{pair}-{round}"), format!("chaos-b{pair}-{round}"));
+        self.send(&mut a, json!({"type": "hello", "name": name_a})).await?;
+        self.send(&mut b, json!({"type": "hello", "name": name_b})).await?;
+        // Listed once the hello is through: a ping's pong comes after it.
+        self.send(&mut b, json!({"type": "ping"})).await?;
+        self.expect(&mut b, "pong").await?;
+        self.send(&mut a, json!({"type": "challenge", "name": name_b, "size": 3})).await?;
+        let id = self.expect(&mut a, "challenge_sent").await?["challenge"].clone();
+        let offered = self.expect(&mut b, "challenged").await?;
+        if offered["challenge"] != id || offered["from"]["name"] != name_a.as_str() {
+            return Err(format!("challenged {offered}, expected {id} from {name_a}"));
+        }
+        match round % 3 {
+            0 => {
+                self.send(&mut b, json!({"type": "decline", "challenge": id, "reason": "chaos"})).await?;
+                let ended = self.expect(&mut a, "challenge_ended").await?;
+                if ended["reason"] != "declined" {
+                    return Err(format!("a decline ended as {ended}"));
+                }
+            }
+            1 => {
+                self.send(&mut b, json!({"type": "accept", "challenge": id})).await?;
+                let (sa, sb) =
+                    (self.expect(&mut a, "game_started").await?, self.expect(&mut b, "game_started").await?);
+                if sa["room"] != sb["room"] {
+                    return Err(format!("an accepted challenge opened two rooms: {sa} {sb}"));
+                }
+                self.send(&mut a, json!({"type": "resign"})).await?;
+                self.expect(&mut b, "game_over").await?;
+                self.report.games.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                drop(a);
+                let ended = self.expect(&mut b, "challenge_ended").await?;
+                if ended["reason"] != "canceled" {
+                    return Err(format!("a dropped challenger's challenge ended as {ended}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
     async fn garbage(self) {
         let run = async {
             let mut ws = self.connect().await?;
@@ -418,12 +477,15 @@ impl Ctx {
             while self.live() {
                 sleep(PACE).await;
                 n += 1;
-                let (frame, code) = match n % 6 {
+                let (frame, code) = match n % 9 {
                     0 => (Message::text("{{{ not json"), "bad_message"),
                     1 => (Message::binary(vec![0u8, 159, 146, 150]), "bad_message"),
                     2 => (Message::text(r#"{"type":"teleport"}"#), "bad_message"),
                     3 => (Message::text(r#"{"type":"move","row":"one","col":2}"#), "bad_message"),
                     4 => (Message::text(r#"{"type":"move","row":0,"col":0}"#), "not_in_game"),
+                    5 => (Message::text(r#"{"type":"accept","challenge":"c0-NOPE"}"#), "challenge_not_found"),
+                    6 => (Message::text(r#"{"type":"challenge","name":"nobody"}"#), "invalid_name"),
+                    7 => (Message::text(r#"{"type":"decline","challenge":7}"#), "bad_message"),
                     _ => (Message::text(r#"{"type":"join_room","room":"ZZZZZZZZZZ"}"#), "room_not_found"),
                 };
                 self.report.frames_sent.fetch_add(1, Ordering::Relaxed);
