@@ -146,6 +146,10 @@ export function apply(prev, msg, now = 0) {
       state.line = msg.line ? msg.line.cells : null;
       state.token = null;
       state.note = '';
+      if (msg.ratings && state.you) {
+        const { before, after } = msg.ratings[state.you - 1];
+        state.note = `Rating ${before} → ${after} (${after >= before ? '+' : ''}${after - before}).`;
+      }
       break;
     case 'opponent_disconnected':
       state.paused = true;

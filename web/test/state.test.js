@@ -43,6 +43,16 @@ test('a game: turns, labels, the clock and the result', () => {
   assert.equal(s.token, null, 'a finished game has no seat to resume');
 });
 
+test('a rated game says how the rating moved', () => {
+  let s = apply(initial(), started(2));
+  s = apply(s, {
+    type: 'game_over', room: 'R1', winner: 1, reason: 'resign', line: null, moves: [], game_id: 'g2',
+    ratings: [{ before: 1500, after: 1662 }, { before: 1500, after: 1338 }],
+  });
+  assert.equal(statusText(s), 'You lost (resignation).');
+  assert.equal(s.note, 'Rating 1500 → 1338 (-162).');
+});
+
 test('a paused clock stands still while the opponent is away', () => {
   let s = apply(initial(), started(2), 0);
   s = apply(s, { type: 'opponent_disconnected', grace_ms: 30000 }, 10000);
