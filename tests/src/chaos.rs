@@ -224,8 +224,7 @@ pub async fn run(cfg: &ChaosConfig) -> Arc<Report> {
         let c = ctx.clone();
         tasks.spawn(async move {
             let round = AtomicU64::new(0);
-            c.repeat("challenger", ms(0), || c.challenge_once(i, round.fetch_add(1, Ordering::Relaxed)))
-                .await
+            c.repeat("challenger", ms(0), || c.challenge_once(i, round.fetch_add(1, Ordering::Relaxed))).await
         });
     }
     let all_done = async {
