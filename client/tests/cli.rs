@@ -628,9 +628,10 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
         them.recv_type("moved").await;
     }
     them.play(0, 0).await;
-    // Without colour the last move is marked `+`, the cursor `[ ]`.
-    let screen = shows(&session, "your turn", 10).await;
-    assert!(screen.contains("1 +"), "the last move, a1, marked:\n{screen}");
+    // Without colour the last move is marked `+`, the cursor `[ ]`. (Waiting
+    // for "your turn" alone can catch the screen before it drew the move.)
+    let screen = shows(&session, "1 +", 10).await;
+    assert!(screen.contains("your turn"), "our turn after a1:\n{screen}");
     assert!(screen.contains("[.]") || screen.contains("[X]"), "the cursor marked:\n{screen}");
 
     // The opponent drops: the clock stops, as the server's does.
