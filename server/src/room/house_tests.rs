@@ -110,7 +110,7 @@ fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
         room: "HOUSE2".into(),
         rules: Rules::classic(3),
         turn_timeout: Some(TURN),
-        players: [Identity::guest("ann"), house_identity()],
+        players: [Identity::guest("ann"), house::identity()],
         tokens: [[1; 32], [0; 32]],
         moves: vec![[1, 1]],
         clock_left: None,

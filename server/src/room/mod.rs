@@ -15,7 +15,8 @@ mod house;
 mod restore;
 mod seats;
 
-pub use house::{HOUSE, HOUSE_NAME, identity as house_identity, is_house};
+use house::HOUSE;
+pub use house::HOUSE_NAME;
 pub use seats::{INVALID_TOKEN, token_room};
 
 use std::ops::Range;
