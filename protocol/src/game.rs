@@ -4,12 +4,15 @@
 //! With `win` = n (the classic rule) each row, column and the two diagonals
 //! keep a signed counter: `X` adds one, `O` subtracts one. A line is won
 //! exactly when its counter reaches `±n`, since it holds at most `n` marks.
-//! With a shorter `win` (connect-k), [`crate::runs`] keeps run lengths.
+//! With a shorter `win` (connect-k), [`crate::bitlines`] finds the run
+//! through a move in each direction's bit plane when `win` ≤ 64, and
+//! [`crate::runs`] keeps run lengths at their ends for longer wins.
 //! Occupancy is one bit per cell; the marks themselves are recovered from the
 //! move list when a whole board is wanted.
 
 use thiserror::Error;
 
+use crate::bitlines::{self, BitLines};
 pub use crate::line::{Line, LineKind};
 pub use crate::player::{Outcome, Player, mark, winner};
 use crate::runs::Runs;
@@ -81,13 +84,40 @@ pub enum SizeError {
     },
 }
 
+/// How a game decides a win: the classic counters, or for a shorter win
+/// length bit planes or run lengths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Connect {
+    /// `win` = `size`: the counters on [`Game`] itself.
+    WholeLine,
+    /// `win` < `size` and `win` ≤ [`bitlines::MAX_WIN`].
+    Bits(Box<BitLines>),
+    /// `win` < `size`, longer wins.
+    Runs(Box<Runs>),
+}
+
+impl Connect {
+    /// The representation for the rule: bit planes for wins up to
+    /// `bits_max` (tests lower it to reach the runs on small boards).
+    fn new(size: usize, win: usize, bits_max: usize) -> Connect {
+        if win == size {
+            Connect::WholeLine
+        } else if win <= bits_max {
+            Connect::Bits(Box::new(BitLines::new(size, win)))
+        } else {
+            // MAX_SIZE keeps `win` within u16.
+            Connect::Runs(Box::new(Runs::new(size, win as u16)))
+        }
+    }
+}
+
 /// One n×n game with its counters (or runs), occupancy bits and move list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
     size: usize,
     win: usize,
-    /// Present when `win` < `size`: the connect-k run lengths.
-    runs: Option<Box<Runs>>,
+    /// How a win shorter than the board is found.
+    connect: Connect,
     rows: Vec<i32>,
     cols: Vec<i32>,
     diag: i32,
@@ -121,6 +151,10 @@ impl Game {
     /// A fresh game on a `size`×`size` board won by `win` marks in a row
     /// (horizontal, vertical or any diagonal), `X` to move.
     pub fn with_win(size: usize, win: usize) -> Result<Game, SizeError> {
+        Game::with_engine(size, win, bitlines::MAX_WIN)
+    }
+
+    fn with_engine(size: usize, win: usize, bits_max: usize) -> Result<Game, SizeError> {
         if size == 0 || size > Self::MAX_SIZE {
             return Err(SizeError::OutOfRange(size));
         }
@@ -130,8 +164,7 @@ impl Game {
         Ok(Game {
             size,
             win,
-            // MAX_SIZE keeps `win` within u16.
-            runs: (win < size).then(|| Box::new(Runs::new(size, win as u16))),
+            connect: Connect::new(size, win, bits_max),
             rows: vec![0; size],
             cols: vec![0; size],
             diag: 0,
@@ -200,9 +233,10 @@ impl Game {
         // MAX_SIZE keeps both coordinates below u16::MAX.
         self.moves.push([row as u16, col as u16]);
 
-        let line = match self.runs.as_mut() {
-            Some(runs) => runs.play(player, row, col),
-            None => self.count(player, row, col),
+        let line = match &mut self.connect {
+            Connect::Bits(bits) => bits.play(player, row, col),
+            Connect::Runs(runs) => runs.play(player, row, col),
+            Connect::WholeLine => self.count(player, row, col),
         };
         let status = match line {
             Some(line) => Status::Won { winner: player, line },
@@ -256,9 +290,10 @@ impl Game {
         let (row, col) = (usize::from(last[0]), usize::from(last[1]));
         let player = Player::for_move(self.moves.len());
         let n = self.size;
-        match self.runs.as_mut() {
-            Some(runs) => runs.undo(player, row, col),
-            None => {
+        match &mut self.connect {
+            Connect::Bits(bits) => bits.undo(player, row, col),
+            Connect::Runs(runs) => runs.undo(player, row, col),
+            Connect::WholeLine => {
                 let d = player.delta();
                 self.rows[row] -= d;
                 self.cols[col] -= d;
@@ -295,6 +330,8 @@ impl Game {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracle::Board;
+    use proptest::prelude::{Just, Strategy, prop_assert, prop_assert_eq};
 
     fn play_all(size: usize, moves: &[(usize, usize)]) -> Game {
         let mut g = Game::new(size).unwrap();
@@ -386,6 +423,36 @@ mod tests {
         }
         let line = Line { kind: LineKind::Diag, index: -2, start: [2, 0], len: 3 };
         assert_eq!(g.status(), Status::Won { winner: Player::O, line });
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// The run lengths decide what the bit planes decide on every board
+        /// the bit planes take, and take moves back as exactly.
+        #[test]
+        fn runs_match_the_reference_board(
+            (n, win, cells) in (4..=12usize).prop_flat_map(|n| {
+                (Just(n), Game::min_win(n)..n, Just((0..n * n).collect::<Vec<_>>()).prop_shuffle())
+            })
+        ) {
+            let mut game = Game::with_engine(n, win, 0).unwrap();
+            prop_assert!(matches!(game.connect, Connect::Runs(_)));
+            let mut board = Board::new(n, win);
+            let mut states = vec![game.clone()];
+            for cell in cells {
+                if game.status().is_over() {
+                    break;
+                }
+                let (r, c) = (cell / n, cell % n);
+                prop_assert_eq!(game.play(r, c).unwrap(), board.play(r, c).unwrap());
+                states.push(game.clone());
+            }
+            while game.undo().is_some() {
+                states.pop();
+                prop_assert_eq!(&game, states.last().unwrap());
+            }
+        }
     }
 
     #[test]

@@ -59,6 +59,20 @@ impl Line {
         (0..self.len as isize).map(move |i| [(r as isize + i * dr) as u16, (c as isize + i * dc) as u16])
     }
 
+    /// The run of `len` cells along `kind` through `(row, col)` that starts
+    /// `back` cells behind it, indexed by the connect-k rule.
+    pub(crate) fn through(kind: LineKind, row: usize, col: usize, back: usize, len: u16) -> Line {
+        let index = match kind {
+            LineKind::Row => row as i64,
+            LineKind::Col => col as i64,
+            LineKind::Diag => col as i64 - row as i64,
+            LineKind::AntiDiag => (row + col) as i64,
+        };
+        let (dr, dc) = kind.step();
+        let start = [row as isize - back as isize * dr, col as isize - back as isize * dc];
+        Line { kind, index, start: [start[0] as u16, start[1] as u16], len }
+    }
+
     /// Whether `(row, col)` is one of its cells.
     pub fn contains(&self, row: usize, col: usize) -> bool {
         self.cells().any(|[r, c]| usize::from(r) == row && usize::from(c) == col)

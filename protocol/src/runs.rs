@@ -61,24 +61,11 @@ impl Runs {
             grid[cell + usize::from(ahead) * step].len[me][dir] = total;
             backs[dir] = back;
             if total >= self.win && won.is_none() {
-                won = Some((dir, start, total));
+                won = Some((dir, back, total));
             }
         }
         self.backs.push(backs);
-        won.map(|(dir, start, total)| self.line(dir, row, col, start, total))
-    }
-
-    /// The winning run along direction `dir` through `(row, col)`, from grid cell `start`.
-    fn line(&self, dir: usize, row: usize, col: usize, start: usize, len: u16) -> Line {
-        let kind = LineKind::ALL[dir];
-        let index = match kind {
-            LineKind::Row => row as i64,
-            LineKind::Col => col as i64,
-            LineKind::Diag => col as i64 - row as i64,
-            LineKind::AntiDiag => (row + col) as i64,
-        };
-        let (r, c) = (start / self.stride - 1, start % self.stride - 1);
-        Line { kind, index, start: [r as u16, c as u16], len }
+        won.map(|(dir, back, total)| Line::through(LineKind::ALL[dir], row, col, usize::from(back), total))
     }
 
     /// Takes back the last mark, `player`'s at `(row, col)`. Undo is last in,
