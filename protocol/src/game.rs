@@ -5,7 +5,7 @@
 //! keep a signed counter: `X` adds one, `O` subtracts one. A line is won
 //! exactly when its counter reaches `±n`, since it holds at most `n` marks.
 //! With a shorter `win` (connect-k), [`crate::bitlines`] finds the run
-//! through a move in each direction's bit plane when `win` ≤ 64, and
+//! through a move in each direction's bit plane when `win` ≤ 29, and
 //! [`crate::runs`] keeps run lengths at their ends for longer wins.
 //! Occupancy is one bit per cell; the marks themselves are recovered from the
 //! move list when a whole board is wanted.
@@ -111,7 +111,8 @@ impl Connect {
     }
 }
 
-/// One n×n game with its counters (or runs), occupancy bits and move list.
+/// One n×n game with its counters (or connect-k bit planes or run lengths),
+/// occupancy bits and move list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
     size: usize,
@@ -154,6 +155,7 @@ impl Game {
         Game::with_engine(size, win, bitlines::MAX_WIN)
     }
 
+    /// [`Game::with_win`] with bit planes for wins up to `bits_max` only.
     fn with_engine(size: usize, win: usize, bits_max: usize) -> Result<Game, SizeError> {
         if size == 0 || size > Self::MAX_SIZE {
             return Err(SizeError::OutOfRange(size));

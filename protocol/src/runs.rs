@@ -5,6 +5,8 @@
 //! recorded at the new ends in constant time, whatever the win length — the
 //! "longest consecutive sequence" trick, in two dimensions. Undo is O(1) too:
 //! each move keeps the lengths of the runs behind it that it joined.
+//! [`crate::bitlines`] takes wins up to 29 in less memory and time; these
+//! keep the longer ones.
 //!
 //! Each cell keeps a length per player, written only at that player's marks,
 //! so a neighbour's run is one load with no owner to compare: an empty cell,
