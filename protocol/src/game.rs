@@ -4,9 +4,9 @@
 //! With `win` = n (the classic rule) each row, column and the two diagonals
 //! keep a signed counter: `X` adds one, `O` subtracts one. A line is won
 //! exactly when its counter reaches `±n`, since it holds at most `n` marks.
-//! With a shorter `win` (connect-k), [`crate::bitlines`] finds the run
+//! With a shorter `win` (connect-k), the `bitlines` module finds the run
 //! through a move in each direction's bit plane when `win` ≤ 29, and
-//! [`crate::runs`] keeps run lengths at their ends for longer wins.
+//! the `runs` module keeps run lengths at their ends for longer wins.
 //! Occupancy is one bit per cell; the marks themselves are recovered from the
 //! move list when a whole board is wanted.
 
