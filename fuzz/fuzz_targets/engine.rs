@@ -1,10 +1,10 @@
 //! The engine under arbitrary operation sequences (play, play as a named
 //! player, undo) on sizes 1 to 12 and every win length, and now and then on
 //! 30 to 40, where a win longer than 29 takes the run lengths rather than
-//! the bit planes. After every operation
-//! the engine's status agrees with the reference board (and, for a whole
-//! line, with a scan of every line); a refused move changes nothing; undo
-//! restores the whole state before the move, runs included.
+//! the bit planes. After every operation the engine's status agrees with the
+//! reference board (and, for a whole line, with a scan of every line); a
+//! refused move changes nothing; undo restores the whole state before the
+//! move, runs included.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -70,7 +70,8 @@ fn scan(game: &Game) -> Status {
 }
 
 fuzz_target!(|input: Input| {
-    let size = if input.size >= 240 { 30 + usize::from(input.size % 11) } else { usize::from(input.size % 12) + 1 };
+    let size =
+        if input.size >= 240 { 30 + usize::from(input.size % 11) } else { usize::from(input.size % 12) + 1 };
     let least = Game::min_win(size);
     let win = least + usize::from(input.win) % (size - least + 1);
     let Ok(mut game) = Game::with_win(size, win) else { panic!("size {size}, win {win} are valid") };

@@ -19,9 +19,9 @@ fn random_game() -> impl Strategy<Value = (usize, usize, Vec<usize>)> {
 type Cell = (usize, usize);
 
 /// Two neighbouring parallel lines on a board of 30 to 70, `X`'s cells and
-/// `O`'s in the order they fill them, and a win length up to the size: runs
-/// longer than a machine word's worth of cells, joined from both sides, on
-/// every direction and off the centre.
+/// `O`'s in the order they fill them, and a win length up to the size: lines
+/// longer than the bit planes' window, runs joined from both sides, every
+/// direction, off the centre.
 fn long_lines() -> impl Strategy<Value = (usize, usize, Vec<Cell>, Vec<Cell>)> {
     (30..=70usize).prop_flat_map(|n| {
         let order = || Just((0..n).collect::<Vec<_>>()).prop_shuffle();
