@@ -386,6 +386,10 @@ pub enum ErrorCode {
     PlayerNotFound,
     /// No open challenge to you has that id (`accept`, `decline`).
     ChallengeNotFound,
+    /// The server cannot keep what the request needs (its store cannot
+    /// write, since v1 with faults): nothing changed; try again after
+    /// `retry_after_ms`. Games in progress go on meanwhile.
+    Unavailable,
 }
 
 /// Server → client messages (since v1).
@@ -608,7 +612,8 @@ pub enum ServerMessage {
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
-        /// On `rate_limited` only: milliseconds until a frame is accepted again.
+        /// On `rate_limited`: milliseconds until a frame is accepted again;
+        /// on `unavailable`: when it is worth asking again.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_after_ms: Option<u64>,
     },

@@ -67,6 +67,20 @@ pub struct Config {
     /// (for tests of what a full disk does).
     #[arg(long, hide = true)]
     pub database_max_pages: Option<u64>,
+    /// Where a stop whose database cannot be written leaves what it could not
+    /// write (`ttt-unsaved-*.jsonl`); the next start imports what it finds here.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub spill_dir: PathBuf,
+    /// This instance's name in `/healthz`, logs and metrics (default: random).
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    /// Accounts one address may register in a burst; after it, one more
+    /// every `60000 / --registrations-per-minute` ms.
+    #[arg(long, default_value_t = 20)]
+    pub registration_burst: u32,
+    /// Accounts one address may register per minute after its burst; 0 = no limit.
+    #[arg(long, default_value_t = 60)]
+    pub registrations_per_minute: u32,
     /// Time the house bot may think about one move, in ms (it moves within
     /// this and a little more; at most 1000).
     #[arg(long, default_value_t = 500)]

@@ -94,7 +94,7 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
         return page;
     }
     let query = match segments.as_slice() {
-        ["healthz"] => return json_answer(StatusCode::OK, &json!({"status": "ok"})),
+        ["healthz"] => return healthz(shared),
         ["metrics"] => {
             let page = crate::metrics::render(&shared.stats, shared.store.stats());
             let mut resp = text(StatusCode::OK, &page);
@@ -139,8 +139,30 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
         Err(StoreError::Busy) => {
             error(StatusCode::SERVICE_UNAVAILABLE, "the database is busy; try again in a moment")
         }
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(StoreError::Unavailable | StoreError::NameTaken) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the database cannot answer right now; try again in a moment",
+        ),
     }
+}
+
+/// `/healthz`: 200 while everything the server needs works, 503 while the
+/// store cannot write (or is not answering), with plain words for each part.
+fn healthz(shared: &Shared) -> Answer {
+    let store = shared.store.health();
+    let ok = matches!(store, crate::store::Health::Ok | crate::store::Health::Disabled);
+    let body = json!({
+        "status": if ok { "ok" } else { "degraded" },
+        "instance": &*shared.instance,
+        "store": match store {
+            crate::store::Health::Disabled | crate::store::Health::Ok => "ok",
+            other => other.text(),
+        },
+        "bus": "none",
+    });
+    let mut resp = json_answer(if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE }, &body);
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
 }
 
 /// `limit`: absent is [`DEFAULT_LIMIT`], more than [`MAX_LIMIT`] is capped,

@@ -17,6 +17,7 @@ pub mod queue;
 pub mod rate;
 pub mod ratings;
 pub mod record;
+pub mod registrations;
 pub mod room;
 pub mod room_task;
 pub mod rules;
@@ -79,8 +80,9 @@ impl Server {
             }
         };
         metrics::init();
-        let (store, store_thread, restored) = store::Store::open(&config.database, config.database_max_pages)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let (store, store_thread, restored) =
+            store::Store::open(&config.database, config.database_max_pages, &config.spill_dir)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let book = Arc::new(ratings::RatingBook::default());
         for (account, rules, standing) in restored.standings {
             book.load(account, [(rules, standing)]);
@@ -108,6 +110,8 @@ impl Server {
             server: format!("ttt-server/{}", env!("CARGO_PKG_VERSION")),
             limits: config.limits(),
         };
+        let instance: Arc<str> = config.instance.clone().map_or_else(record::new_game_id, Into::into);
+        let config_registrations = (config.registration_burst, config.registrations_per_minute);
         let shared = Arc::new(connection::Shared {
             ws_config: config.ws_config(),
             welcome: cmd::encode(&welcome),
@@ -119,6 +123,11 @@ impl Server {
             tls,
             store,
             book,
+            instance,
+            registrations: registrations::Registrations::new(
+                config_registrations.0,
+                config_registrations.1,
+            ),
         });
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
         let scheme = if shared.tls.is_some() { "wss" } else { "ws" };
@@ -149,10 +158,12 @@ impl Server {
         tracker.wait().await;
         drop(shared);
         // Every handle on the store is gone with the tasks: what is queued
-        // gets written before the server says it stopped.
-        let _ = tokio::task::spawn_blocking(move || store_thread.join()).await;
+        // gets written (or spilled) before the server says it stopped.
+        let written = tokio::task::spawn_blocking(move || store_thread.join())
+            .await
+            .unwrap_or_else(|e| Err(format!("the store's last writes did not finish: {e}")));
         info!("stopped");
-        Ok(())
+        written.map_err(io::Error::other)
     }
 }
 

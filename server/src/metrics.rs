@@ -60,5 +60,10 @@ pub fn render(stats: &Stats, store: &StoreStats) -> String {
     counter!("ttt_store_games_dropped_total").absolute(store.dropped.load(Ordering::Relaxed));
     counter!("ttt_store_moves_saved_total").absolute(store.moves_saved.load(Ordering::Relaxed));
     counter!("ttt_store_moves_dropped_total").absolute(store.live_dropped.load(Ordering::Relaxed));
+    gauge!("ttt_store_up").set(if store.health() == crate::store::Health::Ok { 1.0 } else { 0.0 });
+    gauge!("ttt_store_held_games").set(store.held_games.load(Ordering::Relaxed) as f64);
+    gauge!("ttt_store_held_live_changes").set(store.held_live.load(Ordering::Relaxed) as f64);
+    gauge!("ttt_store_held_bytes").set(store.held_bytes.load(Ordering::Relaxed) as f64);
+    gauge!("ttt_store_held_games_limit").set(crate::store::BACKLOG as f64);
     handle.render()
 }

@@ -30,6 +30,10 @@ pub struct Shared {
     pub(crate) store: crate::store::Store,
     /// Ratings of the accounts signed in since the server started.
     pub(crate) book: Arc<crate::ratings::RatingBook>,
+    /// This instance's name (`--instance`, else random).
+    pub(crate) instance: Arc<str>,
+    /// Registrations per address.
+    pub(crate) registrations: crate::registrations::Registrations,
 }
 
 impl Shared {

@@ -490,6 +490,7 @@ fn every_error_code_has_its_snake_case_name() {
         (ErrorCode::AuthFailed, "auth_failed"),
         (ErrorCode::PlayerNotFound, "player_not_found"),
         (ErrorCode::ChallengeNotFound, "challenge_not_found"),
+        (ErrorCode::Unavailable, "unavailable"),
     ];
     for (code, name) in codes {
         assert_eq!(serde_json::to_value(code).unwrap(), Value::String(name.into()));

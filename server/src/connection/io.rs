@@ -45,6 +45,8 @@ pub(super) enum End {
 /// One open connection, owned by its task.
 pub(super) struct Connection<S> {
     pub(super) id: ConnId,
+    /// The peer's address: registrations are limited per address.
+    pub(super) ip: std::net::IpAddr,
     ws: WebSocketStream<S>,
     /// The outbound queue; a sender that finds it full kills it.
     rx: queue::Receiver<Outbound>,
@@ -76,10 +78,11 @@ impl End {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// A connection over an open WebSocket.
-    pub(super) fn new(id: ConnId, ws: WebSocketStream<S>, shared: Arc<Shared>) -> Self {
+    pub(super) fn new(id: ConnId, ip: std::net::IpAddr, ws: WebSocketStream<S>, shared: Arc<Shared>) -> Self {
         let (tx, rx) = queue::channel(shared.config.outbound_queue);
         Connection {
             id,
+            ip,
             ws,
             rx,
             me: Some(ConnHandle::new(id, tx)),

@@ -95,7 +95,7 @@ where
         },
         _ = shared.shutdown.started() => return,
     };
-    let mut conn = io::Connection::new(id, ws, shared);
+    let mut conn = io::Connection::new(id, peer.ip(), ws, shared);
     let why = conn.serve().await;
     info!(id, %peer, why, "connection closed");
 }

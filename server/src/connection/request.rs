@@ -24,6 +24,9 @@ use crate::store::StoreError;
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
     pub(super) async fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>) -> Option<End> {
+        if needs_store(&msg) && !self.shared.store.can_write() {
+            return self.reply(unavailable(id)).await;
+        }
         match msg {
             // Boxed, like every wait on the store: every connection's future
             // would otherwise carry these requests' state, idle or not.
@@ -232,7 +235,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     );
                     return self.reply(refusal(ErrorCode::NameTaken, text, id)).await;
                 }
-                Err(e) => return self.reply(refusal(ErrorCode::Busy, e.to_string(), id)).await,
+                Err(_) => return self.reply(unavailable(id)).await,
             }
         }
         self.who = Identity::guest(name);
@@ -245,7 +248,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let found = match self.shared.store.account(name).await {
             Ok(found) => found,
             Err(StoreError::Disabled) => None,
-            Err(e) => return self.reply(refusal(ErrorCode::Busy, e.to_string(), id)).await,
+            Err(_) => return self.reply(unavailable(id)).await,
         };
         let Some((account, _)) = found.filter(|(_, hash)| account::matches(token, hash)) else {
             let text = if self.shared.store.enabled() {
@@ -262,8 +265,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.reply(encode(&msg)).await
     }
 
-    /// `register`: a new account, whose token is shown this once.
+    /// `register`: a new account, whose token is shown this once. Limited
+    /// per address; a name that turns out taken does not count.
     async fn register(&mut self, name: &str, bot: bool, id: Option<RequestId>) -> Option<End> {
+        if !self.shared.store.enabled() {
+            let text = "this server keeps no accounts (it runs with --database none)";
+            return self.reply(refusal(ErrorCode::AuthFailed, text, id)).await;
+        }
+        if let Err(wait) = self.shared.registrations.take(self.ip, std::time::Instant::now()) {
+            let text = "too many accounts registered from your address; try again later";
+            let msg = ServerMessage::Error {
+                code: ErrorCode::RateLimited,
+                message: text.into(),
+                id,
+                retry_after_ms: Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+            };
+            crate::metrics::refused(ErrorCode::RateLimited);
+            return self.reply(encode(&msg)).await;
+        }
         let token = account::new_secret("ttt_");
         match self.shared.store.register(name, bot, account::hash(&token)).await {
             Ok(account) => {
@@ -271,6 +290,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 self.reply(encode(&msg)).await
             }
             Err(StoreError::NameTaken) => {
+                self.shared.registrations.refund(self.ip);
                 let text =
                     format!("an account already has the name {name:?} (names ignore case); choose another");
                 self.reply(refusal(ErrorCode::NameTaken, text, id)).await
@@ -279,7 +299,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 let text = "this server keeps no accounts (it runs with --database none)";
                 self.reply(refusal(ErrorCode::AuthFailed, text, id)).await
             }
-            Err(e) => self.reply(refusal(ErrorCode::Busy, e.to_string(), id)).await,
+            Err(StoreError::Busy | StoreError::Unavailable) => {
+                self.shared.registrations.refund(self.ip);
+                self.reply(unavailable(id)).await
+            }
         }
     }
 
@@ -382,6 +405,39 @@ async fn to_room(
         Some(RoomCmd::Request { id, .. }) => Err(id),
         _ => Ok(()),
     }
+}
+
+/// Whether `msg` starts something the store must keep (a game, an account,
+/// a sign-in): refused with `unavailable` while the store cannot write.
+fn needs_store(msg: &ClientMessage) -> bool {
+    matches!(
+        msg,
+        ClientMessage::QuickMatch { .. }
+            | ClientMessage::CreateRoom { .. }
+            | ClientMessage::JoinRoom { .. }
+            | ClientMessage::Challenge { .. }
+            | ClientMessage::Accept { .. }
+            | ClientMessage::PlayHouse { .. }
+            | ClientMessage::Rematch {}
+            | ClientMessage::Register { .. }
+            | ClientMessage::Hello { token: Some(_), .. }
+    )
+}
+
+/// When a client refused with `unavailable` should ask again.
+pub(crate) const RETRY_UNAVAILABLE_MS: u64 = 2000;
+
+/// The `unavailable` refusal: the store cannot write (or answer) now.
+fn unavailable(id: Option<RequestId>) -> tokio_tungstenite::tungstenite::Utf8Bytes {
+    crate::metrics::refused(ErrorCode::Unavailable);
+    encode(&ServerMessage::Error {
+        code: ErrorCode::Unavailable,
+        message: "the server cannot save games or accounts right now (its database is not writable); \
+                  games in progress go on; try again in a moment"
+            .into(),
+        id,
+        retry_after_ms: Some(RETRY_UNAVAILABLE_MS),
+    })
 }
 
 /// The `name_taken` refusal for the house bot's name.

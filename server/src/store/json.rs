@@ -72,6 +72,55 @@ fn game(r: &Row) -> rusqlite::Result<Value> {
     }))
 }
 
+/// A record not yet committed, as `/api/games/{id}` gives it.
+pub(super) fn held(g: &crate::record::GameRecord) -> Value {
+    let r = g.ratings.as_ref();
+    let shown = |i: usize, after: bool| {
+        r.map(|r| if after { r[i].after.rating.rating } else { r[i].before.rating.rating }.round() as i64)
+    };
+    let player = |i: usize| {
+        let p = &g.players[i];
+        json!({"name": &*p.name, "account": p.account.is_some(), "bot": p.bot, "rating": shown(i, false)})
+    };
+    json!({
+        "id": &*g.id,
+        "room": &*g.room,
+        "size": g.rules.size,
+        "win": g.rules.win,
+        "players": [player(0), player(1)],
+        "moves": g.moves,
+        "winner": g.winner.map_or(0, |p| p.number()),
+        "reason": reason(g.reason),
+        "line": g.line,
+        "rated": r.is_some(),
+        "ratings": r.map(|_| json!([
+            {"before": shown(0, false), "after": shown(0, true)},
+            {"before": shown(1, false), "after": shown(1, true)},
+        ])),
+        "started_at": rfc3339(g.started_at_ms),
+        "ended_at": rfc3339(g.ended_at_ms),
+    })
+}
+
+/// Milliseconds since the epoch as SQLite's `strftime` above writes them
+/// (`2026-11-25T06:31:29.123Z`).
+fn rfc3339(ms: i64) -> String {
+    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) =
+        (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
 /// Answers one API query: its JSON, or `None` for what does not exist.
 pub(super) fn query(conn: &mut Connection, q: Query) -> rusqlite::Result<Option<Value>> {
     match q {
@@ -178,4 +227,18 @@ fn player(conn: &Connection, name: &str) -> rusqlite::Result<Option<Value>> {
         "ratings": ratings,
         "results": {"wins": wins, "draws": draws, "losses": losses},
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_read_as_sqlite_writes_them() {
+        let conn = rusqlite::Connection::open_in_memory().expect("open");
+        for ms in [0, 1_764_052_289_123, 951_782_400_000, 4_102_444_799_999, 1_709_208_000_001] {
+            let sqlite: String = conn
+                .query_row(&format!("SELECT {}", super::time("?1")), [ms], |r| r.get(0))
+                .expect("strftime");
+            assert_eq!(super::rfc3339(ms), sqlite, "{ms}");
+        }
+    }
 }

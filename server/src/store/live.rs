@@ -122,6 +122,11 @@ impl Fold {
         }
     }
 
+    /// Room changes held, folded or taken.
+    pub(super) fn held(&self) -> usize {
+        self.rooms.len() + self.taken.len()
+    }
+
     /// Whether anything is taken and not yet written.
     pub(super) fn has_taken(&self) -> bool {
         !self.taken.is_empty() || !self.ended.is_empty()

@@ -9,14 +9,16 @@
 
 mod json;
 mod live;
+mod spill;
 mod sqlite;
 
 pub use crate::live::{LiveGame, LiveWrite};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 use std::sync::mpsc::{SyncSender, TrySendError};
 
 use serde_json::Value;
@@ -61,6 +63,10 @@ impl std::fmt::Display for Database {
 /// dropped (and counted) rather than held up on the move path.
 pub const QUEUE: usize = 65_536;
 
+/// Most finished games held in memory while writes fail (a full disk, say),
+/// retried every second; beyond it the oldest are dropped, counted and logged.
+pub const BACKLOG: usize = 100_000;
+
 /// An account as sign-in finds it, with its standings in every pool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Account {
@@ -74,8 +80,9 @@ pub struct Account {
     pub standings: Vec<(Rules, Standing)>,
 }
 
-/// Why a store request failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a store request failed. None carries a database's own words: they
+/// go to the log, never to a player or an HTTP answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// An account already has the name (ignoring case).
     #[error("an account already has that name")]
@@ -86,9 +93,9 @@ pub enum StoreError {
     /// Too many requests are waiting for the store.
     #[error("the server is busy; try again in a moment")]
     Busy,
-    /// The database failed.
-    #[error("the database failed: {0}")]
-    Failed(String),
+    /// The database cannot do it now (it cannot write, or it failed to read).
+    #[error("the server cannot reach its database right now; try again in a moment")]
+    Unavailable,
 }
 
 /// A read for the HTTP API; each answers the JSON body, or `None` for 404.
@@ -116,8 +123,12 @@ pub enum Query {
     },
 }
 
+/// Told once the commit holding a record is done, or has failed (then the
+/// store is unhealthy and nobody waits for it).
+pub type Committed = oneshot::Receiver<()>;
+
 enum Job {
-    Record(Box<GameRecord>),
+    Record(Box<GameRecord>, Option<oneshot::Sender<()>>),
     Live(LiveWrite),
     Register {
         name: String,
@@ -156,6 +167,75 @@ pub struct StoreStats {
     pub batches: AtomicU64,
     /// Total time of committed write transactions, in microseconds.
     pub write_micros: AtomicU64,
+    /// When the writer began what it is doing now (a commit, a probe, a
+    /// query), in milliseconds since [`StoreStats::epoch`]; 0 when it waits.
+    pub busy_since_ms: AtomicU64,
+    /// Finished games held in memory, not yet committed.
+    pub held_games: AtomicUsize,
+    /// Changes to games in progress held in memory, not yet committed.
+    pub held_live: AtomicUsize,
+    /// Rough bytes of what is held, records and live changes together.
+    pub held_bytes: AtomicUsize,
+    /// The origin of `busy_since_ms`.
+    epoch: OnceLock<Instant>,
+}
+
+/// What `/healthz` says of the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// It writes.
+    Ok,
+    /// `--database none`: nothing to be unhealthy.
+    Disabled,
+    /// Its last write (or probe) failed: a full disk, a lost database.
+    Failing,
+    /// One of its operations has not returned for [`STUCK`].
+    Stuck,
+}
+
+impl Health {
+    /// The plain words for `/healthz`'s `store` field: `"ok"` or why not.
+    pub fn text(self) -> &'static str {
+        match self {
+            Health::Ok => "ok",
+            Health::Disabled => "none",
+            Health::Failing => "cannot write to the database",
+            Health::Stuck => "the database is not answering",
+        }
+    }
+}
+
+/// An operation of the store that takes this long counts as stuck.
+pub const STUCK: Duration = Duration::from_secs(4);
+
+impl StoreStats {
+    fn epoch(&self) -> Instant {
+        *self.epoch.get_or_init(Instant::now)
+    }
+
+    /// The writer starts an operation (ended by [`StoreStats::idle`]).
+    pub(crate) fn busy(&self) {
+        let ms = u64::try_from(self.epoch().elapsed().as_millis()).unwrap_or(u64::MAX).max(1);
+        self.busy_since_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// The writer's operation returned.
+    pub(crate) fn idle(&self) {
+        self.busy_since_ms.store(0, Ordering::Relaxed);
+    }
+
+    /// Failing, stuck or fine.
+    pub fn health(&self) -> Health {
+        if self.failing.load(Ordering::Relaxed) {
+            return Health::Failing;
+        }
+        let since = self.busy_since_ms.load(Ordering::Relaxed);
+        let now = u64::try_from(self.epoch().elapsed().as_millis()).unwrap_or(u64::MAX);
+        if since != 0 && now.saturating_sub(since) >= STUCK.as_millis() as u64 {
+            return Health::Stuck;
+        }
+        Health::Ok
+    }
 }
 
 /// What the store held when it opened: the games in progress when the
@@ -178,44 +258,94 @@ pub struct Store {
 
 /// The store's thread, to wait for at shutdown: it ends once every handle
 /// is dropped and what was queued is written.
-pub struct StoreThread(Option<std::thread::JoinHandle<()>>);
+pub struct StoreThread(Option<(std::thread::JoinHandle<Vec<GameRecord>>, PathBuf)>);
 
 impl StoreThread {
-    /// Waits for the queue to be written out.
-    pub fn join(self) {
-        if let Some(t) = self.0 {
-            let _ = t.join();
+    /// Waits for the queue to be written out. What could not be (the
+    /// database still refused writes) is spilled to a file in the spill
+    /// directory, or to stderr if not even that works; the error says where.
+    pub fn join(self) -> Result<(), String> {
+        let Some((thread, dir)) = self.0 else { return Ok(()) };
+        let unsaved = thread.join().unwrap_or_default();
+        if unsaved.is_empty() {
+            return Ok(());
+        }
+        let n = unsaved.len();
+        match spill::write(&dir, &unsaved) {
+            Ok(path) => {
+                tracing::error!(games = n, file = %path.display(), "game records the database refused are in this file");
+                Err(format!(
+                    "{n} game records could not be written to the database; they are in {0} \
+                     (`ttt-server import {0}` puts them back; the next start does it by itself)",
+                    path.display()
+                ))
+            }
+            Err(e) => {
+                tracing::error!(games = n, dir = %dir.display(), "cannot write the unsaved games to a file ({e}): they follow on stderr");
+                for line in spill::lines(&unsaved) {
+                    eprintln!("{line}");
+                }
+                Err(format!(
+                    "{n} game records could not be written to the database nor to {}: they were printed to \
+                     stderr as JSON lines (save them to a file and `ttt-server import` it)",
+                    dir.display()
+                ))
+            }
         }
     }
+}
+
+/// Puts the records of spill file `file` into `db`; how many were new.
+pub fn import(db: &Database, file: &Path) -> Result<usize, String> {
+    let Database::Sqlite(path) = db else {
+        return Err("import needs a database (--database sqlite:PATH)".into());
+    };
+    let games = spill::read(file)?;
+    let mut conn = sqlite::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
+    sqlite::import(&mut conn, &games).map_err(|e| format!("database {}: the import failed: {e}", path.display()))
 }
 
 impl Store {
     /// Opens (creating and migrating) the database. An error names the file
     /// and the reason: the server must not start without its records.
-    /// `max_pages` caps the file's size in pages (SQLite's `max_page_count`):
-    /// how the tests fill a disk.
+    /// `max_pages` caps the file's size in pages (SQLite's `max_page_count`).
+    /// Spill files left in `spill_dir` by a stop whose database could not
+    /// be written are imported first (and renamed `….imported`), so that
+    /// the games they ended are not opened again.
     /// What it returns besides the handle: the games that were in progress
     /// when the server last stopped, to be opened again.
-    pub fn open(db: &Database, max_pages: Option<u64>) -> Result<(Store, StoreThread, Restored), String> {
+    pub fn open(
+        db: &Database,
+        max_pages: Option<u64>,
+        spill_dir: &Path,
+    ) -> Result<(Store, StoreThread, Restored), String> {
         let stats = Arc::new(StoreStats::default());
         match db {
             Database::None => Ok((Store { tx: None, stats }, StoreThread(None), Restored::default())),
             Database::Sqlite(path) => {
-                let mut conn =
-                    sqlite::open(path, max_pages).map_err(|e| format!("database {}: {e}", path.display()))?;
-                let checkpointer =
-                    sqlite::checkpointer(path).map_err(|e| format!("database {}: {e}", path.display()))?;
-                let restored = live::load(&mut conn).map_err(|e| {
-                    format!("database {}: reading the games in progress: {e}", path.display())
-                })?;
+                let named = |e: String| format!("database {}: {e}", path.display());
+                let mut conn = sqlite::open(path, max_pages).map_err(named)?;
+                for file in spill::waiting(spill_dir) {
+                    let games = spill::read(&file)?;
+                    let new = sqlite::import(&mut conn, &games)
+                        .map_err(|e| named(format!("importing {}: {e}", file.display())))?;
+                    let done = file.with_extension("jsonl.imported");
+                    std::fs::rename(&file, &done)
+                        .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
+                    tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
+                }
+                let checkpointer = sqlite::checkpointer(path).map_err(named)?;
+                let restored = live::load(&mut conn)
+                    .map_err(|e| named(format!("reading the games in progress: {e}")))?;
                 let saved = restored.games.iter().map(|g| g.room.clone()).collect();
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let thread_stats = stats.clone();
                 let thread = std::thread::Builder::new()
                     .name("ttt-store".into())
                     .spawn(move || sqlite::run(conn, checkpointer, rx, thread_stats, saved))
-                    .map_err(|e| format!("database {}: cannot start its thread: {e}", path.display()))?;
-                Ok((Store { tx: Some(tx), stats }, StoreThread(Some(thread)), restored))
+                    .map_err(|e| named(format!("cannot start its thread: {e}")))?;
+                let handle = StoreThread(Some((thread, spill_dir.to_owned())));
+                Ok((Store { tx: Some(tx), stats }, handle, restored))
             }
         }
     }
@@ -225,11 +355,25 @@ impl Store {
         self.tx.is_some()
     }
 
-    /// Whether games in progress can be saved: records are kept and the last
-    /// commit worked. At shutdown, a server whose store is failing ends its
+    /// Whether games in progress can be saved: records are kept and the
+    /// store writes. At shutdown, a server whose store is failing ends its
     /// games (`shutdown`) rather than promise players a restore it cannot keep.
     pub fn healthy(&self) -> bool {
-        self.enabled() && !self.stats.failing.load(Ordering::Relaxed)
+        self.enabled() && self.health() == Health::Ok
+    }
+
+    /// Whether what needs the store may start now: no store at all, or one
+    /// that writes. New games, sign-ins and registrations wait for this.
+    pub fn can_write(&self) -> bool {
+        !self.enabled() || self.health() == Health::Ok
+    }
+
+    /// The store's health as `/healthz` tells it.
+    pub fn health(&self) -> Health {
+        if !self.enabled() {
+            return Health::Disabled;
+        }
+        self.stats.health()
     }
 
     /// The store's counters.
@@ -249,21 +393,34 @@ impl Store {
             }
             Err(TrySendError::Disconnected(_)) => {
                 self.stats.queued.fetch_sub(1, Ordering::Relaxed);
-                Err(StoreError::Failed("the store has stopped".into()))
+                Err(StoreError::Unavailable)
             }
         }
     }
 
-    /// Queues a finished game for writing, without waiting. A full queue
-    /// drops it: logged and counted.
-    pub fn record(&self, record: Box<GameRecord>) {
+    /// Queues a finished game for writing, without waiting. While the store
+    /// writes, the answer says when the commit holding it is done (what
+    /// `game_over` waits for); while it cannot, `None`: the record waits in
+    /// memory and nobody waits for it. A full queue drops it: logged and counted.
+    pub fn record(&self, record: Box<GameRecord>) -> Option<Committed> {
         if !self.enabled() {
-            return;
+            return None;
         }
         let id = record.id.clone();
-        if let Err(e) = self.try_put(Job::Record(record)) {
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(game = %id, "game record not kept: {e}");
+        let (ack, committed) = match self.can_write() {
+            true => {
+                let (tx, rx) = oneshot::channel();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
+        match self.try_put(Job::Record(record, ack)) {
+            Ok(()) => committed,
+            Err(_) => {
+                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(game = %id, "game record not kept: the store's queue is full");
+                None
+            }
         }
     }
 
@@ -274,10 +431,10 @@ impl Store {
         if !self.enabled() {
             return;
         }
-        if let Err(e) = self.try_put(Job::Live(write)) {
+        if self.try_put(Job::Live(write)).is_err() {
             let lost = self.stats.live_dropped.fetch_add(1, Ordering::Relaxed);
             if lost.is_power_of_two() || lost == 0 {
-                tracing::error!(lost = lost + 1, "a move was not saved: {e}");
+                tracing::error!(lost = lost + 1, "a move was not saved: the store's queue is full");
             }
         }
     }
@@ -288,7 +445,7 @@ impl Store {
     ) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.try_put(job(reply))?;
-        answer.await.unwrap_or_else(|_| Err(StoreError::Failed("the store has stopped".into())))
+        answer.await.unwrap_or(Err(StoreError::Unavailable))
     }
 
     /// Creates an account whose token hashes to `token`.

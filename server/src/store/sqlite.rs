@@ -12,7 +12,8 @@ use skillratings::glicko2::Glicko2Rating;
 
 use super::json;
 use super::live::{Fold, HOLD};
-use super::{Account, Job, StoreError, StoreStats};
+use super::{Account, BACKLOG, Job, Query, StoreError, StoreStats};
+use tokio::sync::oneshot;
 use crate::account::{TokenHash, name_key};
 use crate::live::LiveWrite;
 use crate::ratings::Standing;
@@ -20,36 +21,53 @@ use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
 
 /// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     include_str!("../../migrations/0001_accounts_games_ratings.sql"),
     include_str!("../../migrations/0002_live_games.sql"),
     include_str!("../../migrations/0003_house_level.sql"),
+    include_str!("../../migrations/0004_quarantine_heartbeat.sql"),
 ];
 
 /// Most jobs taken off the queue at once; their writes share a transaction.
 const BATCH: usize = 8192;
 
-/// Most games kept in memory while writes fail (a full disk, say), retried
-/// every [`RETRY`]; beyond it the oldest are dropped, counted and logged.
-const BACKLOG: usize = 100_000;
 
 /// How often failed writes are retried.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// Opens `path`, creating it if missing, in WAL mode, and applies the
-/// migrations it lacks.
+/// Opens `path`, creating it if missing, in WAL mode, checks an existing
+/// file (`PRAGMA quick_check`) and applies the migrations it lacks. A file
+/// that is not a database, or is damaged, is refused with what to do.
 pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, String> {
+    let existed = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
     let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+    let damaged = |e: rusqlite::Error| {
+        format!(
+            "it is not a SQLite database or it is damaged ({e}); restore it from a backup, or move it \
+             away to start with an empty one (every record in it would then be missing)"
+        )
+    };
     // WAL: readers never wait for the writer. FULL sync: a commit is on the
     // disk when it returns, so power loss takes no more than a crash does;
     // commits are batched, so that is a few dozen syncs a second at most.
-    conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
     conn.pragma_update(None, "synchronous", "FULL").map_err(|e| e.to_string())?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| e.to_string())?;
+    // After a checkpoint resets the log, its file is cut back to this.
+    conn.pragma_update(None, "journal_size_limit", WAL_KEEP).map_err(|e| e.to_string())?;
     conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
     // The checkpointer's thread moves the log into the file: a commit never
     // waits for that.
     conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| e.to_string())?;
+    if existed {
+        let verdict: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(damaged)?;
+        if verdict != "ok" {
+            return Err(format!(
+                "it is damaged (quick_check: {verdict}); restore it from a backup, or try \
+                 `sqlite3 FILE .recover` into a new file and start on that"
+            ));
+        }
+    }
     migrate(&mut conn)?;
     if let Some(pages) = max_pages {
         conn.pragma_update(None, "max_page_count", pages).map_err(|e| e.to_string())?;
@@ -57,8 +75,15 @@ pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, St
     Ok(conn)
 }
 
+/// Bytes of write-ahead log kept on disk after a checkpoint resets it.
+const WAL_KEEP: i64 = 16 << 20;
+
+/// Log frames (pages) past which a checkpoint also resets the log, waiting
+/// for the writer's transaction to end: the log stays well below 64 MiB.
+const WAL_RESET_FRAMES: i64 = 4096;
+
 /// How often the write-ahead log is copied into the database file.
-const CHECKPOINT: Duration = Duration::from_secs(1);
+const CHECKPOINT: Duration = Duration::from_millis(250);
 
 /// A second connection to `path`, for [`checkpoints`].
 pub(super) fn checkpointer(path: &Path) -> Result<Connection, String> {
@@ -68,16 +93,25 @@ pub(super) fn checkpointer(path: &Path) -> Result<Connection, String> {
 }
 
 /// Copies the write-ahead log into the database file every [`CHECKPOINT`]
-/// (a passive checkpoint: the writer goes on meanwhile) until `stop` ends,
-/// then once more, truncating the log.
+/// (a passive checkpoint: the writer goes on meanwhile). A writer that
+/// commits all the time never lets a passive checkpoint reset the log, so
+/// past [`WAL_RESET_FRAMES`] it truncates the log (waiting for the current
+/// transaction, then holding the next one for the copy). At `stop` it
+/// truncates once more.
 fn checkpoints(conn: Connection, stop: Receiver<()>) {
-    let run = |mode: &str| {
-        if let Err(e) = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(())) {
-            tracing::warn!("checkpoint of the database log failed: {e}");
+    let run = |mode: &str| -> Option<i64> {
+        match conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get::<_, i64>(1)) {
+            Ok(frames) => Some(frames),
+            Err(e) => {
+                tracing::warn!("checkpoint of the database log failed: {e}");
+                None
+            }
         }
     };
     while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT) {
-        run("PASSIVE");
+        if run("PASSIVE").is_some_and(|frames| frames >= WAL_RESET_FRAMES) {
+            run("TRUNCATE");
+        }
     }
     run("TRUNCATE");
 }
@@ -100,16 +134,31 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), String> {
     Ok(())
 }
 
-/// What the writer holds between transactions: finished games and changes
-/// to games in progress, kept (and retried) until a commit succeeds.
+/// What the writer holds between transactions: finished games, new
+/// accounts and changes to games in progress. Games and changes are kept
+/// (and retried) until a commit succeeds; a registration is answered by the
+/// first commit that holds it, whether or not it worked.
 #[derive(Default)]
 struct Batch {
     records: Vec<GameRecord>,
+    /// Rough bytes of `records`, for the metrics.
+    record_bytes: usize,
+    /// Told when the next commit attempt is over (rooms hold `game_over` for it).
+    acks: Vec<oneshot::Sender<()>>,
+    registrations: Vec<Registration>,
     live: Fold,
     /// When what is held must be committed: [`HOLD`] after the oldest of it.
     due: Option<Instant>,
     /// After a failed write: when to try again.
     retry: Option<Instant>,
+}
+
+/// A `register` waiting for its commit.
+struct Registration {
+    name: String,
+    bot: bool,
+    token: TokenHash,
+    reply: oneshot::Sender<Result<Account, StoreError>>,
 }
 
 impl Batch {
@@ -123,6 +172,21 @@ impl Batch {
     fn next_commit(&self) -> Option<Instant> {
         self.retry.or(self.due)
     }
+
+    /// Tells the metrics how much is held.
+    fn count(&self, stats: &StoreStats) {
+        stats.held_games.store(self.records.len(), Ordering::Relaxed);
+        stats.held_live.store(self.live.held(), Ordering::Relaxed);
+        stats.held_bytes.store(self.record_bytes + self.live.held() * LIVE_BYTES, Ordering::Relaxed);
+    }
+}
+
+/// Rough bytes of one held change to a game in progress.
+const LIVE_BYTES: usize = 96;
+
+/// Rough bytes of a held record.
+fn record_bytes(r: &GameRecord) -> usize {
+    std::mem::size_of::<GameRecord>() + r.moves.len() * 4 + r.id.len() + r.room.len() + 128
 }
 
 /// While writes are held, how often the writer looks at its queue (what an
@@ -130,40 +194,56 @@ impl Batch {
 /// looks instead of blocking on the queue, so that no sender has to wake it.
 const SLICE: Duration = Duration::from_millis(5);
 
+/// With nothing to write, how often the writer checks that it still can
+/// (`/healthz` must tell the truth on an idle server too).
+const PROBE: Duration = Duration::from_secs(2);
+
+/// At shutdown, how long a store that cannot write is given before what it
+/// holds is spilled to a file.
+const LAST_TRIES: Duration = Duration::from_secs(10);
+
 /// The store's thread: takes jobs off the queue until every handle is gone.
-/// Writes (finished games, changes to games in progress) are held and
-/// committed together at most [`HOLD`] after the oldest of them — one
-/// transaction, one sync, for everything in that window; other jobs are
-/// answered at once, after a commit of what is held so that they see it.
-/// `saved` names the rooms whose games are in the database already.
+/// Writes (finished games, new accounts, changes to games in progress) are
+/// held and committed together at most [`HOLD`] after the oldest of them —
+/// one transaction, one sync, for everything in that window; queries are
+/// answered at once. `saved` names the rooms whose games are in the
+/// database already. Returns what could not be written at the end.
 pub(super) fn run(
     mut conn: Connection,
     checkpointer: Connection,
     rx: Receiver<Job>,
     stats: Arc<StoreStats>,
     saved: Vec<Arc<str>>,
-) {
+) -> Vec<GameRecord> {
     let (stop_checkpoints, stopped) = std::sync::mpsc::channel();
     let checkpoints = std::thread::Builder::new()
         .name("ttt-checkpoint".into())
         .spawn(move || checkpoints(checkpointer, stopped));
-    write_jobs(&mut conn, &rx, &stats, Fold::saved(saved));
+    let unsaved = write_jobs(&mut conn, &rx, &stats, Fold::saved(saved));
     drop(stop_checkpoints);
     if let Ok(t) = checkpoints {
         let _ = t.join();
     }
+    unsaved
 }
 
-fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, live: Fold) {
+fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, live: Fold) -> Vec<GameRecord> {
     let mut batch = Batch { live, ..Batch::default() };
     // Kept across turns: a fresh one would grow (and copy) every time.
     let mut jobs = Vec::with_capacity(BATCH);
     loop {
         match batch.next_commit() {
-            None => match rx.recv() {
-                Ok(job) => jobs.push(job),
-                Err(_) => return stop(conn, &mut batch, stats),
-            },
+            None => {
+                let wait = if stats.failing.load(Ordering::Relaxed) { RETRY } else { PROBE };
+                match rx.recv_timeout(wait) {
+                    Ok(job) => jobs.push(job),
+                    Err(RecvTimeoutError::Timeout) => {
+                        probe(conn, stats);
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return stop(conn, &mut batch, stats),
+                }
+            }
             // Far behind: no pause.
             Some(_) if stats.queued.load(Ordering::Relaxed) >= BATCH => {}
             Some(at) => std::thread::sleep(SLICE.min(at.saturating_duration_since(Instant::now()))),
@@ -183,10 +263,12 @@ fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, liv
         let now = Instant::now();
         for job in jobs.drain(..) {
             match job {
-                Job::Record(record) => {
+                Job::Record(record, ack) => {
                     batch.hold(now);
                     batch.live.end(&record.room);
+                    batch.record_bytes += record_bytes(&record);
                     batch.records.push(*record);
+                    batch.acks.extend(ack);
                 }
                 Job::Live(write) => {
                     batch.hold(match &write {
@@ -195,10 +277,14 @@ fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, liv
                     });
                     batch.live.add(write);
                 }
-                // Other jobs see every record queued before them.
+                Job::Register { name, bot, token, reply } => {
+                    batch.hold(now);
+                    batch.registrations.push(Registration { name, bot, token, reply });
+                }
                 other => {
-                    write(conn, &mut batch, stats);
-                    answer(conn, other);
+                    stats.busy();
+                    answer(conn, other, &batch);
+                    stats.idle();
                 }
             }
         }
@@ -209,31 +295,66 @@ fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, liv
         if behind || batch.next_commit().is_some_and(|at| at <= Instant::now()) {
             write(conn, &mut batch, stats);
         }
+        batch.count(stats);
     }
 }
 
-/// Every handle is gone: what is held is written, once more if it fails.
-fn stop(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
+/// Checks that the database still takes a write: the heartbeat row.
+fn probe(conn: &mut Connection, stats: &StoreStats) {
+    stats.busy();
+    let now = unix_ms(std::time::SystemTime::now());
+    let done = conn.execute("INSERT OR REPLACE INTO heartbeat (id, at) VALUES (1, ?1)", [now]);
+    stats.idle();
+    match done {
+        Ok(_) => {
+            if stats.failing.swap(false, Ordering::Relaxed) {
+                tracing::warn!("the database takes writes again");
+            }
+        }
+        Err(e) => {
+            if !stats.failing.swap(true, Ordering::Relaxed) {
+                tracing::error!("the database cannot be written: {e}");
+            }
+        }
+    }
+}
+
+/// Every handle is gone: what is held is written, retried for up to
+/// [`LAST_TRIES`] if it fails. Returns the records that could not be.
+fn stop(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) -> Vec<GameRecord> {
     write(conn, batch, stats);
-    if batch.retry.is_some() {
+    let give_up = Instant::now() + LAST_TRIES;
+    while batch.retry.is_some() && Instant::now() < give_up {
+        std::thread::sleep(RETRY.min(give_up.saturating_duration_since(Instant::now())));
         write(conn, batch, stats);
     }
+    batch.count(stats);
     if batch.retry.is_some() {
-        tracing::error!(games = batch.records.len(), "stopping with writes that failed");
+        tracing::error!(
+            games = batch.records.len(),
+            "stopping while the database cannot be written: these games' records are not in it"
+        );
+        return std::mem::take(&mut batch.records);
     }
+    Vec::new()
 }
 
-/// Commits everything held in one transaction. On failure it stays (its
-/// records up to [`BACKLOG`]), to be retried [`RETRY`] later with what comes next.
+/// Commits everything held in one transaction. On failure games and live
+/// changes stay (up to [`BACKLOG`] records), to be retried [`RETRY`] later
+/// with what comes next; registrations are refused. Either way whoever
+/// waits for the attempt is told.
 fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
     batch.live.take();
-    if batch.records.is_empty() && batch.live.is_empty() {
+    if batch.records.is_empty() && batch.live.is_empty() && batch.registrations.is_empty() {
         batch.due = None;
         return;
     }
     let started = Instant::now();
-    match commit(conn, batch) {
-        Ok(()) => {
+    stats.busy();
+    let result = commit(conn, batch);
+    stats.idle();
+    match result {
+        Ok(accounts) => {
             let done = Instant::now();
             let durable = ::metrics::histogram!("ttt_move_durable_seconds");
             let moves = batch.live.committed(done, |age| durable.record(age.as_secs_f64()));
@@ -244,33 +365,75 @@ fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
             ::metrics::histogram!("ttt_store_write_seconds").record(took.as_secs_f64());
             let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
             stats.write_micros.fetch_add(micros, Ordering::Relaxed);
+            for (r, account) in batch.registrations.drain(..).zip(accounts) {
+                let _ = r.reply.send(account);
+            }
             batch.records.clear();
+            batch.record_bytes = 0;
             batch.due = None;
             batch.retry = None;
-            stats.failing.store(false, Ordering::Relaxed);
+            if stats.failing.swap(false, Ordering::Relaxed) {
+                tracing::warn!("the database takes writes again: what waited is written");
+            }
         }
         Err(e) => {
             stats.failing.store(true, Ordering::Relaxed);
             batch.retry = Some(Instant::now() + RETRY);
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
+            for r in batch.registrations.drain(..) {
+                let _ = r.reply.send(Err(StoreError::Unavailable));
+            }
             let games = batch.records.len();
-            tracing::error!(games, "writing to the database failed (will retry): {e}");
+            tracing::error!(
+                games,
+                moves = batch.live.held(),
+                held_bytes = stats.held_bytes.load(Ordering::Relaxed),
+                "writing to the database failed; holding what waits in memory and retrying: {e}"
+            );
             if games > BACKLOG {
                 let over = games - BACKLOG;
                 batch.records.drain(..over);
+                batch.record_bytes = batch.records.iter().map(record_bytes).sum();
                 stats.dropped.fetch_add(over as u64, Ordering::Relaxed);
                 tracing::error!(games = over, "game records dropped: the backlog of failed writes is full");
             }
         }
     }
+    for ack in batch.acks.drain(..) {
+        let _ = ack.send(());
+    }
     stats.live_dropped.fetch_add(std::mem::take(&mut batch.live.dropped), Ordering::Relaxed);
 }
 
-fn commit(conn: &mut Connection, batch: &Batch) -> rusqlite::Result<()> {
+/// One transaction: the records, the new accounts, the live changes.
+/// Returns each registration's answer, in order.
+fn commit(conn: &mut Connection, batch: &Batch) -> rusqlite::Result<Vec<Result<Account, StoreError>>> {
     let tx = conn.transaction()?;
     insert_games(&tx, &batch.records)?;
+    let accounts = batch
+        .registrations
+        .iter()
+        .map(|r| register(&tx, &r.name, r.bot, &r.token))
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     batch.live.write(&tx)?;
-    tx.commit()
+    tx.commit()?;
+    Ok(accounts)
+}
+
+/// Puts spilled records into the database in one transaction, and drops
+/// the saved live rows of those games (they ended). Returns how many records
+/// were new.
+pub(super) fn import(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::Result<usize> {
+    let tx = conn.transaction()?;
+    let before: i64 = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+    insert_games(&tx, games)?;
+    let after: i64 = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+    for g in games {
+        tx.execute("DELETE FROM live_moves WHERE room IN (SELECT room FROM live_games WHERE game_id = ?1)", [&*g.id])?;
+        tx.execute("DELETE FROM live_games WHERE game_id = ?1", [&*g.id])?;
+    }
+    tx.commit()?;
+    Ok(usize::try_from(after - before).unwrap_or(0))
 }
 
 fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqlite::Result<()> {
@@ -284,7 +447,8 @@ fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqlite::Result<
         let mut rating = tx.prepare_cached(
             "INSERT INTO ratings (account, size, win, rating, rd, volatility, games) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT (account, size, win) DO UPDATE SET
-                rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, games = excluded.games",
+                rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, games = excluded.games
+             WHERE excluded.games > ratings.games",
         )?;
         for g in games {
             let [x, o] = &g.players;
@@ -334,14 +498,17 @@ fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqlite::Result<
     Ok(())
 }
 
-fn answer(conn: &mut Connection, job: Job) {
+fn answer(conn: &mut Connection, job: Job, batch: &Batch) {
     match job {
-        Job::Record(_) | Job::Live(_) => {}
-        Job::Register { name, bot, token, reply } => {
-            let _ = reply.send(register(conn, &name, bot, &token));
-        }
+        Job::Record(..) | Job::Live(_) | Job::Register { .. } => {}
         Job::Account { name, reply } => {
             let _ = reply.send(account(conn, &name).map_err(failed));
+        }
+        // A record still waiting for its commit (the disk is full, say) is
+        // already the players'; the API shows it from memory.
+        Job::Query(Query::Game(id), reply) if batch.records.iter().any(|r| *r.id == *id) => {
+            let held = batch.records.iter().find(|r| *r.id == *id).map(json::held);
+            let _ = reply.send(Ok(held));
         }
         Job::Query(query, reply) => {
             let _ = reply.send(json::query(conn, query).map_err(failed));
@@ -349,23 +516,31 @@ fn answer(conn: &mut Connection, job: Job) {
     }
 }
 
+/// A database error is logged; the caller hears only that the store is unavailable.
 fn failed(e: rusqlite::Error) -> StoreError {
     tracing::error!("database query failed: {e}");
-    StoreError::Failed(e.to_string())
+    StoreError::Unavailable
 }
 
-fn register(conn: &mut Connection, name: &str, bot: bool, token: &TokenHash) -> Result<Account, StoreError> {
+/// Inserts an account within the batch's transaction: its row, or
+/// `NameTaken` when the name (ignoring case) has one already.
+fn register(
+    tx: &Transaction<'_>,
+    name: &str,
+    bot: bool,
+    token: &TokenHash,
+) -> rusqlite::Result<Result<Account, StoreError>> {
     let now = unix_ms(std::time::SystemTime::now());
-    let inserted = conn.execute(
-        "INSERT INTO accounts (name, name_key, bot, token_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (name_key) DO NOTHING",
-        params![name, name_key(name), bot, &token[..], now],
-    );
-    match inserted {
-        Ok(0) => Err(StoreError::NameTaken),
-        Ok(_) => Ok(Account { id: conn.last_insert_rowid(), name: name.into(), bot, standings: Vec::new() }),
-        Err(e) => Err(failed(e)),
-    }
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO accounts (name, name_key, bot, token_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (name_key) DO NOTHING",
+        )?
+        .execute(params![name, name_key(name), bot, &token[..], now])?;
+    Ok(match inserted {
+        0 => Err(StoreError::NameTaken),
+        _ => Ok(Account { id: tx.last_insert_rowid(), name: name.into(), bot, standings: Vec::new() }),
+    })
 }
 
 fn account(conn: &mut Connection, name: &str) -> rusqlite::Result<Option<(Account, TokenHash)>> {
