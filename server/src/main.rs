@@ -1,4 +1,5 @@
-//! `ttt-server`: parse flags, set up logging, run the server until SIGINT or SIGTERM.
+//! `ttt-server`: parse flags, set up logging, run the server until SIGINT or
+//! SIGTERM; `ttt-server import FILE` puts a spill file's records back.
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -15,11 +16,41 @@ fn main() -> ExitCode {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).init();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "import") {
+        return import(Import::parse_from(args.iter().skip(1)));
+    }
     let config = Config::parse();
     match runtime(config.threads) {
         Ok(rt) => rt.block_on(run(config)),
         Err(e) => {
             eprintln!("ttt-server: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `ttt-server import FILE`: the records of a spill file
+/// (`ttt-unsaved-*.jsonl`, left by a stop whose database could not be
+/// written) put into the database.
+#[derive(Debug, Parser)]
+#[command(name = "ttt-server import")]
+struct Import {
+    /// The spill file.
+    file: std::path::PathBuf,
+    /// The database to put them in.
+    #[arg(long, default_value = "sqlite:ttt.db", env = "TTT_DATABASE")]
+    database: tictactoe_server::store::Database,
+}
+
+fn import(args: Import) -> ExitCode {
+    match tictactoe_server::store::import(&args.database, &args.file) {
+        Ok(new) => {
+            println!("{}: {new} game records imported into {}", args.file.display(), args.database);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("ttt-server import: {e}");
             ExitCode::FAILURE
         }
     }

@@ -2,7 +2,13 @@
 //! deadlines, serializes what the room says (each broadcast once) and
 //! delivers it to the connections' queues, and hands what the room saves
 //! (moves, records) to the store without waiting.
+//!
+//! An ended game's `game_over` (and whatever the room says after it) is held
+//! back until the store has committed the game's record: a result a player
+//! saw is never lost to a crash, nor played again after a restart. Moves are
+//! never held: a game ends only after its last move was delivered.
 
+use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +28,7 @@ use crate::record::unix_ms;
 use crate::room::{ConnId, Counts, Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
-use crate::store::Store;
+use crate::store::{Committed, STUCK, Store};
 use crate::thinker::{Searches, Thinker};
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
@@ -71,8 +77,9 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     tokio::pin!(shutdown, timer);
     let mut armed = None;
     let mut house = Thinker::default();
+    let mut held = Held::default();
     loop {
-        deliver(&mut room, &code, &mut conns, &ctx, &mut house);
+        deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
         count_games(&room, &mut counted, &ctx.stats);
         if room.is_closed() {
             break;
@@ -97,6 +104,7 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
                 }
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
+            _ = held.committed(), if held.waiting() => release(&mut room, &mut conns, &mut held),
             joined = house.wait(), if house.thinking() => {
                 if let Some((seq, cell)) = house.finished(joined) {
                     room.house_move(seq, cell, Instant::now().into_std());
@@ -113,7 +121,12 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     for cmd in inbox.close() {
         handle(&mut room, &mut conns, cmd, now);
     }
-    deliver(&mut room, &code, &mut conns, &ctx, &mut house);
+    deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
+    while held.waiting() {
+        held.committed().await;
+        release(&mut room, &mut conns, &mut held);
+        deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
+    }
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
@@ -144,15 +157,96 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
     }
 }
 
-/// Serializes the room's output and moves it into the connections' queues.
-/// A connection whose queue is gone or full counts as disconnected, which may
-/// produce more output.
-fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, ctx: &RoomContext, house: &mut Thinker) {
+/// What waits for the store: each record's commit, then what the room said
+/// after it, in order. Empty all the time but for a game's last ~40 ms.
+#[derive(Default)]
+struct Held {
+    waits: VecDeque<Wait>,
+}
+
+/// One record's commit, and what waits for it.
+struct Wait {
+    committed: Committed,
+    /// Past this, the store counts as stuck and nothing waits for it any more.
+    deadline: Instant,
+    items: Vec<(ConnId, Outbound)>,
+}
+
+impl Held {
+    /// Whether anything waits.
+    fn waiting(&self) -> bool {
+        !self.waits.is_empty()
+    }
+
+    /// Completes when the oldest wait is over: its commit is done (or
+    /// failed, or the store stopped), or the store is stuck.
+    async fn committed(&mut self) {
+        match self.waits.front_mut() {
+            Some(w) => {
+                let _ = tokio::time::timeout_at(w.deadline, &mut w.committed).await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Holds `item` for `to` if anything waits; else gives it back.
+    fn hold(&mut self, to: ConnId, item: Outbound) -> Option<(ConnId, Outbound)> {
+        match self.waits.back_mut() {
+            Some(w) => {
+                w.items.push((to, item));
+                None
+            }
+            None => Some((to, item)),
+        }
+    }
+}
+
+/// The oldest wait is over: what it held is delivered.
+fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) {
+    let Some(wait) = held.waits.pop_front() else { return };
+    let mut failed = Vec::new();
+    for (to, item) in wait.items {
+        put(conns, to, item, room.is_closed(), &mut failed);
+    }
+    disconnect(room, conns, failed);
+}
+
+/// Moves `item` into `to`'s queue; a full or gone queue joins `failed`.
+fn put(conns: &mut Conns, to: ConnId, item: Outbound, keep: bool, failed: &mut Vec<ConnId>) {
+    let released = matches!(item, Outbound::Released { .. } | Outbound::Replaced { .. });
+    let Some(conn) = conns.get(&to) else { return };
+    if !conn.send(item) {
+        failed.push(to);
+    }
+    // A closed room keeps its connections' handles: requests still in its
+    // inbox are answered after it closed.
+    if released && !keep {
+        conns.remove(&to);
+    }
+}
+
+fn disconnect(room: &mut Room, conns: &mut Conns, failed: Vec<ConnId>) {
+    let now = Instant::now().into_std();
+    for conn in failed {
+        conns.remove(&conn);
+        room.disconnect(conn, now);
+    }
+}
+
+/// Serializes the room's output and moves it into the connections' queues,
+/// or holds it behind a record's commit. A connection whose queue is gone or
+/// full counts as disconnected, which may produce more output.
+fn deliver(
+    room: &mut Room,
+    code: &Arc<str>,
+    conns: &mut Conns,
+    ctx: &RoomContext,
+    house: &mut Thinker,
+    held: &mut Held,
+) {
     let store = &ctx.store;
     loop {
         let mut failed = Vec::new();
-        // A closed room keeps its connections' handles: requests still in its
-        // inbox are answered after it closed.
         let keep = room.is_closed();
         let (outputs, recipients) = room.drain();
         for output in outputs {
@@ -166,8 +260,8 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, ctx: &RoomContex
                 Output::Broadcast { msg, to } => {
                     let frame = encode(&msg);
                     for &to in &recipients[to] {
-                        if conns.get(&to).is_some_and(|c| !c.frame(&frame)) {
-                            failed.push(to);
+                        if let Some((to, item)) = held.hold(to, Outbound::Frame(frame.clone())) {
+                            put(conns, to, item, keep, &mut failed);
                         }
                     }
                     continue;
@@ -190,27 +284,22 @@ fn deliver(room: &mut Room, code: &Arc<str>, conns: &mut Conns, ctx: &RoomContex
                     let end = std::time::SystemTime::now();
                     record.ended_at_ms = unix_ms(end);
                     record.started_at_ms = unix_ms(end - lasted);
-                    store.record(record);
+                    if let Some(committed) = store.record(record) {
+                        // The store's own limit, and a second: past it the store says it is stuck.
+                        let deadline = Instant::now() + STUCK + Duration::from_secs(1);
+                        held.waits.push_back(Wait { committed, deadline, items: Vec::new() });
+                    }
                     continue;
                 }
             };
-            let released = matches!(item, Outbound::Released { .. } | Outbound::Replaced { .. });
-            let Some(conn) = conns.get(&to) else { continue };
-            if !conn.send(item) {
-                failed.push(to);
-            }
-            if released && !keep {
-                conns.remove(&to);
+            if let Some((to, item)) = held.hold(to, item) {
+                put(conns, to, item, keep, &mut failed);
             }
         }
         if failed.is_empty() {
             return;
         }
-        let now = Instant::now().into_std();
-        for conn in failed {
-            conns.remove(&conn);
-            room.disconnect(conn, now);
-        }
+        disconnect(room, conns, failed);
     }
 }
 

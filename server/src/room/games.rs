@@ -128,13 +128,14 @@ impl Room {
             moves = self.game.moves().len(),
             "game over"
         );
-        // The signals first: a client that reads `game_over` and at once asks
+        // The record first: what follows waits for its commit (see `room_task`).
+        let (game_id, ratings) = self.record(winner, reason, line, now);
+        // The signals next: a client that reads `game_over` and at once asks
         // for something new finds its connection already free to go.
         let players: Vec<_> = self.seats.iter().flatten().filter(|s| s.listens()).map(|s| s.conn).collect();
         for to in players {
             self.out.push(Output::Live { to, live: false });
         }
-        let (game_id, ratings) = self.record(winner, reason, line, now);
         let msg = ServerMessage::GameOver {
             room: self.code.clone(),
             winner,

@@ -233,20 +233,40 @@ fn decode(cells: &[u8]) -> impl Iterator<Item = [u16; 2]> + '_ {
 
 /// Every saved game, and the standings of the accounts that play in them
 /// (their games are rated when they end). Moves after a gap are dropped from
-/// the file, so that the game goes on from its last contiguous move.
+/// the file, so that the game goes on from its last contiguous move. A game
+/// whose record exists has ended: its rows go. A row that cannot be read
+/// back (a bad value) is logged and set aside in `quarantine` with its moves;
+/// it never stops the start.
 pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
     let tx = conn.transaction()?;
+    // Ended games are never live again (the record commits with the delete,
+    // so this finds only what an import or a hand-made row left behind).
+    let ended = tx.execute(
+        "DELETE FROM live_moves WHERE room IN
+            (SELECT l.room FROM live_games l JOIN games g ON g.id = l.game_id)",
+        [],
+    )?;
+    let ended = ended + tx.execute("DELETE FROM live_games WHERE game_id IN (SELECT id FROM games)", [])?;
+    if ended > 0 {
+        tracing::warn!(rows = ended, "saved rows of games that have a record were dropped: those games ended");
+    }
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut gaps = Vec::new();
+    let mut bad = Vec::new();
     {
         let mut stmt = tx.prepare("SELECT room, first, cells FROM live_moves ORDER BY room, first")?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let room: String = r.get(0)?;
-            let first: i64 = r.get(1)?;
-            let cells: Vec<u8> = r.get(2)?;
+            let read = || -> rusqlite::Result<(String, i64, Vec<u8>)> { Ok((r.get(0)?, r.get(1)?, r.get(2)?)) };
+            let (room, first, cells) = match read() {
+                Ok(row) => row,
+                Err(e) => {
+                    bad.push(Bad::of("live_moves", r, 3, e.to_string()));
+                    continue;
+                }
+            };
             let list = moves.entry(room.clone()).or_default();
-            if first == list.len() as i64 {
+            if first == list.len() as i64 && cells.len() % 4 == 0 {
                 list.extend(decode(&cells));
             } else {
                 gaps.push((room, first));
@@ -265,34 +285,14 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
         )?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let room: String = r.get(0)?;
-            let identity = |i: usize| -> rusqlite::Result<Arc<Identity>> {
-                Ok(Arc::new(Identity {
-                    name: r.get::<_, String>(i)?.into(),
-                    account: r.get(i + 1)?,
-                    bot: r.get(i + 2)?,
-                }))
-            };
-            let token = |i: usize| -> rusqlite::Result<Option<TokenHash>> {
-                Ok(TokenHash::try_from(r.get::<_, Vec<u8>>(i)?.as_slice()).ok())
-            };
-            let (Some(xt), Some(ot)) = (token(7)?, token(11)?) else { continue };
-            let ms = |i: usize| -> rusqlite::Result<Option<Duration>> {
-                Ok(r.get::<_, Option<i64>>(i)?.map(|v| Duration::from_millis(u64::try_from(v).unwrap_or(0))))
-            };
-            games.push(LiveGame {
-                id: r.get::<_, String>(14)?.into(),
-                moves: moves.remove(&room).unwrap_or_default(),
-                room: room.into(),
-                rules: Rules { size: r.get(1)?, win: r.get(2)? },
-                turn_timeout: ms(3)?,
-                players: [identity(4)?, identity(8)?],
-                tokens: [xt, ot],
-                clock_left: ms(12)?,
-                started_at_ms: r.get(13)?,
-                house: r.get::<_, Option<String>>(15)?.as_deref().and_then(HouseLevel::from_name),
-            });
+            match live_game(r, &mut moves) {
+                Ok(game) => games.push(game),
+                Err(why) => bad.push(Bad::of("live_games", r, 16, why)),
+            }
         }
+    }
+    for b in &bad {
+        b.set_aside(&tx)?;
     }
     // Moves of games whose start was never saved cannot be played on.
     for room in moves.keys() {
@@ -316,6 +316,126 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
     }
     tx.commit()?;
     Ok(Restored { games, standings })
+}
+
+/// One saved game from its row (and its moves, taken from `moves`), or why
+/// it cannot be played on.
+fn live_game(r: &rusqlite::Row<'_>, moves: &mut FxHashMap<String, Vec<[u16; 2]>>) -> Result<LiveGame, String> {
+    let e = |e: rusqlite::Error| e.to_string();
+    let room: String = r.get(0).map_err(e)?;
+    let identity = |i: usize| -> Result<Arc<Identity>, String> {
+        Ok(Arc::new(Identity {
+            name: r.get::<_, String>(i).map_err(e)?.into(),
+            account: r.get(i + 1).map_err(e)?,
+            bot: r.get(i + 2).map_err(e)?,
+        }))
+    };
+    let token = |i: usize| -> Result<TokenHash, String> {
+        TokenHash::try_from(r.get::<_, Vec<u8>>(i).map_err(e)?.as_slice())
+            .map_err(|_| "a resume token's hash is not 32 bytes".to_owned())
+    };
+    let ms = |i: usize| -> Result<Option<Duration>, String> {
+        match r.get::<_, Option<i64>>(i).map_err(e)? {
+            None => Ok(None),
+            Some(v) => u64::try_from(v).map(|v| Some(Duration::from_millis(v))).map_err(|_| format!("{v} ms")),
+        }
+    };
+    let size: i64 = r.get(1).map_err(e)?;
+    let win: i64 = r.get(2).map_err(e)?;
+    let (Ok(size), Ok(win)) = (usize::try_from(size), usize::try_from(win)) else {
+        return Err(format!("size {size} or win {win} is not a board"));
+    };
+    tictactoe_protocol::Game::with_win(size, win).map_err(|_| format!("size {size} and win {win} are not a board"))?;
+    let house = match r.get::<_, Option<String>>(15).map_err(e)? {
+        None => None,
+        Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
+    };
+    let game = LiveGame {
+        id: r.get::<_, String>(14).map_err(e)?.into(),
+        moves: moves.remove(&room).unwrap_or_default(),
+        room: room.into(),
+        rules: Rules { size, win },
+        turn_timeout: ms(3)?,
+        players: [identity(4)?, identity(8)?],
+        tokens: [token(7)?, token(11)?],
+        clock_left: ms(12)?,
+        started_at_ms: r.get(13).map_err(e)?,
+        house,
+    };
+    let outside = game.moves.iter().any(|&[row, col]| usize::from(row) >= size || usize::from(col) >= size);
+    if outside {
+        return Err("a saved move is off the board".into());
+    }
+    Ok(game)
+}
+
+/// A saved row that cannot be read back, to be set aside.
+struct Bad {
+    what: &'static str,
+    key: Option<String>,
+    reason: String,
+    data: serde_json::Value,
+}
+
+impl Bad {
+    /// The first `columns` values of `r`, as JSON, with why they are bad.
+    fn of(what: &'static str, r: &rusqlite::Row<'_>, columns: usize, reason: String) -> Bad {
+        use rusqlite::types::ValueRef;
+        let data = (0..columns)
+            .map(|i| match r.get_ref(i) {
+                Ok(ValueRef::Null) | Err(_) => serde_json::Value::Null,
+                Ok(ValueRef::Integer(n)) => n.into(),
+                Ok(ValueRef::Real(f)) => f.into(),
+                Ok(ValueRef::Text(t)) => String::from_utf8_lossy(t).into(),
+                Ok(ValueRef::Blob(b)) => b.iter().map(|x| format!("{x:02x}")).collect::<String>().into(),
+            })
+            .collect();
+        let key = match r.get_ref(0) {
+            Ok(ValueRef::Text(t)) => Some(String::from_utf8_lossy(t).into_owned()),
+            _ => None,
+        };
+        Bad { what, key, reason, data }
+    }
+
+    /// Moves the row (and, for a game, its moves) into `quarantine`.
+    fn set_aside(&self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        tracing::error!(
+            table = self.what,
+            key = self.key.as_deref().unwrap_or("?"),
+            reason = %self.reason,
+            "a saved row cannot be read back: set aside in the quarantine table"
+        );
+        let now = crate::record::unix_ms(std::time::SystemTime::now());
+        tx.execute(
+            "INSERT INTO quarantine (what, key, reason, data, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![self.what, self.key, self.reason, self.data.to_string(), now],
+        )?;
+        let Some(key) = &self.key else { return Ok(()) };
+        if self.what == "live_games" {
+            // Its moves go along, each kept as it was.
+            let mut stmt = tx.prepare("SELECT first, cells FROM live_moves WHERE room = ?1")?;
+            let chunks = stmt
+                .query_map([key], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            for (first, cells) in chunks {
+                let hex: String = cells.iter().map(|x| format!("{x:02x}")).collect();
+                let data = serde_json::json!([key, first, hex]).to_string();
+                tx.execute(
+                    "INSERT INTO quarantine (what, key, reason, data, at) VALUES ('live_moves', ?1, ?2, ?3, ?4)",
+                    params![key, "its game cannot be read back", data, now],
+                )?;
+            }
+            tx.execute("DELETE FROM live_moves WHERE room = ?1", [key])?;
+        }
+        match (self.what, self.data.get(1).and_then(serde_json::Value::as_i64)) {
+            ("live_games", _) => tx.execute("DELETE FROM live_games WHERE room = ?1", [key])?,
+            ("live_moves", Some(first)) => {
+                tx.execute("DELETE FROM live_moves WHERE room = ?1 AND first = ?2", params![key, first])?
+            }
+            _ => 0,
+        };
+        Ok(())
+    }
 }
 
 #[cfg(test)]
