@@ -492,8 +492,9 @@ impl TestServer {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let done = tokio::time::timeout(Duration::from_secs(10), &mut self.task).await;
-        done.expect("serve returns within 10 s of shutdown").expect("serve task")
+        // A store that cannot write is given 10 s before it spills.
+        let done = tokio::time::timeout(Duration::from_secs(20), &mut self.task).await;
+        done.expect("serve returns within 20 s of shutdown").expect("serve task")
     }
 }
 

@@ -295,50 +295,108 @@ async fn a_database_that_cannot_be_opened_stops_the_server_naming_the_file() {
 async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
     let dir = TempDir::new("full");
     // The file may not grow past its size after migration: a full disk.
-    let config = Config { database_max_pages: Some(1), ..with_db(&dir) };
+    let config = Config { database_max_pages: Some(1), spill_dir: dir.path.clone(), ..with_db(&dir) };
     let server = TestServer::start(config).await;
+    // A game that stays in progress while the disk fills.
+    let mut waiting = tictactoe_tests::private_pair(&server, 3).await;
     let mut p = tictactoe_tests::private_pair(&server, 3).await;
     let mut ids = std::collections::HashSet::new();
-    for _ in 0..80 {
+    let mut refused = None;
+    for _ in 0..400 {
         p.x.send(json!({"type": "resign"})).await;
         let over = p.x.recv_type("game_over").await;
         assert_eq!(over["reason"], json!("resign"));
         ids.insert(over["game_id"].as_str().expect("an id even when it cannot be written").to_owned());
         p.o.recv_type("game_over").await;
-        p.x.send(json!({"type": "rematch"})).await;
+        // Asked by both at once; a refusal (the store failed) comes to each.
+        p.x.send(json!({"type": "rematch", "id": 7})).await;
         p.o.send(json!({"type": "rematch"})).await;
-        let a = p.x.recv_type("game_started").await;
+        let answer = p.x.recv_json().await;
+        if answer["type"] == "error" {
+            refused = Some(answer);
+            break;
+        }
+        let a = answer;
+        assert_eq!(a["type"], "game_started", "{a}");
         p.o.recv_type("game_started").await;
         // Seats swap at a rematch: keep `x` the one to resign.
         if a["you"] != 1 {
             std::mem::swap(&mut p.x, &mut p.o);
         }
     }
-    assert_eq!(ids.len(), 80);
-    // The writes failed, were counted, and the server kept serving.
-    let mut failures = 0.0;
-    for _ in 0..100 {
-        let (_, page) = http_get(server.addr, "/metrics").await;
-        failures = page
-            .lines()
-            .find_map(|l| l.strip_prefix("ttt_store_write_failures_total "))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0);
-        if failures > 0.0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    // Once the store cannot write, a rematch (a new game) is refused.
+    let refused = refused.expect("the disk never filled");
+    assert_eq!((refused["code"].clone(), refused["id"].clone()), (json!("unavailable"), json!(7)), "{refused}");
+    let (status, body) = http_get(server.addr, "/healthz").await;
+    assert_eq!(status, 503, "{body}");
+    let page = http_get(server.addr, "/metrics").await.1;
+    let failures = page
+        .lines()
+        .find_map(|l| l.strip_prefix("ttt_store_write_failures_total "))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0);
     assert!(failures > 0.0, "no write failure counted");
+    assert!(page.contains("ttt_store_up 0"), "{page}");
     let (status, _) = api(server.addr, "/api/leaderboard").await;
     assert_eq!(status, 200, "reads still work");
-    // A game is in progress (the last rematch). The store cannot save it, so
-    // the shutdown ends it plainly rather than promise a restore.
-    let stopping = tokio::spawn(server.shutdown());
-    for client in [&mut p.x, &mut p.o] {
+    // The game in progress cannot be saved, so the shutdown ends it plainly
+    // rather than promise a restore.
+    let stopping = tokio::spawn(server.stop());
+    for client in [&mut waiting.x, &mut waiting.o] {
         let over = client.recv_type("game_over").await;
         assert_eq!(over["reason"], json!("shutdown"));
         assert_eq!(client.expect_close().await, Some(CloseCode::Away));
     }
-    stopping.await.expect("serve returned");
+    // The stop could not write what waited: it says so (and spilled it).
+    let stopped = stopping.await.expect("serve returned");
+    let text = stopped.expect_err("a stop with unsaved games fails").to_string();
+    assert!(text.contains("ttt-unsaved-"), "{text}");
+}
+
+/// `game_over` waits for its record's commit: the record is in the API as
+/// soon as it arrives, and rematches go on as before.
+#[tokio::test]
+async fn game_over_arrives_with_its_record_committed_and_rematches_go_on() {
+    let dir = TempDir::new("held");
+    let server = TestServer::start(with_db(&dir)).await;
+    let mut p = tictactoe_tests::private_pair(&server, 3).await;
+    for round in 0..5 {
+        p.x.send(json!({"type": "resign"})).await;
+        let over = p.o.recv_type("game_over").await;
+        p.x.recv_type("game_over").await;
+        let id = over["game_id"].as_str().expect("id");
+        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
+        assert_eq!((status, record["reason"].clone()), (200, json!("resign")), "round {round}");
+        p.x.send(json!({"type": "rematch"})).await;
+        p.o.send(json!({"type": "rematch"})).await;
+        p.x.recv_type("game_started").await;
+        p.o.recv_type("game_started").await;
+    }
+    server.shutdown().await;
+}
+
+/// Registrations per address: a burst of 20, then one a second; a taken
+/// name does not count; over the limit, `rate_limited` with when to retry.
+#[tokio::test]
+async fn registrations_are_limited_per_address_after_a_burst() {
+    let dir = TempDir::new("register-limit");
+    let server = TestServer::start(with_db(&dir)).await;
+    let mut c = server.client().await;
+    for i in 0..20 {
+        c.send(json!({"type": "register", "name": format!("burst{i}"), "id": i})).await;
+        assert_eq!(c.recv_type("registered").await["id"], i);
+    }
+    // A taken name is refused as taken, and costs nothing.
+    for _ in 0..3 {
+        c.send(json!({"type": "register", "name": "BURST0"})).await;
+        c.expect_error(ErrorCode::NameTaken, None).await;
+    }
+    c.send(json!({"type": "register", "name": "onemore", "id": 99})).await;
+    let refused = c.expect_error(ErrorCode::RateLimited, Some(json!(99))).await;
+    let wait = refused["retry_after_ms"].as_u64().expect("retry_after_ms");
+    assert!((1..=1000).contains(&wait), "{refused}");
+    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+    c.send(json!({"type": "register", "name": "onemore", "id": 100})).await;
+    assert_eq!(c.recv_type("registered").await["id"], 100);
+    server.shutdown().await;
 }

@@ -273,6 +273,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return self.reply(refusal(ErrorCode::AuthFailed, text, id)).await;
         }
         if let Err(wait) = self.shared.registrations.take(self.ip, std::time::Instant::now()) {
+            // A name that is taken is refused as such, limited or not: it costs nothing.
+            if let Ok(Some(_)) = self.shared.store.account(name).await {
+                return self.reply(refusal(ErrorCode::NameTaken, taken(name), id)).await;
+            }
             let text = "too many accounts registered from your address; try again later";
             let msg = ServerMessage::Error {
                 code: ErrorCode::RateLimited,
@@ -291,9 +295,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             Err(StoreError::NameTaken) => {
                 self.shared.registrations.refund(self.ip);
-                let text =
-                    format!("an account already has the name {name:?} (names ignore case); choose another");
-                self.reply(refusal(ErrorCode::NameTaken, text, id)).await
+                self.reply(refusal(ErrorCode::NameTaken, taken(name), id)).await
             }
             Err(StoreError::Disabled) => {
                 let text = "this server keeps no accounts (it runs with --database none)";
@@ -438,6 +440,11 @@ fn unavailable(id: Option<RequestId>) -> tokio_tungstenite::tungstenite::Utf8Byt
         id,
         retry_after_ms: Some(RETRY_UNAVAILABLE_MS),
     })
+}
+
+/// The `name_taken` refusal of `register`.
+fn taken(name: &str) -> String {
+    format!("an account already has the name {name:?} (names ignore case); choose another")
 }
 
 /// The `name_taken` refusal for the house bot's name.

@@ -42,10 +42,14 @@ pub(super) fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, St
     let existed = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
     let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
     let damaged = |e: rusqlite::Error| {
-        format!(
-            "it is not a SQLite database or it is damaged ({e}); restore it from a backup, or move it \
-             away to start with an empty one (every record in it would then be missing)"
-        )
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match e.sqlite_error_code() {
+            Some(NotADatabase | DatabaseCorrupt) => format!(
+                "it is not a SQLite database or it is damaged ({e}); restore it from a backup, or move it \
+                 away to start with an empty one (every record in it would then be missing)"
+            ),
+            _ => format!("cannot open it ({e}); check the disk and the file's permissions"),
+        }
     };
     // WAL: readers never wait for the writer. FULL sync: a commit is on the
     // disk when it returns, so power loss takes no more than a crash does;
@@ -99,11 +103,20 @@ pub(super) fn checkpointer(path: &Path) -> Result<Connection, String> {
 /// transaction, then holding the next one for the copy). At `stop` it
 /// truncates once more.
 fn checkpoints(conn: Connection, stop: Receiver<()>) {
+    // Said once when checkpoints start failing and once when they work again.
+    let failing = std::cell::Cell::new(false);
     let run = |mode: &str| -> Option<i64> {
         match conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get::<_, i64>(1)) {
-            Ok(frames) => Some(frames),
+            Ok(frames) => {
+                if failing.replace(false) {
+                    tracing::info!("checkpoints of the database log work again");
+                }
+                Some(frames)
+            }
             Err(e) => {
-                tracing::warn!("checkpoint of the database log failed: {e}");
+                if !failing.replace(true) {
+                    tracing::warn!("checkpoint of the database log failed (retried every 250 ms): {e}");
+                }
                 None
             }
         }
@@ -353,6 +366,7 @@ fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
     stats.busy();
     let result = commit(conn, batch);
     stats.idle();
+    tracing::debug!(took_us = started.elapsed().as_micros() as u64, ok = result.is_ok(), "commit");
     match result {
         Ok(accounts) => {
             let done = Instant::now();

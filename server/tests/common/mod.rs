@@ -29,10 +29,24 @@ pub struct Server {
 impl Server {
     /// Starts the binary on 127.0.0.1:0 with `args`; returns once it listens.
     pub fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ttt-server"))
+        Server::start_under(&[], args)
+    }
+
+    /// Starts the binary as [`Server::start`] does, but as the last
+    /// argument of `wrapper` (e.g. `prlimit --fsize=…`), when it is not empty.
+    pub fn start_under(wrapper: &[&str], args: &[&str]) -> Server {
+        let mut command = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(env!("CARGO_BIN_EXE_ttt-server"));
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_ttt-server")),
+        };
+        let mut child = command
             .args(["--bind", "127.0.0.1:0"])
             .args(args)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", std::env::var("TTT_TEST_RUST_LOG").unwrap_or_else(|_| "info".into()))
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
             .spawn()
@@ -51,7 +65,11 @@ impl Server {
             }
         };
         // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
+        // (`TTT_TEST_LOG=1` shows it.)
+        let show = std::env::var_os("TTT_TEST_LOG").is_some();
+        std::thread::spawn(move || {
+            lines.map_while(Result::ok).filter(|_| show).for_each(|l| eprintln!("server: {l}"))
+        });
         Server { child, addr, restored }
     }
 

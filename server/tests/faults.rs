@@ -1,0 +1,369 @@
+//! The store's faults with the real binary and real faults: a kill -9 right
+//! after many `game_over`s (no ended game comes back), a full disk made by
+//! `RLIMIT_FSIZE` (503, `unavailable`, games finish, a spill file at SIGTERM
+//! that `ttt-server import` puts back), a damaged saved row (set aside, the
+//! other games resume) and a file that is not a database (a clear refusal).
+
+mod common;
+
+use std::time::Duration;
+
+use futures::SinkExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+use common::{Server, Ws, next_of, temp_dir};
+
+async fn send(ws: &mut Ws, v: Value) {
+    ws.send(Message::text(v.to_string())).await.expect("send");
+}
+
+/// `GET path`: the status and the JSON body.
+async fn get(addr: &str, path: &str) -> (u16, Value) {
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    tcp.write_all(req.as_bytes()).await.expect("write");
+    let mut text = String::new();
+    tcp.read_to_string(&mut text).await.expect("read");
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+/// Waits up to 10 s for `/healthz` to answer `status`; its body.
+async fn health_becomes(addr: &str, status: u16) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (got, body) = get(addr, "/healthz").await;
+        if got == status {
+            return body;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "/healthz still {got}: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Two players in a private room: X (the creator), O, and their tokens.
+struct Pair {
+    x: Ws,
+    o: Ws,
+    tokens: [String; 2],
+}
+
+async fn pair(server: &Server) -> Pair {
+    let (mut x, mut o) = (server.client().await, server.client().await);
+    send(&mut x, json!({"type": "create_room", "mark": "X"})).await;
+    let room = next_of(&mut x, "room_created").await["room"].clone();
+    send(&mut o, json!({"type": "join_room", "room": room})).await;
+    let (sx, so) = (next_of(&mut x, "game_started").await, next_of(&mut o, "game_started").await);
+    assert_eq!(sx["you"], 1);
+    let token = |v: &Value| v["resume_token"].as_str().expect("token").to_owned();
+    Pair { tokens: [token(&sx), token(&so)], x, o }
+}
+
+/// X wins down the first column; this plays all but the last move.
+const OPENING: [(usize, [u8; 2]); 4] = [(0, [0, 0]), (1, [0, 1]), (0, [1, 0]), (1, [1, 1])];
+
+impl Pair {
+    async fn play(&mut self, who: usize, cell: [u8; 2]) {
+        let ws = if who == 0 { &mut self.x } else { &mut self.o };
+        send(ws, json!({"type": "move", "row": cell[0], "col": cell[1]})).await;
+        next_of(&mut self.x, "moved").await;
+        next_of(&mut self.o, "moved").await;
+    }
+}
+
+/// What a connection has already received of `kind`, within `wait`.
+async fn seen(ws: &mut Ws, kind: &str, wait: Duration) -> Option<Value> {
+    tokio::time::timeout(wait, next_of_or_close(ws, kind)).await.ok().flatten()
+}
+
+async fn next_of_or_close(ws: &mut Ws, kind: &str) -> Option<Value> {
+    use futures::StreamExt;
+    loop {
+        match ws.next().await {
+            Some(Ok(Message::Text(t))) => {
+                let v: Value = serde_json::from_str(&t).ok()?;
+                if v["type"] == kind {
+                    return Some(v);
+                }
+            }
+            Some(Ok(_)) => continue,
+            _ => return None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_kill_right_after_game_over_never_brings_an_ended_game_back() {
+    let dir = temp_dir("faults-kill");
+    let db = format!("sqlite:{}", dir.join("ttt.db").display());
+    let args = ["--database", &db, "--turn-timeout-ms", "60000"];
+    let server = Server::start(&args);
+    let mut pairs = Vec::new();
+    for _ in 0..30 {
+        let mut p = pair(&server).await;
+        for (who, cell) in OPENING {
+            p.play(who, cell).await;
+        }
+        pairs.push(p);
+    }
+    // Every last move at once; the kill follows the first game_over seen.
+    for p in &mut pairs {
+        send(&mut p.x, json!({"type": "move", "row": 2, "col": 0})).await;
+    }
+    let first = next_of(&mut pairs[0].o, "game_over").await;
+    server.signal("KILL");
+    let mut ended = vec![(first["game_id"].as_str().expect("id").to_owned(), pairs[0].tokens.clone())];
+    for p in pairs.iter_mut().skip(1) {
+        // What reached the client before the kill is what a player saw.
+        if let Some(over) = seen(&mut p.o, "game_over", Duration::from_millis(500)).await {
+            assert_eq!(over["winner"], 1);
+            ended.push((over["game_id"].as_str().expect("id").to_owned(), p.tokens.clone()));
+        }
+    }
+    server.exits_within(Duration::from_secs(5)).await;
+    let server = Server::start(&args);
+    assert_eq!(server.restored as usize, pairs.len() - ended.len(), "ended games restored");
+    for (id, tokens) in &ended {
+        let (status, record) = get(&server.addr, &format!("/api/games/{id}")).await;
+        assert_eq!(status, 200, "game {id} seen ended has no record");
+        assert_eq!((record["winner"].clone(), record["reason"].clone()), (json!(1), json!("line")));
+        for token in tokens {
+            let mut ws = server.client().await;
+            send(&mut ws, json!({"type": "resume", "token": token, "id": 1})).await;
+            let refused = next_of(&mut ws, "error").await;
+            assert_eq!(refused["code"], "invalid_token", "{refused}");
+        }
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `sh` ignoring SIGXFSZ (inherited through exec) around `prlimit`, so that
+/// writes past `bytes` fail with EFBIG as on a full disk.
+fn full_disk(bytes: u64) -> Vec<String> {
+    vec![
+        "sh".into(),
+        "-c".into(),
+        format!("trap '' XFSZ; exec prlimit --fsize={bytes}:{bytes} -- \"$0\" \"$@\""),
+    ]
+}
+
+#[tokio::test]
+async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_back() {
+    let dir = temp_dir("faults-full");
+    let path = dir.join("ttt.db");
+    let db = format!("sqlite:{}", path.display());
+    let spill = dir.join("spill");
+    std::fs::create_dir_all(&spill).expect("spill dir");
+    let spill_arg = spill.display().to_string();
+    let args = ["--database", &db, "--spill-dir", &spill_arg, "--turn-timeout-ms", "60000"];
+    // A first start makes the file; then no file may be written past 40 KiB
+    // (the shared-memory index takes 32): the log holds nine pages, and none
+    // past the tenth of the file (where the saved games' tables are) can be
+    // checkpointed, so the log never empties.
+    let server = Server::start(&args);
+    server.signal("TERM");
+    assert!(server.exits_within(Duration::from_secs(5)).await.success());
+    let wrapper = full_disk(40 << 10);
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
+    let server = Server::start_under(&wrapper, &args);
+    let (status, health) = get(&server.addr, "/healthz").await;
+    assert_eq!((status, health["status"].clone(), health["store"].clone()), (200, json!("ok"), json!("ok")));
+    assert_eq!(health["bus"], "none");
+    assert!(health["instance"].as_str().is_some_and(|i| !i.is_empty()), "{health}");
+    // A game starts before anything was written, and stays in progress.
+    let mut going = pair(&server).await;
+    going.play(0, [0, 0]).await;
+    // Another pair plays games until the store fails.
+    let mut ids = Vec::new();
+    if let Some(mut p) = try_pair(&server).await {
+        for _ in 0..400 {
+            send(&mut p.x, json!({"type": "resign"})).await;
+            let over = next_of(&mut p.o, "game_over").await;
+            next_of(&mut p.x, "game_over").await;
+            ids.push(over["game_id"].as_str().expect("a game id even when it cannot be written").to_owned());
+            // Asked by both at once; a refusal (the store failed) comes to each.
+            send(&mut p.x, json!({"type": "rematch"})).await;
+            send(&mut p.o, json!({"type": "rematch"})).await;
+            if next_of_any(&mut p.x, &["game_started", "error"]).await["type"] == "error" {
+                break;
+            }
+            next_of(&mut p.o, "game_started").await;
+        }
+    }
+    let health = health_becomes(&server.addr, 503).await;
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["store"], "cannot write to the database", "{health}");
+    let text = health.to_string();
+    assert!(!text.contains("SQL") && !text.contains("sqlite") && !text.contains("I/O"), "{text}");
+    // Nothing new starts, and says why without the database's words.
+    let mut late = server.client().await;
+    for (i, request) in [
+        json!({"type": "quick_match"}),
+        json!({"type": "create_room"}),
+        json!({"type": "register", "name": "newcomer"}),
+        json!({"type": "play_house"}),
+        json!({"type": "hello", "name": "ann", "token": "ttt_x"}),
+        json!({"type": "join_room", "room": "NOSUCHROOM"}),
+        json!({"type": "challenge", "name": "bob"}),
+        json!({"type": "accept", "challenge": 1}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut request = request;
+        request["id"] = json!(i);
+        send(&mut late, request).await;
+        let refused = next_of(&mut late, "error").await;
+        assert_eq!(refused["code"], "unavailable", "{refused}");
+        assert_eq!(refused["id"], i);
+        assert!(refused["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0), "{refused}");
+        assert!(!refused["message"].as_str().unwrap_or("").contains("I/O"), "{refused}");
+    }
+    // The game in progress goes on and ends; its record waits in memory and
+    // the API shows it from there; a rematch would be a new game.
+    for (who, cell) in [(1, [1, 0]), (0, [0, 1]), (1, [1, 1])] {
+        going.play(who, cell).await;
+    }
+    send(&mut going.x, json!({"type": "move", "row": 0, "col": 2})).await;
+    let over = next_of(&mut going.o, "game_over").await;
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")));
+    let id = over["game_id"].as_str().expect("id").to_owned();
+    ids.push(id.clone());
+    send(&mut going.o, json!({"type": "rematch", "id": 9})).await;
+    let refused = next_of(&mut going.o, "error").await;
+    assert_eq!((refused["code"].clone(), refused["id"].clone()), (json!("unavailable"), json!(9)));
+    let (status, held) = get(&server.addr, &format!("/api/games/{id}")).await;
+    assert_eq!(status, 200, "{held}");
+    assert_eq!(held["moves"], json!([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]));
+    // SIGTERM: 10 s of tries, then the spill file, and a non-zero exit.
+    server.signal("TERM");
+    let status = server.exits_within(Duration::from_secs(20)).await;
+    assert!(!status.success(), "a stop that could not write exited 0");
+    let files: Vec<_> = std::fs::read_dir(&spill).expect("spill dir").flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+    assert!(name.starts_with("ttt-unsaved-") && name.ends_with(".jsonl"), "{name}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttt-server"))
+        .args(["import", &files[0].display().to_string(), "--database", &db])
+        .output()
+        .expect("import");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // With room on the disk again, every game a player saw end is there.
+    let server = Server::start(&args);
+    assert_eq!(server.restored, 0, "an ended game came back");
+    for id in &ids {
+        let (status, record) = get(&server.addr, &format!("/api/games/{id}")).await;
+        assert_eq!(status, 200, "game {id} lost");
+        assert!(record["reason"] == "resign" || record["reason"] == "line", "{record}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A pair in a private room, or `None` when the room is refused `unavailable`.
+async fn try_pair(server: &Server) -> Option<Pair> {
+    let (mut x, mut o) = (server.client().await, server.client().await);
+    send(&mut x, json!({"type": "create_room", "mark": "X"})).await;
+    let created = next_of_any(&mut x, &["room_created", "error"]).await;
+    if created["type"] == "error" {
+        assert_eq!(created["code"], "unavailable");
+        return None;
+    }
+    send(&mut o, json!({"type": "join_room", "room": created["room"]})).await;
+    let started = next_of_any(&mut o, &["game_started", "error"]).await;
+    if started["type"] == "error" {
+        assert_eq!(started["code"], "unavailable");
+        return None;
+    }
+    let sx = next_of(&mut x, "game_started").await;
+    let token = |v: &Value| v["resume_token"].as_str().expect("token").to_owned();
+    Some(Pair { tokens: [token(&sx), token(&started)], x, o })
+}
+
+/// The next message whose type is one of `kinds`.
+async fn next_of_any(ws: &mut Ws, kinds: &[&str]) -> Value {
+    use futures::StreamExt;
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("in time")
+            .expect("open")
+            .expect("frame");
+        if let Message::Text(t) = msg {
+            let v: Value = serde_json::from_str(&t).expect("json");
+            if kinds.iter().any(|k| v["type"] == *k) {
+                return v;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_saved_game_is_set_aside_and_the_others_resume() {
+    let dir = temp_dir("faults-row");
+    let path = dir.join("ttt.db");
+    let db = format!("sqlite:{}", path.display());
+    let args = ["--database", &db, "--turn-timeout-ms", "60000"];
+    let server = Server::start(&args);
+    let mut good = pair(&server).await;
+    good.play(0, [0, 0]).await;
+    let mut bad = pair(&server).await;
+    bad.play(0, [1, 1]).await;
+    server.signal("TERM");
+    server.exits_within(Duration::from_secs(5)).await;
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let changed = conn
+        .execute(
+            "UPDATE live_games SET size = -5 WHERE room = (SELECT room FROM live_moves WHERE cells = x'01000100')",
+            [],
+        )
+        .expect("damage");
+    assert_eq!(changed, 1);
+    drop(conn);
+    let server = Server::start(&args);
+    assert_eq!(server.restored, 1);
+    let mut x = server.client().await;
+    send(&mut x, json!({"type": "resume", "token": good.tokens[0]})).await;
+    let state = next_of(&mut x, "state").await;
+    assert_eq!(state["moves"], json!([[0, 0]]));
+    let mut lost = server.client().await;
+    send(&mut lost, json!({"type": "resume", "token": bad.tokens[0]})).await;
+    assert_eq!(next_of(&mut lost, "error").await["code"], "invalid_token");
+    drop(server);
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let kept: Vec<(String, String)> = conn
+        .prepare("SELECT what, data FROM quarantine ORDER BY id")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!(kept[0].0, "live_games");
+    assert!(kept[0].1.contains("-5"), "{}", kept[0].1);
+    assert_eq!(kept[1].0, "live_moves");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_stops_the_start_with_what_to_do() {
+    let dir = temp_dir("faults-garbage");
+    let path = dir.join("ttt.db");
+    let noise: Vec<u8> = (0..64 * 1024).map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&path, &noise).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttt-server"))
+        .args(["--bind", "127.0.0.1:0", "--database", &format!("sqlite:{}", path.display())])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("not a SQLite database or it is damaged"), "{err}");
+    assert!(err.contains("restore it from a backup"), "{err}");
+    assert_eq!(std::fs::read(&path).expect("read"), noise, "the file was changed");
+    let _ = std::fs::remove_dir_all(dir);
+}
