@@ -61,6 +61,9 @@ pub struct CrashReport {
     pub lost_oldest_ms: AtomicU64,
     /// Games the restarted server said it restored.
     pub restored: AtomicU64,
+    /// Games that ended before the kill, found recorded as seen and not
+    /// restored after it.
+    pub stayed_ended: AtomicU64,
     /// From starting the server again to its listening, in milliseconds.
     pub restart_ms: AtomicU64,
     /// Everything that went wrong: a non-empty list fails the run.
@@ -84,7 +87,7 @@ impl CrashReport {
             "crash: games finished before the SIGKILL {}, in progress at it and finished after a resume {}, \
              ended by the restart itself {}, started within 100 ms of it and lost with it {}, played after it {}; \
              games restored {} (listening {} ms after the restart); moves seen accepted but lost {} (the oldest \
-             seen {} ms before the kill)",
+             seen {} ms before the kill); games ended before the kill and still ended, recorded as seen, after it {}",
             n(&self.before),
             n(&self.resumed),
             n(&self.ended_by_restart),
@@ -94,6 +97,7 @@ impl CrashReport {
             n(&self.restart_ms),
             n(&self.moves_lost),
             n(&self.lost_oldest_ms),
+            n(&self.stayed_ended),
         )
     }
 }
@@ -153,6 +157,9 @@ struct Ctx {
     restarted: AtomicBool,
     /// New games start until then.
     deadline: Mutex<Option<Instant>>,
+    /// Games born before the kill whose `game_over` both players saw without
+    /// an interruption: `(game_over, resume tokens)`. None may come back.
+    ended: Mutex<Vec<(Value, [Value; 2])>>,
 }
 
 impl Ctx {
@@ -199,6 +206,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         killed_at: Mutex::new(None),
         restarted: AtomicBool::new(false),
         deadline: Mutex::new(None),
+        ended: Mutex::new(Vec::new()),
     });
     let mut pairs = tokio::task::JoinSet::new();
     for i in 0..cfg.pairs {
@@ -230,6 +238,16 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     let all = async { while pairs.join_next().await.is_some() {} };
     if timeout(cfg.after + Duration::from_secs(60), all).await.is_err() {
         report.fail("pairs still playing a minute after the phase's end".into());
+    }
+    let ended = ctx.ended.lock().map(|e| e.clone()).unwrap_or_default();
+    for (over, tokens) in &ended {
+        match stays_ended(&ctx.url, addr, over, tokens).await {
+            Ok(()) => report.stayed_ended.fetch_add(1, Ordering::Relaxed),
+            Err(e) => {
+                report.fail(e);
+                0
+            }
+        };
     }
     let mut server = restarted;
     let _ = server.child.start_kill();
@@ -272,6 +290,31 @@ async fn expect(ws: &mut Ws, kind: &str) -> Fallible<Value> {
 
 async fn send(ws: &mut Ws, v: Value) -> Fallible<()> {
     ws.send(Message::text(v.to_string())).await.map_err(|e| format!("send: {e}"))
+}
+
+/// A game whose `game_over` was seen before the kill, asked of the server
+/// after it: recorded once with the result seen, and its tokens refused (it
+/// was not restored as live).
+async fn stays_ended(url: &str, addr: SocketAddr, over: &Value, tokens: &[Value; 2]) -> Fallible<()> {
+    let id = over["game_id"].as_str().ok_or("no game_id")?;
+    let (status, record) = api(addr, &format!("/api/games/{id}")).await;
+    if status != 200 || record["moves"] != over["moves"] || record["winner"] != over["winner"] {
+        return Err(format!("game {id} ended before the kill but its record is not what was seen: {status} {record}"));
+    }
+    for token in tokens {
+        let mut ws = connect(url).await?;
+        send(&mut ws, json!({"type": "resume", "token": token})).await?;
+        let answer = loop {
+            let v = recv(&mut ws).await?;
+            if v["type"] == "state" || v["type"] == "error" {
+                break v;
+            }
+        };
+        if answer["code"] != "invalid_token" {
+            return Err(format!("game {id} ended before the kill came back after it: resume gave {answer}"));
+        }
+    }
+    Ok(())
 }
 
 /// How a seat comes back after the kill.
@@ -440,6 +483,9 @@ async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
         ctx.report.after.fetch_add(1, Ordering::Relaxed);
     } else {
         ctx.report.before.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut ended) = ctx.ended.lock() {
+            ended.push((gx.clone(), tokens.clone()));
+        }
     }
     for ws in &mut seats {
         let _ = ws.close(None).await;
