@@ -124,10 +124,7 @@ impl Server {
             store,
             book,
             instance,
-            registrations: registrations::Registrations::new(
-                config_registrations.0,
-                config_registrations.1,
-            ),
+            registrations: registrations::Registrations::new(config_registrations.0, config_registrations.1),
         });
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
         let scheme = if shared.tls.is_some() { "wss" } else { "ws" };

@@ -51,7 +51,9 @@ impl Registrations {
         if map.len() >= REMEMBERED && !map.contains_key(&ip) {
             let full = self.burst;
             let per_second = self.per_second;
-            map.retain(|_, b| b.tokens + now.saturating_duration_since(b.at).as_secs_f64() * per_second < full);
+            map.retain(|_, b| {
+                b.tokens + now.saturating_duration_since(b.at).as_secs_f64() * per_second < full
+            });
         }
         let b = map.entry(ip).or_insert(Bucket { tokens: self.burst, at: now });
         self.refill(b, now);

@@ -299,7 +299,9 @@ async fn stays_ended(url: &str, addr: SocketAddr, over: &Value, tokens: &[Value;
     let id = over["game_id"].as_str().ok_or("no game_id")?;
     let (status, record) = api(addr, &format!("/api/games/{id}")).await;
     if status != 200 || record["moves"] != over["moves"] || record["winner"] != over["winner"] {
-        return Err(format!("game {id} ended before the kill but its record is not what was seen: {status} {record}"));
+        return Err(format!(
+            "game {id} ended before the kill but its record is not what was seen: {status} {record}"
+        ));
     }
     for token in tokens {
         let mut ws = connect(url).await?;

@@ -49,6 +49,9 @@ pub struct Report {
     pub latencies_us: Vec<u32>,
     /// Refusals and failures by code (`timeout`, `closed` for transport trouble).
     pub errors: BTreeMap<String, u64>,
+    /// From sending a game's last move to its `game_over`, per game, in µs
+    /// (the server holds `game_over` until the record is committed).
+    pub ends_us: Vec<u32>,
     /// Games whose `game_over.moves` judged to the announced winner.
     pub judged_ok: u64,
     /// Games whose record did not judge to the announced winner.
@@ -60,6 +63,7 @@ impl Report {
         self.moves += other.moves;
         self.games += other.games;
         self.latencies_us.extend(other.latencies_us);
+        self.ends_us.extend(other.ends_us);
         for (k, v) in other.errors {
             *self.errors.entry(k).or_default() += v;
         }
@@ -82,17 +86,28 @@ impl Report {
         self.latencies_us[i]
     }
 
+    /// The time from a game's last move to its `game_over` at quantile `q`, in µs.
+    pub fn end_percentile(&mut self, q: f64) -> u32 {
+        if self.ends_us.is_empty() {
+            return 0;
+        }
+        self.ends_us.sort_unstable();
+        self.ends_us[((self.ends_us.len() - 1) as f64 * q).round() as usize]
+    }
+
     /// One `summary:` line of key=value pairs, for scripts.
     pub fn summary(&mut self) -> String {
         let errors: u64 = self.errors.values().sum();
+        let (end50, end99) = (self.end_percentile(0.5), self.end_percentile(0.99));
         format!(
-            "summary: moves_per_sec={:.0} p50_us={} p99_us={} p999_us={} max_us={} errors={errors} judged_bad={}",
+            "summary: moves_per_sec={:.0} p50_us={} p99_us={} p999_us={} max_us={} errors={errors} judged_bad={} \
+             end_p50_us={end50} end_p99_us={end99}",
             self.moves_per_sec(),
             self.percentile(0.5),
             self.percentile(0.99),
             self.percentile(0.999),
             self.percentile(1.0),
-            self.judged_bad
+            self.judged_bad,
         )
     }
 
@@ -272,7 +287,7 @@ async fn play_pair(
             continue;
         }
         if game.play(row, col).map(|s| s.is_over()).unwrap_or(true) {
-            if let Err(e) = finish_game(&mut pair, &mut report, cfg.size).await {
+            if let Err(e) = finish_game(&mut pair, &mut report, cfg.size, started).await {
                 *report.errors.entry(e).or_default() += 1;
                 break;
             }
@@ -285,9 +300,10 @@ async fn play_pair(
 }
 
 /// Reads both `game_over`s, judges the record, and starts the rematch (seats swap).
-async fn finish_game(pair: &mut Pair, report: &mut Report, size: usize) -> Result<(), String> {
+async fn finish_game(pair: &mut Pair, report: &mut Report, size: usize, last: Instant) -> Result<(), String> {
     let over = read_type(&mut pair.x, "game_over").await?;
     read_type(&mut pair.o, "game_over").await?;
+    report.ends_us.push(u32::try_from(last.elapsed().as_micros()).unwrap_or(u32::MAX));
     report.games += 1;
     let moves: Vec<[usize; 2]> = serde_json::from_value(over["moves"].clone()).unwrap_or_default();
     let consistent = judge(size, size, &moves)

@@ -326,7 +326,11 @@ async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
     }
     // Once the store cannot write, a rematch (a new game) is refused.
     let refused = refused.expect("the disk never filled");
-    assert_eq!((refused["code"].clone(), refused["id"].clone()), (json!("unavailable"), json!(7)), "{refused}");
+    assert_eq!(
+        (refused["code"].clone(), refused["id"].clone()),
+        (json!("unavailable"), json!(7)),
+        "{refused}"
+    );
     let (status, body) = http_get(server.addr, "/healthz").await;
     assert_eq!(status, 503, "{body}");
     let page = http_get(server.addr, "/metrics").await.1;

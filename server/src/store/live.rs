@@ -248,7 +248,10 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
     )?;
     let ended = ended + tx.execute("DELETE FROM live_games WHERE game_id IN (SELECT id FROM games)", [])?;
     if ended > 0 {
-        tracing::warn!(rows = ended, "saved rows of games that have a record were dropped: those games ended");
+        tracing::warn!(
+            rows = ended,
+            "saved rows of games that have a record were dropped: those games ended"
+        );
     }
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut gaps = Vec::new();
@@ -257,7 +260,8 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
         let mut stmt = tx.prepare("SELECT room, first, cells FROM live_moves ORDER BY room, first")?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let read = || -> rusqlite::Result<(String, i64, Vec<u8>)> { Ok((r.get(0)?, r.get(1)?, r.get(2)?)) };
+            let read =
+                || -> rusqlite::Result<(String, i64, Vec<u8>)> { Ok((r.get(0)?, r.get(1)?, r.get(2)?)) };
             let (room, first, cells) = match read() {
                 Ok(row) => row,
                 Err(e) => {
@@ -320,7 +324,10 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<Restored> {
 
 /// One saved game from its row (and its moves, taken from `moves`), or why
 /// it cannot be played on.
-fn live_game(r: &rusqlite::Row<'_>, moves: &mut FxHashMap<String, Vec<[u16; 2]>>) -> Result<LiveGame, String> {
+fn live_game(
+    r: &rusqlite::Row<'_>,
+    moves: &mut FxHashMap<String, Vec<[u16; 2]>>,
+) -> Result<LiveGame, String> {
     let e = |e: rusqlite::Error| e.to_string();
     let room: String = r.get(0).map_err(e)?;
     let identity = |i: usize| -> Result<Arc<Identity>, String> {
@@ -337,7 +344,9 @@ fn live_game(r: &rusqlite::Row<'_>, moves: &mut FxHashMap<String, Vec<[u16; 2]>>
     let ms = |i: usize| -> Result<Option<Duration>, String> {
         match r.get::<_, Option<i64>>(i).map_err(e)? {
             None => Ok(None),
-            Some(v) => u64::try_from(v).map(|v| Some(Duration::from_millis(v))).map_err(|_| format!("{v} ms")),
+            Some(v) => {
+                u64::try_from(v).map(|v| Some(Duration::from_millis(v))).map_err(|_| format!("{v} ms"))
+            }
         }
     };
     let size: i64 = r.get(1).map_err(e)?;
@@ -345,7 +354,8 @@ fn live_game(r: &rusqlite::Row<'_>, moves: &mut FxHashMap<String, Vec<[u16; 2]>>
     let (Ok(size), Ok(win)) = (usize::try_from(size), usize::try_from(win)) else {
         return Err(format!("size {size} or win {win} is not a board"));
     };
-    tictactoe_protocol::Game::with_win(size, win).map_err(|_| format!("size {size} and win {win} are not a board"))?;
+    tictactoe_protocol::Game::with_win(size, win)
+        .map_err(|_| format!("size {size} and win {win} are not a board"))?;
     let house = match r.get::<_, Option<String>>(15).map_err(e)? {
         None => None,
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),

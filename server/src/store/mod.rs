@@ -17,9 +17,9 @@ pub use crate::live::{LiveGame, LiveWrite};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use std::sync::mpsc::{SyncSender, TrySendError};
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -302,7 +302,8 @@ pub fn import(db: &Database, file: &Path) -> Result<usize, String> {
     };
     let games = spill::read(file)?;
     let mut conn = sqlite::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
-    sqlite::import(&mut conn, &games).map_err(|e| format!("database {}: the import failed: {e}", path.display()))
+    sqlite::import(&mut conn, &games)
+        .map_err(|e| format!("database {}: the import failed: {e}", path.display()))
 }
 
 impl Store {

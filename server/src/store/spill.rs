@@ -102,7 +102,8 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
         2 => Some(Player::O),
         n => return Err(format!("winner {n} is not 0, 1 or 2")),
     };
-    let player = |p: SpilledPlayer| Arc::new(Identity { name: p.name.into(), account: p.account, bot: p.bot });
+    let player =
+        |p: SpilledPlayer| Arc::new(Identity { name: p.name.into(), account: p.account, bot: p.bot });
     let [x, o] = s.players;
     Ok(GameRecord {
         id: s.id.into(),
@@ -113,7 +114,9 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
         winner,
         reason: s.reason,
         line: s.line,
-        ratings: s.ratings.map(|r| r.map(|[before, after]| Rated { before: before.into(), after: after.into() })),
+        ratings: s
+            .ratings
+            .map(|r| r.map(|[before, after]| Rated { before: before.into(), after: after.into() })),
         started_at_ms: s.started_at_ms,
         ended_at_ms: s.ended_at_ms,
     })
@@ -162,7 +165,9 @@ pub(super) fn waiting(dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PREFIX) && n.ends_with(SUFFIX))
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(PREFIX) && n.ends_with(SUFFIX))
         })
         .collect();
     files.sort();

@@ -13,12 +13,12 @@ use skillratings::glicko2::Glicko2Rating;
 use super::json;
 use super::live::{Fold, HOLD};
 use super::{Account, BACKLOG, Job, Query, StoreError, StoreStats};
-use tokio::sync::oneshot;
 use crate::account::{TokenHash, name_key};
 use crate::live::LiveWrite;
 use crate::ratings::Standing;
 use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
+use tokio::sync::oneshot;
 
 /// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
 const MIGRATIONS: [&str; 4] = [
@@ -30,7 +30,6 @@ const MIGRATIONS: [&str; 4] = [
 
 /// Most jobs taken off the queue at once; their writes share a transaction.
 const BATCH: usize = 8192;
-
 
 /// How often failed writes are retried.
 const RETRY: Duration = Duration::from_secs(1);
@@ -443,7 +442,10 @@ pub(super) fn import(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::R
     insert_games(&tx, games)?;
     let after: i64 = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
     for g in games {
-        tx.execute("DELETE FROM live_moves WHERE room IN (SELECT room FROM live_games WHERE game_id = ?1)", [&*g.id])?;
+        tx.execute(
+            "DELETE FROM live_moves WHERE room IN (SELECT room FROM live_games WHERE game_id = ?1)",
+            [&*g.id],
+        )?;
         tx.execute("DELETE FROM live_games WHERE game_id = ?1", [&*g.id])?;
     }
     tx.commit()?;
