@@ -127,7 +127,7 @@ pub async fn run(
             Event::Resumed => continue,
             Event::Closed(why) => return Err(why),
         };
-        if let Some(why) = fatal(&msg) {
+        if let Some(why) = fatal(&msg, start, &link.limits) {
             return Err(why);
         }
         let in_game = view.you.is_some() && view.over.is_none();
