@@ -221,12 +221,13 @@ async fn clear_errors_for_missing_servers_and_rooms() {
 
 /// Runs tmux with `args`, returning stdout.
 fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux is installed");
+    let out = Command::new(tictactoe_tests::tools::require("tmux")).args(args).output().expect("run tmux");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_screen_play_in_a_real_terminal() {
+    tictactoe_tests::tools::require("tmux");
     let server = server().await;
     let url = server.url();
     let screen = tokio::task::spawn_blocking(move || {
@@ -431,7 +432,8 @@ async fn create_tells_the_friend_the_exact_command() {
     let code =
         text.lines().find_map(|l| l.strip_prefix("Room code: ")).expect("a room code").trim().to_owned();
     assert!(
-        text.contains(&format!("Your friend joins with: ttt play --join {code} --server {url}")),
+        // The command as this `ttt` was started (here by its full path), not a bare `ttt`.
+        text.contains(&format!("Your friend joins with: {TTT} play --join {code} --server {url}")),
         "{text}"
     );
     server.shutdown().await;
@@ -439,6 +441,7 @@ async fn create_tells_the_friend_the_exact_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_mid_game_restores_the_terminal() {
+    tictactoe_tests::tools::require("tmux");
     let server = server().await;
     let url = server.url();
     let (during, after) = tokio::task::spawn_blocking(move || {
@@ -509,6 +512,7 @@ async fn shows(session: &str, needle: &str, secs: u64) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_and_offers_a_new_game() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(Config { reconnect_grace_ms: 2_000, ..test_config() }).await;
     let proxy = tictactoe_tests::Proxy::start(server.addr).await;
     let url = format!("ws://{}/", proxy.addr);
@@ -542,6 +546,7 @@ async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(Config { reconnect_grace_ms: 20_000, ..test_config() }).await;
     let dir = tictactoe_tests::TempDir::new("kept-seat");
     let url = server.url();
@@ -581,6 +586,7 @@ async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_30_by_30_board_in_80_by_24_follows_the_cursor() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(Config { max_size: 30, ..test_config() }).await;
     let url = server.url();
     let session = format!("ttt-big-{}", std::process::id());
@@ -615,6 +621,7 @@ fn clock_shown(screen: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
+    tictactoe_tests::tools::require("tmux");
     let server =
         TestServer::start(Config { turn_timeout_ms: 60_000, reconnect_grace_ms: 20_000, ..test_config() })
             .await;
@@ -668,6 +675,7 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
 /// again and sees the game to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
+    tictactoe_tests::tools::require("tmux");
     let dir = tictactoe_tests::TempDir::new("cli-restart");
     let config = Config { reconnect_grace_ms: 30_000, database: dir.database("ttt.db"), ..test_config() };
     let server = TestServer::start(config.clone()).await;
