@@ -131,6 +131,7 @@ async fn a_bot_plays_the_house_and_nobody_by_that_name_is_a_clear_error() {
     );
     assert!(!nobody.status.success());
     assert!(text(&nobody).contains("nobody called \"zed\" is online"), "{}", text(&nobody));
+    assert!(!text(&nobody).contains("send who"), "said as a person would: {}", text(&nobody));
 }
 
 fn tmux(args: &[&str]) -> String {

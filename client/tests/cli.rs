@@ -166,6 +166,10 @@ async fn line_mode_play_through_pipes_finishes_a_game() {
     assert!(text.contains("off the board"), "out of range refused: {text}");
     assert_eq!(text.matches("Result: ").count(), 1, "the result, once: {text}");
     assert!(text.contains("You are X (piper)") || text.contains("You are O (piper)"), "{text}");
+    // Moves are told by mark and name, as the full screen names players.
+    assert!(!text.contains("Player 1") && !text.contains("Player 2"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("X (") && l.contains(") played ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("O (") && l.contains(") played ")), "{text}");
     server.shutdown().await;
 }
 
@@ -204,6 +208,9 @@ async fn clear_errors_for_missing_servers_and_rooms() {
         (vec!["play", "--server", "http://example"], "not a server URL"),
         (vec!["bot", "--server", &url, "--join", "NOSUCHROOM"], "no room has the code"),
         (vec!["watch", "--server", &url, "NOSUCHROOM"], "no room has the code"),
+        // Said as a person would, not as the rule's bounds ("from 3 to 3").
+        (vec!["play", "--server", &url, "--win", "4"], "a 3×3 board is only won by 3 in a row"),
+        (vec!["bot", "--server", &url, "--size", "500"], "this server plays boards from 2×2 to 100×100"),
     ] {
         let out = tokio::process::Command::new(TTT)
             .args(&args)
@@ -627,7 +634,7 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
             .await;
     let url = server.url();
     let session = format!("ttt-mono-{}", std::process::id());
-    let cmd = format!("NO_COLOR=1 exec {TTT} play --server {url} --name mono --create");
+    let cmd = format!("NO_COLOR=1 {TTT} play --server {url} --name mono --create; echo SHELL-BACK; sleep 10");
     let (mut them, started) = opponent_of(&session, (100, 30), &cmd, &url).await;
     if started["you"] == 2 {
         shows(&session, "your turn", 10).await;
@@ -665,6 +672,9 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 1, "resigned");
+    // Leaving the game says how it ended.
+    let left = shows(&session, "SHELL-BACK", 10).await;
+    assert!(left.contains("Result: You lost — you resigned"), "{left}");
     let _ = tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }

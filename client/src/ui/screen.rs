@@ -601,6 +601,22 @@ mod tests {
     }
 
     #[test]
+    fn a_spectator_playing_a_cell_is_told_they_are_watching() {
+        let mut w = playing();
+        w.watch = true;
+        w.view.you = None;
+        assert!(matches!(w.on_key(key(KeyCode::Enter)), Action::None));
+        assert_eq!(w.view.note, "you are watching: only the players move");
+    }
+
+    #[test]
+    fn long_lines_are_cut_to_the_width_and_keep_no_control_characters() {
+        assert_eq!(fit_line("short", 80), "short");
+        assert_eq!(fit_line("abcdefghij", 5), "abcd…");
+        assert_eq!(fit_line("a\u{1b}]0;x\u{7}b", 80), "a]0;xb");
+    }
+
+    #[test]
     fn ctrl_r_resigns_and_stays_after_asking() {
         let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
         let mut s = playing();
