@@ -208,7 +208,7 @@ export function apply(prev, msg, now = 0) {
       state.account = { name: msg.name, bot: msg.bot };
       break;
     case 'error':
-      state.note = msg.message;
+      state.note = refusal(msg, state.limits);
       state.noteKind = 'error';
       if (msg.code === 'invalid_token') state.token = null;
       break;
@@ -289,6 +289,27 @@ export function ending(g) {
   if (g.winner === 0) return g.reason === 'draw' ? 'a draw' : 'no result';
   const how = { resign: ' by resignation', timeout: ' on time', disconnect: ' by disconnection' }[g.reason] ?? '';
   return `${g.players[g.winner - 1].name} won${how}`;
+}
+
+/**
+ * A refusal from the server as a person would say it: in our own words for
+ * the refusals a player meets, the server's text (shown as text) for the rest.
+ */
+export function refusal(msg, limits) {
+  const { min_size: min = 2, max_size: max = 100 } = limits ?? {};
+  const words = {
+    not_your_turn: "Not your turn yet: wait for your opponent's move.",
+    cell_occupied: 'That cell is taken: choose an empty one.',
+    out_of_bounds: 'That cell is off the board.',
+    game_over: 'The game is over.',
+    not_in_game: 'You are not in a game right now.',
+    rate_limited: 'Too many clicks at once: wait a moment and try again.',
+    invalid_size: `This server plays boards from ${min}×${min} to ${max}×${max}.`,
+    invalid_win: 'That many in a row does not fit the board: choose from 3 up to its size.',
+    player_not_found: 'Nobody by that name is online right now.',
+    room_not_found: 'No room has that code: it may have closed.',
+  };
+  return words[msg.code] ?? msg.message;
 }
 
 /** Whether it is our move in a game in progress. */

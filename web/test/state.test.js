@@ -121,9 +121,15 @@ test('a room opened through its link shows who waits and takes no seat', () => {
   assert.equal(apply(s, { type: 'room_closed', room: 'K7', reason: 'left' }).screen, 'home');
 });
 
-test('refusals are marked as such; other notes are not', () => {
+test('refusals are marked as such and said in words; other notes are not', () => {
   let s = apply(initial(), { type: 'error', code: 'room_not_found', message: 'no room has the code X' });
   assert.equal(s.noteKind, 'error');
+  s = apply(s, { type: 'error', code: 'player_not_found', message: 'nobody called "zed" is online; send who for the players who are' });
+  assert.equal(s.note, 'Nobody by that name is online right now.');
+  s = apply(s, { type: 'error', code: 'invalid_win', message: 'win must be from 3 to 3 on a 3x3 board' });
+  assert.doesNotMatch(s.note, /must be from/);
+  s = apply(apply(s, { type: 'welcome', limits: { min_size: 2, max_size: 30 } }), { type: 'error', code: 'invalid_size', message: 'x' });
+  assert.equal(s.note, 'This server plays boards from 2×2 to 30×30.');
   s = apply(s, started(1));
   assert.equal(s.noteKind, '');
 });
