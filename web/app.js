@@ -94,7 +94,7 @@ function onMessage(msg) {
       hello();
       const seat = sessionStorage.getItem(SEAT);
       if (seat) send({ type: 'resume', token: seat });
-      else if (invite) send({ type: 'spectate', room: invite });
+      else if (invite) peek(invite);
       else if (pending) send(pending);
       pending = null;
       send({ type: 'who' });
@@ -139,7 +139,7 @@ function onMessage(msg) {
       } else if (msg.code === 'invalid_token') {
         // The seat is gone (its game ended while we were away): start over.
         sessionStorage.removeItem(SEAT);
-        if (invite) send({ type: 'spectate', room: invite });
+        if (invite) peek(invite);
       } else if (msg.code === 'room_full' && invite) {
         // Someone took the seat first: watch their game instead.
         send({ type: 'spectate', room: invite });
@@ -156,6 +156,28 @@ function onMessage(msg) {
     default:
   }
   render();
+}
+
+/**
+ * Looks at `room` through a second, short-lived connection that says no
+ * hello and takes part in nothing: its `state` shows who waits there (the
+ * room screen), or, when both seats are taken, the main connection watches
+ * the game. The main connection itself stays out of a waiting room until the
+ * player clicks, so that taking the seat is one plain `join_room`.
+ */
+function peek(room) {
+  const side = new WebSocket(url());
+  side.addEventListener('message', (e) => {
+    const msg = JSON.parse(e.data);
+    if (msg.type === 'welcome') {
+      side.send(JSON.stringify({ type: 'spectate', room }));
+      return;
+    }
+    if (msg.type !== 'state' && msg.type !== 'error') return;
+    side.close();
+    if (msg.type === 'state' && msg.players.length >= 2) send({ type: 'spectate', room });
+    else onMessage(msg);
+  });
 }
 
 function onClose(code) {
