@@ -5,7 +5,7 @@
 import * as board from './board.js';
 import * as records from './records.js';
 import {
-  apply, boardName, clockLeft, initial, myTurn, roomFromPath, shown, statusText, step,
+  apply, boardName, clockText, connectionDown, initial, moveRows, myTurn, roomFromPath, shown, sizes, statusText, step,
 } from './state.js';
 
 const $ = (id) => document.getElementById(id);
@@ -16,7 +16,10 @@ const RESTART_WAIT = 60000; // a restarting server (close 1012) is given this lo
 
 let state = initial();
 let ws = null;
-let invite = roomFromPath(location.pathname); // a room to take a seat in (or watch)
+// A room opened through its link (/r/CODE): shown with who waits in it, or
+// watched when its game is on. Its seat is taken only on an explicit click,
+// so that a link on another site cannot put a signed-in player in a game.
+let invite = roomFromPath(location.pathname);
 let pending = null; // what to ask for once connected
 let down = null; // while reconnecting: { until, restart }
 let back = null; // just reconnected: { restart, timer } — said for a few seconds
@@ -91,7 +94,7 @@ function onMessage(msg) {
       hello();
       const seat = sessionStorage.getItem(SEAT);
       if (seat) send({ type: 'resume', token: seat });
-      else if (invite) send({ type: 'join_room', room: invite });
+      else if (invite) peek(invite);
       else if (pending) send(pending);
       pending = null;
       send({ type: 'who' });
@@ -136,12 +139,14 @@ function onMessage(msg) {
       } else if (msg.code === 'invalid_token') {
         // The seat is gone (its game ended while we were away): start over.
         sessionStorage.removeItem(SEAT);
-        if (invite) send({ type: 'join_room', room: invite });
+        if (invite) peek(invite);
       } else if (msg.code === 'room_full' && invite) {
+        // Someone took the seat first: watch their game instead.
         send({ type: 'spectate', room: invite });
-        invite = null;
       } else if (msg.code === 'room_not_found' && invite) {
+        state.note = `No room has the code ${invite} any more: it may have closed.`;
         invite = null;
+        history.replaceState(null, '', '/');
         state.screen = 'home';
       }
       break;
@@ -153,24 +158,52 @@ function onMessage(msg) {
   render();
 }
 
+/**
+ * Looks at `room` through a second, short-lived connection that says no
+ * hello and takes part in nothing: its `state` shows who waits there (the
+ * room screen), or, when both seats are taken, the main connection watches
+ * the game. The main connection itself stays out of a waiting room until the
+ * player clicks, so that taking the seat is one plain `join_room`.
+ */
+function peek(room) {
+  const side = new WebSocket(url());
+  side.addEventListener('message', (e) => {
+    const msg = JSON.parse(e.data);
+    if (msg.type === 'welcome') {
+      side.send(JSON.stringify({ type: 'spectate', room }));
+      return;
+    }
+    if (msg.type !== 'state' && msg.type !== 'error') return;
+    side.close();
+    if (msg.type === 'state' && msg.players.length >= 2) send({ type: 'spectate', room });
+    else onMessage(msg);
+  });
+}
+
 function onClose(code) {
   const restart = code === 1012;
   const grace = state.limits?.reconnect_grace_ms ?? 30000;
   if (!down) down = { until: now() + (restart ? Math.max(grace, RESTART_WAIT) : grace), restart };
   down.restart ||= restart;
+  state = connectionDown(state, now(), down.restart);
   render();
   if (now() > down.until && !sessionStorage.getItem(SEAT)) backoff = 5000; // idle: keep trying, slowly
   setTimeout(connect, backoff * (0.5 + Math.random() / 2));
   backoff = Math.min(backoff * 2, 5000);
 }
 
+/** The size menus offer every board the server plays (its `welcome` limits). */
 function fillSizes() {
-  const { min_size: min = 2, max_size: max = 100 } = state.limits ?? {};
   const size = $('size');
   if (size.options.length) return;
-  for (let n = Math.max(min, 3); n <= max; n++) size.add(new Option(`${n}×${n}`, String(n)));
-  size.value = '3';
+  const all = sizes(state.limits);
+  for (const n of all) size.add(new Option(`${n}×${n}`, String(n)));
+  size.value = all.includes(3) ? '3' : String(all[0]);
   fillWins();
+  for (const id of ['lb-size', 'lb-win']) {
+    $(id).min = String(all[0]);
+    $(id).max = String(all[all.length - 1]);
+  }
 }
 
 function fillWins() {
@@ -194,19 +227,62 @@ function cellButton(r, c) {
 }
 
 function renderBoard() {
+  fitBoard();
   board.paint($('board'), state, focus);
 }
 
+/**
+ * Sizes the cells so that the whole board is on screen: from the room the
+ * board has across (the game's width, less the side panel when it stands
+ * beside the board) and down (the window's height below the board's top).
+ * Boards too big even at the smallest cells scroll inside their frame.
+ */
+function fitBoard() {
+  const game = $('game');
+  if (game.hidden) return;
+  const wrap = game.querySelector('.board-wrap');
+  const wide = window.matchMedia('(min-width: 52rem)').matches;
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  const frame = 12; // the frame's padding on both sides, and a little air
+  const width = game.clientWidth - (wide ? 17.5 * rem : 0) - frame;
+  const top = (wide ? game : wrap).getBoundingClientRect().top + window.scrollY;
+  const height = window.innerHeight - top - frame - 4;
+  board.fit($('board'), state.size, width, height);
+  wrap.style.maxHeight = `${Math.max(height + frame, 12 * rem)}px`;
+}
+
 function renderClock() {
-  const left = clockLeft(state, now());
+  const shown = clockText(state, now());
   const clock = $('clock');
-  if (left === null || state.screen !== 'game' || state.over) {
-    clock.textContent = '';
-    return;
-  }
-  const secs = Math.ceil(left / 1000);
-  clock.textContent = `${state.paused ? 'Clock paused' : 'Time to move'}: ${secs} s`;
-  clock.classList.toggle('low', !state.paused && left < 5000);
+  clock.textContent = shown ? shown.text : '';
+  clock.classList.toggle('low', !!shown?.low);
+  clock.classList.toggle('paused', !!shown?.paused);
+}
+
+function renderMoves() {
+  const items = moveRows(state.moves).map(({ x, o }) => {
+    const li = document.createElement('li');
+    const [a, b] = [document.createElement('span'), document.createElement('span')];
+    a.textContent = x;
+    b.textContent = o;
+    li.append(a, b);
+    return li;
+  });
+  const list = $('moves');
+  list.replaceChildren(...items);
+  list.scrollTop = list.scrollHeight;
+}
+
+/** The players' line: each name in its mark's colour, as text. */
+function renderPlayers() {
+  const parts = state.players.flatMap((p, i) => {
+    const span = document.createElement('span');
+    span.className = 'xo'[i];
+    span.textContent = `${'XO'[i]} ${shown(p)}`;
+    return i ? [' — ', span] : [span];
+  });
+  const tail = state.you ? ` (you are ${'XO'[state.you - 1]})` : ' (watching)';
+  $('players').replaceChildren(...parts, tail);
 }
 
 function renderWho() {
@@ -240,6 +316,7 @@ function render() {
   const play = v === 'play';
   const game = play && state.screen === 'game';
   $('home').hidden = !play || state.screen !== 'home';
+  $('room-view').hidden = !play || state.screen !== 'room';
   $('waiting').hidden = !play || state.screen !== 'waiting';
   $('game').hidden = !game;
   $('account').hidden = v !== 'account';
@@ -257,6 +334,7 @@ function render() {
   $('name').disabled = !!saved;
   const conn = $('conn');
   conn.hidden = !down && !back;
+  conn.classList.toggle('ok', !down && !!back);
   if (down) conn.textContent = down.restart ? 'Server restarting, reconnecting…' : 'Connection lost, reconnecting…';
   else if (back) conn.textContent = back.restart ? 'The server restarted; you are back.' : 'Reconnected; you are back.';
   const offer = state.offer;
@@ -264,14 +342,21 @@ function render() {
   if (offer) $('offer-text').textContent = `${offer.from} challenges you to ${boardName(offer.size, offer.win)}.`;
   $('waiting-text').textContent = state.note;
   $('home-note').textContent = state.screen === 'home' ? state.note : '';
+  for (const id of ['home-note', 'note', 'account-note']) $(id).classList.toggle('error', state.noteKind === 'error');
+  if (state.screen === 'room') {
+    const host = state.players[0] ? shown(state.players[0]) : 'Nobody';
+    $('room-text').textContent = `${host} is waiting in room ${state.room} for an opponent on ${boardName(state.size, state.win)}.`
+      + (account() ? ` You are signed in as ${account().name}.` : '');
+  }
   $('invite').hidden = !(state.screen === 'waiting' && state.room);
   renderWho();
   if (game) {
-    const names = state.players.map((p, i) => `${'XO'[i]} ${shown(p)}`);
-    $('players').textContent = names.join(' — ') + (state.you ? ` (you are ${'XO'[state.you - 1]})` : ' (watching)');
+    renderPlayers();
     $('status').textContent = statusText(state);
+    $('status').classList.toggle('turn', myTurn(state));
     $('note').textContent = state.note;
     renderBoard();
+    renderMoves();
     const seated = state.you !== null;
     $('rematch').hidden = !seated;
     $('rematch').disabled = !state.over || state.closed;
@@ -284,7 +369,9 @@ function render() {
 
 function playAt(r, c) {
   focus = [r, c];
-  if (!myTurn(state)) {
+  if (state.you === null) {
+    state.note = 'You are watching: only the players move.';
+  } else if (!myTurn(state)) {
     state.note = state.over ? 'The game is over.' : 'Not your turn yet.';
   } else if (state.board[r][c]) {
     state.note = 'That cell is taken.';
@@ -332,9 +419,32 @@ function wire() {
   });
   $('create').addEventListener('click', () => send({ type: 'create_room', ...rules() }));
   $('house').addEventListener('click', () => send({ type: 'play_house', ...rules(), level: $('level').value }));
+  const typedRoom = () => $('room-code').value.trim().toUpperCase();
+  const joinTyped = () => {
+    const room = typedRoom();
+    if (!room) return;
+    invite = room; // a full room is watched instead
+    send({ type: 'join_room', room });
+  };
+  $('join').addEventListener('click', joinTyped);
+  // Enter in the room code box joins that room (not the form's quick match).
+  $('room-code').addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    e.preventDefault();
+    joinTyped();
+  });
   $('watch').addEventListener('click', () => {
-    const room = $('room-code').value.trim();
+    const room = typedRoom();
     if (room) send({ type: 'spectate', room });
+  });
+  $('take-seat').addEventListener('click', () => send({ type: 'join_room', room: state.room }));
+  $('room-back').addEventListener('click', () => {
+    send({ type: 'leave' });
+    invite = null;
+    history.replaceState(null, '', '/');
+    state = { ...initial(), limits: state.limits, online: state.online };
+    send({ type: 'who' });
+    render();
   });
   $('who-refresh').addEventListener('click', () => send({ type: 'who' }));
   $('offer-accept').addEventListener('click', () => state.offer && send({ type: 'accept', challenge: state.offer.id }));
@@ -388,10 +498,15 @@ function wire() {
     cellButton(...focus)?.focus();
   });
   setInterval(renderClock, 200);
-  // Who is online changes by itself: the home screen asks again now and then.
+  window.addEventListener('resize', () => {
+    if (view().what === 'play' && state.screen === 'game') renderBoard();
+  });
+  // Who is online changes by itself: while the home screen is in sight it
+  // asks again every 2 s, so that the list is never more than that behind.
   setInterval(() => {
-    if (view().what === 'play' && state.screen === 'home' && ws?.readyState === WebSocket.OPEN) send({ type: 'who' });
-  }, 10000);
+    const looking = view().what === 'play' && state.screen === 'home' && document.visibilityState === 'visible';
+    if (looking && ws?.readyState === WebSocket.OPEN) send({ type: 'who' });
+  }, 2000);
 }
 
 wire();

@@ -1,7 +1,7 @@
 // The board as DOM: a grid of <button>s named by coordinate (and mark once
 // taken), with column letters and row numbers around it. Used by the game
 // and by replays.
-import { cellLabel, columnName } from './state.js';
+import { cellLabel, cellSize, columnName } from './state.js';
 
 /** Lays out an empty n×n board in `el` (a grid element). */
 export function build(el, n) {
@@ -47,4 +47,10 @@ export function paint(el, state, focus = [0, 0]) {
     b.classList.toggle('win', win.has(`${r},${c}`));
     b.tabIndex = r === focus[0] && c === focus[1] ? 0 : -1;
   }
+}
+
+/** Sizes `el`'s cells (an n×n board) so that the whole board fits `width` × `height` px. */
+export function fit(el, n, width, height) {
+  const px = `${cellSize(n, width, height)}px`;
+  if (el.style.getPropertyValue('--size') !== px) el.style.setProperty('--size', px);
 }

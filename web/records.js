@@ -2,7 +2,9 @@
 // a player's profile and recent games, and a step-by-step replay of any
 // game. Everything shown is text; names link to profiles.
 import * as board from './board.js';
-import { apply, boardName, initial, shown } from './state.js';
+import {
+  apply, boardName, cellName, count, ending, initial, shown,
+} from './state.js';
 
 async function api(path) {
   const resp = await fetch(path);
@@ -53,14 +55,20 @@ export async function leaderboard(out, size, win) {
   }
 }
 
-/** A game's line in a list: who played whom, how it ended, and a replay link. */
+/** A time from the records (RFC 3339, UTC) in the reader's own time zone. */
+export function localTime(when) {
+  const t = new Date(when);
+  return Number.isNaN(t.getTime()) ? String(when ?? '') : t.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** A game's line in a list: who played whom, how it ended, when, and a replay link. */
 function gameRow(g) {
   const [x, o] = g.players;
-  const result = g.winner === 0 ? 'draw' : `${g.players[g.winner - 1].name} won`;
   return [
     `${x.name} – ${o.name}`,
     boardName(g.size, g.win),
-    `${result} (${g.reason})`,
+    ending(g),
+    localTime(g.ended_at),
     g.rated ? 'rated' : '',
     el('a', 'replay', { href: `#/games/${encodeURIComponent(g.id)}` }),
   ];
@@ -75,17 +83,31 @@ export async function profile(out, name) {
     const { wins, draws, losses } = p.results;
     out.replaceChildren(
       el('h3', p.name + (p.bot ? ' (bot)' : '')),
-      el('p', `${wins} wins, ${draws} draws, ${losses} losses`),
+      el('p', `${count(wins, 'win', 'wins')}, ${count(draws, 'draw', 'draws')}, ${count(losses, 'loss', 'losses')}`),
+      el('p', `Registered ${localTime(p.created_at)}.`, { className: 'hint' }),
       pools.length ? table(['board', 'rating', 'games'], pools) : el('p', 'No rated games yet.'),
       el('h4', 'Recent games'),
-      games.length ? table(['players', 'board', 'result', '', ''], games.map(gameRow)) : el('p', 'No games yet.'),
+      games.length ? table(['players', 'board', 'result', 'ended', '', ''], games.map(gameRow)) : el('p', 'No games yet.'),
     );
   } catch (e) {
     out.replaceChildren(el('p', e.message));
   }
 }
 
-/** A recorded game, step by step, into `out`. */
+/** The replay on screen, for the arrow keys: its output element and how to move through it. */
+let current = null;
+
+// ← and → step through the replay on screen, Home and End go to its start and end.
+document.addEventListener('keydown', (e) => {
+  if (!current || !current.out.isConnected || current.out.closest('[hidden]')) return;
+  if (e.target instanceof Element && e.target.closest('input, select, textarea')) return;
+  const to = { ArrowLeft: -1, ArrowRight: 1, Home: -Infinity, End: Infinity }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  current.go(to);
+});
+
+/** A recorded game, step by step from its first move, into `out`, with its move list beside the board. */
 export async function replay(out, id) {
   let game;
   try {
@@ -94,32 +116,55 @@ export async function replay(out, id) {
     out.replaceChildren(el('p', e.message));
     return;
   }
+  const total = game.moves.length;
   const grid = el('div', undefined, { className: 'board' });
   const wrap = el('div', undefined, { className: 'board-wrap' });
   wrap.append(grid);
   const where = el('p', '', { role: 'status' });
   const buttons = ['First', 'Back', 'Forward', 'Last'].map((t) => el('button', t, { type: 'button' }));
-  let at = game.moves.length;
+  // Each move in the list jumps to the position after it.
+  const list = el('ol', undefined, { className: 'moves' });
+  list.setAttribute('aria-label', 'Moves');
+  const jumps = game.moves.map(([r, c], i) => el('button', cellName(r, c), { type: 'button', onclick: () => go(i + 1 - at) }));
+  for (let i = 0; i < jumps.length; i += 2) {
+    const li = el('li');
+    li.append(jumps[i], ...(jumps[i + 1] ? [jumps[i + 1]] : []));
+    list.append(li);
+  }
+  let at = 0;
   const show = () => {
     let s = apply(initial(), {
       type: 'state', room: game.room, size: game.size, win: game.win, board: [], moves: game.moves.slice(0, at),
       turn: null, players: game.players, you: null, clock_ms: null,
     });
-    if (at === game.moves.length && game.line) s = { ...s, line: game.line.cells };
+    if (at === total && game.line) s = { ...s, line: game.line.cells };
+    // The move list stands beside the board on wide screens, under it on narrow ones.
+    const room = out.getBoundingClientRect();
+    const wide = window.matchMedia('(min-width: 52rem)').matches;
+    board.fit(grid, game.size, room.width - (wide ? 20 * 16 : 16), window.innerHeight - room.top - 140);
     board.paint(grid, s);
-    const end = game.winner === 0 ? 'a draw' : `${game.players[game.winner - 1].name} won (${game.reason})`;
-    where.textContent = at === game.moves.length ? `Move ${at} of ${game.moves.length}: ${end}.` : `Move ${at} of ${game.moves.length}.`;
+    where.textContent = at === total ? `Move ${at} of ${total}: ${ending(game)}.` : `Move ${at} of ${total}.`;
+    jumps.forEach((b, i) => (i + 1 === at ? b.setAttribute('aria-current', 'step') : b.removeAttribute('aria-current')));
   };
+  function go(delta) {
+    at = Math.max(0, Math.min(total, at + delta));
+    show();
+  }
   const [first, back, forward, last] = buttons;
-  first.onclick = () => { at = 0; show(); };
-  back.onclick = () => { at = Math.max(0, at - 1); show(); };
-  forward.onclick = () => { at = Math.min(game.moves.length, at + 1); show(); };
-  last.onclick = () => { at = game.moves.length; show(); };
+  first.onclick = () => go(-Infinity);
+  back.onclick = () => go(-1);
+  forward.onclick = () => go(1);
+  last.onclick = () => go(Infinity);
   const actions = el('div', undefined, { className: 'actions' });
-  actions.append(...buttons);
+  actions.append(...buttons, el('span', '← → step through the moves', { className: 'hint' }));
+  const side = el('div');
+  side.append(where, actions, list);
+  const layout = el('div', undefined, { className: 'replay-grid' });
+  layout.append(wrap, side);
   out.replaceChildren(
     el('h3', `${shown(game.players[0])} (X) – ${shown(game.players[1])} (O), ${boardName(game.size, game.win)}`),
-    wrap, where, actions,
+    layout,
   );
+  current = { out, go };
   show();
 }

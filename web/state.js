@@ -23,7 +23,7 @@ const MARKS = ['X', 'O'];
 /** A fresh state: nothing known yet. */
 export function initial() {
   return {
-    screen: 'home', // home | waiting | game
+    screen: 'home', // home | waiting | room (a room looked at through its link) | game
     limits: null,
     room: null,
     size: 3,
@@ -39,7 +39,9 @@ export function initial() {
     clockMs: null,
     clockAt: 0, // when clockMs was read (ms, the caller's clock)
     paused: false,
+    pausedBy: null, // why the clock stands still: 'opponent' | 'connection' | 'restart'
     note: '',
+    noteKind: '', // 'error' for a refusal, else '' (said plainly, never in the warning colour)
     closed: false,
     token: null, // the seat's resume token
     offer: null, // { id, from, size, win }
@@ -71,6 +73,7 @@ function newGame(state, msg, moves, now) {
   state.over = null;
   state.closed = false;
   state.paused = false;
+  state.pausedBy = null;
   state.screen = 'game';
   state.you = msg.you;
   state.players = msg.players;
@@ -99,6 +102,7 @@ export function boardName(size, win) {
  */
 export function apply(prev, msg, now = 0) {
   const state = structuredClone(prev);
+  state.noteKind = '';
   switch (msg.type) {
     case 'welcome':
       state.limits = msg.limits;
@@ -125,6 +129,18 @@ export function apply(prev, msg, now = 0) {
       state.note = 'Game started.';
       break;
     case 'state':
+      if (msg.you === null && msg.players.length < 2) {
+        // A room still waiting for its second player, looked at through its
+        // link: shown with who waits; the seat is taken only on a click.
+        state.screen = 'room';
+        state.room = msg.room;
+        state.size = msg.size;
+        state.win = msg.win ?? msg.size;
+        state.players = msg.players;
+        state.you = null;
+        state.note = '';
+        break;
+      }
       newGame(state, msg, msg.moves, now);
       state.clockMs = msg.clock_ms;
       if (msg.turn === null && msg.moves.length > 0) state.note = 'The game is over.';
@@ -153,12 +169,14 @@ export function apply(prev, msg, now = 0) {
       break;
     case 'opponent_disconnected':
       state.paused = true;
+      state.pausedBy = 'opponent';
       state.clockMs = clockLeft(prev, now);
       state.clockAt = now;
       state.note = `Your opponent disconnected; they have ${Math.round(msg.grace_ms / 1000)} s to come back.`;
       break;
     case 'opponent_reconnected':
       state.paused = false;
+      state.pausedBy = null;
       state.clockAt = now;
       state.note = 'Your opponent is back.';
       break;
@@ -169,6 +187,7 @@ export function apply(prev, msg, now = 0) {
       state.closed = true;
       state.clockMs = null;
       state.note = state.you ? 'Your opponent has left the room.' : 'The room has closed.';
+      if (state.screen === 'room') state.screen = 'home';
       break;
     case 'online':
       state.online = msg.players;
@@ -189,12 +208,108 @@ export function apply(prev, msg, now = 0) {
       state.account = { name: msg.name, bot: msg.bot };
       break;
     case 'error':
-      state.note = msg.message;
+      state.note = refusal(msg, state.limits);
+      state.noteKind = 'error';
       if (msg.code === 'invalid_token') state.token = null;
       break;
     default: // pong, registered, and types this page does not know
   }
   return state;
+}
+
+/**
+ * The connection to the server dropped (`restart`: the server said it is
+ * restarting) at `now`: the server holds every game's clock until the
+ * players are back, so the clock shown stands still too. The room's
+ * `state` sets it again once we are back.
+ */
+export function connectionDown(prev, now, restart) {
+  const state = structuredClone(prev);
+  if (state.screen !== 'game' || state.over || state.clockMs === null) return state;
+  state.clockMs = clockLeft(prev, now);
+  state.clockAt = now;
+  state.paused = true;
+  state.pausedBy = restart ? 'restart' : 'connection';
+  return state;
+}
+
+/**
+ * The clock as shown at `now`: its text, whether time is low (under 5 s,
+ * running), and whether it stands still; null when there is no clock.
+ */
+export function clockText(state, now) {
+  const left = clockLeft(state, now);
+  if (left === null || state.screen !== 'game' || state.over) return null;
+  const secs = Math.ceil(left / 1000);
+  if (!state.paused) return { text: `Time to move: ${secs} s`, low: left < 5000, paused: false };
+  const why = {
+    opponent: 'your opponent is away',
+    connection: 'reconnecting',
+    restart: 'the server is restarting',
+  }[state.pausedBy] ?? 'a player is away';
+  return { text: `Clock paused (${why}): ${secs} s left`, low: false, paused: true };
+}
+
+/** The moves so far as the move list shows them: one row per X move and the O move after it. */
+export function moveRows(moves) {
+  const rows = [];
+  for (let i = 0; i < moves.length; i += 2) {
+    const [x, o] = [moves[i], moves[i + 1]];
+    rows.push({ n: i / 2 + 1, x: cellName(x[0], x[1]), o: o ? cellName(o[0], o[1]) : '' });
+  }
+  return rows;
+}
+
+/**
+ * The side of a board's square cell, in px, so that the whole board (its n
+ * cells, a row and a column of labels a little more than half a cell each,
+ * and `gap` px between tracks) fits `width` × `height`: from 18 px (below
+ * that the board scrolls in its frame) to 72 px.
+ */
+export function cellSize(n, width, height, gap = 2) {
+  const fit = (room) => (room - (n + 1) * gap) / (n + 0.6);
+  return Math.max(18, Math.min(72, Math.floor(Math.min(fit(width), fit(height)))));
+}
+
+/** The board sizes the server plays (its `welcome` limits), smallest first. */
+export function sizes(limits) {
+  const { min_size: min = 2, max_size: max = 100 } = limits ?? {};
+  const out = [];
+  for (let n = Math.max(1, min); n <= max; n++) out.push(n);
+  return out;
+}
+
+/** A number of things, in the singular for one: `1 loss`, `2 losses`. */
+export function count(n, one, many) {
+  return n === 1 ? `1 ${one}` : `${n} ${many}`;
+}
+
+/** How a record ended, in words: `a draw`, `ann won`, `bob won on time`. */
+export function ending(g) {
+  if (g.winner === 0) return g.reason === 'draw' ? 'a draw' : 'no result';
+  const how = { resign: ' by resignation', timeout: ' on time', disconnect: ' by disconnection' }[g.reason] ?? '';
+  return `${g.players[g.winner - 1].name} won${how}`;
+}
+
+/**
+ * A refusal from the server as a person would say it: in our own words for
+ * the refusals a player meets, the server's text (shown as text) for the rest.
+ */
+export function refusal(msg, limits) {
+  const { min_size: min = 2, max_size: max = 100 } = limits ?? {};
+  const words = {
+    not_your_turn: "Not your turn yet: wait for your opponent's move.",
+    cell_occupied: 'That cell is taken: choose an empty one.',
+    out_of_bounds: 'That cell is off the board.',
+    game_over: 'The game is over.',
+    not_in_game: 'You are not in a game right now.',
+    rate_limited: 'Too many clicks at once: wait a moment and try again.',
+    invalid_size: `This server plays boards from ${min}×${min} to ${max}×${max}.`,
+    invalid_win: 'That many in a row does not fit the board: choose from 3 up to its size.',
+    player_not_found: 'Nobody by that name is online right now.',
+    room_not_found: 'No room has that code: it may have closed.',
+  };
+  return words[msg.code] ?? msg.message;
 }
 
 /** Whether it is our move in a game in progress. */

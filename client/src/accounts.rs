@@ -97,6 +97,12 @@ pub fn token_for(server: &str, name: &str) -> Option<String> {
     load(server).into_iter().find(|a| a.name.to_lowercase() == name.to_lowercase()).map(|a| a.token)
 }
 
+/// The name `ttt play` and `ttt challenge` play under when none is given:
+/// the person's account saved last for `server` (not a bot account), if any.
+pub fn default_player(server: &str) -> Option<String> {
+    load(server).into_iter().rev().find(|a| !a.bot).map(|a| a.name)
+}
+
 /// The name of the one account saved for `server`, when there is exactly one.
 pub fn only_name(server: &str) -> Option<String> {
     let all = load(server);

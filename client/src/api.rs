@@ -72,7 +72,9 @@ where
 pub fn ok(answer: (u16, Value)) -> Result<Value, String> {
     match answer {
         (200, body) => Ok(body),
-        (status, body) => Err(body["error"].as_str().map_or_else(|| format!("HTTP {status}"), str::to_owned)),
+        (status, body) => {
+            Err(body["error"].as_str().map_or_else(|| format!("HTTP {status}"), crate::say::clean))
+        }
     }
 }
 

@@ -127,7 +127,7 @@ pub async fn run(
             Event::Resumed => continue,
             Event::Closed(why) => return Err(why),
         };
-        if let Some(why) = fatal(&msg) {
+        if let Some(why) = fatal(&msg, start, &link.limits) {
             return Err(why);
         }
         let in_game = view.you.is_some() && view.over.is_none();
@@ -139,7 +139,7 @@ pub async fn run(
         view.apply(&msg);
         match &msg {
             ServerMessage::RoomCreated { room, .. } => {
-                println!("room: {room}");
+                println!("room: {}", crate::say::clean(room));
             }
             ServerMessage::GameStarted { .. } => rematch_until = None,
             ServerMessage::Challenged { challenge, size, win, from, .. } if waiting => {
@@ -150,7 +150,7 @@ pub async fn run(
                 } else if sizes.accepts(*size) {
                     eprintln!(
                         "ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted",
-                        from.name
+                        crate::say::clean(&from.name)
                     );
                     ClientMessage::Accept { challenge }
                 } else {

@@ -7,6 +7,7 @@ mod bot_cmd;
 mod judge_cmd;
 mod net;
 mod records_cmd;
+mod say;
 mod seats;
 mod session;
 mod ui;
@@ -78,6 +79,11 @@ struct GameArgs {
 }
 
 impl GameArgs {
+    /// Refuses, in words, a win length that does not fit the board.
+    fn check(&self) -> Result<(), String> {
+        self.rules().check()
+    }
+
     fn rules(&self) -> Rules {
         Rules { size: self.size, win: self.win }
     }
@@ -123,9 +129,10 @@ enum Command {
     Play {
         #[command(flatten)]
         server: ServerArg,
-        /// Your display name.
-        #[arg(long, default_value = "player")]
-        name: String,
+        /// Your display name [default: your account saved for this server
+        /// by `ttt register`, signed in with its token; else "player", a guest].
+        #[arg(long)]
+        name: Option<String>,
         #[command(flatten)]
         game: GameArgs,
     },
@@ -135,9 +142,10 @@ enum Command {
         server: ServerArg,
         /// The player to challenge (`ttt who` lists who is online).
         player: String,
-        /// Your display name.
-        #[arg(long, default_value = "player")]
-        name: String,
+        /// Your display name [default: your account saved for this server
+        /// by `ttt register`, signed in with its token; else "player", a guest].
+        #[arg(long)]
+        name: Option<String>,
         /// Board size.
         #[arg(long, default_value_t = 3)]
         size: usize,
@@ -265,10 +273,24 @@ async fn main() -> ExitCode {
                 records_cmd::top(server.url()?, size, win, limit).await
             }
             Command::Profile { server, name } => records_cmd::profile(server.url()?, name).await,
-            Command::Play { server, name, game } => play(server.url()?, &name, &game.start()).await,
+            Command::Play { server, name, game } => {
+                let url = server.url()?;
+                game.check()?;
+                play(url, &player_name(url, name), &game.start()).await
+            }
             Command::Watch { server, room } => play(server.url()?, "watcher", &Start::Watch(room)).await,
             Command::Challenge { server, player, name, size, win } => {
-                play(server.url()?, &name, &Start::Challenge(player, Rules { size, win })).await
+                let url = server.url()?;
+                let rules = Rules { size, win };
+                rules.check()?;
+                let name = player_name(url, name);
+                if player.to_lowercase() == name.to_lowercase() {
+                    return Err(format!(
+                        "you are {name}: challenge someone else ({} who lists who is online)",
+                        say::invoked_as()
+                    ));
+                }
+                play(url, &name, &Start::Challenge(player, rules)).await
             }
             Command::Who { server } => who_cmd::run(server.url()?).await,
             Command::Bot {
@@ -291,6 +313,7 @@ async fn main() -> ExitCode {
                         bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?,
                     ),
                 };
+                game.check()?;
                 let start = match (accept_challenges, challenge) {
                     (true, _) => Start::Await,
                     (false, Some(player)) => Start::Challenge(player, game.rules()),
@@ -306,30 +329,34 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("ttt: {message}");
+            // Errors may quote the server or another player: never raw control characters.
+            eprintln!("ttt: {}", say::clean(&message));
             ExitCode::FAILURE
         }
     }
 }
 
+/// The name to play under: the one given, else the person's account saved
+/// for this server, else a guest called "player".
+fn player_name(url: &str, name: Option<String>) -> String {
+    name.or_else(|| accounts::default_player(url)).unwrap_or_else(|| "player".to_owned())
+}
+
 async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
-    let watch = matches!(start, Start::Watch(_));
-    let challenging = matches!(start, Start::Challenge(..));
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
-        let (link, resumed) = if watch {
+        let (link, resumed) = if matches!(start, Start::Watch(_)) {
             (session::open(url, name, start).await?, false)
         } else {
             session::open_kept(url, name, start).await?
         };
-        let fallback = resumed.then(|| start.clone());
-        if let Some(result) = ui::screen::run(link, name, watch, fallback, challenging).await? {
-            println!("{result}");
+        if let Some(result) = ui::screen::run(link, name, start, resumed).await? {
+            println!("{}", say::clean(&result));
         }
         Ok(())
     } else {
-        ui::lines::run(session::open(url, name, start).await?, watch, challenging).await
+        ui::lines::run(session::open(url, name, start).await?, start).await
     }
 }
 

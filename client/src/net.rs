@@ -59,7 +59,7 @@ pub struct Link {
     /// Waiting to be challenged: reason enough to reconnect.
     listed: bool,
     /// Where the seat's token is kept on disk while a game lasts, if it is.
-    keep: Option<std::path::PathBuf>,
+    keep: Option<crate::seats::Seats>,
 }
 
 /// Why a request was not sent.
@@ -158,9 +158,11 @@ impl Link {
         })
     }
 
-    /// The command a friend runs to take the free seat of `room` on this server.
+    /// The command a friend runs to take the free seat of `room` on this
+    /// server: this program as it was started, so that it works where `ttt`
+    /// is not on `PATH`.
     pub fn join_command(&self, room: &str) -> String {
-        format!("ttt play --join {room} --server {}", self.url)
+        format!("{} play --join {} --server {}", crate::say::invoked_as(), crate::say::clean(room), self.url)
     }
 
     /// When the grace period of a connection being re-established ends;
@@ -179,9 +181,9 @@ impl Link {
         &self.url
     }
 
-    /// Keeps the seat's token in `path` while each game lasts.
-    pub fn keep_seats(&mut self, path: std::path::PathBuf) {
-        self.keep = Some(path);
+    /// Keeps the seat's token in `seats` while each game lasts.
+    pub fn keep_seats(&mut self, seats: crate::seats::Seats) {
+        self.keep = Some(seats);
     }
 
     /// Asks for the seat of `token` back (a game from before this process).
@@ -267,11 +269,13 @@ impl Link {
                         self.dropped(RESTART_WAIT.max(self.grace()));
                         continue;
                     }
-                    let why =
-                        frame.map(|f| format!("{} ({})", f.reason, u16::from(f.code))).unwrap_or_default();
+                    let why = frame.map_or_else(
+                        || "the server closed the connection".to_owned(),
+                        |f| crate::say::closed(u16::from(f.code), &f.reason),
+                    );
                     // A deliberate close (shutdown, policy, size) is not a drop: no resume.
                     self.token = None;
-                    return Event::Closed(format!("the server closed the connection: {why}"));
+                    return Event::Closed(why);
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => {
@@ -299,8 +303,8 @@ impl Link {
                 // A queue's wait is over: the seat is what comes back now.
                 self.rejoin = None;
                 self.token = Some(resume_token.to_string());
-                if let Some(path) = &self.keep {
-                    crate::seats::save(path, resume_token);
+                if let Some(seats) = &self.keep {
+                    seats.keep(resume_token);
                 }
             }
             ServerMessage::RoomClosed { .. } | ServerMessage::Error { code: ErrorCode::RoomNotFound, .. } => {
@@ -320,8 +324,8 @@ impl Link {
 
     fn forget_seat(&mut self) {
         self.token = None;
-        if let Some(path) = &self.keep {
-            crate::seats::remove(path);
+        if let Some(seats) = &self.keep {
+            seats.forget();
         }
     }
 

@@ -10,6 +10,7 @@ use tictactoe_protocol::{ClientMessage, EndReason, Line, Player, ServerMessage};
 use crate::accounts::{self, Saved};
 use crate::api::{self, segment};
 use crate::net::{Event, Link};
+use crate::say::clean;
 use crate::ui::board::render;
 use crate::ui::input::cell_name;
 use crate::view::View;
@@ -23,12 +24,20 @@ pub async fn register(url: &str, name: &str, bot: bool) -> Result<(), String> {
             Event::Msg(ServerMessage::Registered { name, token, bot, .. }) => {
                 let path = accounts::save(url, &Saved { name: name.to_string(), token, bot })?;
                 let kind = if bot { "bot account" } else { "account" };
+                let name = clean(&name);
+                let ttt = crate::say::invoked_as();
                 println!("Registered the {kind} {name} on {url}.");
-                println!("Its token is saved in {} (readable only by you);", path.display());
-                println!("`ttt play --name {name}` and `ttt bot --name {name}` sign in with it.");
+                println!("Its token is saved in {} (readable only by you).", path.display());
+                if bot {
+                    println!("`{ttt} bot --name {name}` signs in with it.");
+                } else {
+                    println!("`{ttt} play` and `{ttt} challenge` now play as {name}, signed in with it.");
+                }
                 return Ok(());
             }
-            Event::Msg(ServerMessage::Error { message, .. }) => return Err(message),
+            Event::Msg(ServerMessage::Error { code, message, .. }) => {
+                return Err(crate::say::refusal(code, &message, None, None));
+            }
             Event::Msg(_) => {}
             Event::Down { .. } | Event::Resumed => {}
             Event::Closed(why) => return Err(why),
@@ -49,9 +58,45 @@ fn rules(game: &Value) -> String {
     if size == win { format!("{size}x{size}") } else { format!("{size}x{size}, {win} in a row") }
 }
 
+/// A time from the records (RFC 3339, UTC) in the user's own time zone,
+/// to the minute (`2026-11-23 16:04`); as it came when it is not one.
+fn local_time(when: &str) -> String {
+    match when.parse::<jiff::Timestamp>() {
+        Ok(t) => t.to_zoned(jiff::tz::TimeZone::system()).strftime("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => clean(when),
+    }
+}
+
+/// How a game was won or lost, after "won" or "lost": nothing for a line.
+fn how(reason: &str) -> &'static str {
+    match reason {
+        "resign" => " by resignation",
+        "timeout" => " on time",
+        "disconnect" => " by disconnection",
+        _ => "",
+    }
+}
+
+/// A game with no winner, in words.
+fn no_winner(reason: &str) -> &'static str {
+    match reason {
+        "draw" => "draw",
+        "shutdown" => "no result (the server shut down)",
+        _ => "no result",
+    }
+}
+
+/// A number of things, in the singular for one: `1 loss`, `2 losses`.
+fn count(n: &Value, one: &str, many: &str) -> String {
+    match n.as_u64().unwrap_or(0) {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
+}
+
 /// A player of a record as listings show them.
 fn player(p: &Value) -> String {
-    let mut out = p["name"].as_str().unwrap_or("?").to_owned();
+    let mut out = clean(p["name"].as_str().unwrap_or("?"));
     if p["bot"] == true {
         out.push_str(" (bot)");
     }
@@ -74,12 +119,12 @@ pub async fn history(url: &str, name: Option<String>, limit: usize) -> Result<()
         let seat =
             players.iter().position(|p| p["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(&name)));
         let winner = g["winner"].as_u64().unwrap_or(0);
+        let reason = g["reason"].as_str().unwrap_or("");
         let result = match (seat, winner) {
-            (_, 0) if g["reason"] == "draw" => "draw".to_owned(),
-            (_, 0) => format!("no result ({})", g["reason"].as_str().unwrap_or("?")),
-            (Some(s), w) if w == s as u64 + 1 => format!("won ({})", g["reason"].as_str().unwrap_or("?")),
-            (Some(_), _) => format!("lost ({})", g["reason"].as_str().unwrap_or("?")),
-            (None, w) => format!("player {w} won"),
+            (_, 0) => no_winner(reason).to_owned(),
+            (Some(s), w) if w == s as u64 + 1 => format!("won{}", how(reason)),
+            (Some(_), _) => format!("lost{}", how(reason)),
+            (None, w) => format!("{} won{}", if w == 1 { "X" } else { "O" }, how(reason)),
         };
         let change = match (seat, g["ratings"].as_array()) {
             (Some(s), Some(r)) => {
@@ -88,16 +133,16 @@ pub async fn history(url: &str, name: Option<String>, limit: usize) -> Result<()
             }
             _ => String::new(),
         };
-        let when = g["ended_at"].as_str().unwrap_or("").get(..16).unwrap_or("").replace('T', " ");
+        let when = local_time(g["ended_at"].as_str().unwrap_or(""));
         let x = players.first().map(player).unwrap_or_default();
         let o = players.get(1).map(player).unwrap_or_default();
         println!(
             "{}  {when}  {:<18} X {x} vs O {o}: {result}{change}",
-            g["id"].as_str().unwrap_or("?"),
+            clean(g["id"].as_str().unwrap_or("?")),
             rules(g)
         );
     }
-    println!("Replay one with: ttt replay GAME_ID");
+    println!("Replay one with: {} replay GAME_ID", crate::say::invoked_as());
     Ok(())
 }
 
@@ -108,17 +153,27 @@ pub async fn profile(url: &str, name: Option<String>) -> Result<(), String> {
     let bot = if p["bot"] == true { " (bot)" } else { "" };
     println!(
         "{}{bot}, registered {}",
-        p["name"].as_str().unwrap_or("?"),
-        p["created_at"].as_str().unwrap_or("?")
+        clean(p["name"].as_str().unwrap_or("?")),
+        local_time(p["created_at"].as_str().unwrap_or("?"))
     );
     let r = &p["results"];
-    println!("Results: {} won, {} drawn, {} lost", r["wins"], r["draws"], r["losses"]);
+    println!(
+        "Results: {}, {}, {}",
+        count(&r["wins"], "win", "wins"),
+        count(&r["draws"], "draw", "draws"),
+        count(&r["losses"], "loss", "losses")
+    );
     match p["ratings"].as_object().filter(|m| !m.is_empty()) {
         None => println!("No rated games yet."),
         Some(pools) => {
             println!("Ratings (Glicko-2, per board):");
             for (pool, s) in pools {
-                println!("  {pool:<8} {} ± {}  ({} games)", s["rating"], s["rd"], s["games"]);
+                println!(
+                    "  {pool:<8} {} ± {}  ({})",
+                    s["rating"],
+                    s["rd"],
+                    count(&s["games"], "game", "games")
+                );
             }
         }
     }
@@ -201,10 +256,13 @@ pub async fn replay(url: &str, id: &str, delay: Option<Duration>) -> Result<(), 
         }
     }
     let result = match (g["winner"].as_u64(), g["reason"].as_str()) {
-        (Some(0), Some("draw")) => "Draw.".to_owned(),
-        (Some(0), Some(r)) => format!("No result ({r})."),
-        (Some(w), Some(r)) => {
-            format!("{} wins ({r}).", view.names.get(w as usize - 1).cloned().unwrap_or_default())
+        (Some(0), Some(r)) => {
+            let said = no_winner(r);
+            format!("{}{}.", said[..1].to_uppercase(), &said[1..])
+        }
+        (Some(w @ (1 | 2)), Some(r)) => {
+            let mover = if w == 1 { Player::X } else { Player::O };
+            format!("{} wins{}.", view.player(mover), how(r))
         }
         _ => String::new(),
     };

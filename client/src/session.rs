@@ -1,6 +1,6 @@
 //! Starting a session: connect, say hello, and ask for a game or a room.
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, Player, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, Limits, Player, ServerMessage};
 
 use crate::net::Link;
 
@@ -19,6 +19,15 @@ impl Rules {
     pub fn quick_match(self) -> ClientMessage {
         let (size, win) = self.wire();
         ClientMessage::QuickMatch { size, win, house_after_ms: None, level: None }
+    }
+
+    /// Refuses, in words, a win length that does not fit the board (the
+    /// server would refuse it too, after connecting).
+    pub fn check(self) -> Result<(), String> {
+        match self.win.and_then(|win| crate::say::bad_win(self.size, win)) {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
     }
 
     /// The `size` and `win` fields of a request for these rules.
@@ -85,22 +94,22 @@ pub fn request(start: &Start) -> Option<ClientMessage> {
     })
 }
 
-/// Like [`open`] for a player whose seats are kept on disk: a seat kept from
-/// a game this client did not see end (a crash, a kill) is asked back first
-/// (`true`); otherwise `start` is sent.
+/// Like [`open`] for a player whose seats are kept on disk: a seat kept
+/// under this name from a game this client did not see end (a crash, a
+/// kill) is asked back first (`true`); otherwise `start` is sent.
 pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bool), String> {
-    let Some(path) = crate::seats::file(url) else {
+    let Some(seats) = crate::seats::Seats::for_player(url, name) else {
         return Ok((open(url, name, start).await?, false));
     };
-    let Some(token) = crate::seats::load(&path) else {
+    let Some(token) = seats.take_back() else {
         let mut link = open(url, name, start).await?;
-        link.keep_seats(path);
+        link.keep_seats(seats);
         return Ok((link, false));
     };
     let mut link = Link::connect(url).await?;
     let account = crate::accounts::token_for(url, name);
     link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token: account }).await?;
-    link.keep_seats(path);
+    link.keep_seats(seats);
     link.resume_seat(token).await?;
     Ok((link, true))
 }
@@ -110,27 +119,31 @@ pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bo
 /// started.
 pub fn challenge_over(msg: &ServerMessage, in_game: bool) -> Option<String> {
     match msg {
-        ServerMessage::ChallengeEnded { message, .. } if !in_game => Some(message.clone()),
-        ServerMessage::Error { code: ErrorCode::Busy, message, .. } if !in_game => Some(message.clone()),
+        // The message carries the other player's decline reason: their text.
+        ServerMessage::ChallengeEnded { message, .. } if !in_game => Some(crate::say::clean(message)),
+        ServerMessage::Error { code: ErrorCode::Busy, message, .. } if !in_game => {
+            Some(crate::say::clean(message))
+        }
         _ => None,
     }
 }
 
-/// Errors after which the session cannot go on: the request itself failed.
-pub fn fatal(msg: &ServerMessage) -> Option<String> {
+/// Errors after which the session cannot go on (the request `start` itself
+/// failed), in a person's words; `limits` are the server's.
+pub fn fatal(msg: &ServerMessage, start: &Start, limits: &Limits) -> Option<String> {
     match msg {
         ServerMessage::Error {
             code:
-                ErrorCode::RoomNotFound
+                code @ (ErrorCode::RoomNotFound
                 | ErrorCode::RoomFull
                 | ErrorCode::InvalidSize
                 | ErrorCode::InvalidWin
                 | ErrorCode::InvalidName
                 | ErrorCode::PlayerNotFound
-                | ErrorCode::UnsupportedProtocol,
+                | ErrorCode::UnsupportedProtocol),
             message,
             ..
-        } => Some(message.clone()),
+        } => Some(crate::say::refusal(*code, message, Some(start), Some(limits))),
         _ => None,
     }
 }

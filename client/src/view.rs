@@ -4,6 +4,8 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Game, Line, Player, PlayerInfo, ServerMessage};
 
+use crate::say::clean;
+
 /// One client's picture of the room it is in.
 #[derive(Debug, Clone)]
 pub struct View {
@@ -84,7 +86,7 @@ pub enum Connection {
 /// A player as the status line names them: the name, the rating when they
 /// have one, and `(bot)` for a bot account.
 fn shown(p: &PlayerInfo) -> String {
-    let mut out = p.name.to_string();
+    let mut out = clean(&p.name);
     if let Some(r) = p.rating {
         out.push_str(&format!(" {r}"));
     }
@@ -191,7 +193,8 @@ impl View {
                 Some(offer)
             }
             ServerMessage::ChallengeEnded { challenge, message, .. } => {
-                self.note = message.clone();
+                // It may carry the other player's decline reason: their text.
+                self.note = clean(message);
                 offer.filter(|o| *o.id != **challenge)
             }
             ServerMessage::GameStarted { .. } => None,
@@ -203,8 +206,8 @@ impl View {
         match msg {
             ServerMessage::RoomCreated { room, size, win, .. } => {
                 *self = View::new(*size, *win);
-                self.room = Some(room.to_string());
-                self.note = format!("room {room} is open: share the code");
+                self.room = Some(clean(room));
+                self.note = format!("room {} is open: share the code", clean(room));
             }
             ServerMessage::Queued { size, win, .. } => {
                 *self = View::new(*size, *win);
@@ -212,7 +215,7 @@ impl View {
             }
             ServerMessage::GameStarted { room, size, win, you, players, turn_timeout_ms, .. } => {
                 *self = View::new(*size, *win);
-                self.room = Some(room.to_string());
+                self.room = Some(clean(room));
                 self.you = Some(*you);
                 self.names = players.iter().map(shown).collect();
                 self.deadline = clock(Some(*turn_timeout_ms).filter(|&t| t > 0));
@@ -240,7 +243,7 @@ impl View {
             }
             ServerMessage::State { room, size, win, moves, players, you, clock_ms, turn, .. } => {
                 *self = View::new(*size, *win);
-                self.room = Some(room.to_string());
+                self.room = Some(clean(room));
                 self.replay(moves);
                 self.names = players.iter().map(shown).collect();
                 self.you = *you;
@@ -278,9 +281,11 @@ impl View {
                 self.seat_lost("the server no longer holds your seat");
                 self.note = "n: new game, q: quit".into();
             }
-            ServerMessage::Error { message, .. } => self.note = message.clone(),
+            ServerMessage::Error { code, message, .. } => {
+                self.note = crate::say::refusal(*code, message, None, None);
+            }
             ServerMessage::ChallengeSent { name, .. } => {
-                self.note = format!("challenge sent to {name}; waiting for an answer…");
+                self.note = format!("challenge sent to {}; waiting for an answer…", clean(name));
             }
             ServerMessage::Welcome { .. }
             | ServerMessage::Pong { .. }
@@ -303,6 +308,15 @@ impl View {
         self.game = game;
     }
 
+    /// A player as the screen names them: the mark, then the name (with the
+    /// rating, and `(bot)`) once known, e.g. `X (ann 1500)`.
+    pub fn player(&self, p: Player) -> String {
+        match self.names.get(usize::from(p.number() - 1)) {
+            Some(name) => format!("{} ({name})", p.mark()),
+            None => p.mark().to_string(),
+        }
+    }
+
     /// One line saying how the game ended, in a player's words: from our
     /// seat's point of view, or, watching, by the players' marks and names.
     pub fn result_line(&self) -> Option<String> {
@@ -319,14 +333,10 @@ impl View {
             return Some(format!("Result: {why}"));
         };
         let loser = winner.other();
-        let name = |p: Player| match self.names.get(usize::from(p.number() - 1)) {
-            Some(name) => format!("{} ({name})", p.mark()),
-            None => p.mark().to_string(),
-        };
         let (head, them) = match self.you {
             Some(me) if me == winner => ("You won".to_owned(), "your opponent".to_owned()),
             Some(_) => ("You lost".to_owned(), "you".to_owned()),
-            None => (format!("{} won", name(winner)), loser.mark().to_string()),
+            None => (format!("{} won", self.player(winner)), loser.mark().to_string()),
         };
         let how = match reason {
             EndReason::Resign => format!(" — {them} resigned"),

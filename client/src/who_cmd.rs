@@ -23,9 +23,10 @@ pub async fn run(url: &str) -> Result<(), String> {
 
 /// One line per player: the name, its kind and its status, in columns.
 fn table(players: &[OnlinePlayer]) -> String {
-    let width = players.iter().map(|p| p.name.chars().count()).max().unwrap_or(0).max(4);
+    let names: Vec<String> = players.iter().map(|p| crate::say::clean(&p.name)).collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max(4);
     let mut out = format!("{:width$}  {:12}  status\n", "name", "kind");
-    for p in players {
+    for (p, name) in players.iter().zip(&names) {
         let kind = match (p.bot, p.account) {
             (true, true) => "bot account",
             (true, false) => "bot",
@@ -37,8 +38,8 @@ fn table(players: &[OnlinePlayer]) -> String {
             OnlineStatus::Queued => "queued",
             OnlineStatus::Playing => "playing",
         };
-        let pad = width - p.name.chars().count();
-        out.push_str(&format!("{}{}  {kind:12}  {status}\n", p.name, " ".repeat(pad)));
+        let pad = width - name.chars().count();
+        out.push_str(&format!("{name}{}  {kind:12}  {status}\n", " ".repeat(pad)));
     }
     out
 }

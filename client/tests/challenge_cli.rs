@@ -131,10 +131,11 @@ async fn a_bot_plays_the_house_and_nobody_by_that_name_is_a_clear_error() {
     );
     assert!(!nobody.status.success());
     assert!(text(&nobody).contains("nobody called \"zed\" is online"), "{}", text(&nobody));
+    assert!(!text(&nobody).contains("send who"), "said as a person would: {}", text(&nobody));
 }
 
 fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux is installed");
+    let out = Command::new(tictactoe_tests::tools::require("tmux")).args(args).output().expect("run tmux");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -156,6 +157,7 @@ async fn shows(session: &str, needle: &str, secs: u64) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_ttt_play_shows_a_challenge_and_a_accepts_it() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(test_config()).await;
     let url = server.url();
     let session = format!("ttt-challenge-{}", std::process::id());

@@ -166,6 +166,10 @@ async fn line_mode_play_through_pipes_finishes_a_game() {
     assert!(text.contains("off the board"), "out of range refused: {text}");
     assert_eq!(text.matches("Result: ").count(), 1, "the result, once: {text}");
     assert!(text.contains("You are X (piper)") || text.contains("You are O (piper)"), "{text}");
+    // Moves are told by mark and name, as the full screen names players.
+    assert!(!text.contains("Player 1") && !text.contains("Player 2"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("X (") && l.contains(") played ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("O (") && l.contains(") played ")), "{text}");
     server.shutdown().await;
 }
 
@@ -204,6 +208,9 @@ async fn clear_errors_for_missing_servers_and_rooms() {
         (vec!["play", "--server", "http://example"], "not a server URL"),
         (vec!["bot", "--server", &url, "--join", "NOSUCHROOM"], "no room has the code"),
         (vec!["watch", "--server", &url, "NOSUCHROOM"], "no room has the code"),
+        // Said as a person would, not as the rule's bounds ("from 3 to 3").
+        (vec!["play", "--server", &url, "--win", "4"], "a 3×3 board is only won by 3 in a row"),
+        (vec!["bot", "--server", &url, "--size", "500"], "this server plays boards from 2×2 to 100×100"),
     ] {
         let out = tokio::process::Command::new(TTT)
             .args(&args)
@@ -221,12 +228,13 @@ async fn clear_errors_for_missing_servers_and_rooms() {
 
 /// Runs tmux with `args`, returning stdout.
 fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux is installed");
+    let out = Command::new(tictactoe_tests::tools::require("tmux")).args(args).output().expect("run tmux");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_screen_play_in_a_real_terminal() {
+    tictactoe_tests::tools::require("tmux");
     let server = server().await;
     let url = server.url();
     let screen = tokio::task::spawn_blocking(move || {
@@ -431,7 +439,8 @@ async fn create_tells_the_friend_the_exact_command() {
     let code =
         text.lines().find_map(|l| l.strip_prefix("Room code: ")).expect("a room code").trim().to_owned();
     assert!(
-        text.contains(&format!("Your friend joins with: ttt play --join {code} --server {url}")),
+        // The command as this `ttt` was started (here by its full path), not a bare `ttt`.
+        text.contains(&format!("Your friend joins with: {TTT} play --join {code} --server {url}")),
         "{text}"
     );
     server.shutdown().await;
@@ -439,6 +448,7 @@ async fn create_tells_the_friend_the_exact_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_mid_game_restores_the_terminal() {
+    tictactoe_tests::tools::require("tmux");
     let server = server().await;
     let url = server.url();
     let (during, after) = tokio::task::spawn_blocking(move || {
@@ -509,6 +519,7 @@ async fn shows(session: &str, needle: &str, secs: u64) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_and_offers_a_new_game() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(Config { reconnect_grace_ms: 2_000, ..test_config() }).await;
     let proxy = tictactoe_tests::Proxy::start(server.addr).await;
     let url = format!("ws://{}/", proxy.addr);
@@ -542,6 +553,7 @@ async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(Config { reconnect_grace_ms: 20_000, ..test_config() }).await;
     let dir = tictactoe_tests::TempDir::new("kept-seat");
     let url = server.url();
@@ -581,6 +593,7 @@ async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_30_by_30_board_in_80_by_24_follows_the_cursor() {
+    tictactoe_tests::tools::require("tmux");
     let server = TestServer::start(Config { max_size: 30, ..test_config() }).await;
     let url = server.url();
     let session = format!("ttt-big-{}", std::process::id());
@@ -615,12 +628,13 @@ fn clock_shown(screen: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
+    tictactoe_tests::tools::require("tmux");
     let server =
         TestServer::start(Config { turn_timeout_ms: 60_000, reconnect_grace_ms: 20_000, ..test_config() })
             .await;
     let url = server.url();
     let session = format!("ttt-mono-{}", std::process::id());
-    let cmd = format!("NO_COLOR=1 exec {TTT} play --server {url} --name mono --create");
+    let cmd = format!("NO_COLOR=1 {TTT} play --server {url} --name mono --create; echo SHELL-BACK; sleep 10");
     let (mut them, started) = opponent_of(&session, (100, 30), &cmd, &url).await;
     if started["you"] == 2 {
         shows(&session, "your turn", 10).await;
@@ -658,6 +672,9 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 1, "resigned");
+    // Leaving the game says how it ended.
+    let left = shows(&session, "SHELL-BACK", 10).await;
+    assert!(left.contains("Result: You lost — you resigned"), "{left}");
     let _ = tmux(&["kill-session", "-t", &session]);
     server.shutdown().await;
 }
@@ -668,6 +685,7 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
 /// again and sees the game to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
+    tictactoe_tests::tools::require("tmux");
     let dir = tictactoe_tests::TempDir::new("cli-restart");
     let config = Config { reconnect_grace_ms: 30_000, database: dir.database("ttt.db"), ..test_config() };
     let server = TestServer::start(config.clone()).await;

@@ -71,6 +71,7 @@ async fn fast_server() -> TestServer {
 
 /// Installs the Python bot's package if it is missing.
 async fn python_ready() {
+    tictactoe_tests::tools::require("python3");
     let (have, _, _) = run(
         tokio::process::Command::new("python3").args(["-c", "import websockets"]),
         Duration::from_secs(30),
@@ -88,8 +89,10 @@ async fn python_ready() {
 
 /// Installs the JavaScript bot's package if it is missing; returns its folder.
 async fn js_ready() -> PathBuf {
+    tictactoe_tests::tools::require("node");
     let dir = examples().join("bots/javascript");
     if !dir.join("node_modules/ws").exists() {
+        tictactoe_tests::tools::require("npm");
         let (ok, out, err) = run(
             tokio::process::Command::new("npm").args(["ci", "--silent"]).current_dir(&dir),
             Duration::from_secs(300),
@@ -133,6 +136,7 @@ async fn javascript_example_bot_plays_a_game() {
 
 #[tokio::test]
 async fn engine_bridge_plays_a_game_with_an_external_program() {
+    tictactoe_tests::tools::require("python3");
     let server = fast_server().await;
     let url = server.url();
     let engine = format!("python3 {}", examples().join("engines/first_empty.py").display());
@@ -190,6 +194,7 @@ async fn javascript_example_bot_queues_again_when_the_room_closes() {
 
 #[tokio::test]
 async fn a_slow_engine_does_not_stop_the_bridge_answering_pings() {
+    tictactoe_tests::tools::require("python3");
     // Pinged every 200 ms and dropped after 400 ms of silence, while the
     // engine takes 700 ms per move: only a bridge that keeps reading lives.
     let config = Config { max_messages_per_second: 0, ping_interval_ms: 200, ..test_config() };

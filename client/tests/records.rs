@@ -72,14 +72,37 @@ async fn registered_bots_play_rated_and_the_records_show_in_history_top_profile_
             .env("TTT_CONFIG_DIR", &config)
             .output()
             .expect("run ttt");
-        (history, profile, top, replay, missing)
+        let zoned = ["UTC", "Asia/Tokyo"].map(|tz| {
+            let out = Command::new(TTT)
+                .args(["profile", "ann", "--server", &url])
+                .env("TTT_CONFIG_DIR", &config)
+                .env("TZ", tz)
+                .output()
+                .expect("run ttt");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        });
+        (history, profile, top, replay, missing, zoned)
     })
     .await
     .expect("the ttt runs");
-    let (history, profile, top, replay, missing) = out;
+    let (history, profile, top, replay, missing, zoned) = out;
+    let zoned = (zoned[0].clone(), zoned[1].clone());
     assert!(history.starts_with("Games of ann"), "{history}");
     assert!(history.contains("robo (bot)") && history.contains(" → "), "rated, against the bot: {history}");
-    assert!(profile.contains("Ratings (Glicko-2, per board):") && profile.contains("(1 games)"), "{profile}");
+    assert!(profile.contains("Ratings (Glicko-2, per board):") && profile.contains("(1 game)"), "{profile}");
+    let counted = ["1 win, 0 draws, 0 losses", "0 wins, 1 draw, 0 losses", "0 wins, 0 draws, 1 loss"];
+    assert!(counted.iter().any(|c| profile.contains(&format!("Results: {c}"))), "in words: {profile}");
+    // Times are the reader's own, to the minute; never the API's raw UTC timestamps.
+    for text in [&history, &profile] {
+        assert!(!text.contains('Z') && !text.contains(":00."), "a raw timestamp: {text}");
+    }
+    let (utc, tokyo) = zoned;
+    let registered = |text: &str| -> jiff::civil::DateTime {
+        let at = text.split("registered ").nth(1).and_then(|t| t.lines().next()).expect("a time");
+        at.trim().parse().unwrap_or_else(|e| panic!("{at:?}: {e}"))
+    };
+    let ahead = registered(&tokyo).duration_since(registered(&utc));
+    assert_eq!(ahead.as_secs(), 9 * 3600, "Tokyo is 9 hours ahead:\n{utc}\n{tokyo}");
     let rows: Vec<&str> = top.lines().filter(|l| l.contains("ann") || l.contains("robo")).collect();
     assert_eq!(rows.len(), 2, "{top}");
     assert!(top.contains("robo (bot)"), "{top}");

@@ -2,7 +2,9 @@
 //! in a real browser (Debian's `chromium`, driven by `playwright-core` from
 //! `web/node_modules`, installed with `npm ci` on first use) against a real
 //! server, with `ttt bot` as an opponent. A failing browser scenario saves
-//! screenshots under `target/web-failures/`.
+//! screenshots under `target/web-failures/`; the screenshots a scenario takes
+//! on purpose (a 15×15 board at laptop and phone sizes, a paused clock) go to
+//! `$SCREENS`, or `target/web-screens/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -29,8 +31,9 @@ async fn run(cmd: &mut tokio::process::Command, limit: Duration) -> (bool, Strin
 
 #[tokio::test]
 async fn the_pages_state_logic_passes_its_unit_tests() {
+    let node = tictactoe_tests::tools::require("node");
     let (ok, out) = run(
-        tokio::process::Command::new("node").args(["--test", "test/"]).current_dir(web()),
+        tokio::process::Command::new(node).args(["--test", "test/"]).current_dir(web()),
         Duration::from_secs(60),
     )
     .await;
@@ -38,16 +41,15 @@ async fn the_pages_state_logic_passes_its_unit_tests() {
     assert!(out.contains("# fail 0"), "{out}");
 }
 
-/// The browser to drive, once `playwright-core` is installed.
-async fn browser_ready() -> String {
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(
-        Path::new(&chromium).exists(),
-        "no browser at {chromium}: apt-get install chromium (or set CHROMIUM)"
-    );
+/// The browser to drive, once `playwright-core` is installed; fails at once,
+/// in one line, when chromium, node or npm is missing.
+async fn browser_ready() -> PathBuf {
+    let chromium = tictactoe_tests::tools::require("chromium");
+    tictactoe_tests::tools::require("node");
     if !web().join("node_modules/playwright-core").exists() {
+        let npm = tictactoe_tests::tools::require("npm");
         let (ok, out) = run(
-            tokio::process::Command::new("npm").args(["ci", "--silent"]).current_dir(web()),
+            tokio::process::Command::new(npm).args(["ci", "--silent"]).current_dir(web()),
             Duration::from_secs(300),
         )
         .await;
@@ -64,6 +66,8 @@ async fn the_page_plays_in_a_real_browser() {
         house_think_ms: 20,
         max_messages_per_second: 0,
         reconnect_grace_ms: 10_000,
+        // A clock to see (and to see paused); never run out within a scenario.
+        turn_timeout_ms: 300_000,
         database: dir.database("web.db"),
         ..test_config()
     };
@@ -89,9 +93,15 @@ async fn the_page_rides_out_a_server_restart() {
     use tokio::io::AsyncBufReadExt;
     let chromium = browser_ready().await;
     let dir = tictactoe_tests::TempDir::new("web-restart");
-    let config = Config { reconnect_grace_ms: 20_000, database: dir.database("web.db"), ..test_config() };
+    let config = Config {
+        reconnect_grace_ms: 20_000,
+        turn_timeout_ms: 300_000,
+        database: dir.database("web.db"),
+        ..test_config()
+    };
     let mut server = Some(TestServer::start(config.clone()).await);
-    let url = format!("http://{}/", server.as_ref().map(|s| s.addr).expect("a server"));
+    let addr = server.as_ref().map(|s| s.addr).expect("a server");
+    let url = format!("http://{addr}/");
     let mut node = tokio::process::Command::new("node")
         .arg(web().join("e2e/restart.mjs"))
         .arg(&url)
@@ -104,11 +114,15 @@ async fn the_page_rides_out_a_server_restart() {
     let mut said = Vec::new();
     let read = async {
         while let Some(line) = lines.next_line().await.expect("read") {
+            // Stopped gracefully (1012); started again on the same address
+            // and file once the pages have shown their clocks paused.
             if line == "RESTART" {
-                // Stopped gracefully (1012) and started again on the same address and file.
                 if let Some(running) = server.take() {
-                    server = Some(running.restart(config.clone()).await);
+                    running.shutdown().await;
                 }
+            }
+            if line == "START" && server.is_none() {
+                server = Some(TestServer::start_at(config.clone(), addr).await);
             }
             said.push(line);
         }

@@ -7,6 +7,8 @@ pub mod crash;
 pub mod load;
 pub mod pki;
 pub mod relay;
+pub mod tmux;
+pub mod tools;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

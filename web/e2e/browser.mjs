@@ -1,15 +1,21 @@
 // The page in a real browser (Debian's chromium, driven by playwright-core):
 // node web/e2e/browser.mjs SERVER_URL TTT_BINARY
+// The server runs a turn clock (a long one) so that the clock can be seen.
 // Each scenario runs in fresh browser contexts; a failing one saves a
-// screenshot of every page it opened under target/web-failures/.
+// screenshot of every page it opened under the workspace's target/web-failures/
+// (ignored by git, wherever this is run from). Screenshots that show what a
+// scenario checks go to $SCREENS, or target/web-screens/.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const [server, ttt] = process.argv.slice(2);
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const TIMEOUT = 15000;
-const failures = 'target/web-failures';
+const target = fileURLToPath(new URL('../../target/', import.meta.url));
+const failures = `${target}web-failures`;
+const screens = process.env.SCREENS || `${target}web-screens`;
 
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 
@@ -94,6 +100,9 @@ const scenarios = {
     const link = await inviteLink(host);
     if (!/\/r\/[A-Z0-9]{10}$/.test(link)) throw new Error(`invite link ${link}`);
     const friend = await open(new URL(link).pathname);
+    // The link shows the room and who waits; the seat is the friend's on a click.
+    await friend.getByText(/is waiting in room [A-Z0-9]+ for an opponent on 3×3/).waitFor();
+    await friend.getByRole('button', { name: 'Take the seat and play' }).click();
     await says(host, /turn/);
     await says(friend, /turn/);
     const watcher = await open(new URL(link).pathname);
@@ -101,6 +110,9 @@ const scenarios = {
     const [x] = await playOut(host, friend, ['b2']);
     await watcher.getByRole('button', { name: 'b2 X', exact: true }).waitFor();
     if (!(await watcher.locator('#players').textContent()).includes('(watching)')) throw new Error('not watching');
+    // A spectator who clicks a cell is told so.
+    await cell(watcher, 'a1').click();
+    await watcher.locator('#note').getByText('You are watching').waitFor();
     return [host, friend, watcher, x];
   },
 
@@ -168,13 +180,24 @@ const scenarios = {
       await a.getByRole('button', { name: 'Show' }).click();
     }
     await listed.click();
-    await a.getByText('1 wins, 0 draws, 0 losses').or(a.getByText('0 wins, 0 draws, 1 losses')).waitFor();
+    await a.getByText('1 win, 0 draws, 0 losses').or(a.getByText('0 wins, 0 draws, 1 loss')).waitFor();
+    await a.getByText(/^Registered .*\d.*\.$/).waitFor();
+    // The game's line says how it ended in words, and when, in local time (no raw timestamp).
+    const row = await a.locator('#profile tbody tr').first().textContent();
+    if (/\(line\)|T\d\d:\d\d|Z\b/.test(row)) throw new Error(`a record in machine words: ${row}`);
     await a.getByRole('link', { name: 'replay' }).first().click();
-    await a.getByText(`Move 5 of 5: ${winner} won (line).`).waitFor();
-    await a.getByRole('button', { name: 'First' }).click();
+    // A replay opens at the start and steps with the arrow keys.
     await a.getByText('Move 0 of 5.').waitFor();
-    await a.getByRole('button', { name: 'Forward' }).click();
+    await a.keyboard.press('ArrowRight');
     await a.locator('#replay').getByRole('button', { name: 'a1 X', exact: true }).waitFor();
+    await a.getByText('Move 1 of 5.').waitFor();
+    await a.keyboard.press('ArrowLeft');
+    await a.getByText('Move 0 of 5.').waitFor();
+    await a.keyboard.press('End');
+    await a.getByText(`Move 5 of 5: ${winner} won.`).waitFor();
+    // The move list beside the board names every move; a click goes back to one.
+    await a.locator('#replay .moves').getByRole('button', { name: 'b1', exact: true }).click();
+    await a.getByText('Move 2 of 5.').waitFor();
     return [a, b];
   },
 
@@ -186,10 +209,7 @@ const scenarios = {
       await page.getByLabel('Your name').press('Tab');
     }
     const row = a.locator('#who li').filter({ hasText: `dog${tag}` });
-    for (let i = 0; i < 50 && !(await row.count()); i++) {
-      await a.waitForTimeout(100);
-      await a.getByRole('button', { name: 'Refresh' }).click();
-    }
+    await row.waitFor();
     await row.getByRole('button', { name: 'Challenge' }).click();
     await b.getByText(`cat${tag} challenges you to 3×3.`).waitFor();
     await b.getByRole('button', { name: 'Accept' }).click();
@@ -198,22 +218,119 @@ const scenarios = {
     return [a, b];
   },
 
-  async 'big boards scroll inside their frame; a phone-sized screen fits'() {
-    const phone = await open('/', { width: 375, height: 700 });
-    await phone.locator('#size').selectOption('15');
-    await phone.locator('#win').selectOption('5');
-    await phone.getByRole('button', { name: 'Play the house bot' }).click();
-    await says(phone, /turn/);
-    const fits = async (page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
-    if (!(await fits(phone))) throw new Error('a 15×15 game overflows a phone-sized page');
-    await phone.getByRole('button', { name: 'o15', exact: true }).waitFor({ state: 'attached' });
+  async 'a 15×15 board is wholly on screen on a laptop and a phone; 100×100 scrolls in its frame'() {
+    mkdirSync(screens, { recursive: true });
+    const pages = [];
+    for (const [label, viewport] of [['laptop', { width: 1280, height: 720 }], ['phone', { width: 390, height: 844 }]]) {
+      const page = await open('/', viewport);
+      pages.push(page);
+      await page.locator('#size').selectOption('15');
+      await page.locator('#win').selectOption('5');
+      await page.getByLabel('House level').selectOption('random');
+      await page.getByRole('button', { name: 'Play the house bot' }).click();
+      await says(page, /turn/);
+      if ((await status(page).textContent()).startsWith('Your turn')) {
+        await cell(page, 'h8').click();
+        await page.getByRole('button', { name: /^h8 [XO]$/ }).waitFor();
+      }
+      const outside = await page.evaluate(() => {
+        const cells = [...document.querySelectorAll('#board button.cell')];
+        const off = cells.filter((b) => {
+          const r = b.getBoundingClientRect();
+          return r.left < 0 || r.top < 0 || r.right > window.innerWidth || r.bottom > window.innerHeight;
+        });
+        const side = Math.min(...cells.map((b) => b.getBoundingClientRect().width));
+        return { count: cells.length, off: off.map((b) => b.getAttribute('aria-label')), side, scrollX: window.scrollX, scrollY: window.scrollY };
+      });
+      await page.screenshot({ path: `${screens}/15x15-${label}-${viewport.width}x${viewport.height}.png` });
+      if (outside.count !== 225) throw new Error(`${label}: ${outside.count} cells`);
+      if (outside.scrollX || outside.scrollY) throw new Error(`${label}: the page scrolled`);
+      if (outside.off.length) throw new Error(`${label}: cells outside the viewport: ${outside.off.join(' ')}`);
+      if (outside.side < 18) throw new Error(`${label}: cells of ${outside.side} px`);
+    }
     const big = await open('/', { width: 1000, height: 800 });
     await big.locator('#size').selectOption('100');
     await big.getByRole('button', { name: 'Play the house bot' }).click();
     await says(big, /turn/);
-    if (!(await fits(big))) throw new Error('a 100×100 board overflows the page');
+    const fits = await big.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    if (!fits) throw new Error('a 100×100 board overflows the page');
     await big.getByRole('button', { name: 'cv100', exact: true }).waitFor({ state: 'attached' });
-    return [phone, big];
+    return [...pages, big];
+  },
+
+  async 'the home page says what this is and offers every board size the server plays'() {
+    const page = await open();
+    await page.getByText('Tic-tac-toe online').waitFor();
+    const sizes = await page.locator('#size option').evaluateAll((os) => os.map((o) => o.value));
+    const want = Array.from({ length: 99 }, (_, i) => String(i + 2));
+    if (sizes.join() !== want.join()) throw new Error(`sizes offered: ${sizes.join()}`);
+    await page.locator('#size').selectOption('2');
+    const wins = await page.locator('#win option').evaluateAll((os) => os.map((o) => o.value));
+    if (wins.join() !== '2') throw new Error(`wins on 2×2: ${wins.join()}`);
+    return [page];
+  },
+
+  async 'Enter in the room code box joins that room'() {
+    const host = await open();
+    await host.getByRole('button', { name: 'Create a room' }).click();
+    const code = (await inviteLink(host)).split('/').pop();
+    const friend = await open();
+    await friend.getByLabel('Room code').fill(code.toLowerCase());
+    await friend.getByLabel('Room code').press('Enter');
+    await says(friend, /turn/);
+    await says(host, /turn/);
+    if (!(await friend.locator('#players').textContent()).includes('you are')) throw new Error('the friend is not seated');
+    return [host, friend];
+  },
+
+  async 'a signed-in player opening a room link is seated only after a click'() {
+    const tag = Math.floor(Math.random() * 1e6);
+    const host = await open();
+    await host.getByRole('button', { name: 'Create a room' }).click();
+    const link = await inviteLink(host);
+    const guest = await open('/#/account');
+    await guest.getByLabel('Name', { exact: true }).first().fill(`linked${tag}`);
+    await guest.getByRole('button', { name: 'Register' }).click();
+    await guest.getByText(`Signed in as linked${tag}`).waitFor();
+    await guest.goto(link);
+    await guest.getByText(/is waiting in room .* You are signed in as/).waitFor();
+    // Given time to misbehave, nothing has been taken: the host still waits.
+    await guest.waitForTimeout(1500);
+    if (!(await host.locator('#waiting').isVisible())) throw new Error('the host is no longer waiting');
+    if (await guest.locator('#game').isVisible()) throw new Error('the link took the seat');
+    await guest.getByRole('button', { name: 'Take the seat and play' }).click();
+    await says(host, /turn/);
+    await says(guest, /turn/);
+    return [host, guest];
+  },
+
+  async 'who is online is live: a newcomer shows within 3 s without a refresh'() {
+    const tag = Math.floor(Math.random() * 1e6);
+    const watcher = await open();
+    await watcher.locator('#who li').first().waitFor();
+    const other = await open();
+    await other.getByLabel('Your name').fill(`late${tag}`);
+    const named = Date.now();
+    await other.getByLabel('Your name').press('Tab');
+    await watcher.locator('#who li').filter({ hasText: `late${tag}` }).waitFor({ timeout: 3000 });
+    const took = Date.now() - named;
+    if (took > 3000) throw new Error(`listed after ${took} ms`);
+    await other.context().close();
+    await watcher.locator('#who li').filter({ hasText: `late${tag}` }).waitFor({ state: 'detached', timeout: 3000 });
+    return [watcher];
+  },
+
+  async 'the clock is marked paused while the opponent is away'() {
+    const [a, b] = await quickPair();
+    await a.locator('#clock').getByText('Time to move').waitFor();
+    await b.context().close();
+    await a.locator('#clock.paused').getByText('Clock paused (your opponent is away)').waitFor();
+    const first = await a.locator('#clock').textContent();
+    await a.waitForTimeout(1500);
+    if ((await a.locator('#clock').textContent()) !== first) throw new Error('the paused clock ran');
+    mkdirSync(screens, { recursive: true });
+    await a.screenshot({ path: `${screens}/clock-paused-opponent-away.png` });
+    return [a];
   },
 
   async 'keyboard play: arrows and Enter'() {
@@ -223,6 +340,17 @@ const scenarios = {
     await cell(x, 'b2').focus();
     await x.keyboard.press('ArrowUp');
     await x.keyboard.press('ArrowLeft');
+    // The focus outline of a corner cell is drawn whole, not clipped by the board's frame.
+    const clipped = await x.evaluate(() => {
+      const cell = document.activeElement;
+      const frame = cell.closest('.board-wrap');
+      const c = cell.getBoundingClientRect();
+      const f = frame.getBoundingClientRect();
+      const style = getComputedStyle(cell);
+      const reach = parseFloat(style.outlineWidth) + parseFloat(style.outlineOffset);
+      return c.left - reach < f.left || c.top - reach < f.top ? `${cell.getAttribute('aria-label')} reach ${reach}` : '';
+    });
+    if (clipped) throw new Error(`focus outline clipped: ${clipped}`);
     await x.keyboard.press('Enter');
     await x.getByRole('button', { name: 'a1 X', exact: true }).waitFor();
     return [a, b];

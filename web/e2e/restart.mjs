@@ -1,7 +1,9 @@
 // A server restart under a game in the page: node web/e2e/restart.mjs SERVER_URL
-// Prints RESTART when the game is under way; whoever runs it then restarts
-// the server on the same address and database. Both pages must say the
-// server restarted, keep their seats, and play on.
+// Prints RESTART when the game is under way; whoever runs it then stops the
+// server. Once both pages show their clocks paused for the restart it prints
+// START, and the server is started again on the same address and database.
+// Both pages must say the server restarted (not in the warning colour),
+// keep their seats, and play on.
 import { chromium } from 'playwright-core';
 
 const [server] = process.argv.slice(2);
@@ -24,8 +26,25 @@ try {
   const [x, o] = xFirst ? pages : [pages[1], pages[0]];
   await x.getByRole('button', { name: 'b2', exact: true }).click();
   await o.getByRole('button', { name: 'b2 X', exact: true }).waitFor();
+  for (const page of [x, o]) await page.locator('#clock').getByText('Time to move').waitFor();
   console.log('RESTART');
+  for (const page of [x, o]) await page.locator('#clock.paused').getByText('Clock paused (the server is restarting)').waitFor();
+  if (process.env.SCREENS) await o.screenshot({ path: `${process.env.SCREENS}/clock-paused-server-restarting.png` });
+  console.log('START');
   for (const page of [x, o]) await page.getByText('The server restarted; you are back.').waitFor();
+  const [notice, warn] = await x.evaluate(() => [
+    getComputedStyle(document.getElementById('conn')).color,
+    getComputedStyle(document.querySelector('.clock')).getPropertyValue('--warn'),
+  ]);
+  const red = await x.evaluate((c) => {
+    const probe = document.createElement('span');
+    probe.style.color = c;
+    document.body.append(probe);
+    const rgb = getComputedStyle(probe).color;
+    probe.remove();
+    return rgb;
+  }, warn.trim());
+  if (notice === red) throw new Error(`the "you are back" notice is in the warning colour (${notice})`);
   await says(o, /Your turn \(O\)/);
   await o.getByRole('button', { name: 'a1', exact: true }).click();
   await x.getByRole('button', { name: 'a1 O', exact: true }).waitFor();

@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  apply, cellLabel, cellName, clockLeft, columnName, initial, myTurn, roomFromPath, statusText, step,
+  apply, cellLabel, cellName, cellSize, clockLeft, clockText, columnName, connectionDown, count, ending, initial,
+  moveRows, myTurn, roomFromPath, sizes, statusText, step,
 } from '../state.js';
 
 const started = (you, turnTimeout = 30000) => ({
@@ -91,4 +92,62 @@ test('arrow keys stay on the board; invite paths name rooms', () => {
   assert.equal(roomFromPath('/r/k7qm3xpa2b'), 'K7QM3XPA2B');
   assert.equal(roomFromPath('/r/'), null);
   assert.equal(roomFromPath('/'), null);
+});
+
+test('the clock says why it stands still: the opponent away, our connection, a restart', () => {
+  let s = apply(initial(), started(1), 0);
+  assert.deepEqual(clockText(s, 1000), { text: 'Time to move: 29 s', low: false, paused: false });
+  s = apply(s, { type: 'opponent_disconnected', grace_ms: 30000 }, 2000);
+  assert.deepEqual(clockText(s, 9000), { text: 'Clock paused (your opponent is away): 28 s left', low: false, paused: true });
+  s = apply(s, { type: 'opponent_reconnected' }, 9000);
+  s = connectionDown(s, 10000, true);
+  assert.equal(clockText(s, 50000).text, 'Clock paused (the server is restarting): 27 s left');
+  assert.equal(clockLeft(s, 90000), 27000, 'it stands still however long the server takes');
+  // Back: the room's state sets the clock again, running.
+  s = apply(s, { type: 'state', room: 'R1', size: 3, win: 3, board: [], moves: [], turn: 1, players: started(1).players, you: 1, clock_ms: 26000 }, 100000);
+  assert.deepEqual(clockText(s, 101000), { text: 'Time to move: 25 s', low: false, paused: false });
+  assert.equal(clockText(connectionDown(s, 101000, false), 200000).text, 'Clock paused (reconnecting): 25 s left');
+  assert.ok(clockText(apply(s, {}, 124000), 124500).low, 'under 5 s and running: low');
+});
+
+test('a room opened through its link shows who waits and takes no seat', () => {
+  const s = apply(initial(), {
+    type: 'state', room: 'K7', size: 15, win: 5, board: [], moves: [], turn: null,
+    players: [{ name: 'ann', account: true, bot: false, rating: 1500 }], you: null, clock_ms: null,
+  });
+  assert.equal(s.screen, 'room');
+  assert.equal(s.room, 'K7');
+  assert.equal(s.you, null);
+  assert.equal(apply(s, { type: 'room_closed', room: 'K7', reason: 'left' }).screen, 'home');
+});
+
+test('refusals are marked as such and said in words; other notes are not', () => {
+  let s = apply(initial(), { type: 'error', code: 'room_not_found', message: 'no room has the code X' });
+  assert.equal(s.noteKind, 'error');
+  s = apply(s, { type: 'error', code: 'player_not_found', message: 'nobody called "zed" is online; send who for the players who are' });
+  assert.equal(s.note, 'Nobody by that name is online right now.');
+  s = apply(s, { type: 'error', code: 'invalid_win', message: 'win must be from 3 to 3 on a 3x3 board' });
+  assert.doesNotMatch(s.note, /must be from/);
+  s = apply(apply(s, { type: 'welcome', limits: { min_size: 2, max_size: 30 } }), { type: 'error', code: 'invalid_size', message: 'x' });
+  assert.equal(s.note, 'This server plays boards from 2×2 to 30×30.');
+  s = apply(s, started(1));
+  assert.equal(s.noteKind, '');
+});
+
+test('the move list, the cell size, the size menu and results in words', () => {
+  assert.deepEqual(moveRows([[1, 1], [0, 0], [2, 2]]), [{ n: 1, x: 'b2', o: 'a1' }, { n: 2, x: 'c3', o: '' }]);
+  // 15×15 at a laptop's and a phone's room: whole, and no cell under 18 px.
+  for (const [w, h] of [[830, 640], [356, 600]]) {
+    const px = cellSize(15, w, h);
+    assert.ok(px >= 18 && 0.6 * px + 15 * px + 16 * 2 <= Math.min(w, h), `${w}×${h}: ${px}`);
+  }
+  assert.equal(cellSize(3, 2000, 2000), 72);
+  assert.equal(cellSize(100, 400, 400), 18, 'too big even so: the frame scrolls');
+  assert.deepEqual(sizes({ min_size: 2, max_size: 5 }), [2, 3, 4, 5]);
+  assert.equal(count(1, 'draw', 'draws'), '1 draw');
+  assert.equal(count(0, 'loss', 'losses'), '0 losses');
+  const g = { players: [{ name: 'ann' }, { name: 'bob' }] };
+  assert.equal(ending({ ...g, winner: 0, reason: 'draw' }), 'a draw');
+  assert.equal(ending({ ...g, winner: 2, reason: 'timeout' }), 'bob won on time');
+  assert.equal(ending({ ...g, winner: 1, reason: 'line' }), 'ann won');
 });

@@ -1,11 +1,12 @@
 //! Drawing the board and the status line as text, with or without colour.
 
-use crossterm::style::Stylize;
+use crossterm::style::{Color, Stylize};
 use tictactoe_protocol::Player;
 #[cfg(test)]
 use tictactoe_protocol::Status;
 
 use super::input::column_name;
+use super::palette::Tone;
 use crate::view::{Connection, View};
 
 /// The part of the board on screen: `rows` rows from `top`, `cols` columns
@@ -109,8 +110,8 @@ pub fn render_window(
                 continue;
             }
             let mut cell = match mark {
-                'X' => mark.to_string().red().bold(),
-                'O' => mark.to_string().blue().bold(),
+                'X' => mark.to_string().with(Tone::X.colour().unwrap_or(Color::Reset)).bold(),
+                'O' => mark.to_string().with(Tone::O.colour().unwrap_or(Color::Reset)).bold(),
                 _ => "·".to_string().dark_grey(),
             };
             if line.is_some_and(|l| l.contains(r, c)) {
@@ -131,51 +132,59 @@ pub fn render_window(
 
 /// The status line: who we are, whose turn, the opponent, the clock.
 pub fn status(view: &View) -> String {
+    status_parts(view).into_iter().map(|(text, _)| text).collect::<Vec<_>>().join(" — ")
+}
+
+/// The status line's parts, each with its colour's meaning. The room code
+/// is not among them: the screen's title line shows it, and the status line
+/// stays short enough not to wrap on 80 columns.
+pub fn status_parts(view: &View) -> Vec<(String, Tone)> {
     let name = |p: Player| view.names.get(usize::from(p.number() - 1)).cloned().unwrap_or_default();
     let mut parts = Vec::new();
     match view.connection {
         Connection::Connected => {}
         Connection::Reconnecting { restart: true, .. } => {
-            parts.push("SERVER RESTARTING (reconnecting…)".to_owned())
+            parts.push(("SERVER RESTARTING (reconnecting…)".to_owned(), Tone::Warn))
         }
         Connection::Reconnecting { until, restart: false } => {
             let left = until.saturating_duration_since(std::time::Instant::now()).as_secs();
-            parts.push(format!("RECONNECTING ({left}s left to take the seat back)"));
+            parts.push((format!("RECONNECTING ({left}s left to take the seat back)"), Tone::Warn));
         }
-        Connection::Lost => parts.push("CONNECTION LOST".to_owned()),
+        Connection::Lost => parts.push(("CONNECTION LOST".to_owned(), Tone::Warn)),
     }
     match view.you {
         Some(me) => {
-            parts.push(format!("You are {} ({})", me.mark(), name(me)));
+            parts.push((format!("You are {} ({})", me.mark(), name(me)), Tone::of(me)));
             if view.names.len() == 2 {
-                parts.push(format!("vs {}", name(me.other())));
+                parts.push((format!("vs {}", name(me.other())), Tone::of(me.other())));
             }
         }
         None if view.names.len() == 2 => {
-            parts.push(format!("Watching {} (X) vs {} (O)", name(Player::X), name(Player::O)));
+            parts.push((format!("Watching {} (X) vs {} (O)", name(Player::X), name(Player::O)), Tone::Plain));
         }
         None => {}
     }
     let n = view.game.size();
     if view.game.win() < n {
-        parts.push(format!("{} in a row", view.game.win()));
+        parts.push((format!("{} in a row", view.game.win()), Tone::Plain));
     }
     if let Some(result) = view.result_line() {
-        parts.push(result);
+        parts.push((result, Tone::Plain));
     } else if let Some(turn) = view.game.turn().filter(|_| view.names.len() == 2) {
-        let whose =
-            if Some(turn) == view.you { "your turn".to_owned() } else { format!("{} to move", turn.mark()) };
-        parts.push(whose);
+        if Some(turn) == view.you {
+            parts.push(("your turn".to_owned(), Tone::Turn));
+        } else {
+            parts.push((format!("{} to move", turn.mark()), Tone::of(turn)));
+        }
         if let Some(ms) = view.clock_ms() {
             let paused = if view.paused.is_some() { " (clock paused)" } else { "" };
-            let low = if ms < super::screen::LOW_TIME_MS && view.my_turn() { "LOW TIME " } else { "" };
-            parts.push(format!("{low}{}.{}s{paused}", ms / 1000, (ms % 1000) / 100));
+            let low = ms < super::screen::LOW_TIME_MS && view.my_turn();
+            let clock =
+                format!("{}{}.{}s{paused}", if low { "LOW TIME " } else { "" }, ms / 1000, (ms % 1000) / 100);
+            parts.push((clock, if low { Tone::Warn } else { Tone::Plain }));
         }
     }
-    if let Some(room) = &view.room {
-        parts.push(format!("room {room}"));
-    }
-    parts.join(" — ")
+    parts
 }
 
 #[cfg(test)]
@@ -285,7 +294,7 @@ mod tests {
         v.you = Some(Player::O);
         v.names = vec!["ann".into(), "bob".into()];
         v.room = Some("ROOM".into());
-        assert_eq!(status(&v), "You are O (bob) — vs ann — X to move — room ROOM");
+        assert_eq!(status(&v), "You are O (bob) — vs ann — X to move", "the room is in the title");
         v.game.play(0, 0).unwrap();
         assert!(status(&v).contains("your turn"));
         v.over = Some((Some(Player::O), EndReason::Resign, None));

@@ -3,12 +3,13 @@
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use tictactoe_protocol::{ClientMessage, ServerMessage};
+use tictactoe_protocol::{ClientMessage, Player, ServerMessage};
 
 use super::board::{render, status};
 use super::input::{cell_name, parse_cell};
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
-use crate::session::{challenge_over, fatal};
+use crate::say::{clean, refusal};
+use crate::session::{Start, challenge_over, fatal};
 use crate::view::View;
 
 /// What the next stdin line answers.
@@ -24,9 +25,11 @@ enum Awaiting {
     Answer,
 }
 
-/// Runs a game (or a watch, with `watch`) in line mode until it ends; with
-/// `challenging`, a challenge not accepted ends it.
-pub async fn run(mut link: Link, watch: bool, challenging: bool) -> Result<(), String> {
+/// Runs a game (or a watch) in line mode until it ends; `start` is what was
+/// asked for (a challenge not accepted ends it).
+pub async fn run(mut link: Link, start: &Start) -> Result<(), String> {
+    let watch = matches!(start, Start::Watch(_));
+    let challenging = matches!(start, Start::Challenge(..));
     let mut view = View::default();
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     let mut awaiting = Awaiting::Nothing;
@@ -34,7 +37,7 @@ pub async fn run(mut link: Link, watch: bool, challenging: bool) -> Result<(), S
         tokio::select! {
             event = link.next() => match event {
                 Event::Msg(msg) => {
-                    if let Some(why) = fatal(&msg) {
+                    if let Some(why) = fatal(&msg, start, &link.limits) {
                         return Err(why);
                     }
                     if let Some(why) = challenging.then(|| challenge_over(&msg, view.you.is_some())).flatten() {
@@ -136,14 +139,23 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link:
     };
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
-            println!("Room code: {room}");
+            println!("Room code: {}", clean(room));
             println!("Your friend joins with: {}", link.join_command(room));
             println!("Waiting for an opponent to join…");
         }
         ServerMessage::Queued { .. } => println!("Waiting for an opponent…"),
         ServerMessage::GameStarted { .. } | ServerMessage::State { .. } | ServerMessage::Moved { .. } => {
-            if let ServerMessage::Moved { row, col, player, .. } = msg {
-                println!("Player {} played {}", player.number(), cell_name(*row, *col));
+            match msg {
+                ServerMessage::Moved { row, col, player, .. } => {
+                    println!("{} played {}", view.player(*player), cell_name(*row, *col));
+                }
+                ServerMessage::GameStarted { room, .. } => println!(
+                    "Game started in room {}: {} against {}",
+                    clean(room),
+                    view.player(Player::X),
+                    view.player(Player::O)
+                ),
+                _ => {}
             }
             board();
             if view.my_turn() && !watch {
@@ -167,8 +179,8 @@ fn show(view: &View, msg: &ServerMessage, awaiting: Awaiting, watch: bool, link:
                 return Awaiting::Rematch;
             }
         }
-        ServerMessage::Error { message, .. } => {
-            println!("! {message}");
+        ServerMessage::Error { code, message, .. } => {
+            println!("! {}", refusal(*code, message, None, None));
             if view.my_turn() {
                 prompt();
                 return Awaiting::Move;

@@ -4,4 +4,5 @@
 pub mod board;
 pub mod input;
 pub mod lines;
+pub mod palette;
 pub mod screen;

@@ -11,9 +11,10 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 
-use super::board::{Window, cell_width, render_window, status};
+use super::board::{Window, cell_width, render_window, status, status_parts};
 use super::input::{column_name, parse_cell};
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
+use crate::say::clean;
 use crate::session::{self, Rules, Start, challenge_over, fatal};
 use crate::view::{Connection, View};
 
@@ -82,17 +83,14 @@ enum Action {
 }
 
 /// Runs a game (or a watch) full-screen until the player quits; `name` is
-/// who to be on a new connection if this one is lost. With `fallback`, the
-/// link is taking back a seat kept from an earlier run; if that game is over,
-/// `fallback` is asked for instead. With `challenging`, the session waits
-/// for a challenge's answer first, and ends if it is not accepted.
-pub async fn run(
-    mut link: Link,
-    name: &str,
-    watch: bool,
-    fallback: Option<Start>,
-    challenging: bool,
-) -> Result<Option<String>, String> {
+/// who to be on a new connection if this one is lost, `start` what was asked
+/// for. With `resumed`, the link is taking back a seat kept from an earlier
+/// run; if that game is over, `start` is asked for instead. A challenge
+/// waits for its answer first, and ends the session if it is not accepted.
+pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Result<Option<String>, String> {
+    let watch = matches!(start, Start::Watch(_));
+    let challenging = matches!(start, Start::Challenge(..));
+    let fallback = resumed.then(|| start.clone());
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
     let mut s = Screen {
@@ -128,7 +126,7 @@ pub async fn run(
         tokio::select! {
             event = link.next(), if !s.lost => match event {
                 Event::Msg(msg) => {
-                    if let Some(why) = fatal(&msg) {
+                    if let Some(why) = fatal(&msg, start, &link.limits) {
                         return Err(why);
                     }
                     if let Some(why) = challenging.then(|| challenge_over(&msg, s.view.you.is_some())).flatten() {
@@ -219,6 +217,9 @@ pub async fn run(
                         }
                     }
                     Action::Quit => {
+                        if s.in_game() {
+                            resign_and_wait(&mut link, &mut s.view).await;
+                        }
                         let _ = link.send(ClientMessage::Leave {}).await;
                         return Ok(s.view.result_line());
                     }
@@ -231,6 +232,32 @@ pub async fn run(
             _ = hangup.recv() => return Ok(s.view.result_line()),
             _ = tick.tick() => {}
         }
+    }
+}
+
+/// How long leaving mid-game waits for the server to confirm the resignation.
+const RESIGN_WAIT: Duration = Duration::from_secs(3);
+
+/// Resigns the game in progress and waits (a little) for its `game_over`,
+/// so that the player leaving is told the result; if none comes, the
+/// result is written from what was done.
+async fn resign_and_wait(link: &mut Link, view: &mut View) {
+    if link.send(ClientMessage::Resign {}).await.is_ok() {
+        let wait = async {
+            loop {
+                match link.next().await {
+                    Event::Msg(msg @ ServerMessage::GameOver { .. }) => return view.apply(&msg),
+                    Event::Msg(msg) => view.apply(&msg),
+                    Event::Closed(_) => return,
+                    Event::Down { .. } | Event::Resumed => {}
+                }
+            }
+        };
+        let _ = tokio::time::timeout(RESIGN_WAIT, wait).await;
+    }
+    if view.over.is_none() {
+        let winner = view.you.map(tictactoe_protocol::Player::other);
+        view.over = Some((winner, tictactoe_protocol::EndReason::Resign, None));
     }
 }
 
@@ -279,7 +306,8 @@ impl Screen {
         let (cell_w, label_w) = cell_width(n);
         // Lines longer than the terminal wrap, and take board rows.
         let wrapped = |text: &str| text.chars().count().saturating_sub(1) / width.max(1);
-        let long = wrapped(&status(&self.view)) + wrapped(&self.view.note) + wrapped(self.help());
+        // The status line is cut to the width (see `fit_line`); the note wraps.
+        let long = wrapped(&self.view.note) + wrapped(self.help());
         let rows = height.saturating_sub(CHROME_ROWS + long);
         // One more column for the closing bracket of the monochrome cursor.
         let cols = width.saturating_sub(label_w + 2) / cell_w;
@@ -400,7 +428,7 @@ impl Screen {
                 };
                 match target {
                     Err(e) => self.view.note = e,
-                    Ok(_) if self.watch => {}
+                    Ok(_) if self.watch => self.view.note = "you are watching: only the players move".into(),
                     Ok(_) if self.view.over.is_some() => {
                         self.view.note =
                             "the game is over: r for a rematch, n for a new game, q to quit".into();
@@ -421,6 +449,29 @@ impl Screen {
     }
 }
 
+/// `text` cut to `width` columns (with `…`), so that it never wraps.
+fn fit_line(text: &str, width: usize) -> String {
+    let text = clean(text);
+    if text.chars().count() <= width {
+        return text;
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The status line cut to `width`; with `colour`, each part in its
+/// colour's meaning (when it is not cut).
+fn status_line(view: &View, width: usize, colour: bool) -> String {
+    let parts = status_parts(view);
+    let plain = fit_line(&status(view), width);
+    if !colour || plain.ends_with('…') {
+        return plain;
+    }
+    let coloured: Vec<String> = parts.iter().map(|(text, tone)| tone.paint(&clean(text))).collect();
+    coloured.join(" — ")
+}
+
 fn draw(s: &Screen, window: Option<Window>) {
     let mut out = stdout();
     let _ = queue!(out, terminal::Clear(terminal::ClearType::All), cursor::MoveTo(0, 0));
@@ -436,8 +487,9 @@ fn draw(s: &Screen, window: Option<Window>) {
         let _ = out.flush();
         return;
     };
+    let width = terminal::size().map_or(80, |(w, _)| usize::from(w));
     let mut title = match &s.view.room {
-        Some(room) => format!("tictactoe — room {room}"),
+        Some(room) => format!("tictactoe — room {}", clean(room)),
         None => "tictactoe".to_owned(),
     };
     if window.rows < n || window.cols < n {
@@ -450,14 +502,14 @@ fn draw(s: &Screen, window: Option<Window>) {
             column_name(c + window.cols - 1)
         ));
     }
-    let mut lines = vec![title, String::new()];
+    let mut lines = vec![fit_line(&title, width), String::new()];
     let cursor = (!s.watch && s.view.over.is_none()).then_some(s.cursor);
     // NO_COLOR (https://no-color.org): the highlights become characters.
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     lines.extend(render_window(&s.view, cursor, colour, window));
     lines.push(String::new());
-    lines.push(status(&s.view));
-    lines.push(s.view.note.clone());
+    lines.push(status_line(&s.view, width, colour));
+    lines.push(clean(&s.view.note));
     lines.push(format!("> {}", s.typed));
     lines.push(s.help().to_owned());
     for line in lines {
@@ -546,6 +598,22 @@ mod tests {
         assert!(s.help().starts_with("a: accept"));
         assert!(matches!(s.on_key(key(KeyCode::Char('a'))), Action::Accept(id) if id == "c1"));
         assert!(matches!(s.on_key(key(KeyCode::Char('d'))), Action::Decline(id) if id == "c1"));
+    }
+
+    #[test]
+    fn a_spectator_playing_a_cell_is_told_they_are_watching() {
+        let mut w = playing();
+        w.watch = true;
+        w.view.you = None;
+        assert!(matches!(w.on_key(key(KeyCode::Enter)), Action::None));
+        assert_eq!(w.view.note, "you are watching: only the players move");
+    }
+
+    #[test]
+    fn long_lines_are_cut_to_the_width_and_keep_no_control_characters() {
+        assert_eq!(fit_line("short", 80), "short");
+        assert_eq!(fit_line("abcdefghij", 5), "abcd…");
+        assert_eq!(fit_line("a\u{1b}]0;x\u{7}b", 80), "a]0;xb");
     }
 
     #[test]

@@ -1,0 +1,167 @@
+//! What the client says to a person: other players' text made safe for a
+//! terminal, and the server's refusals and close codes in plain words.
+
+use tictactoe_protocol::{ErrorCode, Limits};
+
+use crate::session::Start;
+
+/// `text` with every control character removed (C0, ESC among them, DEL and
+/// C1): text that came from another player (a name, a decline reason) can
+/// then not set the terminal's title, clear the screen or move the cursor.
+pub fn clean(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// How this program was started (its `argv[0]`, quoted for a shell when it
+/// needs to be), for the commands it tells people to type: `ttt` when it
+/// was found on `PATH`, `./target/release/ttt` when started by path.
+pub fn invoked_as() -> String {
+    let arg0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
+    shell_word(arg0.as_deref().filter(|a| !a.is_empty()).unwrap_or("ttt"))
+}
+
+/// `word` as a shell reads it back: as it is when it holds only safe
+/// characters, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
+    if word.chars().all(safe) { word.to_owned() } else { format!("'{}'", word.replace('\'', "'\\''")) }
+}
+
+/// The board of `size` as people say it: `3×3`.
+fn board(size: usize) -> String {
+    format!("{size}×{size}")
+}
+
+/// Why a win length does not fit an `n`×`n` board, or `None` when it does
+/// (from `min(3, n)` up to `n` in a row).
+pub fn bad_win(n: usize, win: usize) -> Option<String> {
+    let least = n.min(3);
+    if (least..=n).contains(&win) {
+        return None;
+    }
+    Some(if least == n {
+        format!(
+            "a {} board is only won by {n} in a row (a whole line): leave out --win, or choose a bigger --size",
+            board(n)
+        )
+    } else {
+        format!(
+            "--win {win} does not fit a {} board: choose {least} to {n} in a row, or leave out --win for a whole line",
+            board(n)
+        )
+    })
+}
+
+/// A refusal from the server in a person's words: `message` is the server's
+/// own text, used (without control characters) where it already reads well;
+/// `start` is what was asked for and `limits` the server's, when known.
+pub fn refusal(code: ErrorCode, message: &str, start: Option<&Start>, limits: Option<&Limits>) -> String {
+    let rules = match start {
+        Some(Start::Quick(r) | Start::Create(r, _) | Start::House(r, _) | Start::Challenge(_, r)) => Some(*r),
+        _ => None,
+    };
+    match code {
+        ErrorCode::InvalidSize => match limits {
+            Some(l) => format!(
+                "this server plays boards from {} to {}: choose a --size from {} to {}",
+                board(l.min_size),
+                board(l.max_size),
+                l.min_size,
+                l.max_size
+            ),
+            None => "this server does not play that board size".to_owned(),
+        },
+        ErrorCode::InvalidWin => rules
+            .and_then(|r| bad_win(r.size, r.win.unwrap_or(r.size)))
+            .unwrap_or_else(|| "that win length does not fit the board: choose from 3 up to the board's size in a row, or leave out --win".to_owned()),
+        ErrorCode::PlayerNotFound => match start {
+            Some(Start::Challenge(name, _)) => {
+                format!("nobody called {:?} is online right now ({} who lists who is)", clean(name), invoked_as())
+            }
+            _ => clean(message),
+        },
+        ErrorCode::NotYourTurn => "not your turn yet: wait for your opponent's move".to_owned(),
+        ErrorCode::CellOccupied => "that cell is taken: choose an empty one".to_owned(),
+        ErrorCode::OutOfBounds => "that cell is off the board".to_owned(),
+        ErrorCode::GameOver => "the game is over".to_owned(),
+        ErrorCode::NotInGame => "you are not in a game right now".to_owned(),
+        ErrorCode::RateLimited => "too many requests at once: wait a moment and try again".to_owned(),
+        _ => clean(message),
+    }
+}
+
+/// A close by the server (`code`, `reason`) in a person's words.
+pub fn closed(code: u16, reason: &str) -> String {
+    match code {
+        4000 => "another client took over this seat (the same game resumed elsewhere), so this one stopped"
+            .to_owned(),
+        1001 => "the server is shutting down".to_owned(),
+        1008 => "the server closed the connection: too many messages too fast".to_owned(),
+        1009 => "the server closed the connection: a message was too big".to_owned(),
+        _ if reason.is_empty() => format!("the server closed the connection (code {code})"),
+        _ => format!("the server closed the connection: {} (code {code})", clean(reason)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Rules;
+
+    #[test]
+    fn control_characters_of_every_kind_are_removed() {
+        let hostile = "no\u{1b}]0;pwned\u{7}\u{1b}[2J thanks\u{7f}\u{9b}2J\r\n\t!";
+        assert_eq!(clean(hostile), "no]0;pwned[2J thanks2J!");
+        assert_eq!(clean("Zoë 🙂 ann"), "Zoë 🙂 ann", "printable text is kept");
+    }
+
+    #[test]
+    fn commands_are_quoted_only_when_a_shell_needs_it() {
+        assert_eq!(shell_word("ttt"), "ttt");
+        assert_eq!(shell_word("./target/release/ttt"), "./target/release/ttt");
+        assert_eq!(shell_word("/opt/my games/ttt"), "'/opt/my games/ttt'");
+        assert_eq!(shell_word("/o'k/ttt"), "'/o'\\''k/ttt'");
+    }
+
+    #[test]
+    fn refusals_read_as_a_person_would_say_them() {
+        let three = Start::Quick(Rules { size: 3, win: Some(4) });
+        let said = refusal(ErrorCode::InvalidWin, "win must be from 3 to 3", Some(&three), None);
+        assert_eq!(
+            said,
+            "a 3×3 board is only won by 3 in a row (a whole line): leave out --win, or choose a bigger --size"
+        );
+        let five = Start::Create(Rules { size: 5, win: Some(9) }, None);
+        let said = refusal(ErrorCode::InvalidWin, "", Some(&five), None);
+        assert!(said.starts_with("--win 9 does not fit a 5×5 board: choose 3 to 5 in a row"), "{said}");
+        let who = Start::Challenge("zed".into(), Rules { size: 3, win: None });
+        let said = refusal(ErrorCode::PlayerNotFound, "send who", Some(&who), None);
+        assert!(
+            said.starts_with("nobody called \"zed\" is online right now (")
+                && said.ends_with(" who lists who is)")
+        );
+        assert!(!said.contains("send who"));
+        let limits = Limits {
+            min_size: 2,
+            max_size: 100,
+            turn_timeout_ms: 0,
+            reconnect_grace_ms: 0,
+            max_message_bytes: 4096,
+            max_messages_per_second: 0,
+            ping_interval_ms: 0,
+            handshake_timeout_ms: 0,
+        };
+        let said = refusal(ErrorCode::InvalidSize, "size must be from 2 to 100", None, Some(&limits));
+        assert_eq!(said, "this server plays boards from 2×2 to 100×100: choose a --size from 2 to 100");
+        assert_eq!(
+            refusal(ErrorCode::RoomFull, "the room\u{1b}[2J is full", None, None),
+            "the room[2J is full"
+        );
+    }
+
+    #[test]
+    fn close_codes_in_words() {
+        assert!(closed(4000, "replaced").starts_with("another client took over this seat"));
+        assert_eq!(closed(1011, "bad\u{1b}[2J"), "the server closed the connection: bad[2J (code 1011)");
+    }
+}

@@ -1,0 +1,175 @@
+//! `ttt` as people run it, in a real terminal (tmux): two players on one
+//! machine sharing a HOME, a saved account playing as itself, and another
+//! player's hostile text kept away from the terminal.
+
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+use tictactoe_server::Config;
+use tictactoe_tests::tmux::Session;
+use tictactoe_tests::{Client, TempDir, TestServer, test_config};
+
+const TTT: &str = env!("CARGO_BIN_EXE_ttt");
+
+/// A shell command running `ttt ARGS` with `home` as its HOME, and none of
+/// the machine's own ttt settings.
+fn in_home(home: &TempDir, args: &str) -> String {
+    format!(
+        "exec env -u TTT_TOKEN -u TTT_STATE_DIR -u TTT_CONFIG_DIR -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME={} {TTT} {args}",
+        home.path.display()
+    )
+}
+
+/// The room code a `ttt play --create` screen tells the friend to join.
+fn code_on(screen: &str) -> String {
+    screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned()
+}
+
+/// The one line of `screen` holding `needle`.
+fn line_with<'a>(screen: &'a str, needle: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_players_in_one_home_each_take_back_their_own_seat() {
+    tictactoe_tests::tools::require("tmux");
+    let server = TestServer::start(Config { reconnect_grace_ms: 20_000, ..test_config() }).await;
+    let url = server.url();
+    let home = TempDir::new("one-home");
+    // The README's quick start on one machine, in 80-column terminals.
+    let ann = Session::start(
+        "ttt-home-ann",
+        (80, 24),
+        &in_home(&home, &format!("play --server {url} --name ann --create")),
+    );
+    let code = code_on(&ann.shows("--join ", 10).await);
+    let bob = Session::start(
+        "ttt-home-bob",
+        (80, 24),
+        &in_home(&home, &format!("play --server {url} --name bob --join {code}")),
+    );
+    let bob_screen = bob.shows("You are", 10).await;
+    let ann_screen = ann.shows("You are", 10).await;
+    // The room code is whole on the title line; the status line does not wrap.
+    assert!(line_with(&ann_screen, "tictactoe — room").contains(&code), "{ann_screen}");
+    for (screen, me) in [(&ann_screen, "ann"), (&bob_screen, "bob")] {
+        let status = line_with(screen, "You are");
+        assert!(status.contains(&format!("({me})")) && status.contains("vs "), "{screen}");
+        assert!(status.contains("your turn") || status.contains("to move"), "on one line:\n{screen}");
+    }
+    let ann_is_x = ann_screen.contains("You are X (ann)");
+    let (x, o) = if ann_is_x { (&ann, &bob) } else { (&bob, &ann) };
+    x.shows("your turn", 10).await;
+    x.keys(&["b2", "Enter"]);
+    o.shows("your turn", 10).await;
+    // Each seat in its own file.
+    let seats = home.path.join(".local/state/ttt/seats");
+    let mut files: Vec<String> = std::fs::read_dir(&seats)
+        .expect("seats kept")
+        .flatten()
+        .flat_map(|server| std::fs::read_dir(server.path()).into_iter().flatten().flatten())
+        .map(|f| f.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["ann.seat", "bob.seat"], "one seat file per player");
+
+    // ann's client is killed outright, then started again with the same command.
+    let killed = Command::new("kill").args(["-9", &ann.pid()]).status().expect("kill");
+    assert!(killed.success());
+    bob.shows("opponent disconnected", 10).await;
+    drop(ann);
+    let again = Session::start(
+        "ttt-home-ann2",
+        (80, 24),
+        &in_home(&home, &format!("play --server {url} --name ann --create")),
+    );
+    let back = again.shows("took your seat back", 10).await;
+    assert!(line_with(&back, "You are").contains("(ann)"), "ann's own seat:\n{back}");
+    // bob was not disturbed: his seat, his connection, the same game.
+    let seen = bob.shows("opponent reconnected", 10).await;
+    assert!(line_with(&seen, "You are").contains("(bob)"), "{seen}");
+    for wrong in ["took over", "Game over", "CONNECTION LOST", "RECONNECTING"] {
+        assert!(!seen.contains(wrong), "bob's screen says {wrong:?}:\n{seen}");
+    }
+    // And the game goes on between them.
+    // X has made one move: O is to move.
+    let (mover, other) = if ann_is_x { (&bob, &again) } else { (&again, &bob) };
+    mover.shows("your turn", 10).await;
+    mover.keys(&["a1", "Enter"]);
+    other.shows("your turn", 10).await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_account_plays_and_challenges_as_itself_by_default() {
+    tictactoe_tests::tools::require("tmux");
+    let home = TempDir::new("saved-account");
+    let server = TestServer::start(Config { database: home.database("ttt.db"), ..test_config() }).await;
+    let url = server.url();
+    let ttt = |args: &[&str]| {
+        let mut cmd = Command::new(TTT);
+        cmd.args(args).env("HOME", &home.path).stdin(Stdio::null());
+        for var in ["TTT_TOKEN", "TTT_STATE_DIR", "TTT_CONFIG_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"] {
+            cmd.env_remove(var);
+        }
+        cmd
+    };
+    let registered = ttt(&["register", "zoe", "--server", &url]).output().expect("register");
+    assert!(registered.status.success(), "{}", String::from_utf8_lossy(&registered.stderr));
+
+    // `ttt challenge NAME` with no --name: from the account, signed in.
+    let mut cy = Client::connect(&url).await;
+    cy.send(json!({"type": "hello", "name": "cy"})).await;
+    let challenger = ttt(&["challenge", "cy", "--server", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("challenge");
+    let challenged = cy.recv_type("challenged").await;
+    assert_eq!((&challenged["from"]["name"], &challenged["from"]["account"]), (&json!("zoe"), &json!(true)));
+    cy.send(json!({"type": "decline", "challenge": challenged["challenge"], "reason": "busy now"})).await;
+    let out =
+        tokio::task::spawn_blocking(move || challenger.wait_with_output()).await.expect("join").expect("ran");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cy declined: busy now"));
+
+    // `ttt play` with no --name, full screen: the account again.
+    let play =
+        Session::start("ttt-saved", (100, 30), &in_home(&home, &format!("play --server {url} --create")));
+    let code = code_on(&play.shows("--join ", 10).await);
+    cy.send(json!({"type": "join_room", "room": code})).await;
+    let started = cy.recv_type("game_started").await;
+    let zoe = started["players"].as_array().expect("players").iter().find(|p| p["name"] == "zoe").cloned();
+    assert_eq!(zoe.map(|p| p["account"].clone()), Some(json!(true)), "{started}");
+    let screen = play.shows("You are", 10).await;
+    assert!(line_with(&screen, "You are").contains("(zoe 1500)"), "{screen}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_decline_reason_leaves_the_terminals_title_and_screen_alone() {
+    tictactoe_tests::tools::require("tmux");
+    let server = TestServer::start(test_config()).await;
+    let url = server.url();
+    let home = TempDir::new("hostile");
+    let mut ann = Client::connect(&url).await;
+    ann.send(json!({"type": "hello", "name": "ann"})).await;
+    // A title of our own and a line on the screen before `ttt challenge`
+    // runs (full screen), and a line after it exits.
+    let cmd = format!(
+        "printf '\\033]2;calm-title\\033\\\\'; echo MARK-BEFORE; env -u TTT_TOKEN HOME={} {TTT} challenge ann --server {url} --name bob; echo SHELL-BACK; sleep 30",
+        home.path.display()
+    );
+    let term = Session::start("ttt-hostile", (100, 30), &cmd);
+    let challenged = ann.recv_type("challenged").await;
+    assert_eq!(term.title(), "calm-title");
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[H";
+    ann.send(json!({"type": "decline", "challenge": challenged["challenge"], "reason": hostile})).await;
+    let after = term.shows("SHELL-BACK", 10).await;
+    assert!(after.contains("MARK-BEFORE"), "the screen was cleared:\n{after}");
+    assert!(after.contains("ann declined"), "the decline is said:\n{after}");
+    assert_eq!(term.title(), "calm-title", "the title was set by the other player");
+    server.shutdown().await;
+}

@@ -1,0 +1,75 @@
+//! The programs outside Rust that some tests drive (a terminal, a browser,
+//! the example bots' runtimes): found before a test starts, or the test
+//! fails at once with one line that names the Debian package to install.
+
+use std::path::{Path, PathBuf};
+
+/// Each tool the tests use, with the Debian package that provides it.
+pub const TOOLS: [(&str, &str); 7] = [
+    ("tmux", "tmux"),
+    ("chromium", "chromium"),
+    ("python3", "python3"),
+    ("node", "nodejs"),
+    ("npm", "npm"),
+    ("postgres", "postgresql"),
+    ("redis-server", "redis-server"),
+];
+
+/// The Debian package that provides `tool`.
+pub fn package(tool: &str) -> &str {
+    TOOLS.iter().find(|(t, _)| *t == tool).map_or(tool, |(_, p)| *p)
+}
+
+/// Where `tool` is: on `PATH`, or for `chromium` at `$CHROMIUM` when set.
+pub fn find(tool: &str) -> Option<PathBuf> {
+    if tool == "chromium" {
+        if let Some(path) = std::env::var_os("CHROMIUM") {
+            return Some(PathBuf::from(path)).filter(|p| p.is_file());
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| executable(p))
+}
+
+fn executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
+/// Where `tool` is; a test that needs it and does not find it fails here,
+/// before it starts anything, with one line: what is missing and how to
+/// install it (`.ci/run` installs every one of them).
+pub fn require(tool: &str) -> PathBuf {
+    match find(tool) {
+        Some(path) => path,
+        None => panic!("{}", missing(tool)),
+    }
+}
+
+/// The line a missing `tool` fails with.
+pub fn missing(tool: &str) -> String {
+    let hint = if tool == "chromium" { " (or set CHROMIUM to a Chromium binary)" } else { "" };
+    format!("this test needs `{tool}`, which is not installed: apt-get install {}{hint}", package(tool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_is_one_line_naming_its_package() {
+        assert_eq!(missing("node"), "this test needs `node`, which is not installed: apt-get install nodejs");
+        assert_eq!(missing("tmux").lines().count(), 1);
+        assert!(find("sh").is_some(), "a shell is on PATH");
+        assert!(find("no-such-tool-anywhere").is_none());
+        let caught = std::panic::catch_unwind(|| require("no-such-tool-anywhere"));
+        assert!(caught.is_err());
+    }
+}
