@@ -45,7 +45,7 @@ async fn win_lengths_outside_three_to_the_size_are_invalid_win() {
     ] {
         c.send(json!({"type": request, "size": size, "win": win, "id": 1})).await;
         let err = c.expect_error(ErrorCode::InvalidWin, Some(json!(1))).await;
-        assert!(err["message"].as_str().is_some_and(|m| m.contains("win must be from")), "{err}");
+        assert!(err["message"].as_str().is_some_and(|m| m.contains("whole line")), "{err}");
     }
     // 18446744073709551616 is an integer too: out of range, not malformed.
     c.send_raw(tokio_tungstenite::tungstenite::Message::text(

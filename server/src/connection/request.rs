@@ -320,10 +320,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let least = Game::min_win(size);
         match win.map_or(Ok(size), usize::try_from) {
             Ok(win) if (least..=size).contains(&win) => Ok(Rules { size, win }),
+            _ if least == size => Err((
+                ErrorCode::InvalidWin,
+                format!("a {size}x{size} board is only won by a whole line: leave win out, or send {size}"),
+            )),
             _ => Err((
                 ErrorCode::InvalidWin,
                 format!(
-                    "win must be from {least} to {size} on a {size}x{size} board (absent: {size}, a whole line)"
+                    "on a {size}x{size} board, win is how many in a row win: from {least} to {size} \
+                     (leave it out for a whole line)"
                 ),
             )),
         }

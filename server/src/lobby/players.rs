@@ -169,7 +169,7 @@ impl Players {
             let shown: String = name.chars().take(40).collect();
             (
                 ErrorCode::PlayerNotFound,
-                format!("nobody called {shown:?} is online; send who for the players who are"),
+                format!("nobody called {shown:?} is online right now; a `who` request lists who is"),
             )
         };
         let to = self.find(name).ok_or_else(not_found)?;
