@@ -209,7 +209,7 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
         json!({"type": "hello", "name": "ann", "token": "ttt_x"}),
         json!({"type": "join_room", "room": "NOSUCHROOM"}),
         json!({"type": "challenge", "name": "bob"}),
-        json!({"type": "accept", "challenge": 1}),
+        json!({"type": "accept", "challenge": "c1"}),
     ]
     .into_iter()
     .enumerate()
