@@ -228,7 +228,12 @@ impl Client {
         v
     }
 
-    /// Reads until the server closes; returns the close code it sent, if any.
+    /// Starts the close handshake with `frame`.
+    pub async fn close_with(&mut self, frame: tokio_tungstenite::tungstenite::protocol::CloseFrame) {
+        self.ws.send(Message::Close(Some(frame))).await.expect("send close");
+    }
+
+    /// Reads until the server closes; returns the close frame's code, if it sent one.
     pub async fn expect_close(&mut self) -> Option<CloseCode> {
         self.expect_close_frame().await.map(|(code, _)| code)
     }

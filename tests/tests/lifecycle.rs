@@ -263,3 +263,33 @@ async fn every_started_game_ends_even_when_connections_drop_at_random() {
 async fn quick_pair_sequential(server: &TestServer) -> tictactoe_tests::Pair {
     tokio::time::timeout(Duration::from_secs(10), quick_pair(server, 3)).await.expect("paired")
 }
+
+/// A client that closes cleanly gets the close handshake back, with its own
+/// code (RFC 6455 §5.5.1), idle or mid-game; the opponent of one that closed
+/// mid-game hears it as a disconnect.
+#[tokio::test]
+async fn a_clients_close_frame_is_answered_with_its_code() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    let server = TestServer::start(timed(30_000, 5_000)).await;
+    let mut pair = private_pair(&server, 3).await;
+    for code in [CloseCode::Normal, CloseCode::Library(4321)] {
+        let (mut ws, _) = tokio_tungstenite::connect_async(server.url()).await.expect("connect");
+        ws.next().await.expect("welcome").expect("frame");
+        ws.send(Message::Close(Some(CloseFrame { code, reason: "bye".into() }))).await.expect("close");
+        let answer = loop {
+            match tokio::time::timeout(Duration::from_secs(5), ws.next()).await.expect("an answer in time") {
+                Some(Ok(Message::Close(frame))) => break frame,
+                Some(Ok(_)) => continue,
+                other => panic!("no close frame back: {other:?}"),
+            }
+        };
+        assert_eq!(answer.map(|f| f.code), Some(code));
+    }
+    // Mid-game: the same answer, and the opponent is told.
+    pair.x.close_with(CloseFrame { code: CloseCode::Normal, reason: "".into() }).await;
+    assert_eq!(pair.x.expect_close().await, Some(CloseCode::Normal));
+    pair.o.recv_type("opponent_disconnected").await;
+    server.shutdown().await;
+}

@@ -31,8 +31,10 @@ use crate::stats::Gauge;
 
 /// Why the read/write loop ended.
 pub(super) enum End {
-    /// The client closed, or the socket failed.
+    /// The socket failed or ended without a close frame.
     Gone,
+    /// The client sent a close frame: it is answered with its own code.
+    Closed,
     /// Server shutdown: deliver what is queued, then close with 1012 (games
     /// saved, come back) or, without a database, 1001.
     Shutdown,
@@ -69,6 +71,7 @@ impl End {
     fn describe(&self) -> &'static str {
         match self {
             End::Gone => "client left",
+            End::Closed => "client closed",
             End::Shutdown => "server shutdown",
             End::Close(_, reason) => reason,
             End::Drop => "client too slow or silent",
@@ -320,7 +323,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let text = match msg {
             Message::Text(text) => Some(text),
             Message::Binary(_) => None,
-            Message::Close(_) => return Some(End::Gone),
+            Message::Close(_) => return Some(End::Closed),
             // tungstenite answers pings itself; pongs only prove the client is alive.
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return None,
         };
@@ -390,6 +393,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
         match end {
             End::Close(code, reason) => self.close(code, reason).await,
+            // tungstenite queued the reply (the client's own code) when it
+            // read the close frame: sending it completes the handshake.
+            End::Closed => {
+                let _ = timeout(CLOSE_LINGER, self.ws.flush()).await;
+                let _ = timeout(CLOSE_LINGER, self.ws.get_mut().shutdown()).await;
+            }
             End::Gone | End::Drop | End::Shutdown => {}
         }
     }
