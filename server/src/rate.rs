@@ -16,22 +16,25 @@ pub enum Verdict {
 }
 
 /// Refilled at `rate` frames per second with a burst of `rate`; 0 = no limit.
-/// A client refused more than `max(rate, 10)` times with less than a second
-/// between refusals is closed.
+/// Closing is for a client that does not listen: a frame refused before the
+/// time the last refusal named (`retry_after_ms`) is a strike, and more than
+/// `max(rate, 10)` strikes in a row close the connection. A client that
+/// waits as told is never closed, however often it meets the limit.
 #[derive(Debug)]
 pub struct RateLimit {
     rate: f64,
     tokens: f64,
     last: Instant,
     strikes: u32,
-    last_strike: Instant,
+    /// When the last refusal said a frame would be accepted again.
+    retry_at: Option<Instant>,
 }
 
 impl RateLimit {
     /// A full bucket for `rate` frames per second.
     pub fn new(rate: u32) -> Self {
         let now = Instant::now();
-        RateLimit { rate: f64::from(rate), tokens: f64::from(rate), last: now, strikes: 0, last_strike: now }
+        RateLimit { rate: f64::from(rate), tokens: f64::from(rate), last: now, strikes: 0, retry_at: None }
     }
 
     /// Counts one frame arriving at `now`.
@@ -42,22 +45,27 @@ impl RateLimit {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.last = now;
         self.tokens = (self.tokens + elapsed * self.rate).min(self.rate);
+        // A frame at or after the time it was told to wait for: it listened.
+        if self.retry_at.is_some_and(|at| now >= at) {
+            self.strikes = 0;
+            self.retry_at = None;
+        }
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
             return Verdict::Allow;
         }
-        if now.saturating_duration_since(self.last_strike) > Duration::from_secs(1) {
-            self.strikes = 0;
-        }
-        self.strikes += 1;
-        self.last_strike = now;
-        if f64::from(self.strikes) > self.rate.max(10.0) {
-            return Verdict::Close;
+        if self.retry_at.is_some() {
+            self.strikes += 1;
+            if f64::from(self.strikes) > self.rate.max(10.0) {
+                return Verdict::Close;
+            }
         }
         // Rounded up to the millisecond, so that a client waiting exactly
         // this long finds a whole token.
         let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.rate);
-        Verdict::Refuse(Duration::from_millis(wait.as_nanos().div_ceil(1_000_000) as u64))
+        let wait = Duration::from_millis(wait.as_nanos().div_ceil(1_000_000) as u64);
+        self.retry_at = Some(now + wait);
+        Verdict::Refuse(wait)
     }
 }
 
@@ -66,14 +74,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn burst_then_refuse_then_close() {
+    fn burst_then_refuse_then_close_a_client_that_does_not_wait() {
         let mut r = RateLimit::new(10);
         let t = Instant::now();
         for _ in 0..10 {
             assert_eq!(r.check(t), Verdict::Allow);
         }
-        for _ in 0..10 {
-            // An empty bucket at 10 per second refills one frame in 100 ms.
+        // The first refusal names the wait; each frame before it is a strike.
+        for _ in 0..11 {
             assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(100)));
         }
         assert_eq!(r.check(t), Verdict::Close);
@@ -94,5 +102,22 @@ mod tests {
         let later = t + Duration::from_millis(1500);
         assert_eq!(r.check(later), Verdict::Allow);
         assert_eq!(RateLimit::new(0).check(t), Verdict::Allow);
+    }
+
+    /// A client that always waits as told meets the limit again and again
+    /// (bursts of twice the rate) and is never closed.
+    #[test]
+    fn a_client_that_waits_as_told_is_never_closed() {
+        let mut r = RateLimit::new(10);
+        let mut t = Instant::now();
+        for _ in 0..1000 {
+            for _ in 0..20 {
+                match r.check(t) {
+                    Verdict::Allow => {}
+                    Verdict::Refuse(wait) => t += wait,
+                    Verdict::Close => panic!("an obedient client was closed"),
+                }
+            }
+        }
     }
 }

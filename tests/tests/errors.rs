@@ -153,3 +153,43 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("disconnect")));
     server.shutdown().await;
 }
+
+/// A client that meets the limit again and again but always waits the
+/// `retry_after_ms` it was told is never closed; WebSocket pings count
+/// toward the limit too, and a ping flood is closed with 1008.
+#[tokio::test]
+async fn a_client_that_waits_as_told_is_never_closed_and_a_ping_flood_is() {
+    use tokio_tungstenite::tungstenite::Message;
+    let config = Config { max_messages_per_second: 50, ..test_config() };
+    let server = TestServer::start(config).await;
+    let mut c = server.client().await;
+    let (mut pongs, mut refusals) = (0, 0);
+    let mut i = 0;
+    while pongs < 150 {
+        // Two at a time, so that it keeps meeting the limit.
+        c.send_batch(vec![json!({"type": "ping", "id": i}), json!({"type": "ping", "id": i + 1})]).await;
+        for _ in 0..2 {
+            let v = c.recv_json().await;
+            match v["type"].as_str() {
+                Some("pong") => pongs += 1,
+                Some("error") => {
+                    assert_eq!(v["code"], "rate_limited", "{v}");
+                    refusals += 1;
+                    let wait = v["retry_after_ms"].as_u64().expect("retry_after_ms");
+                    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                }
+                _ => panic!("unexpected {v}"),
+            }
+        }
+        i += 2;
+    }
+    assert!(refusals > 10, "the limit was never met ({refusals} refusals)");
+    c.send(json!({"type": "ping", "id": "still"})).await;
+    assert_eq!(c.recv_type("pong").await["id"], "still", "an obedient client stays connected");
+    let mut flood = server.client().await;
+    for _ in 0..200 {
+        flood.send_raw(Message::Ping(vec![1, 2, 3].into())).await;
+    }
+    assert_eq!(flood.expect_close().await, Some(CloseCode::Policy));
+    server.shutdown().await;
+}

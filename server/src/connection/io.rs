@@ -320,14 +320,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Handles one message from the client, received at `now`.
     async fn on_message(&mut self, msg: Message, now: Instant) -> Option<End> {
-        let text = match msg {
-            Message::Text(text) => Some(text),
-            Message::Binary(_) => None,
+        // tungstenite answers pings itself; pongs only prove the client is
+        // alive. Both count toward the limit (a ping flood costs as much as
+        // any other), but a refused one gets no `error`.
+        let (text, control) = match msg {
+            Message::Text(text) => (Some(text), false),
+            Message::Binary(_) => (None, false),
             Message::Close(_) => return Some(End::Closed),
-            // tungstenite answers pings itself; pongs only prove the client is alive.
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return None,
+            Message::Ping(_) | Message::Pong(_) => (None, true),
+            Message::Frame(_) => return None,
         };
         match self.rate.check(now) {
+            Verdict::Allow | Verdict::Refuse(_) if control => return None,
             Verdict::Allow => {}
             Verdict::Refuse(wait) => {
                 let id = text.as_deref().and_then(peek_id);
