@@ -24,9 +24,18 @@ pub struct Config {
     /// How long a dropped player keeps the seat, in ms.
     #[arg(long, default_value_t = 30_000)]
     pub reconnect_grace_ms: u64,
-    /// Most connections open at once; beyond, new ones get HTTP 503.
+    /// Most WebSocket players connected at once; beyond, an upgrade gets HTTP 503.
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
+    /// Most plain HTTP clients (the API, the page, /metrics) kept alive at
+    /// once, apart from the players; beyond, a request is answered and its
+    /// connection closed.
+    #[arg(long, default_value_t = 256)]
+    pub max_http_connections: usize,
+    /// Most connections open at once from one address (loopback included);
+    /// beyond, new ones get HTTP 503.
+    #[arg(long, default_value_t = 1000)]
+    pub max_connections_per_ip: usize,
     /// Largest inbound message or frame in bytes; bigger closes with 1009.
     #[arg(long, default_value_t = 4096)]
     pub max_message_bytes: usize,
@@ -140,6 +149,8 @@ impl Config {
         }
         let positive = [
             ("--max-connections", self.max_connections as u64),
+            ("--max-http-connections", self.max_http_connections as u64),
+            ("--max-connections-per-ip", self.max_connections_per_ip as u64),
             ("--handshake-timeout-ms", self.handshake_timeout_ms),
             ("--ping-interval-ms", self.ping_interval_ms),
             ("--outbound-queue", self.outbound_queue as u64),

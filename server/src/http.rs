@@ -14,6 +14,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::upgrade::OnUpgrade;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 use crate::rules::Rules;
@@ -25,8 +26,17 @@ pub const DEFAULT_LIMIT: usize = 20;
 /// The largest `limit` a list route accepts; more is capped to it.
 pub const MAX_LIMIT: usize = 100;
 
-/// Where a connection's WebSocket upgrade is left for it to pick up.
-pub(crate) type UpgradeSlot = Arc<Mutex<Option<OnUpgrade>>>;
+/// What one connection's HTTP side holds: the WebSocket upgrade left for
+/// the connection to pick up (with the player's place), and the place of a
+/// kept-alive HTTP client.
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub(crate) upgrade: Option<(OnUpgrade, OwnedSemaphorePermit)>,
+    http: Option<OwnedSemaphorePermit>,
+}
+
+/// A connection's [`Slot`], shared with its requests.
+pub(crate) type UpgradeSlot = Arc<Mutex<Slot>>;
 
 type Answer = Response<Full<Bytes>>;
 
@@ -37,15 +47,28 @@ pub(crate) async fn serve(
     slot: UpgradeSlot,
 ) -> Result<Answer, Infallible> {
     if is_upgrade(&req) {
-        return Ok(upgrade(&mut req, &slot));
+        return Ok(upgrade(&mut req, &slot, &shared));
     }
+    // A kept-alive HTTP client holds a place of its own; with none free the
+    // request is answered and the connection closes.
+    let keep = {
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.http.is_none() {
+            slot.http = shared.admission.http();
+        }
+        slot.http.is_some()
+    };
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return Ok(error(StatusCode::METHOD_NOT_ALLOWED, "only GET is served here"));
     }
     let path = req.uri().path().to_owned();
     let params = params(req.uri().query().unwrap_or(""));
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned);
-    Ok(route(&path, &params, host.as_deref(), &shared).await)
+    let mut answer = route(&path, &params, host.as_deref(), &shared).await;
+    if !keep {
+        answer.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    Ok(answer)
 }
 
 fn is_upgrade(req: &Request<Incoming>) -> bool {
@@ -57,7 +80,7 @@ fn is_upgrade(req: &Request<Incoming>) -> bool {
 
 /// Accepts a WebSocket handshake at `/` (RFC 6455 §4.2): 101 with the
 /// accept key, and the upgrade left in `slot` for the connection.
-fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot) -> Answer {
+fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot, shared: &Shared) -> Answer {
     if req.uri().path() != "/" {
         return text(StatusCode::NOT_FOUND, "tictactoe speaks WebSocket at path /\n");
     }
@@ -75,7 +98,13 @@ fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot) -> Answer {
             "a WebSocket handshake needs GET, Connection: Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13\n",
         );
     };
-    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(hyper::upgrade::on(req));
+    let Some(player) = shared.admission.player() else {
+        return text(StatusCode::SERVICE_UNAVAILABLE, "server is full, retry");
+    };
+    let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+    // A player's connection is no HTTP client any more.
+    slot.http = None;
+    slot.upgrade = Some((hyper::upgrade::on(req), player));
     let mut resp = Response::new(Full::new(Bytes::new()));
     *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let h = resp.headers_mut();
@@ -96,7 +125,7 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
     let query = match segments.as_slice() {
         ["healthz"] => return healthz(shared),
         ["metrics"] => {
-            let page = crate::metrics::render(&shared.stats, shared.store.stats());
+            let page = crate::metrics::render(&shared.stats, shared.store.stats(), &shared.admission);
             let mut resp = text(StatusCode::OK, &page);
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,

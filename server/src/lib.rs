@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod account;
+pub mod admission;
 pub mod cmd;
 pub mod codes;
 pub mod config;
@@ -38,7 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
@@ -112,6 +113,12 @@ impl Server {
         };
         let instance: Arc<str> = config.instance.clone().map_or_else(record::new_game_id, Into::into);
         let config_registrations = (config.registration_burst, config.registrations_per_minute);
+        let admission = admission::Admission::new(
+            config.max_connections,
+            config.max_http_connections,
+            config.max_connections_per_ip,
+        );
+        tracker.spawn(refusal_summaries(admission.clone(), stop.clone()));
         let shared = Arc::new(connection::Shared {
             ws_config: config.ws_config(),
             welcome: cmd::encode(&welcome),
@@ -124,9 +131,9 @@ impl Server {
             store,
             book,
             instance,
+            admission: admission.clone(),
             registrations: registrations::Registrations::new(config_registrations.0, config_registrations.1),
         });
-        let permits = Arc::new(Semaphore::new(shared.config.max_connections));
         let scheme = if shared.tls.is_some() { "wss" } else { "ws" };
         info!(addr = %listener.local_addr()?, scheme, "listening");
         tokio::pin!(shutdown);
@@ -141,11 +148,9 @@ impl Server {
                     }
                 },
             };
-            match permits.clone().try_acquire_owned() {
-                Ok(permit) => {
-                    connection::spawn(stream, peer, shared.clone(), permit, &tracker);
-                }
-                Err(_) => refuse_full(&stream),
+            match admission.accept(peer.ip()) {
+                Ok(place) => connection::spawn(stream, peer, shared.clone(), place, &tracker),
+                Err(why) => refuse(&stream, why),
             }
         }
         info!("shutting down");
@@ -226,9 +231,21 @@ async fn backoff(e: &io::Error) {
     tokio::time::sleep(config::ACCEPT_BACKOFF).await;
 }
 
-/// Over the connection cap: answer HTTP 503 without spawning a task, and close.
-fn refuse_full(stream: &TcpStream) {
+/// Over a cap: answer HTTP 503 without spawning a task, and close. Counted,
+/// and logged only in the once-a-second summary.
+fn refuse(stream: &TcpStream, why: admission::Refusal) {
     const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\nserver is full, retry";
-    let _ = stream.try_write(FULL);
-    warn!("connection refused: at --max-connections");
+    const PER_IP: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\nConnection: close\r\n\r\ntoo many connections from your address";
+    let _ = stream.try_write(if why == admission::Refusal::PerIp { PER_IP } else { FULL });
+}
+
+/// Logs the refused connections at most once a second, as one line.
+async fn refusal_summaries(admission: Arc<admission::Admission>, stop: signal::Shutdown) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = stop.started() => return admission.summarize(),
+            _ = every.tick() => admission.summarize(),
+        }
+    }
 }

@@ -42,7 +42,7 @@ pub fn refused(code: ErrorCode) {
 }
 
 /// The page: the counters copied in, then everything rendered.
-pub fn render(stats: &Stats, store: &StoreStats) -> String {
+pub fn render(stats: &Stats, store: &StoreStats, admission: &crate::admission::Admission) -> String {
     let handle = init();
     gauge!("ttt_connections").set(stats.connections() as f64);
     gauge!("ttt_rooms").set(stats.rooms() as f64);
@@ -65,5 +65,8 @@ pub fn render(stats: &Stats, store: &StoreStats) -> String {
     gauge!("ttt_store_held_live_changes").set(store.held_live.load(Ordering::Relaxed) as f64);
     gauge!("ttt_store_held_bytes").set(store.held_bytes.load(Ordering::Relaxed) as f64);
     gauge!("ttt_store_held_games_limit").set(crate::store::BACKLOG as f64);
+    for (reason, n) in admission.refusals() {
+        counter!("ttt_connections_refused_total", "reason" => reason).absolute(n);
+    }
     handle.render()
 }

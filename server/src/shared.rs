@@ -32,6 +32,8 @@ pub struct Shared {
     pub(crate) book: Arc<crate::ratings::RatingBook>,
     /// This instance's name (`--instance`, else random).
     pub(crate) instance: Arc<str>,
+    /// The caps on connections.
+    pub(crate) admission: Arc<crate::admission::Admission>,
     /// Registrations per address.
     pub(crate) registrations: crate::registrations::Registrations,
 }

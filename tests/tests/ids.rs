@@ -36,7 +36,8 @@ async fn every_direct_reply_echoes_the_id_and_nothing_else_carries_one() {
     let reg = ask(&mut ann, json!({"type": "register", "name": "ann"}), json!(1), "registered").await;
     assert_eq!(reg["id"], 1);
     let token = reg["token"].clone();
-    let auth = ask(&mut ann, json!({"type": "hello", "name": "ann", "token": token}), json!("a"), "authenticated");
+    let auth =
+        ask(&mut ann, json!({"type": "hello", "name": "ann", "token": token}), json!("a"), "authenticated");
     assert_eq!(auth.await["id"], "a");
     // A guest's hello has no reply at all.
     bob.send(json!({"type": "hello", "name": "bob", "id": 2})).await;

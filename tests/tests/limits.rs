@@ -188,3 +188,96 @@ async fn settings_no_game_could_run_with_stop_the_server_with_the_flag_named() {
         assert!(err.to_string().contains(want), "{err} should say {want}");
     }
 }
+
+/// Kept-alive HTTP clients have a cap of their own: a dashboard holding
+/// connections to the API never locks players out, and an HTTP client past
+/// the cap is still answered (then its connection closes).
+#[tokio::test]
+async fn http_clients_have_their_own_cap_and_never_lock_players_out() {
+    let config = Config { max_connections: 2, max_http_connections: 2, ..test_config() };
+    let server = TestServer::start(config).await;
+    // Two kept-alive API clients take the HTTP places.
+    let mut kept = Vec::new();
+    for _ in 0..2 {
+        let mut tcp = TcpStream::connect(server.addr).await.expect("connect");
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.expect("write");
+        let text = read_response(&mut tcp).await;
+        assert!(text.starts_with("HTTP/1.1 200") && !text.contains("connection: close"), "{text}");
+        kept.push(tcp);
+    }
+    // A third is answered, and told the connection closes.
+    let mut third = TcpStream::connect(server.addr).await.expect("connect");
+    third.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.expect("write");
+    let text = read_response(&mut third).await;
+    assert!(text.starts_with("HTTP/1.1 200") && text.contains("connection: close"), "{text}");
+    // Players still get in, up to their own cap.
+    let mut a = server.client().await;
+    let _b = server.client().await;
+    a.send(json!({"type": "ping", "id": 1})).await;
+    assert_eq!(a.recv_type("pong").await["id"], 1);
+    let refused = tokio_tungstenite::connect_async(server.url()).await;
+    assert!(matches!(refused, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 503));
+    let (_, metrics) = tictactoe_tests::http_get(server.addr, "/metrics").await;
+    assert!(metrics.contains(r#"ttt_connections_refused_total{reason="players"} 1"#), "{metrics}");
+    assert!(metrics.contains(r#"ttt_connections_refused_total{reason="http"}"#), "{metrics}");
+    server.shutdown().await;
+}
+
+/// One address may hold `--max-connections-per-ip` connections (loopback
+/// too); past it new ones get 503, other work goes on, and a freed place
+/// is usable again.
+#[tokio::test]
+async fn one_address_is_capped_by_max_connections_per_ip() {
+    let config = Config { max_connections_per_ip: 3, ..test_config() };
+    let server = TestServer::start(config).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(server.client().await);
+    }
+    let refused = tokio_tungstenite::connect_async(server.url()).await;
+    let Err(tokio_tungstenite::tungstenite::Error::Http(resp)) = refused else {
+        panic!("expected an HTTP refusal, got {:?}", refused.map(|_| ()));
+    };
+    assert_eq!(resp.status(), 503);
+    let body = resp.body().as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
+    assert!(body.contains("too many connections from your address"), "{body}");
+    held[0].send(json!({"type": "ping", "id": 1})).await;
+    assert_eq!(held[0].recv_type("pong").await["id"], 1);
+    drop(held.pop());
+    let mut again = None;
+    for _ in 0..50 {
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(server.url()).await {
+            again = Some(ws);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(again.is_some(), "a place frees up when a connection closes");
+    server.shutdown().await;
+}
+
+/// Reads one HTTP response (headers lower-cased) and its body.
+async fn read_response(tcp: &mut TcpStream) -> String {
+    let mut buf = vec![0u8; 8192];
+    let mut text = String::new();
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if body.len() >= len || n == 0 {
+                return text.to_ascii_lowercase().replacen("http/1.1", "HTTP/1.1", 1);
+            }
+        }
+        if n == 0 {
+            return text;
+        }
+    }
+}

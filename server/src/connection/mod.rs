@@ -14,7 +14,6 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::Role;
@@ -33,7 +32,7 @@ pub(crate) fn spawn(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    permit: OwnedSemaphorePermit,
+    place: crate::admission::Place,
     tracker: &TaskTracker,
 ) {
     let id = shared.next_conn_id();
@@ -42,7 +41,7 @@ pub(crate) fn spawn(
     let _ = stream.set_nodelay(true);
     // One deadline for the TLS and WebSocket handshakes together.
     let deadline = Instant::now() + shared.config.handshake_timeout();
-    let conn = Accepted { id, peer, deadline, shared, _permit: permit };
+    let conn = Accepted { id, peer, deadline, shared, _place: place };
     // Each kind spawned as itself: every wrapper around the future is a
     // layer more to walk, and a cache line more to miss, on every wake-up.
     match (conn.shared.tls.clone(), span.is_disabled()) {
@@ -61,8 +60,9 @@ struct Accepted {
     peer: SocketAddr,
     deadline: Instant,
     shared: Arc<Shared>,
-    /// Held for the connection's life: its place under `--max-connections`.
-    _permit: OwnedSemaphorePermit,
+    /// Held for the connection's life: its place among its address's and
+    /// the server's sockets.
+    _place: crate::admission::Place,
 }
 
 /// Completes the TLS handshake by the deadline, then the WebSocket one.
@@ -83,11 +83,12 @@ async fn accept<S>(stream: S, conn: Accepted)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let Accepted { id, peer, deadline, shared, _permit } = conn;
+    let Accepted { id, peer, deadline, shared, _place } = conn;
     // Boxed: hyper's buffers are needed only until the upgrade, and every
     // byte of this future is paid by every idle connection.
     let handshake = Box::pin(handshake(stream, shared.clone()));
-    let ws = tokio::select! {
+    // The player's place under `--max-connections`, held while it plays.
+    let (ws, _player) = tokio::select! {
         r = timeout_at(deadline, handshake) => match r {
             Ok(Some(ws)) => ws,
             Ok(None) => return,
@@ -104,7 +105,10 @@ where
 /// socket back as a WebSocket, with any bytes read past the request;
 /// anything else is answered (the API, `/healthz`, `/metrics`) until the
 /// client closes or the deadline around this future ends it.
-async fn handshake<S>(stream: S, shared: Arc<Shared>) -> Option<WebSocketStream<S>>
+async fn handshake<S>(
+    stream: S,
+    shared: Arc<Shared>,
+) -> Option<(WebSocketStream<S>, tokio::sync::OwnedSemaphorePermit)>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -121,7 +125,7 @@ where
         debug!("HTTP failed: {e}");
         return None;
     }
-    let pending = slot.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+    let (pending, player) = slot.lock().unwrap_or_else(|p| p.into_inner()).upgrade.take()?;
     let upgraded = match pending.await {
         Ok(u) => u,
         Err(e) => {
@@ -131,13 +135,12 @@ where
     };
     let parts = upgraded.downcast::<TokioIo<S>>().ok()?;
     let socket = parts.io.into_inner();
-    Some(
-        WebSocketStream::from_partially_read(
-            socket,
-            parts.read_buf.to_vec(),
-            Role::Server,
-            Some(shared.ws_config),
-        )
-        .await,
+    let ws = WebSocketStream::from_partially_read(
+        socket,
+        parts.read_buf.to_vec(),
+        Role::Server,
+        Some(shared.ws_config),
     )
+    .await;
+    Some((ws, player))
 }

@@ -24,6 +24,8 @@ pub struct Server {
     pub addr: String,
     /// How many saved games it said it restored at start.
     pub restored: u64,
+    /// Its log lines after the one that said where it listens.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -65,12 +67,19 @@ impl Server {
             }
         };
         // Keep draining the log so the server never blocks on a full pipe.
-        // (`TTT_TEST_LOG=1` shows it.)
+        // Kept for the test (`TTT_TEST_LOG=1` shows it too).
         let show = std::env::var_os("TTT_TEST_LOG").is_some();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = log.clone();
         std::thread::spawn(move || {
-            lines.map_while(Result::ok).filter(|_| show).for_each(|l| eprintln!("server: {l}"))
+            for line in lines.map_while(Result::ok) {
+                if show {
+                    eprintln!("server: {line}");
+                }
+                kept.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+            }
         });
-        Server { child, addr, restored }
+        Server { child, addr, restored, log }
     }
 
     /// The WebSocket URL.
