@@ -286,7 +286,7 @@ export function count(n, one, many) {
 
 /** How a record ended, in words: `a draw`, `ann won`, `bob won on time`. */
 export function ending(g) {
-  if (g.winner === 0) return g.reason === 'draw' ? 'a draw' : 'no result';
+  if (g.winner === 0) return { draw: 'a draw', aborted: 'aborted' }[g.reason] ?? 'no result';
   const how = { resign: ' by resignation', timeout: ' on time', disconnect: ' by disconnection' }[g.reason] ?? '';
   return `${g.players[g.winner - 1].name} won${how}`;
 }
@@ -336,7 +336,11 @@ export function statusText(state) {
   const name = (p) => shown(state.players[p - 1]) || MARKS[p - 1];
   if (state.over) {
     const { winner, reason } = state.over;
-    if (winner === 0) return reason === 'draw' ? 'Draw: the board is full.' : 'Game over: no winner.';
+    if (winner === 0) {
+      if (reason === 'draw') return 'Draw: the board is full.';
+      if (reason === 'aborted') return 'Aborted: the game ended before both players had moved.';
+      return 'Game over: no winner.';
+    }
     const how = { line: '', resign: ' (resignation)', timeout: ' (on time)', disconnect: ' (the other player did not come back)' }[reason] ?? '';
     if (state.you === null) return `${MARKS[winner - 1]} (${name(winner)}) won${how}.`;
     return winner === state.you ? `You won${how}.` : `You lost${how}.`;

@@ -82,6 +82,7 @@ fn no_winner(reason: &str) -> &'static str {
     match reason {
         "draw" => "draw",
         "shutdown" => "no result (the server shut down)",
+        "aborted" => "aborted (ended before both players had moved)",
         _ => "no result",
     }
 }

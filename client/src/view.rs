@@ -328,6 +328,7 @@ impl View {
             let why = match reason {
                 EndReason::Draw => "Draw — the board is full",
                 EndReason::Shutdown => "No winner — the server shut down",
+                EndReason::Aborted => "Aborted — the game ended before both players had moved",
                 _ => "No winner",
             };
             return Some(format!("Result: {why}"));

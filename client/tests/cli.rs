@@ -531,11 +531,28 @@ async fn a_cut_connection_says_reconnecting_refuses_moves_then_tells_the_result_
         them.play(1, 1).await;
     }
     shows(&session, "your turn", 10).await;
+    // Each side moves once, so that the drop decides the game (before that it
+    // would be aborted).
+    // It is the player's turn again when the connection is cut.
+    tmux(&["send-keys", "-t", &session, "a1", "Enter"]);
+    them.recv_type("moved").await;
+    let (reply, row, mark) = if started["you"] == 1 { ((2, 2), "3", "X") } else { ((1, 1), "2", "O") };
+    them.play(reply.0, reply.1).await;
+    // The reply drawn (not a stale "your turn" from before a1).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let screen = tmux(&["capture-pane", "-p", "-t", &session]);
+        if screen.lines().any(|l| l.starts_with(row) && l.contains(mark)) && screen.contains("your turn") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the reply was never drawn:\n{screen}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     proxy.cut();
     shows(&session, "RECONNECTING", 10).await;
     // A move typed meanwhile is not sent, and the player is told; no crash.
-    tmux(&["send-keys", "-t", &session, "a1", "Enter"]);
+    tmux(&["send-keys", "-t", &session, "a3", "Enter"]);
     shows(&session, "not connected (reconnecting)", 10).await;
     // The grace runs out: the opponent wins by disconnect, and the player is told in words.
     let over = them.recv_type("game_over").await;

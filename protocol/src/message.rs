@@ -319,17 +319,21 @@ pub enum EndReason {
     Disconnect,
     /// The server shut down.
     Shutdown,
+    /// The game ended (time, a disconnect, a player leaving) before each
+    /// side had made a move: no winner, never rated.
+    Aborted,
 }
 
 impl EndReason {
     /// Every reason, in declaration order (`reason as usize` indexes it).
-    pub const ALL: [EndReason; 6] = [
+    pub const ALL: [EndReason; 7] = [
         EndReason::Line,
         EndReason::Draw,
         EndReason::Resign,
         EndReason::Timeout,
         EndReason::Disconnect,
         EndReason::Shutdown,
+        EndReason::Aborted,
     ];
 }
 

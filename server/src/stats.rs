@@ -16,7 +16,7 @@ pub struct Stats {
     /// Games ended with a `game_over` since the server started.
     pub games_finished: AtomicU64,
     /// Games ended, by reason, indexed like `EndReason::ALL`.
-    pub games_by_reason: [AtomicU64; 6],
+    pub games_by_reason: [AtomicU64; 7],
     /// Moves accepted since the server started.
     pub moves: AtomicU64,
 }

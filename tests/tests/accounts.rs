@@ -404,3 +404,45 @@ async fn registrations_are_limited_per_address_after_a_burst() {
     assert_eq!(c.recv_type("registered").await["id"], 100);
     server.shutdown().await;
 }
+
+/// A game between accounts that ends before each side has moved (on time,
+/// by a drop, by leaving) is aborted: no winner, unrated, recorded as
+/// `aborted`; nobody's rating moves.
+#[tokio::test]
+async fn a_game_nobody_played_is_aborted_and_moves_no_rating() {
+    let dir = TempDir::new("aborted");
+    let server = TestServer::start(Config { turn_timeout_ms: 300, ..with_db(&dir) }).await;
+    let (ta, tb) = (registered(&server, "farmer", false).await, registered(&server, "absent", false).await);
+    for end in ["timeout", "leave", "drop"] {
+        let (mut p, _) = signed_pair(&server, ("farmer", &ta), ("absent", &tb), json!({})).await;
+        let over = match end {
+            "timeout" => p.o.recv_type("game_over").await,
+            "leave" => {
+                p.x.play(0, 0).await;
+                p.o.recv_type("moved").await;
+                p.o.send(json!({"type": "leave"})).await;
+                p.x.recv_type("game_over").await
+            }
+            _ => {
+                drop(p.o);
+                p.x.recv_type("game_over").await
+            }
+        };
+        assert_eq!(
+            (over["winner"].clone(), over["reason"].clone(), over["ratings"].clone()),
+            (json!(0), json!("aborted"), json!(null)),
+            "{end}: {over}"
+        );
+        let id = over["game_id"].as_str().expect("an aborted game is recorded");
+        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
+        assert_eq!(
+            (status, record["reason"].clone(), record["rated"].clone()),
+            (200, json!("aborted"), json!(false))
+        );
+    }
+    for name in ["farmer", "absent"] {
+        let (_, profile) = api(server.addr, &format!("/api/players/{name}")).await;
+        assert_eq!(profile["ratings"], json!({}), "{name}: {profile}");
+    }
+    server.shutdown().await;
+}

@@ -100,8 +100,9 @@ async fn a_text_frame_that_is_not_utf8_closes_with_1007() {
     let bad = vec![b'{', b'"', 0xff, 0xfe, b'"', b'}'];
     p.x.send_raw(Message::Frame(Frame::message(bad, OpCode::Data(Data::Text), true))).await;
     assert_eq!(p.x.expect_close().await, Some(CloseCode::Invalid));
-    // For the opponent it is a dropped player like any other.
-    assert_eq!(p.o.recv_type("game_over").await["reason"], "disconnect");
+    // For the opponent it is a dropped player like any other (before any
+    // move: the game is aborted).
+    assert_eq!(p.o.recv_type("game_over").await["reason"], "aborted");
     server.shutdown().await;
 }
 

@@ -148,9 +148,10 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     // Keep flooding: closed with 1008 (policy).
     p.o.send_batch((0..40).map(|i| json!({"type": "ping", "id": i})).collect()).await;
     assert_eq!(p.o.expect_close().await, Some(CloseCode::Policy));
-    // The flooder lost; the other player is told.
+    // The flooder is gone before it moved: the game is aborted, and the
+    // other player is told.
     let over = p.x.recv_type("game_over").await;
-    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("disconnect")));
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(0), json!("aborted")));
     server.shutdown().await;
 }
 

@@ -20,10 +20,14 @@ fn timed(turn_ms: u64, grace_ms: u64) -> Config {
 async fn the_player_to_move_loses_on_time() {
     let server = TestServer::start(timed(300, 0)).await;
     let mut pair = quick_pair(&server, 3).await;
-    // Nobody moves: X, to move, runs out of time.
+    // Each side moves once; then X, to move, runs out of time.
+    pair.x.play(0, 0).await;
+    pair.o.recv_type("moved").await;
+    pair.o.play(1, 1).await;
+    pair.x.recv_type("moved").await;
     let over = pair.o.recv_type("game_over").await;
     assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("timeout")));
-    assert_eq!((over["line"].clone(), over["moves"].clone()), (json!(null), json!([])));
+    assert_eq!((over["line"].clone(), over["moves"].clone()), (json!(null), json!([[0, 0], [1, 1]])));
     assert_eq!(pair.x.recv_type("game_over").await, over);
     server.shutdown().await;
 }
@@ -102,6 +106,8 @@ async fn a_dropped_player_who_does_not_return_loses_by_disconnect() {
     let mut pair = quick_pair(&server, 3).await;
     pair.x.play(0, 0).await;
     pair.o.recv_type("moved").await;
+    pair.o.play(1, 1).await;
+    pair.x.recv_type("moved").await;
     drop(pair.o);
     assert_eq!(pair.x.recv_type("opponent_disconnected").await["grace_ms"], 300);
     let over = pair.x.recv_type("game_over").await;
@@ -109,7 +115,7 @@ async fn a_dropped_player_who_does_not_return_loses_by_disconnect() {
         (over["winner"].clone(), over["reason"].clone(), over["line"].clone()),
         (json!(1), json!("disconnect"), json!(null))
     );
-    assert_eq!(over["moves"], json!([[0, 0]]));
+    assert_eq!(over["moves"], json!([[0, 0], [1, 1]]));
     drop(pair.x);
     server.wait_idle().await;
     server.shutdown().await;
@@ -214,7 +220,8 @@ async fn play_or_drop(mut pair: tictactoe_tests::Pair, seed: u64) -> Vec<Value> 
             drop(gone);
             let mut stays = stays;
             let over = stays.recv_type("game_over").await;
-            assert_eq!(over["reason"], "disconnect");
+            // Before each side has moved, a drop aborts the game.
+            assert_eq!(over["reason"], if i < 2 { "aborted" } else { "disconnect" });
             return vec![over];
         }
         let (m, o) = if i % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };

@@ -21,6 +21,8 @@ async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect()
         if sa["you"] == 1 { (a, b, sb["resume_token"].clone()) } else { (b, a, sa["resume_token"].clone()) };
     x.play(1, 1).await;
     o.recv_type("moved").await;
+    o.play(0, 0).await;
+    x.recv_type("moved").await;
     let server = server.restart(config).await;
     for client in [&mut x, &mut o] {
         assert_eq!(client.expect_close().await, Some(CloseCode::Restart));
@@ -29,7 +31,7 @@ async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect()
     let mut o = server.client().await;
     o.send(json!({"type": "resume", "token": o_token})).await;
     let state = o.recv_type("state").await;
-    assert_eq!(state["moves"], json!([[1, 1]]));
+    assert_eq!(state["moves"], json!([[1, 1], [0, 0]]));
     let away = o.recv_type("opponent_disconnected").await;
     assert!(away["grace_ms"].as_u64().is_some_and(|ms| ms <= 400), "{away}");
     let over = o.recv_type("game_over").await;
@@ -38,7 +40,7 @@ async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect()
     let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
     assert_eq!(
         (status, record["reason"].clone(), record["moves"].clone()),
-        (200, json!("disconnect"), json!([[1, 1]]))
+        (200, json!("disconnect"), json!([[1, 1], [0, 0]]))
     );
     server.shutdown().await;
 }

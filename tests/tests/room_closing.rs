@@ -111,7 +111,11 @@ async fn a_drop_after_the_game_closes_with_disconnect() {
 #[tokio::test]
 async fn a_player_who_does_not_come_back_loses_and_then_the_room_closes() {
     let server = TestServer::start(Config { reconnect_grace_ms: 300, ..test_config() }).await;
-    let Pair { x, mut o, room } = quick_pair(&server, 3).await;
+    let Pair { mut x, mut o, room } = quick_pair(&server, 3).await;
+    x.play(1, 1).await;
+    o.recv_type("moved").await;
+    o.play(0, 0).await;
+    x.recv_type("moved").await;
     drop(x);
     o.recv_type("opponent_disconnected").await;
     let over = o.recv_json().await;
@@ -152,6 +156,8 @@ async fn leaving_mid_game_resigns_then_closes_the_room() {
     let mut p = quick_pair(&server, 3).await;
     p.x.play(1, 1).await;
     p.o.recv_type("moved").await;
+    p.o.play(0, 0).await;
+    p.x.recv_type("moved").await;
     p.o.send(json!({"type": "leave"})).await;
     let over = p.x.recv_json().await;
     assert_eq!((over["reason"].clone(), over["winner"].clone()), (json!("resign"), json!(1)));

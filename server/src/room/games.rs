@@ -118,6 +118,15 @@ impl Room {
         line: Option<Line>,
         now: Instant,
     ) {
+        // Lost on time or by a dropped connection before each side had made a
+        // move: nobody played, so nobody wins (and nobody farms a rating from
+        // opponents who never showed up).
+        let (outcome, reason) = match reason {
+            EndReason::Timeout | EndReason::Disconnect if self.game.moves().len() < 2 => {
+                (None, EndReason::Aborted)
+            }
+            _ => (outcome, reason),
+        };
         self.phase = Phase::Over;
         self.clock.stop();
         self.counts.finished[reason as usize] += 1;
@@ -161,7 +170,7 @@ impl Room {
         let Some(book) = self.settings.records.clone() else { return (None, None) };
         let (Some(x), Some(o)) = (&self.seats[0], &self.seats[1]) else { return (None, None) };
         let players = [x.who.clone(), o.who.clone()];
-        let by_play = reason != EndReason::Shutdown;
+        let by_play = !matches!(reason, EndReason::Shutdown | EndReason::Aborted);
         let ratings = match (players[0].account, players[1].account) {
             (Some(a), Some(b)) if by_play && a != b => {
                 let won = winner.map(|w| if w == Player::X { 0 } else { 1 });

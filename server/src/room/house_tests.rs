@@ -92,6 +92,9 @@ fn a_player_away_from_a_house_game_loses_by_disconnect_after_the_grace() {
     let t0 = Instant::now();
     let (mut room, _) = house_room(true, t0);
     room.spectate(S, None, t0);
+    // A and the house have each moved: the game is decided, not aborted.
+    mv(&mut room, A, 0, 0, t0);
+    room.house_move(2, Some((1, 1)), t0);
     out(&mut room);
     room.disconnect(A, t0);
     let got = out(&mut room);

@@ -78,7 +78,7 @@ pub struct Counts {
     /// Games started.
     pub started: u64,
     /// Games finished, indexed like [`EndReason::ALL`].
-    pub finished: [u64; 6],
+    pub finished: [u64; 7],
     /// Moves accepted.
     pub moves: u64,
 }
@@ -360,7 +360,11 @@ impl Room {
             Request::Rematch => self.rematch(seat, id, now),
             Request::Leave => {
                 if self.phase == Phase::Playing {
-                    self.finish(Some(opponent), EndReason::Resign, None, now);
+                    // Leaving before each side moved is no loss: the game is aborted.
+                    match self.game.moves().len() < 2 {
+                        true => self.finish(None, EndReason::Aborted, None, now),
+                        false => self.finish(Some(opponent), EndReason::Resign, None, now),
+                    }
                 }
                 self.close_because(ClosedReason::Left, Some(conn));
             }

@@ -104,6 +104,15 @@ fn started(t0: Instant) -> Room {
     room
 }
 
+/// A started room where each side has moved once (A at a1, B at b2): A is
+/// to move, and a timeout or a disconnect now decides the game.
+fn opened(t0: Instant) -> Room {
+    let mut room = started(t0);
+    mv(&mut room, A, 0, 0, t0);
+    mv(&mut room, B, 1, 1, t0);
+    room
+}
+
 /// A started room where A is player 1 and B player 2, and the resume token of `seat`'s player.
 fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
     let (room, got) = paired(t0);
@@ -191,7 +200,7 @@ fn a_win_ends_the_game_for_everyone_and_judges_the_same() {
 #[test]
 fn player_one_times_out() {
     let t0 = Instant::now();
-    let mut room = started(t0);
+    let mut room = opened(t0);
     assert_eq!(room.next_deadline(), Some(t0 + TURN));
     room.tick(t0 + TURN - Duration::from_millis(1));
     assert!(out(&mut room).is_empty());
@@ -200,12 +209,59 @@ fn player_one_times_out() {
     assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Timeout)));
 }
 
+/// Before each side has moved, running out of time, dropping out or
+/// leaving aborts the game: no winner, and (between accounts) no rating.
+#[test]
+fn a_game_ended_before_each_side_moved_is_aborted_and_unrated() {
+    let t0 = Instant::now();
+    let book = Arc::new(RatingBook::default());
+    let rated = Settings { records: Some(book.clone()), ..settings() };
+    let accounts = |n: i64| Arc::new(Identity { name: format!("p{n}").into(), account: Some(n), bot: false });
+    let end: [(&str, fn(&mut Room, Instant)); 3] = [
+        ("timeout", |room, t0| room.tick(t0 + TURN)),
+        ("disconnect", |room, t0| {
+            room.disconnect(B, t0);
+            room.tick(t0 + GRACE);
+        }),
+        ("leave", |room, t0| room.request(B, Request::Leave, None, t0)),
+    ];
+    for moves in [0, 1] {
+        for (how, finish) in end {
+            let mut room = Room::paired(
+                "ROOM".into(),
+                Rules::classic(3),
+                rated.clone(),
+                (A, accounts(1)),
+                (B, accounts(2)),
+                t0,
+            )
+            .unwrap();
+            if moves == 1 {
+                mv(&mut room, A, 0, 0, t0);
+            }
+            out(&mut room);
+            // B's turn after one move: the timeout case waits for it.
+            finish(&mut room, t0 + TURN * moves);
+            let got = out(&mut room);
+            assert_eq!(
+                game_over(&got, A).map(|g| (g.0, g.1)),
+                Some((0, EndReason::Aborted)),
+                "{how} after {moves}"
+            );
+            let record = got.iter().find_map(|(_, g)| if let Got::Record(r) = g { Some(r) } else { None });
+            let record = record.expect("an aborted game is recorded");
+            assert_eq!((record.winner, record.reason, record.ratings), (None, EndReason::Aborted, None));
+        }
+    }
+    assert_eq!(book.standing(1, Rules::classic(3)).games, 0, "nothing was rated");
+}
+
 #[test]
 fn player_two_times_out_and_the_clock_restarts_per_move() {
     let t0 = Instant::now();
-    let mut room = started(t0);
+    let mut room = opened(t0);
     let t1 = t0 + Duration::from_secs(9);
-    mv(&mut room, A, 0, 0, t1);
+    mv(&mut room, A, 2, 2, t1);
     assert_eq!(room.next_deadline(), Some(t1 + TURN));
     room.tick(t0 + TURN);
     assert!(out(&mut room).is_empty());
@@ -217,7 +273,7 @@ fn player_two_times_out_and_the_clock_restarts_per_move() {
 #[test]
 fn grace_expiry_loses_by_disconnect() {
     let t0 = Instant::now();
-    let mut room = started(t0);
+    let mut room = opened(t0);
     room.disconnect(B, t0);
     let got = out(&mut room);
     assert_eq!(msgs_to(&got, A), vec![&ServerMessage::OpponentDisconnected { grace_ms: 5000 }]);
@@ -269,6 +325,8 @@ fn resume_within_grace_restores_the_seat_and_board() {
 fn timer_pauses_while_away_and_resumes_after() {
     let t0 = Instant::now();
     let (mut room, token) = paired_with_token(t0, A);
+    mv(&mut room, A, 0, 0, t0);
+    mv(&mut room, B, 1, 1, t0);
     // A (to move) used 4 s, then dropped for 3 s: 6 s are left after resuming.
     room.disconnect(A, t0 + Duration::from_secs(4));
     out(&mut room);
@@ -297,7 +355,7 @@ fn resign_gives_the_game_to_the_opponent() {
 #[test]
 fn leave_mid_game_is_resigning_and_closes_the_room() {
     let t0 = Instant::now();
-    let mut room = started(t0);
+    let mut room = opened(t0);
     room.request(A, Request::Leave, None, t0);
     let got = out(&mut room);
     assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Resign)));
@@ -348,6 +406,8 @@ fn disconnect_without_grace_loses_at_once() {
     .unwrap();
     out(&mut room);
     assert_eq!(room.next_deadline(), None);
+    mv(&mut room, A, 0, 0, t0);
+    mv(&mut room, B, 1, 1, t0);
     room.disconnect(A, t0);
     let got = out(&mut room);
     assert_eq!(game_over(&got, B).map(|g| (g.0, g.1)), Some((2, EndReason::Disconnect)));
@@ -468,7 +528,7 @@ fn a_drop_after_the_game_closes_the_room_with_disconnect() {
 #[test]
 fn grace_running_out_ends_the_game_then_closes_the_room() {
     let t0 = Instant::now();
-    let mut room = started(t0);
+    let mut room = opened(t0);
     room.spectate(S, None, t0);
     out(&mut room);
     room.disconnect(B, t0);
@@ -736,12 +796,16 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
         started_at_ms: 0,
         house: None,
     };
-    for (moves, loser) in [(vec![[0, 0]], Player::O), (vec![[0, 0], [1, 1]], Player::X)] {
+    for (moves, result) in [
+        (vec![[0, 0]], (None, EndReason::Aborted)),
+        (vec![[0, 0], [1, 1]], (Some(Player::O), EndReason::Disconnect)),
+        (vec![[0, 0], [1, 1], [2, 2]], (Some(Player::X), EndReason::Disconnect)),
+    ] {
         let mut room = Room::restore(game(moves), with_records.clone(), Duration::ZERO, t0).unwrap();
         room.tick(t0 + GRACE);
         let got = out(&mut room);
         let [(_, Got::Record(record))] = &got[..] else { panic!("{got:?}") };
-        assert_eq!((record.winner, record.reason), (Some(loser.other()), EndReason::Disconnect));
+        assert_eq!((record.winner, record.reason), result);
         assert!(room.is_closed());
     }
     let won = vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
