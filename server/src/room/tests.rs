@@ -217,7 +217,8 @@ fn a_game_ended_before_each_side_moved_is_aborted_and_unrated() {
     let book = Arc::new(RatingBook::default());
     let rated = Settings { records: Some(book.clone()), ..settings() };
     let accounts = |n: i64| Arc::new(Identity { name: format!("p{n}").into(), account: Some(n), bot: false });
-    let end: [(&str, fn(&mut Room, Instant)); 3] = [
+    type End = fn(&mut Room, Instant);
+    let end: [(&str, End); 3] = [
         ("timeout", |room, t0| room.tick(t0 + TURN)),
         ("disconnect", |room, t0| {
             room.disconnect(B, t0);
