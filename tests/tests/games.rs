@@ -96,3 +96,26 @@ async fn welcome_announces_protocol_and_limits() {
     assert_eq!(limits["max_message_bytes"], 4096);
     server.shutdown().await;
 }
+
+/// Watching a room, then taking its free seat on the same connection: the
+/// seat holds however the room's release of the watcher and the lobby's
+/// entry race, and the game is played.
+#[tokio::test]
+async fn a_watcher_can_take_the_free_seat_of_the_room_it_watches() {
+    let server = TestServer::start(test_config()).await;
+    for _ in 0..20 {
+        let mut host = server.client().await;
+        host.send(json!({"type": "create_room", "mark": "X"})).await;
+        let room = host.recv_type("room_created").await["room"].clone();
+        let mut guest = server.client().await;
+        guest.send(json!({"type": "spectate", "room": room})).await;
+        guest.recv_type("state").await;
+        guest.send(json!({"type": "join_room", "room": room})).await;
+        guest.recv_type("game_started").await;
+        host.recv_type("game_started").await;
+        host.play(0, 0).await;
+        guest.recv_type("moved").await;
+        assert_eq!(guest.play(1, 1).await["seq"], 2, "the guest plays its seat");
+    }
+    server.shutdown().await;
+}

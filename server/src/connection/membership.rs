@@ -52,6 +52,10 @@ pub enum Effect {
 #[derive(Debug, Default)]
 pub struct Membership {
     place: Place,
+    /// The room left implicitly by the last `enter`: its `Released` is
+    /// still on the way and must not end a stay in the same room that the
+    /// lobby may have granted first (`spectate R`, then `join_room R`).
+    leaving: Option<Arc<str>>,
 }
 
 impl Membership {
@@ -68,7 +72,10 @@ impl Membership {
         let leaving = match &self.place {
             Place::Idle => None,
             // A finished game or a watched room is left implicitly.
-            Place::Room { free: true, tx, .. } => Some(tx.clone()),
+            Place::Room { free: true, tx, code, .. } => {
+                self.leaving = Some(code.clone());
+                Some(tx.clone())
+            }
             Place::Lobby { queued: Some(_), .. } => {
                 return Err("already waiting in the matchmaking queue; send leave first");
             }
@@ -178,7 +185,9 @@ impl Membership {
                 Effect::None
             }
             Outbound::Released { room } => {
-                if self.in_room(&room) {
+                if self.leaving.as_deref() == Some(&*room) {
+                    self.leaving = None;
+                } else if self.in_room(&room) {
                     self.place = Place::Idle;
                 }
                 Effect::None
@@ -358,5 +367,23 @@ mod tests {
         gone.signal(Outbound::Entered { room: Arc::from("R8"), tx: room("R8").1 });
         gone.room_gone();
         assert!(matches!(gone.close(), Effect::None));
+    }
+
+    /// `spectate R` then `join_room R`: the lobby's `Entered` for the seat
+    /// may come before the room's `Released` for the spectator who left; that
+    /// `Released` must not take the connection out of the room it just entered.
+    #[test]
+    fn the_release_of_a_room_left_for_the_same_room_does_not_end_the_new_stay() {
+        let mut m = Membership::default();
+        let (code, tx, _rx) = room("R1");
+        assert!(matches!(m.enter(None, true), Ok(None)));
+        entered(&mut m, &code, &tx);
+        assert!(matches!(m.enter(None, false), Ok(Some(_))), "watching is left implicitly");
+        entered(&mut m, &code, &tx);
+        m.signal(Outbound::Released { room: code.clone() });
+        assert!(m.room().is_ok(), "still seated after the spectator's release");
+        // A later release of that room is a real one.
+        m.signal(Outbound::Released { room: code.clone() });
+        assert!(m.room().is_err());
     }
 }
