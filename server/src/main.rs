@@ -73,24 +73,31 @@ async fn run(config: Config) -> ExitCode {
     }
 }
 
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM. The handlers are
+/// installed here, before the server listens: a signal that comes right
+/// after "listening" must stop it gracefully, not kill it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (int, term) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()));
+        async move {
+            let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = wait(int) => {},
+                _ = wait(term) => {},
             }
-            Err(_) => std::future::pending().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -142,12 +142,13 @@ async fn a_kill_right_after_game_over_never_brings_an_ended_game_back() {
 }
 
 /// `sh` ignoring SIGXFSZ (inherited through exec) around `prlimit`, so that
-/// writes past `bytes` fail with EFBIG as on a full disk.
+/// writes past `bytes` fail with EFBIG as on a full disk. Only the soft
+/// limit: another process may lift it again (room made on the disk).
 fn full_disk(bytes: u64) -> Vec<String> {
     vec![
         "sh".into(),
         "-c".into(),
-        format!("trap '' XFSZ; exec prlimit --fsize={bytes}:{bytes} -- \"$0\" \"$@\""),
+        format!("trap '' XFSZ; exec prlimit --fsize={bytes}:unlimited -- \"$0\" \"$@\""),
     ]
 }
 
@@ -261,6 +262,84 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
         assert!(record["reason"] == "resign" || record["reason"] == "line", "{record}");
     }
     drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The disk fills, games end meanwhile, then room is made: within 10 s
+/// `/healthz` is 200 again and what waited in memory is in the file, in
+/// order, with nothing spilled at the next stop.
+#[tokio::test]
+async fn what_waited_is_written_when_the_disk_has_room_again() {
+    let dir = temp_dir("faults-back");
+    let path = dir.join("ttt.db");
+    let db = format!("sqlite:{}", path.display());
+    let spill = dir.join("spill");
+    std::fs::create_dir_all(&spill).expect("spill dir");
+    let spill_arg = spill.display().to_string();
+    let args = ["--database", &db, "--spill-dir", &spill_arg, "--turn-timeout-ms", "60000"];
+    let server = Server::start(&args);
+    server.signal("TERM");
+    assert!(server.exits_within(Duration::from_secs(5)).await.success());
+    let wrapper = full_disk(40 << 10);
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
+    let server = Server::start_under(&wrapper, &args);
+    let mut ids = Vec::new();
+    let mut going = Vec::new();
+    for _ in 0..3 {
+        going.push(pair(&server).await);
+    }
+    // Each game ends; some while the store still wrote, the rest after.
+    for p in &mut going {
+        p.play(0, [0, 0]).await;
+        send(&mut p.o, json!({"type": "resign"})).await;
+        ids.push(next_of(&mut p.x, "game_over").await["game_id"].as_str().expect("id").to_owned());
+    }
+    if get(&server.addr, "/healthz").await.0 == 200 {
+        // Not full yet: more games until it is.
+        let mut p = try_pair(&server).await.expect("a pair while the store writes");
+        for _ in 0..400 {
+            send(&mut p.x, json!({"type": "resign"})).await;
+            ids.push(next_of(&mut p.o, "game_over").await["game_id"].as_str().expect("id").to_owned());
+            if get(&server.addr, "/healthz").await.0 == 503 {
+                break;
+            }
+            send(&mut p.x, json!({"type": "rematch"})).await;
+            send(&mut p.o, json!({"type": "rematch"})).await;
+            if next_of_any(&mut p.x, &["game_started", "error"]).await["type"] == "error" {
+                break;
+            }
+            next_of(&mut p.o, "game_started").await;
+        }
+    }
+    health_becomes(&server.addr, 503).await;
+    // Room on the disk again: the limit is lifted from outside.
+    let lifted = std::process::Command::new("prlimit")
+        .args(["--pid", &server.child.id().to_string(), "--fsize=unlimited:unlimited"])
+        .status()
+        .expect("prlimit");
+    assert!(lifted.success());
+    let health = health_becomes(&server.addr, 200).await;
+    assert_eq!(health["store"], "ok");
+    server.signal("TERM");
+    assert!(
+        server.exits_within(Duration::from_secs(10)).await.success(),
+        "a stop with nothing unsaved exits 0"
+    );
+    assert_eq!(std::fs::read_dir(&spill).expect("spill").count(), 0, "nothing spilled");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    for id in &ids {
+        let n: i64 =
+            conn.query_row("SELECT count(*) FROM games WHERE id = ?1", [id], |r| r.get(0)).expect("count");
+        assert_eq!(n, 1, "game {id} not in the file");
+    }
+    let order: Vec<String> = conn
+        .prepare("SELECT id FROM games ORDER BY seq")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(order, ids, "written in the order the games ended");
     let _ = std::fs::remove_dir_all(dir);
 }
 
