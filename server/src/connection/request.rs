@@ -7,9 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use tictactoe_protocol::{
-    ClientMessage, ErrorCode, Game, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage,
-};
+use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
 use super::io::{Connection, End, refusal};
 use crate::account::{self, Identity, name_key};
@@ -308,30 +306,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    /// The rules a `quick_match` or `create_room` asks for: `size` (3 when
-    /// absent) within the server's range, `win` (`size` when absent) within
-    /// `min(3, size)..=size`; else the refusal.
+    /// The rules a `quick_match`, `create_room`, `challenge` or
+    /// `play_house` asks for, within the server's sizes; else the refusal.
     fn rules(&self, size: Option<i64>, win: Option<i64>) -> Result<Rules, (ErrorCode, String)> {
-        let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
-        let size = size.map_or(Ok(3), usize::try_from).ok().filter(|s| (min..=max).contains(s));
-        let Some(size) = size else {
-            return Err((ErrorCode::InvalidSize, format!("size must be from {min} to {max}")));
-        };
-        let least = Game::min_win(size);
-        match win.map_or(Ok(size), usize::try_from) {
-            Ok(win) if (least..=size).contains(&win) => Ok(Rules { size, win }),
-            _ if least == size => Err((
-                ErrorCode::InvalidWin,
-                format!("a {size}x{size} board is only won by a whole line: leave win out, or send {size}"),
-            )),
-            _ => Err((
-                ErrorCode::InvalidWin,
-                format!(
-                    "on a {size}x{size} board, win is how many in a row win: from {least} to {size} \
-                     (leave it out for a whole line)"
-                ),
-            )),
-        }
+        Rules::checked(size, win, self.shared.config.min_size..=self.shared.config.max_size)
     }
 
     /// Sends a request that puts the connection somewhere new, if it is free
