@@ -12,7 +12,6 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION,
 use super::io::{Connection, End, refusal};
 use crate::account::{self, Identity, name_key};
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
-use crate::config::MAX_NAME_CHARS;
 use crate::presence::Status;
 use crate::queue::{self, TrySendError};
 use crate::room::HOUSE_NAME;
@@ -192,8 +191,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return self.reply(refusal(ErrorCode::UnsupportedProtocol, text, id)).await;
         }
         let name = name.trim();
-        if !valid_name(name) {
-            return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        if let Err(text) = crate::text::check_name(name) {
+            return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
         }
         if name_key(name) == HOUSE_NAME {
             return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
@@ -212,8 +211,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// `register`: a valid name, then the account.
     async fn register_request(&mut self, name: String, bot: bool, id: Option<RequestId>) -> Option<End> {
         let name = name.trim();
-        if !valid_name(name) {
-            return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        if let Err(text) = crate::text::check_name(name) {
+            return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
         }
         if name_key(name) == HOUSE_NAME {
             return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
@@ -432,40 +431,3 @@ fn taken(name: &str) -> String {
 
 /// The `name_taken` refusal for the house bot's name.
 const HOUSE_TAKEN: &str = "\"house\" is the house bot's name; choose another";
-
-/// The `invalid_name` refusal.
-const INVALID_NAME: &str =
-    "a name is 1 to 24 printable characters, not all spaces, with no control, format or invisible characters";
-
-/// 1 to 24 characters, not only spaces, and none that hide or disguise what
-/// is shown: control characters, format characters (bidirectional overrides
-/// such as U+202E, zero-width characters such as U+200B) and line or
-/// paragraph separators.
-fn valid_name(name: &str) -> bool {
-    use unicode_general_category::{GeneralCategory as G, get_general_category};
-    let n = name.chars().count();
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(get_general_category(c), G::Format | G::LineSeparator | G::ParagraphSeparator)
-    };
-    (1..=MAX_NAME_CHARS).contains(&n) && !name.chars().any(hidden) && !name.trim().is_empty()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_name;
-
-    #[test]
-    fn names() {
-        assert!(valid_name("ann"));
-        assert!(valid_name("Zoë the bot 🤖"));
-        assert!(valid_name(&"x".repeat(24)));
-        assert!(!valid_name(&"x".repeat(25)));
-        assert!(!valid_name(""));
-        assert!(!valid_name("   "));
-        assert!(!valid_name("a\nb"));
-        for hidden in ["\u{202E}", "\u{200B}", "\u{200D}", "\u{2066}", "\u{FEFF}", "\u{00AD}", "\u{2028}"] {
-            assert!(!valid_name(&format!("ann{hidden}bob")), "{hidden:?}");
-        }
-    }
-}

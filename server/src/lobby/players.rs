@@ -259,7 +259,8 @@ impl Players {
         let c = self.challenges.get(challenge).ok_or_else(|| not_found(challenge))?;
         let name = |c: ConnId| self.online.get(&c).map_or_else(|| "?".into(), |o| o.who.name.clone());
         if c.to == conn {
-            let because = reason.map(str::trim).filter(|r| !r.is_empty());
+            // Passed on to another client: no controls, no reordering.
+            let because = reason.and_then(crate::text::clean);
             let text = match because {
                 Some(r) => format!("{} declined: {r}", name(conn)),
                 None => format!("{} declined", name(conn)),
