@@ -163,7 +163,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return self.reply(refusal(ErrorCode::Busy, text, id)).await;
         }
         let me = self.me.clone()?;
-        self.send_lobby(LobbyCmd::Challenge { conn: me, name, rules, id }).await;
+        self.send_lobby(LobbyCmd::Challenge { conn: me, ip: self.ip, name, rules, id }).await;
         None
     }
 
