@@ -146,7 +146,7 @@ impl Lobby {
             LobbyCmd::Challenge { conn, ip, name, rules, id } => {
                 let book = self.settings.records.as_deref();
                 if let Err((code, text)) =
-                    self.players.challenge(conn.id, ip, &name, rules, id.clone(), book, now)
+                    self.players.challenge((conn.id, ip), &name, rules, id.clone(), book, now)
                 {
                     answer(&conn, code, text, id);
                 }

@@ -171,11 +171,11 @@ impl Players {
         account.or(named.last()).map(|o| o.conn.id)
     }
 
-    /// `challenge` from `conn` (which is online, at `address`): sent, or refused.
+    /// `challenge` from `conn` (which is online), whose peer is at
+    /// `address`: sent, or refused.
     pub fn challenge(
         &mut self,
-        conn: ConnId,
-        address: IpAddr,
+        (conn, address): (ConnId, IpAddr),
         name: &str,
         rules: Rules,
         id: Option<RequestId>,
