@@ -156,6 +156,17 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A name's look-alike key: its confusable skeleton (Unicode TS 39, by
+/// `unicode-security`), folded to lower case and skeletoned again, so that
+/// `paypal` with a Cyrillic `а`, `b0b` and `bob`, `Ivan` and `lvan` share
+/// one. Accounts are unique by it (beside [`crate::account::name_key`]);
+/// keys are stored, so a new version of the confusables data may leave an
+/// old account's key stale (it still holds its name by `name_key`).
+pub fn look_alike_key(name: &str) -> String {
+    let once: String = unicode_security::skeleton(name).collect();
+    unicode_security::skeleton(&once.to_lowercase()).collect()
+}
+
 /// Free text a client wrote for others (a decline's reason): control
 /// characters (C0 with ESC, DEL, C1) and bidirectional controls removed,
 /// line breaks and tabs turned into spaces, trimmed; `None` when nothing is left.
@@ -265,6 +276,25 @@ mod tests {
             assert!(!err.is_empty());
         }
         assert!(check_name("\u{3164}").unwrap_err().contains("U+3164"));
+    }
+
+    #[test]
+    fn look_alike_names_share_a_key_and_different_ones_do_not() {
+        let same = [
+            ("paypal", "p\u{430}yp\u{430}l"),
+            ("bob", "b0b"),
+            ("bob", "BOB"),
+            ("Ivan", "lvan"),
+            ("house", "h\u{43E}use"),
+            ("rnoon", "moon"),
+            ("Zo\u{EB}", "Zoe\u{308}"),
+        ];
+        for (a, b) in same {
+            assert_eq!(look_alike_key(a), look_alike_key(b), "{a:?} {b:?}");
+        }
+        for (a, b) in [("ann", "bob"), ("t1", "t2"), ("ann", "anna"), ("p10", "p11")] {
+            assert_ne!(look_alike_key(a), look_alike_key(b), "{a:?} {b:?}");
+        }
     }
 
     #[test]

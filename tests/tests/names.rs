@@ -117,3 +117,82 @@ async fn a_decline_reason_reaches_the_challenger_without_controls() {
     }
     server.shutdown().await;
 }
+
+/// A server keeping accounts in `dir`.
+async fn with_db(dir: &TempDir) -> TestServer {
+    TestServer::start(Config { database: dir.database("ttt.db"), ..test_config() }).await
+}
+
+#[tokio::test]
+async fn an_account_cannot_be_impersonated_by_a_look_alike_name() {
+    let dir = TempDir::new("names-look-alike");
+    let server = with_db(&dir).await;
+    let mut c = server.client().await;
+    let token = c.register("paypal", false).await;
+    // Cyrillic а, a digit one for an l, capitals: all taken.
+    for (i, name) in ["p\u{430}yp\u{430}l", "paypa1", "PAYPAL", "PayPaI"].into_iter().enumerate() {
+        c.send(json!({"type": "register", "name": name, "id": i})).await;
+        let err = c.expect_error(ErrorCode::NameTaken, Some(json!(i))).await;
+        assert!(err["message"].as_str().is_some_and(|m| m.contains("looks like")), "{err}");
+        c.send(json!({"type": "hello", "name": name, "id": 10 + i})).await;
+        let err = c.expect_error(ErrorCode::NameTaken, Some(json!(10 + i))).await;
+        assert!(err["message"].as_str().is_some_and(|m| m.contains("\"paypal\"")), "{err}");
+    }
+    // The token signs in under the name in any case, never under a look-alike.
+    c.send(json!({"type": "hello", "name": "p\u{430}yp\u{430}l", "token": token, "id": 20})).await;
+    c.expect_error(ErrorCode::AuthFailed, Some(json!(20))).await;
+    assert_eq!(c.sign_in("PayPal", &token).await["name"], "paypal");
+    // The house's name and its look-alikes are the house's.
+    for (i, name) in ["h\u{43E}use", "H0USE"].into_iter().enumerate() {
+        c.send(json!({"type": "hello", "name": name, "id": 30 + i})).await;
+        c.expect_error(ErrorCode::NameTaken, Some(json!(30 + i))).await;
+    }
+    // Names that only resemble each other loosely are free.
+    c.register("paypal2", false).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn accounts_made_before_look_alike_keys_get_them_and_old_look_alikes_keep_their_names() {
+    let dir = TempDir::new("names-migrate");
+    let path = dir.path.join("ttt.db");
+    // A file as the server before look-alike keys left it (schema 4), with
+    // two accounts that look alike.
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        for sql in [
+            include_str!("../../server/migrations/0001_accounts_games_ratings.sql"),
+            include_str!("../../server/migrations/0002_live_games.sql"),
+            include_str!("../../server/migrations/0003_house_level.sql"),
+            include_str!("../../server/migrations/0004_quarantine_heartbeat.sql"),
+        ] {
+            conn.execute_batch(sql).expect("old schema");
+        }
+        conn.pragma_update(None, "user_version", 4).expect("version");
+        for (id, name) in [(1, "bob"), (2, "b0b")] {
+            let hash = tictactoe_server::account::hash(&format!("ttt_{name}"));
+            conn.execute(
+                "INSERT INTO accounts (id, name, name_key, bot, token_hash, created_at) VALUES (?1, ?2, ?2, 0, ?3, 0)",
+                rusqlite::params![id, name, &hash[..]],
+            )
+            .expect("insert");
+        }
+    }
+    let server = with_db(&dir).await;
+    let mut c = server.client().await;
+    // Both still sign in as themselves.
+    assert_eq!(c.sign_in("bob", "ttt_bob").await["name"], "bob");
+    assert_eq!(c.sign_in("B0B", "ttt_b0b").await["name"], "b0b");
+    // The older one's key was filled in: a new look-alike is refused.
+    c.send(json!({"type": "register", "name": "b\u{43E}b", "id": 1})).await;
+    c.expect_error(ErrorCode::NameTaken, Some(json!(1))).await;
+    c.send(json!({"type": "hello", "name": "BOB", "id": 2})).await;
+    c.expect_error(ErrorCode::NameTaken, Some(json!(2))).await;
+    server.shutdown().await;
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let keys: Vec<Option<String>> = conn
+        .prepare("SELECT name_skeleton FROM accounts ORDER BY id")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("keys");
+    assert!(keys[0].is_some() && keys[1].is_none(), "{keys:?}");
+}

@@ -17,6 +17,7 @@ use crate::queue::{self, TrySendError};
 use crate::room::HOUSE_NAME;
 use crate::room::{ROOM_CLOSED, Request as RoomRequest, Rules};
 use crate::store::StoreError;
+use crate::text::look_alike_key;
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
@@ -194,7 +195,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         if let Err(text) = crate::text::check_name(name) {
             return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
         }
-        if name_key(name) == HOUSE_NAME {
+        if is_house(name) {
             return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
         }
         let end = match token {
@@ -214,7 +215,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         if let Err(text) = crate::text::check_name(name) {
             return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
         }
-        if name_key(name) == HOUSE_NAME {
+        if is_house(name) {
             return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
         }
         self.register(name, bot, id).await
@@ -227,7 +228,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Ok(None) => {}
                 Ok(Some((account, _))) => {
                     let text = format!(
-                        "the account {:?} owns this name; sign in with hello and its token, or choose another name",
+                        "the account {:?} owns this name or one that looks like it; sign in with hello \
+                         and its token, or choose another name",
                         account.name
                     );
                     return self.reply(refusal(ErrorCode::NameTaken, text, id)).await;
@@ -247,6 +249,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             Err(StoreError::Disabled) => None,
             Err(_) => return self.reply(unavailable(id)).await,
         };
+        // The name must be the account's own (ignoring case), not a look-alike.
+        let found = found.filter(|(account, _)| name_key(&account.name) == name_key(name));
         let Some((account, _)) = found.filter(|(_, hash)| account::matches(token, hash)) else {
             let text = if self.shared.store.enabled() {
                 "no account has this name and token; check both, or register the name"
@@ -426,8 +430,16 @@ fn unavailable(id: Option<RequestId>) -> tokio_tungstenite::tungstenite::Utf8Byt
 
 /// The `name_taken` refusal of `register`.
 fn taken(name: &str) -> String {
-    format!("an account already has the name {name:?} (names ignore case); choose another")
+    format!(
+        "an account already has the name {name:?} or one that looks like it (names ignore case and \
+         look-alike characters); choose another"
+    )
+}
+
+/// Whether `name` is the house bot's, or looks like it.
+fn is_house(name: &str) -> bool {
+    name_key(name) == HOUSE_NAME || look_alike_key(name) == look_alike_key(HOUSE_NAME)
 }
 
 /// The `name_taken` refusal for the house bot's name.
-const HOUSE_TAKEN: &str = "\"house\" is the house bot's name; choose another";
+const HOUSE_TAKEN: &str = "\"house\" is the house bot's name (and names that look like it); choose another";
