@@ -224,8 +224,8 @@ impl Config {
 /// slots this long at most.
 pub const MAX_CHALLENGE_EXPIRY_MS: u64 = 300_000;
 
-/// Longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 24;
+/// Longest display name, in characters (kept with the other name rules).
+pub use crate::text::MAX_NAME_CHARS;
 
 /// Inbox capacity of a room; its senders are rate-limited connections, which
 /// wait for space.

@@ -18,10 +18,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
-use crate::config::MAX_NAME_CHARS;
 use crate::rules::Rules;
 use crate::shared::Shared;
 use crate::store::{Query, StoreError};
+use crate::text::MAX_NAME_CHARS;
 
 /// Default and largest `limit` of the list routes.
 pub const DEFAULT_LIMIT: usize = 20;

@@ -4,7 +4,8 @@
 
 use unicode_general_category::{GeneralCategory as G, get_general_category};
 
-use crate::config::MAX_NAME_CHARS;
+/// Longest name, in characters.
+pub const MAX_NAME_CHARS: usize = 24;
 
 /// Default_Ignorable_Code_Point, as inclusive ranges, from
 /// DerivedCoreProperties.txt of the Unicode Character Database 15.0:
