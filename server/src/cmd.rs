@@ -159,6 +159,8 @@ pub enum LobbyCmd {
     Challenge {
         /// The challenger.
         conn: ConnHandle,
+        /// The challenger's address, for the limits kept per address.
+        ip: std::net::IpAddr,
         /// The name as typed.
         name: String,
         /// Board size and win length, already validated.

@@ -94,7 +94,7 @@ pub struct Config {
     /// this and a little more; at most 1000).
     #[arg(long, default_value_t = 500)]
     pub house_think_ms: u64,
-    /// How long a challenge stays open unanswered, in ms.
+    /// How long a challenge stays open unanswered, in ms (1 to 300000).
     #[arg(long, default_value_t = 30_000)]
     pub challenge_expiry_ms: u64,
     /// PEM private key for `--tls-cert`.
@@ -165,6 +165,14 @@ impl Config {
                 self.house_think_ms
             ));
         }
+        // An open challenge holds a slot of its challenger's and of the
+        // challenged player's: it must end, and soon (the contract: 30 s).
+        if !(1..=MAX_CHALLENGE_EXPIRY_MS).contains(&self.challenge_expiry_ms) {
+            return Err(format!(
+                "--challenge-expiry-ms {} is out of range: from 1 to {MAX_CHALLENGE_EXPIRY_MS} (5 minutes)",
+                self.challenge_expiry_ms
+            ));
+        }
         // The longest request a client may need to send: a hello with a full name, a resume with a token.
         if self.max_message_bytes < 256 {
             return Err(format!(
@@ -223,8 +231,12 @@ impl Config {
     }
 }
 
-/// Longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 24;
+/// The longest `--challenge-expiry-ms`: an unanswered challenge holds its
+/// slots this long at most.
+pub const MAX_CHALLENGE_EXPIRY_MS: u64 = 300_000;
+
+/// Longest display name, in characters (kept with the other name rules).
+pub use crate::text::MAX_NAME_CHARS;
 
 /// Inbox capacity of a room; its senders are rate-limited connections, which
 /// wait for space.

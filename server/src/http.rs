@@ -1,10 +1,12 @@
 //! The HTTP side of the game port, served by hyper: the WebSocket upgrade at
 //! `/` (handed back to the connection, which then speaks the game protocol
 //! on the same socket), the web page (`web`), the JSON API over the store,
-//! `/healthz` and `/metrics`. Answers are JSON; what does not exist is a 404 with
-//! `{"error": …}`.
+//! `/healthz` and `/metrics`. Answers are JSON; what does not exist is a 404,
+//! a malformed or out-of-range parameter a 400, each with `{"error": …}`;
+//! no input is answered with a 500 or with a database's words.
 
 use std::convert::Infallible;
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -20,6 +22,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use crate::rules::Rules;
 use crate::shared::Shared;
 use crate::store::{Query, StoreError};
+use crate::text::MAX_NAME_CHARS;
 
 /// Default and largest `limit` of the list routes.
 pub const DEFAULT_LIMIT: usize = 20;
@@ -133,20 +136,24 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
             );
             return resp;
         }
+        // An id or a name that no record could have is not looked up.
+        ["api", "games", id] if !is_game_id(id) => return error(StatusCode::NOT_FOUND, NO_GAME),
         ["api", "games", id] => Query::Game((*id).to_owned()),
-        ["api", "players", name] => Query::Player((*name).to_owned()),
-        ["api", "players", name, "games"] => {
-            let limit = match limit(params) {
-                Ok(l) => l,
-                Err(e) => return error(StatusCode::BAD_REQUEST, &e),
-            };
-            let before = param(params, "before").map(str::to_owned);
-            Query::PlayerGames { name: (*name).to_owned(), limit, before }
+        ["api", "players", name, ..] if name.chars().count() > MAX_NAME_CHARS => {
+            return error(StatusCode::NOT_FOUND, NO_ACCOUNT);
         }
-        ["api", "leaderboard"] => match leaderboard(params) {
+        ["api", "players", name] => Query::Player((*name).to_owned()),
+        ["api", "players", name, "games"] => match player_games(name, params) {
             Ok(q) => q,
             Err(e) => return error(StatusCode::BAD_REQUEST, &e),
         },
+        ["api", "leaderboard"] => {
+            let sizes = shared.config.min_size..=shared.config.max_size;
+            match leaderboard(params, sizes) {
+                Ok(q) => q,
+                Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+            }
+        }
         _ => {
             return error(
                 StatusCode::NOT_FOUND,
@@ -155,9 +162,9 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
         }
     };
     let what = match &query {
-        Query::Game(_) => "no game has that id",
+        Query::Game(_) => NO_GAME,
         Query::Leaderboard { .. } => "no such pool",
-        _ => "no account has that name",
+        _ => NO_ACCOUNT,
     };
     match shared.store.query(query).await {
         Ok(Some(body)) => json_answer(StatusCode::OK, &body),
@@ -194,29 +201,63 @@ fn healthz(shared: &Shared) -> Answer {
     resp
 }
 
-/// `limit`: absent is [`DEFAULT_LIMIT`], more than [`MAX_LIMIT`] is capped,
-/// anything but a positive integer is a 400.
-fn limit(params: &[(String, String)]) -> Result<usize, String> {
-    match param(params, "limit") {
-        None => Ok(DEFAULT_LIMIT),
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if n > 0 => Ok(n.min(MAX_LIMIT)),
-            _ => Err("limit must be a positive integer".into()),
-        },
+/// The 404 of a game id no record has.
+const NO_GAME: &str = "no game has that id";
+/// The 404 of a name no account has.
+const NO_ACCOUNT: &str = "no account has that name";
+
+/// Whether `id` is shaped like a game id: 8 characters of `[0-9A-Za-z]`
+/// (see `record::new_game_id`).
+fn is_game_id(id: &str) -> bool {
+    id.len() == 8 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// A query parameter that must be an integer: `None` when absent. Digits
+/// beyond 64 bits are still an integer, one out of every range (saturated),
+/// as on the WebSocket side; anything else is a 400's text.
+fn integer(params: &[(String, String)], name: &str) -> Result<Option<i64>, String> {
+    let Some(v) = param(params, name) else { return Ok(None) };
+    if let Ok(n) = v.parse::<i64>() {
+        return Ok(Some(n));
+    }
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        true => Ok(Some(if v.starts_with('-') { i64::MIN } else { i64::MAX })),
+        false => Err(format!("{name} must be an integer")),
     }
 }
 
-/// `size` (default 3) and `win` (default `size`), and `limit`; a 400's text.
-fn leaderboard(params: &[(String, String)]) -> Result<Query, String> {
-    let number = |name: &str| -> Result<Option<usize>, String> {
-        match param(params, name) {
-            None => Ok(None),
-            Some(v) => v.parse::<usize>().map(Some).map_err(|_| format!("{name} must be a positive integer")),
+/// `limit`: absent is [`DEFAULT_LIMIT`], more than [`MAX_LIMIT`] is capped,
+/// anything but a positive integer is a 400.
+fn limit(params: &[(String, String)]) -> Result<usize, String> {
+    let positive = "limit must be a positive integer (at most 100 are given)";
+    match integer(params, "limit").map_err(|_| positive.to_owned())? {
+        None => Ok(DEFAULT_LIMIT),
+        Some(n) if n > 0 => Ok(usize::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT)),
+        Some(_) => Err(positive.into()),
+    }
+}
+
+/// `/api/players/{name}/games`: `limit`, and `before`, a game id; a 400's
+/// text. A well-formed id of no game is an empty page (see PROTOCOL.md).
+fn player_games(name: &str, params: &[(String, String)]) -> Result<Query, String> {
+    let limit = limit(params)?;
+    let before = match param(params, "before") {
+        Some(b) if !is_game_id(b) => {
+            return Err("before must be a game id: 8 letters and digits, as game_over.game_id gives".into());
         }
+        b => b.map(str::to_owned),
     };
-    let size = number("size")?.unwrap_or(3);
-    let win = number("win")?.unwrap_or(size);
-    Ok(Query::Leaderboard { rules: Rules { size, win }, limit: limit(params)? })
+    Ok(Query::PlayerGames { name: name.to_owned(), limit, before })
+}
+
+/// `size` (default 3) within `sizes`, `win` (default `size`) within
+/// `min(3, size)..=size` — checked as a `quick_match` is — and `limit`; a
+/// 400's text.
+fn leaderboard(params: &[(String, String)], sizes: RangeInclusive<usize>) -> Result<Query, String> {
+    let (size, win) = (integer(params, "size")?, integer(params, "win")?);
+    let rules = Rules::checked(size, win, sizes).map_err(|(_, text)| text)?;
+    Ok(Query::Leaderboard { rules, limit: limit(params)? })
 }
 
 fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {

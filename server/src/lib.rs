@@ -26,6 +26,7 @@ pub mod shared;
 pub mod signal;
 pub mod stats;
 pub mod store;
+pub mod text;
 pub mod thinker;
 pub mod tls;
 pub mod web;

@@ -1,5 +1,10 @@
 //! The rules of a game: board size and win length, which rooms, queues,
-//! ratings and records all key on.
+//! ratings and records all key on; and the one check of the rules a client
+//! asks for, shared by the WebSocket requests and the HTTP API.
+
+use std::ops::RangeInclusive;
+
+use tictactoe_protocol::{ErrorCode, Game};
 
 /// The rules of a room's games: the board's size and how many in a row win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14,5 +19,58 @@ impl Rules {
     /// The classic rule on a `size` board: a whole line wins.
     pub fn classic(size: usize) -> Rules {
         Rules { size, win: size }
+    }
+
+    /// The rules a client asks for: `size` (3 when absent) within `sizes`
+    /// (the server's `--min-size..=--max-size`), `win` (`size` when absent)
+    /// within `Game::min_win(size)..=size`. A refusal carries its code
+    /// (`invalid_size` or `invalid_win`) and words a person can act on.
+    pub fn checked(
+        size: Option<i64>,
+        win: Option<i64>,
+        sizes: RangeInclusive<usize>,
+    ) -> Result<Rules, (ErrorCode, String)> {
+        let size = size.map_or(Ok(3), usize::try_from).ok().filter(|s| sizes.contains(s));
+        let Some(size) = size else {
+            let text = format!("size must be from {} to {}", sizes.start(), sizes.end());
+            return Err((ErrorCode::InvalidSize, text));
+        };
+        let least = Game::min_win(size);
+        match win.map_or(Ok(size), usize::try_from) {
+            Ok(win) if (least..=size).contains(&win) => Ok(Rules { size, win }),
+            _ if least == size => Err((
+                ErrorCode::InvalidWin,
+                format!("a {size}x{size} board is only won by a whole line: leave win out, or send {size}"),
+            )),
+            _ => Err((
+                ErrorCode::InvalidWin,
+                format!(
+                    "on a {size}x{size} board, win is how many in a row win: from {least} to {size} \
+                     (leave it out for a whole line)"
+                ),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_wins_are_checked_against_the_range_and_the_board() {
+        let ok = |s, w| Rules::checked(s, w, 2..=100).map_err(|e| e.0);
+        assert_eq!(ok(None, None), Ok(Rules::classic(3)));
+        assert_eq!(ok(Some(15), Some(5)), Ok(Rules { size: 15, win: 5 }));
+        assert_eq!(ok(Some(2), None), Ok(Rules::classic(2)));
+        assert_eq!(ok(Some(100), Some(3)), Ok(Rules { size: 100, win: 3 }));
+        for size in [0, 1, 101, -1, i64::MAX, i64::MIN] {
+            assert_eq!(ok(Some(size), None), Err(ErrorCode::InvalidSize), "{size}");
+        }
+        for (size, win) in [(3, 2), (3, 4), (15, 2), (15, 16), (15, -5), (15, i64::MAX), (2, 3), (2, 1)] {
+            assert_eq!(ok(Some(size), Some(win)), Err(ErrorCode::InvalidWin), "{size}/{win}");
+        }
+        let (_, text) = Rules::checked(Some(7), None, 2..=6).unwrap_err();
+        assert_eq!(text, "size must be from 2 to 6");
     }
 }

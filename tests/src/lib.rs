@@ -2,6 +2,7 @@
 //! that speaks the protocol as raw JSON, every read under a timeout; and the
 //! load generator's pieces (`load`, `relay`).
 
+pub mod address;
 pub mod chaos;
 pub mod crash;
 pub mod load;

@@ -1,12 +1,17 @@
 //! Challenges and `who` over real sockets: accepting, declining with a
 //! reason, expiry, cancelling by disconnect and by starting another game,
-//! every refusal (`player_not_found`, `challenge_not_found`, `busy`), and
-//! statuses changing as players queue and play.
+//! every refusal (`player_not_found`, `challenge_not_found`, `busy`), the
+//! limits on open challenges (per challenger, per account, per address, per
+//! challenged player) and their release, and statuses changing as players
+//! queue and play.
+
+use std::net::IpAddr;
 
 use serde_json::{Value, json};
 use tictactoe_protocol::ErrorCode;
 use tictactoe_server::Config;
-use tictactoe_tests::{Client, TestServer, test_config};
+use tictactoe_server::lobby::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
+use tictactoe_tests::{Client, TempDir, TestServer, test_config};
 
 /// A client that said hello as `name`, listed once its ping is answered.
 async fn named(server: &TestServer, name: &str) -> Client {
@@ -15,6 +20,22 @@ async fn named(server: &TestServer, name: &str) -> Client {
     c.send(json!({"type": "ping"})).await;
     c.recv_type("pong").await;
     c
+}
+
+/// [`named`], from the loopback address `127.0.0.{host}`.
+async fn named_from(server: &TestServer, host: u8, name: &str) -> Client {
+    let mut c = server.client_from(IpAddr::from([127, 0, 0, host])).await;
+    c.send(json!({"type": "hello", "name": name})).await;
+    c.send(json!({"type": "ping"})).await;
+    c.recv_type("pong").await;
+    c
+}
+
+/// `from` challenges `name` and is refused with `busy`; returns the text.
+async fn refused(from: &mut Client, name: &str) -> String {
+    from.send(json!({"type": "challenge", "name": name, "id": "r"})).await;
+    let err = from.expect_error(ErrorCode::Busy, Some(json!("r"))).await;
+    err["message"].as_str().unwrap_or_default().to_owned()
 }
 
 /// `who`, as (name, status) pairs.
@@ -242,4 +263,149 @@ async fn who_shows_players_idle_queued_and_playing() {
     drop(ann);
     bob.recv_type("room_closed").await;
     assert_eq!(status_of(&who(&mut bob).await, "ann"), "absent");
+}
+
+#[tokio::test]
+async fn one_address_cannot_challenge_everyone() {
+    let server = TestServer::start(test_config()).await;
+    // One more target than the address's challenges fill at five each.
+    let targets = MAX_SENT_PER_ADDRESS / MAX_RECEIVED_PER_ADDRESS + 1;
+    let mut t = Vec::new();
+    for i in 0..targets {
+        t.push(named(&server, &format!("t{i}")).await);
+    }
+    // Connections from one address, each with its own name, send their
+    // five each, round the targets: no target gets more than five from it.
+    let mut crowd = Vec::new();
+    for i in 0..MAX_SENT_PER_ADDRESS / MAX_SENT {
+        let mut c = named_from(&server, 3, &format!("c{i}")).await;
+        for k in 0..MAX_SENT {
+            let to = (i * MAX_SENT + k) % targets;
+            challenge(&mut c, &mut t[to], &format!("t{to}")).await;
+        }
+        crowd.push(c);
+    }
+    // The address is at its limit, whatever connection or name asks.
+    let mut late = named_from(&server, 3, "late").await;
+    let text = refused(&mut late, &format!("t{}", targets - 1)).await;
+    assert!(text.contains("from your address"), "{text}");
+    // Another address is not held up, towards the same players.
+    let mut other = named_from(&server, 4, "other").await;
+    let id = challenge(&mut other, &mut t[0], "t0").await;
+    // An answer frees a slot of the address: one of the crowd's is declined.
+    let offers: Vec<String> = t[targets - 1]
+        .received
+        .iter()
+        .filter(|m| m["type"] == "challenged")
+        .filter_map(|m| m["challenge"].as_str().map(str::to_owned))
+        .collect();
+    t[targets - 1].send(json!({"type": "decline", "challenge": offers[0]})).await;
+    let mut freed = false;
+    for c in &mut crowd {
+        if c.received.iter().any(|m| m["challenge"] == offers[0].as_str()) {
+            ended(&c.recv_type("challenge_ended").await, &offers[0], "declined");
+            freed = true;
+        }
+    }
+    assert!(freed, "the declined challenge was one of the crowd's");
+    challenge(&mut late, &mut t[targets - 1], &format!("t{}", targets - 1)).await;
+    t[0].send(json!({"type": "accept", "challenge": id})).await;
+    other.recv_type("game_started").await;
+}
+
+#[tokio::test]
+async fn one_address_cannot_fill_one_players_slots() {
+    let server = TestServer::start(test_config()).await;
+    let mut bob = named(&server, "bob").await;
+    // Two connections of one address: five between them, not six.
+    let mut a = named_from(&server, 3, "a").await;
+    let mut b = named_from(&server, 3, "b").await;
+    let mut first = String::new();
+    for i in 0..MAX_RECEIVED_PER_ADDRESS {
+        let id = challenge(if i % 2 == 0 { &mut a } else { &mut b }, &mut bob, "bob").await;
+        if i == 0 {
+            first = id;
+        }
+    }
+    let text = refused(&mut b, "bob").await;
+    assert!(text.contains("bob has 5 open challenges from your address"), "{text}");
+    // Bob can still be reached from elsewhere, up to his twenty.
+    let mut others = Vec::new();
+    for host in 4..4 + (MAX_RECEIVED / MAX_RECEIVED_PER_ADDRESS - 1) as u8 {
+        for i in 0..MAX_RECEIVED_PER_ADDRESS {
+            let mut c = named_from(&server, host, &format!("h{host}-{i}")).await;
+            challenge(&mut c, &mut bob, "bob").await;
+            others.push(c);
+        }
+    }
+    let mut full = named_from(&server, 9, "nine").await;
+    let text = refused(&mut full, "bob").await;
+    assert!(text.contains("bob has 20 open challenges"), "{text}");
+    // Withdrawing one frees its slot for its address.
+    a.send(json!({"type": "decline", "challenge": first})).await;
+    ended(&bob.recv_type("challenge_ended").await, &first, "canceled");
+    challenge(&mut b, &mut bob, "bob").await;
+}
+
+#[tokio::test]
+async fn an_account_has_five_open_challenges_over_all_its_connections_and_a_disconnect_frees_them() {
+    let dir = TempDir::new("challenge-account");
+    let server = TestServer::start(Config { database: dir.database("ttt.db"), ..test_config() }).await;
+    let token = server.client().await.register("ann", false).await;
+    let (mut one, mut two) = (server.client().await, server.client().await);
+    one.sign_in("ann", &token).await;
+    two.sign_in("ann", &token).await;
+    let mut t = Vec::new();
+    for i in 0..=MAX_SENT {
+        t.push(named(&server, &format!("t{i}")).await);
+    }
+    let mut from_one = Vec::new();
+    for (i, target) in t.iter_mut().enumerate().take(MAX_SENT) {
+        let id = challenge(if i < 3 { &mut one } else { &mut two }, target, &format!("t{i}")).await;
+        if i < 3 {
+            from_one.push(id);
+        }
+    }
+    let text = refused(&mut two, &format!("t{MAX_SENT}")).await;
+    assert!(text.contains("on all your connections"), "{text}");
+    // The first connection closes: its three end, and their slots are free.
+    drop(one);
+    for (i, id) in from_one.iter().enumerate() {
+        ended(&t[i].recv_type("challenge_ended").await, id, "canceled");
+    }
+    for (i, target) in t.iter_mut().enumerate().take(3) {
+        challenge(&mut two, target, &format!("t{i}")).await;
+    }
+    refused(&mut two, &format!("t{MAX_SENT}")).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn expired_challenges_free_their_slots() {
+    let server = TestServer::start(Config { challenge_expiry_ms: 1500, ..test_config() }).await;
+    let mut ann = named(&server, "ann").await;
+    let mut bob = named(&server, "bob").await;
+    let mut ids = Vec::new();
+    for _ in 0..MAX_SENT {
+        ids.push(challenge(&mut ann, &mut bob, "bob").await);
+    }
+    refused(&mut ann, "bob").await;
+    for id in &ids {
+        ended(&ann.recv_type("challenge_ended").await, id, "expired");
+    }
+    for _ in 0..MAX_SENT {
+        challenge(&mut ann, &mut bob, "bob").await;
+    }
+}
+
+#[tokio::test]
+async fn a_challenge_lifetime_out_of_range_stops_the_server_naming_the_flag() {
+    for ms in [0, 300_001, u64::MAX] {
+        let server = TestServer::start(Config { challenge_expiry_ms: ms, ..test_config() }).await;
+        let err = server.stop().await.expect_err("refused");
+        assert!(err.to_string().contains("--challenge-expiry-ms"), "{ms}: {err}");
+    }
+    let server = TestServer::start(Config { challenge_expiry_ms: 300_000, ..test_config() }).await;
+    server.client().await;
+    server.shutdown().await;
 }

@@ -7,19 +7,17 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use tictactoe_protocol::{
-    ClientMessage, ErrorCode, Game, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage,
-};
+use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
 use super::io::{Connection, End, refusal};
 use crate::account::{self, Identity, name_key};
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
-use crate::config::MAX_NAME_CHARS;
 use crate::presence::Status;
 use crate::queue::{self, TrySendError};
 use crate::room::HOUSE_NAME;
 use crate::room::{ROOM_CLOSED, Request as RoomRequest, Rules};
 use crate::store::StoreError;
+use crate::text::look_alike_key;
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Carries out one decoded request.
@@ -166,7 +164,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return self.reply(refusal(ErrorCode::Busy, text, id)).await;
         }
         let me = self.me.clone()?;
-        self.send_lobby(LobbyCmd::Challenge { conn: me, name, rules, id }).await;
+        self.send_lobby(LobbyCmd::Challenge { conn: me, ip: self.ip, name, rules, id }).await;
         None
     }
 
@@ -194,10 +192,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             return self.reply(refusal(ErrorCode::UnsupportedProtocol, text, id)).await;
         }
         let name = name.trim();
-        if !valid_name(name) {
-            return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        if let Err(text) = crate::text::check_name(name) {
+            return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
         }
-        if name_key(name) == HOUSE_NAME {
+        if is_house(name) {
             return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
         }
         let end = match token {
@@ -214,10 +212,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// `register`: a valid name, then the account.
     async fn register_request(&mut self, name: String, bot: bool, id: Option<RequestId>) -> Option<End> {
         let name = name.trim();
-        if !valid_name(name) {
-            return self.reply(refusal(ErrorCode::InvalidName, INVALID_NAME, id)).await;
+        if let Err(text) = crate::text::check_name(name) {
+            return self.reply(refusal(ErrorCode::InvalidName, text, id)).await;
         }
-        if name_key(name) == HOUSE_NAME {
+        if is_house(name) {
             return self.reply(refusal(ErrorCode::NameTaken, HOUSE_TAKEN, id)).await;
         }
         self.register(name, bot, id).await
@@ -230,7 +228,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Ok(None) => {}
                 Ok(Some((account, _))) => {
                     let text = format!(
-                        "the account {:?} owns this name; sign in with hello and its token, or choose another name",
+                        "the account {:?} owns this name or one that looks like it; sign in with hello \
+                         and its token, or choose another name",
                         account.name
                     );
                     return self.reply(refusal(ErrorCode::NameTaken, text, id)).await;
@@ -250,6 +249,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             Err(StoreError::Disabled) => None,
             Err(_) => return self.reply(unavailable(id)).await,
         };
+        // The name must be the account's own (ignoring case), not a look-alike.
+        let found = found.filter(|(account, _)| name_key(&account.name) == name_key(name));
         let Some((account, _)) = found.filter(|(_, hash)| account::matches(token, hash)) else {
             let text = if self.shared.store.enabled() {
                 "no account has this name and token; check both, or register the name"
@@ -308,30 +309,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    /// The rules a `quick_match` or `create_room` asks for: `size` (3 when
-    /// absent) within the server's range, `win` (`size` when absent) within
-    /// `min(3, size)..=size`; else the refusal.
+    /// The rules a `quick_match`, `create_room`, `challenge` or
+    /// `play_house` asks for, within the server's sizes; else the refusal.
     fn rules(&self, size: Option<i64>, win: Option<i64>) -> Result<Rules, (ErrorCode, String)> {
-        let (min, max) = (self.shared.config.min_size, self.shared.config.max_size);
-        let size = size.map_or(Ok(3), usize::try_from).ok().filter(|s| (min..=max).contains(s));
-        let Some(size) = size else {
-            return Err((ErrorCode::InvalidSize, format!("size must be from {min} to {max}")));
-        };
-        let least = Game::min_win(size);
-        match win.map_or(Ok(size), usize::try_from) {
-            Ok(win) if (least..=size).contains(&win) => Ok(Rules { size, win }),
-            _ if least == size => Err((
-                ErrorCode::InvalidWin,
-                format!("a {size}x{size} board is only won by a whole line: leave win out, or send {size}"),
-            )),
-            _ => Err((
-                ErrorCode::InvalidWin,
-                format!(
-                    "on a {size}x{size} board, win is how many in a row win: from {least} to {size} \
-                     (leave it out for a whole line)"
-                ),
-            )),
-        }
+        Rules::checked(size, win, self.shared.config.min_size..=self.shared.config.max_size)
     }
 
     /// Sends a request that puts the connection somewhere new, if it is free
@@ -449,45 +430,16 @@ fn unavailable(id: Option<RequestId>) -> tokio_tungstenite::tungstenite::Utf8Byt
 
 /// The `name_taken` refusal of `register`.
 fn taken(name: &str) -> String {
-    format!("an account already has the name {name:?} (names ignore case); choose another")
+    format!(
+        "an account already has the name {name:?} or one that looks like it (names ignore case and \
+         look-alike characters); choose another"
+    )
+}
+
+/// Whether `name` is the house bot's, or looks like it.
+fn is_house(name: &str) -> bool {
+    name_key(name) == HOUSE_NAME || look_alike_key(name) == look_alike_key(HOUSE_NAME)
 }
 
 /// The `name_taken` refusal for the house bot's name.
-const HOUSE_TAKEN: &str = "\"house\" is the house bot's name; choose another";
-
-/// The `invalid_name` refusal.
-const INVALID_NAME: &str =
-    "a name is 1 to 24 printable characters, not all spaces, with no control, format or invisible characters";
-
-/// 1 to 24 characters, not only spaces, and none that hide or disguise what
-/// is shown: control characters, format characters (bidirectional overrides
-/// such as U+202E, zero-width characters such as U+200B) and line or
-/// paragraph separators.
-fn valid_name(name: &str) -> bool {
-    use unicode_general_category::{GeneralCategory as G, get_general_category};
-    let n = name.chars().count();
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(get_general_category(c), G::Format | G::LineSeparator | G::ParagraphSeparator)
-    };
-    (1..=MAX_NAME_CHARS).contains(&n) && !name.chars().any(hidden) && !name.trim().is_empty()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_name;
-
-    #[test]
-    fn names() {
-        assert!(valid_name("ann"));
-        assert!(valid_name("Zoë the bot 🤖"));
-        assert!(valid_name(&"x".repeat(24)));
-        assert!(!valid_name(&"x".repeat(25)));
-        assert!(!valid_name(""));
-        assert!(!valid_name("   "));
-        assert!(!valid_name("a\nb"));
-        for hidden in ["\u{202E}", "\u{200B}", "\u{200D}", "\u{2066}", "\u{FEFF}", "\u{00AD}", "\u{2028}"] {
-            assert!(!valid_name(&format!("ann{hidden}bob")), "{hidden:?}");
-        }
-    }
-}
+const HOUSE_TAKEN: &str = "\"house\" is the house bot's name (and names that look like it); choose another";

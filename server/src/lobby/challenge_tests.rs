@@ -2,6 +2,7 @@
 //! what status, finding players by name, challenge limits, accepting,
 //! declining, expiry and cancelling.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -42,8 +43,16 @@ fn frames(p: &mut Player) -> Vec<serde_json::Value> {
 }
 
 fn challenge(lobby: &mut Lobby, from: &Player, name: &str, now: Instant) {
+    challenge_from(lobby, from, LOOPBACK, name, now);
+}
+
+/// The address most of these tests' connections come from.
+const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+fn challenge_from(lobby: &mut Lobby, from: &Player, ip: IpAddr, name: &str, now: Instant) {
     let cmd = LobbyCmd::Challenge {
         conn: from.conn.clone(),
+        ip,
         name: name.into(),
         rules: Rules::classic(3),
         id: None,
@@ -309,4 +318,106 @@ fn a_player_still_waiting_after_house_after_plays_the_house() {
     lobby.handle(quick(&d, Some((wait, level))), t0);
     lobby.handle(LobbyCmd::Cancel { conn: 4, rules: Rules::classic(3) }, t0);
     assert!(lobby.tick(t0 + wait).is_empty());
+}
+
+/// The code or type of the last frame a player was sent.
+fn last(p: &mut Player) -> (String, String) {
+    let f = frames(p);
+    let m = f.last().expect("a frame");
+    let code = m["code"].as_str().or(m["type"].as_str()).unwrap_or_default().to_owned();
+    (code, m["message"].as_str().unwrap_or_default().to_owned())
+}
+
+#[test]
+fn an_account_shares_its_limit_over_its_connections() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let t0 = Instant::now();
+    let acct = || Arc::new(Identity { name: "Ann".into(), account: Some(7), bot: false });
+    let mut a1 = online(&mut lobby, 1, acct());
+    let mut a2 = online(&mut lobby, 2, acct());
+    let mut targets: Vec<Player> = (0..6).map(|i| guest(&mut lobby, 10 + i, &format!("t{i}"))).collect();
+    for i in 0..MAX_SENT {
+        let from = if i < 3 { &mut a1 } else { &mut a2 };
+        challenge(&mut lobby, from, &format!("t{i}"), t0);
+        assert_eq!(last(from).0, "challenge_sent");
+    }
+    challenge(&mut lobby, &a2, "t5", t0);
+    let (code, text) = last(&mut a2);
+    assert_eq!(code, "busy");
+    assert!(text.contains("on all your connections"), "{text}");
+    assert!(frames(&mut targets[5]).is_empty());
+    // A decline frees a slot for the account, on whichever connection.
+    let id = offered(&mut targets[0]);
+    let decline = LobbyCmd::Decline { conn: targets[0].conn.clone(), challenge: id, reason: None, id: None };
+    lobby.handle(decline, t0);
+    frames(&mut a1);
+    challenge(&mut lobby, &a2, "t5", t0);
+    assert_eq!(last(&mut a2).0, "challenge_sent");
+    // A connection that closes frees the slots it used.
+    lobby.handle(LobbyCmd::Offline { conn: 1 }, t0);
+    frames(&mut a2);
+    for i in 0..2 {
+        challenge(&mut lobby, &a2, &format!("t{i}"), t0);
+        assert_eq!(last(&mut a2).0, "challenge_sent");
+    }
+    challenge(&mut lobby, &a2, "t2", t0);
+    assert_eq!(last(&mut a2).0, "busy");
+    lobby.handle(LobbyCmd::Offline { conn: 2 }, t0);
+    assert_eq!(lobby.players.open(), 0);
+    assert!(lobby.players.counts_empty());
+}
+
+#[test]
+fn one_address_cannot_challenge_everyone_nor_fill_one_players_slots() {
+    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let t0 = Instant::now();
+    let (a, b): (IpAddr, IpAddr) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
+    let targets = MAX_SENT_PER_ADDRESS / MAX_RECEIVED_PER_ADDRESS + 1;
+    let _targets: Vec<Player> =
+        (0..targets).map(|i| guest(&mut lobby, 1000 + i as u64, &format!("t{i}"))).collect();
+    let mut crowd: Vec<Player> = (0..MAX_SENT_PER_ADDRESS / MAX_SENT + 1)
+        .map(|i| guest(&mut lobby, 100 + i as u64, &format!("c{i}")))
+        .collect();
+    // Every challenger of the crowd sends its five, round the targets:
+    // no target gets more than five from the address.
+    let mut sent = 0;
+    for (i, c) in crowd.iter_mut().enumerate().take(MAX_SENT_PER_ADDRESS / MAX_SENT) {
+        for k in 0..MAX_SENT {
+            let target = (i * MAX_SENT + k) % targets;
+            challenge_from(&mut lobby, c, a, &format!("t{target}"), t0);
+            assert_eq!(last(c).0, "challenge_sent", "{i}/{k}");
+            sent += 1;
+        }
+    }
+    assert_eq!(sent, MAX_SENT_PER_ADDRESS);
+    // The address is at its limit: a fresh connection from it is refused,
+    // even towards a target with room.
+    let fresh = crowd.last_mut().unwrap();
+    challenge_from(&mut lobby, fresh, a, &format!("t{}", targets - 1), t0);
+    let (code, text) = last(fresh);
+    assert_eq!(code, "busy");
+    assert!(text.contains("from your address"), "{text}");
+    // Another address is not held up.
+    challenge_from(&mut lobby, fresh, b, "t0", t0);
+    assert_eq!(last(fresh).0, "challenge_sent");
+    // Expiry frees every count.
+    lobby.tick(t0 + LIFETIME);
+    assert_eq!(lobby.players.open(), 0);
+    assert!(lobby.players.counts_empty());
+
+    // Five from one address may wait for one player; the sixth may not,
+    // from any connection of that address, though the player has room.
+    let mut bob = guest(&mut lobby, 1, "bob");
+    for (i, c) in crowd.iter_mut().enumerate().take(MAX_RECEIVED_PER_ADDRESS) {
+        challenge_from(&mut lobby, c, a, "bob", t0);
+        assert_eq!(last(c).0, "challenge_sent", "{i}");
+    }
+    let sixth = &mut crowd[MAX_RECEIVED_PER_ADDRESS];
+    challenge_from(&mut lobby, sixth, a, "bob", t0);
+    let (code, text) = last(sixth);
+    assert_eq!(code, "busy");
+    assert!(text.contains("bob has 5 open challenges from your address"), "{text}");
+    challenge_from(&mut lobby, sixth, b, "bob", t0);
+    assert_eq!(last(sixth).0, "challenge_sent");
+    assert_eq!(frames(&mut bob).len(), MAX_RECEIVED_PER_ADDRESS + 1);
 }

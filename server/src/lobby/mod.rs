@@ -6,7 +6,7 @@
 mod players;
 pub mod task;
 
-pub use players::{MAX_RECEIVED, MAX_SENT};
+pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -143,10 +143,10 @@ impl Lobby {
             LobbyCmd::Who { conn, id } => {
                 conn.frame(&encode(&self.players.who(id)));
             }
-            LobbyCmd::Challenge { conn, name, rules, id } => {
+            LobbyCmd::Challenge { conn, ip, name, rules, id } => {
                 let book = self.settings.records.as_deref();
                 if let Err((code, text)) =
-                    self.players.challenge(conn.id, &name, rules, id.clone(), book, now)
+                    self.players.challenge((conn.id, ip), &name, rules, id.clone(), book, now)
                 {
                     answer(&conn, code, text, id);
                 }

@@ -4,6 +4,8 @@
 //! and connections are reached only through their queues.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::hash::Hash;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,17 +14,26 @@ use tictactoe_protocol::{
     ServerMessage,
 };
 
-use crate::account::{Identity, name_key};
+use crate::account::{AccountId, Identity, name_key};
 use crate::cmd::{ConnHandle, encode};
 use crate::presence::{Presence, Status};
 use crate::ratings::RatingBook;
 use crate::room::{ConnId, HOUSE_NAME, Rules};
 
-/// Open challenges one connection may have sent at once.
+/// Open challenges one challenger may have sent at once: a connection, or
+/// an account over all its connections.
 pub const MAX_SENT: usize = 5;
 
 /// Open challenges one connection may have waiting for its answer.
 pub const MAX_RECEIVED: usize = 20;
+
+/// Open challenges sent from one address at once, over all its connections
+/// and names: one client cannot challenge everyone by opening connections.
+pub const MAX_SENT_PER_ADDRESS: usize = 50;
+
+/// Open challenges from one address that one player may have waiting: one
+/// client cannot fill a player's [`MAX_RECEIVED`] and lock others out.
+pub const MAX_RECEIVED_PER_ADDRESS: usize = 5;
 
 /// A refusal: its code and text.
 pub type Refusal = (ErrorCode, String);
@@ -46,6 +57,9 @@ struct Challenge {
     from: ConnId,
     to: ConnId,
     rules: Rules,
+    /// The challenger's address and account when it was sent, as counted.
+    address: IpAddr,
+    account: Option<AccountId>,
 }
 
 /// An accepted challenge, for the lobby to open its room.
@@ -72,6 +86,9 @@ pub struct Players {
     expiry: VecDeque<(Instant, Arc<str>)>,
     lifetime: Duration,
     made: u64,
+    /// Open challenges sent from each address, and by each account.
+    by_address: HashMap<IpAddr, usize>,
+    by_account: HashMap<AccountId, usize>,
 }
 
 impl Players {
@@ -85,6 +102,8 @@ impl Players {
             expiry: VecDeque::new(),
             lifetime,
             made: 0,
+            by_address: HashMap::new(),
+            by_account: HashMap::new(),
         }
     }
 
@@ -152,10 +171,11 @@ impl Players {
         account.or(named.last()).map(|o| o.conn.id)
     }
 
-    /// `challenge` from `conn` (which is online): sent, or refused.
+    /// `challenge` from `conn` (which is online), whose peer is at
+    /// `address`: sent, or refused.
     pub fn challenge(
         &mut self,
-        conn: ConnId,
+        (conn, address): (ConnId, IpAddr),
         name: &str,
         rules: Rules,
         id: Option<RequestId>,
@@ -177,15 +197,7 @@ impl Players {
         if to == conn || (from.who.account.is_some() && from.who.account == target.who.account) {
             return Err((ErrorCode::PlayerNotFound, "that is you; challenge someone else".into()));
         }
-        if from.sent.len() >= MAX_SENT {
-            let text =
-                format!("you have {MAX_SENT} open challenges; wait for an answer or for one to expire");
-            return Err((ErrorCode::Busy, text));
-        }
-        if target.received.len() >= MAX_RECEIVED {
-            let text = format!("{} has too many open challenges; try again later", target.who.name);
-            return Err((ErrorCode::Busy, text));
-        }
+        self.within_limits(from, target, address)?;
         // Counted before the statuses are read, as connections write their
         // status before they read the count (see `presence`): a connection
         // that leaves idle meanwhile either is refused here or reports it.
@@ -228,7 +240,44 @@ impl Players {
             o.received.push(challenge.clone());
         }
         self.expiry.push_back((now + self.lifetime, challenge.clone()));
-        self.challenges.insert(challenge, Challenge { from: conn, to, rules });
+        *self.by_address.entry(address).or_default() += 1;
+        if let Some(account) = from_who.account {
+            *self.by_account.entry(account).or_default() += 1;
+        }
+        let open = Challenge { from: conn, to, rules, address, account: from_who.account };
+        self.challenges.insert(challenge, open);
+        Ok(())
+    }
+
+    /// The limits on open challenges: per challenger (its connection, or its
+    /// account on every connection), per address, per challenged player,
+    /// and per address for one challenged player.
+    fn within_limits(&self, from: &Online, target: &Online, address: IpAddr) -> Result<(), Refusal> {
+        let wait = "wait for an answer, withdraw one (decline its id) or let one expire";
+        let by_account = from.who.account.and_then(|a| self.by_account.get(&a)).copied().unwrap_or(0);
+        if from.sent.len() >= MAX_SENT || by_account >= MAX_SENT {
+            let text = format!("you have {MAX_SENT} open challenges (on all your connections); {wait}");
+            return Err((ErrorCode::Busy, text));
+        }
+        if self.by_address.get(&address).copied().unwrap_or(0) >= MAX_SENT_PER_ADDRESS {
+            let text = format!("{MAX_SENT_PER_ADDRESS} challenges from your address are open; {wait}");
+            return Err((ErrorCode::Busy, text));
+        }
+        let name = &target.who.name;
+        if target.received.len() >= MAX_RECEIVED {
+            let text = format!("{name} has {MAX_RECEIVED} open challenges; try again later");
+            return Err((ErrorCode::Busy, text));
+        }
+        let from_here = target
+            .received
+            .iter()
+            .filter(|id| self.challenges.get(*id).is_some_and(|c| c.address == address))
+            .count();
+        if from_here >= MAX_RECEIVED_PER_ADDRESS {
+            let text =
+                format!("{name} has {MAX_RECEIVED_PER_ADDRESS} open challenges from your address; {wait}");
+            return Err((ErrorCode::Busy, text));
+        }
         Ok(())
     }
 
@@ -259,7 +308,8 @@ impl Players {
         let c = self.challenges.get(challenge).ok_or_else(|| not_found(challenge))?;
         let name = |c: ConnId| self.online.get(&c).map_or_else(|| "?".into(), |o| o.who.name.clone());
         if c.to == conn {
-            let because = reason.map(str::trim).filter(|r| !r.is_empty());
+            // Passed on to another client: no controls, no reordering.
+            let because = reason.and_then(crate::text::clean);
             let text = match because {
                 Some(r) => format!("{} declined: {r}", name(conn)),
                 None => format!("{} declined", name(conn)),
@@ -300,6 +350,12 @@ impl Players {
         self.challenges.len()
     }
 
+    /// Whether every per-address and per-account count is back to none.
+    #[cfg(test)]
+    pub fn counts_empty(&self) -> bool {
+        self.by_address.is_empty() && self.by_account.is_empty()
+    }
+
     /// Ends every challenge `conn` sent: `because` says what it did.
     fn end_sent(&mut self, conn: ConnId, because: &str) {
         let Some(o) = self.online.get(&conn) else { return };
@@ -334,6 +390,10 @@ impl Players {
     /// Forgets a challenge and its counts.
     fn remove(&mut self, id: &str) -> Option<Challenge> {
         let c = self.challenges.remove(id)?;
+        release(&mut self.by_address, c.address);
+        if let Some(account) = c.account {
+            release(&mut self.by_account, account);
+        }
         for side in [c.from, c.to] {
             if let Some(o) = self.online.get_mut(&side) {
                 o.sent.retain(|s| **s != *id);
@@ -342,6 +402,16 @@ impl Players {
             }
         }
         Some(c)
+    }
+}
+
+/// One open challenge fewer for `key`; a key with none is forgotten.
+fn release<K: Eq + Hash>(counts: &mut HashMap<K, usize>, key: K) {
+    if let Some(n) = counts.get_mut(&key) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            counts.remove(&key);
+        }
     }
 }
 

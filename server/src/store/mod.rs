@@ -84,7 +84,7 @@ pub struct Account {
 /// go to the log, never to a player or an HTTP answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
-    /// An account already has the name (ignoring case).
+    /// An account already has the name (ignoring case), or one that looks like it.
     #[error("an account already has that name")]
     NameTaken,
     /// The server keeps no records.
@@ -454,7 +454,8 @@ impl Store {
         self.ask(|reply| Job::Register { name: name.to_owned(), bot, token, reply }).await
     }
 
-    /// The account called `name` (ignoring case) with its token's hash, if any.
+    /// The account called `name` (ignoring case), else one whose name looks
+    /// like it (`text::look_alike_key`), with its token's hash, if any.
     pub async fn account(&self, name: &str) -> Result<Option<(Account, TokenHash)>, StoreError> {
         self.ask(|reply| Job::Account { name: name.to_owned(), reply }).await
     }

@@ -18,14 +18,16 @@ use crate::live::LiveWrite;
 use crate::ratings::Standing;
 use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
+use crate::text::look_alike_key;
 use tokio::sync::oneshot;
 
 /// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     include_str!("../../migrations/0001_accounts_games_ratings.sql"),
     include_str!("../../migrations/0002_live_games.sql"),
     include_str!("../../migrations/0003_house_level.sql"),
     include_str!("../../migrations/0004_quarantine_heartbeat.sql"),
+    include_str!("../../migrations/0005_name_skeleton.sql"),
 ];
 
 /// Most jobs taken off the queue at once; their writes share a transaction.
@@ -143,7 +145,24 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), String> {
         tx.pragma_update(None, "user_version", i + 1).map_err(|e| e.to_string())?;
         tx.commit().map_err(|e| e.to_string())?;
     }
-    Ok(())
+    fill_look_alike_keys(conn).map_err(|e| format!("cannot give accounts their look-alike keys: {e}"))
+}
+
+/// Gives every account without one its look-alike key (accounts made
+/// before the column). One that looks like an older account keeps none.
+fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    let missing: Vec<(i64, String)> = tx
+        .prepare("SELECT id, name FROM accounts WHERE name_skeleton IS NULL ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, name) in missing {
+        tx.execute(
+            "UPDATE OR IGNORE accounts SET name_skeleton = ?1 WHERE id = ?2",
+            params![crate::text::look_alike_key(&name), id],
+        )?;
+    }
+    tx.commit()
 }
 
 /// What the writer holds between transactions: finished games, new
@@ -539,7 +558,8 @@ fn failed(e: rusqlite::Error) -> StoreError {
 }
 
 /// Inserts an account within the batch's transaction: its row, or
-/// `NameTaken` when the name (ignoring case) has one already.
+/// `NameTaken` when the name (ignoring case), or one that looks like it,
+/// has one already.
 fn register(
     tx: &Transaction<'_>,
     name: &str,
@@ -549,20 +569,25 @@ fn register(
     let now = unix_ms(std::time::SystemTime::now());
     let inserted = tx
         .prepare_cached(
-            "INSERT INTO accounts (name, name_key, bot, token_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (name_key) DO NOTHING",
+            "INSERT INTO accounts (name, name_key, name_skeleton, bot, token_hash, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
         )?
-        .execute(params![name, name_key(name), bot, &token[..], now])?;
+        .execute(params![name, name_key(name), look_alike_key(name), bot, &token[..], now])?;
     Ok(match inserted {
         0 => Err(StoreError::NameTaken),
         _ => Ok(Account { id: tx.last_insert_rowid(), name: name.into(), bot, standings: Vec::new() }),
     })
 }
 
+/// The account of `name` (ignoring case), else the one whose name looks
+/// like it.
 fn account(conn: &mut Connection, name: &str) -> rusqlite::Result<Option<(Account, TokenHash)>> {
     let row = conn
-        .prepare_cached("SELECT id, name, bot, token_hash FROM accounts WHERE name_key = ?1")?
-        .query_row([name_key(name)], |r| {
+        .prepare_cached(
+            "SELECT id, name, bot, token_hash FROM accounts WHERE name_key = ?1 OR name_skeleton = ?2
+             ORDER BY name_key = ?1 DESC LIMIT 1",
+        )?
+        .query_row([name_key(name), look_alike_key(name)], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, Vec<u8>>(3)?))
         })
         .optional()?;
