@@ -1,118 +1,289 @@
 //! The house bot's thinking for a room task: its strategy kept between moves
 //! (the perfect player's tables), and the search under way on tokio's
-//! blocking pool, never on a room's task or the runtime's threads. Searches
-//! take turns on a few cores ([`Searches`]); the deadline is set when the
-//! move is asked for, so waiting for a turn eats into the search, and the
-//! house still moves in time when many games want a move at once.
+//! blocking pool, never on a room's task or the runtime's threads.
+//!
+//! Searches run on a bounded pool ([`Searches`], all cores but one by
+//! default), which players take turns at, round robin: whoever opens many
+//! house games on big boards queues behind everyone else once per turn, not
+//! in front of them. A move is due `--house-think-ms` after it was asked
+//! for, waiting for a turn included: a search stops a little before that,
+//! and a move that got no turn (or whose search ran late) is a quick one
+//! made without searching ([`crate::room`]'s `quick`), so the house always
+//! moves in time however many games want it. A search whose move nobody
+//! wants any more (its game ended, was left, its room closed, the server
+//! stopped) is cancelled: the strategy notices its flag at its next node.
 
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
+use metrics::counter;
+use tokio::sync::oneshot;
 use tokio::task::JoinError;
 
-use tictactoe_bots::Strategy;
+use tictactoe_bots::{Stop, Strategy};
 use tictactoe_protocol::{Game, HouseLevel};
 
-/// What a search gives back: the strategy (its tables kept for the next
-/// move) and the choice, if there was one.
-type Thought = (Box<dyn Strategy>, Option<(usize, usize)>);
+use crate::room::Asker;
 
-/// A search under way.
-type Search = Pin<Box<dyn Future<Output = Result<Thought, JoinError>> + Send>>;
-
-/// How many house searches may run at once, server-wide: all cores but one,
-/// so that the async workers always have a core to answer players on.
+/// How many house searches may run at once, server-wide, and whose turn is
+/// next: players waiting for a search take turns round robin, each its
+/// oldest search first.
 #[derive(Debug, Clone)]
-pub struct Searches(Arc<Semaphore>);
+pub struct Searches(Arc<Pool>);
+
+#[derive(Debug)]
+struct Pool {
+    turns: Mutex<Turns>,
+}
+
+/// The pool's state. An asker is in `ring` exactly when it has an entry in
+/// `waiting`; entries whose search gave up waiting are skipped.
+#[derive(Debug, Default)]
+struct Turns {
+    /// Places no search holds.
+    free: usize,
+    /// Askers with searches waiting, in turn order.
+    ring: VecDeque<Asker>,
+    /// Each asker's waiting searches, oldest first.
+    waiting: HashMap<Asker, VecDeque<oneshot::Sender<Slot>>>,
+}
+
+/// A place in the pool, held by a running search; dropped, it goes to the
+/// next asker in turn.
+#[derive(Debug)]
+struct Slot(Option<Arc<Pool>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            Pool::release(pool);
+        }
+    }
+}
+
+/// A place asked for: had at once, or to wait for.
+enum Ask {
+    Now(Slot),
+    Later(oneshot::Receiver<Slot>),
+}
+
+impl Pool {
+    fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
+        // Nothing panics while holding the lock; a poisoned one is still consistent.
+        self.turns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A place is free: it goes to the next asker in turn that still waits,
+    /// else it stays free.
+    fn release(pool: Arc<Pool>) {
+        let mut turns = pool.turns();
+        while let Some(asker) = turns.ring.pop_front() {
+            let Some(queue) = turns.waiting.get_mut(&asker) else { continue };
+            while queue.front().is_some_and(oneshot::Sender::is_closed) {
+                queue.pop_front();
+            }
+            let next = queue.pop_front();
+            if queue.is_empty() {
+                turns.waiting.remove(&asker);
+            } else {
+                // Its other searches wait for its next turn, behind everyone else.
+                turns.ring.push_back(asker);
+            }
+            let Some(next) = next else { continue };
+            match next.send(Slot(Some(pool.clone()))) {
+                Ok(()) => return,
+                // It gave up just now: the place must not be released twice.
+                Err(mut slot) => slot.0 = None,
+            }
+        }
+        turns.free += 1;
+    }
+}
 
 impl Searches {
     /// Room for `n` searches at once (at least one).
     pub fn new(n: usize) -> Searches {
-        Searches(Arc::new(Semaphore::new(n.max(1))))
+        let turns = Turns { free: n.max(1), ..Turns::default() };
+        Searches(Arc::new(Pool { turns: Mutex::new(turns) }))
     }
 
-    /// All cores this process may run on but one.
+    /// All cores this process may run on but one (at least one), so that
+    /// the async workers always have a core to answer players on.
     pub fn per_core() -> Searches {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         Searches::new(cores.saturating_sub(1))
     }
+
+    /// A place for a search of `asker`'s: at once if one is free (then
+    /// nobody waits), else in `asker`'s turn.
+    fn ask(&self, asker: Asker) -> Ask {
+        let mut turns = self.0.turns();
+        if turns.free > 0 {
+            turns.free -= 1;
+            return Ask::Now(Slot(Some(self.0.clone())));
+        }
+        let (tx, rx) = oneshot::channel();
+        let turns = &mut *turns;
+        let queue = turns.waiting.entry(asker).or_insert_with(|| {
+            turns.ring.push_back(asker);
+            VecDeque::new()
+        });
+        // Searches that gave up are dropped here too, so that a queue holds
+        // at most its asker's live searches.
+        queue.retain(|tx| !tx.is_closed());
+        queue.push_back(tx);
+        Ask::Later(rx)
+    }
+}
+
+/// How a search ended.
+enum Answer {
+    /// It ran: the strategy back (its tables kept for the next move), and
+    /// its choice (`None` if it failed).
+    Ran(Box<dyn Strategy>, Option<(usize, usize)>),
+    /// No place in the pool came in time.
+    NoTurn,
+    /// It ran past the move's due time; it is cancelled, its answer unwanted.
+    Late,
+    /// It panicked.
+    Failed(JoinError),
+}
+
+/// A search under way.
+type Search = Pin<Box<dyn Future<Output = Answer> + Send>>;
+
+/// A search asked for: the move it is for, and how to stop it.
+struct Pending {
+    level: HouseLevel,
+    seq: usize,
+    stop: Stop,
+    search: Search,
 }
 
 /// One room's house: its strategy between moves and its search under way.
+/// Dropped (its room closed), it cancels the search.
 #[derive(Default)]
 pub struct Thinker {
     strategy: Option<(HouseLevel, Box<dyn Strategy>)>,
-    pending: Option<(HouseLevel, usize, Search)>,
+    pending: Option<Pending>,
+}
+
+/// The time a search leaves itself before the move is due: for the
+/// heuristic it falls back on when it does not finish, and for the answer
+/// to reach the room.
+fn reserve(budget: Duration) -> Duration {
+    (budget / 10).min(Duration::from_millis(50))
 }
 
 impl Thinker {
-    /// Starts choosing move `seq` of `game` at `level`, to be done `budget`
-    /// from now, when `searches` has room.
+    /// Starts choosing move `seq` of `game` at `level` for `asker`, due
+    /// `budget` from now, waiting for a turn in `searches` included. A
+    /// search still under way is cancelled.
     pub fn start(
         &mut self,
         seq: usize,
         game: Box<Game>,
         level: HouseLevel,
+        asker: Asker,
         budget: Duration,
         searches: &Searches,
     ) {
+        self.cancel();
         let strategy = match self.strategy.take() {
             Some((l, s)) if l == level => Some(s),
             _ => tictactoe_bots::by_name(level.name()),
         };
         let Some(mut strategy) = strategy else { return };
-        let deadline = Instant::now() + budget;
-        let turns = searches.0.clone();
+        let due = Instant::now() + budget;
+        let stop = Stop::at(due - reserve(budget));
+        let ask = searches.ask(asker);
+        let held = stop.clone();
         let search = async move {
-            // The permit goes with the search: held until it returns, even
-            // if the room stops waiting for it.
-            let permit = turns.acquire_owned().await;
-            tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                let left = deadline.saturating_duration_since(Instant::now());
-                let cell = strategy.choose(&game, left).ok();
+            let slot = match ask {
+                Ask::Now(slot) => slot,
+                Ask::Later(turn) => {
+                    let until = tokio::time::Instant::from_std(stop.deadline());
+                    match tokio::time::timeout_at(until, turn).await {
+                        Ok(Ok(slot)) => slot,
+                        // Dropping `turn` gives up the place in the queue.
+                        _ => return Answer::NoTurn,
+                    }
+                }
+            };
+            let cancel = stop.clone();
+            let run = tokio::task::spawn_blocking(move || {
+                // The place goes with the search: held until it returns,
+                // even if the room stops waiting for it.
+                let _slot = slot;
+                let cell = strategy.choose_until(&game, &stop).ok();
                 (strategy, cell)
-            })
-            .await
+            });
+            match tokio::time::timeout_at(tokio::time::Instant::from_std(due), run).await {
+                Ok(Ok((strategy, cell))) => Answer::Ran(strategy, cell),
+                Ok(Err(e)) => Answer::Failed(e),
+                Err(_) => {
+                    cancel.cancel();
+                    Answer::Late
+                }
+            }
         };
-        self.pending = Some((level, seq, Box::pin(search)));
+        self.pending = Some(Pending { level, seq, stop: held, search: Box::pin(search) });
     }
 
-    /// Whether a search is under way.
-    pub fn thinking(&self) -> bool {
-        self.pending.is_some()
+    /// The move number of the search under way, if any.
+    pub fn asked(&self) -> Option<usize> {
+        self.pending.as_ref().map(|p| p.seq)
     }
 
-    /// Waits for the search under way (forever when there is none).
-    pub async fn wait(&mut self) -> Result<Thought, JoinError> {
+    /// Stops the search under way, if any: its move is no longer wanted.
+    pub fn cancel(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            pending.stop.cancel();
+        }
+    }
+
+    /// Waits for the search under way (forever when there is none); its
+    /// result goes to [`Thinker::finished`].
+    pub async fn wait(&mut self) -> Thought {
         match self.pending.as_mut() {
-            Some((_, _, search)) => search.await,
+            Some(pending) => Thought((&mut pending.search).await),
             None => std::future::pending().await,
         }
     }
 
     /// The search under way finished: the move number and the choice
-    /// (`None` when the strategy failed or panicked).
-    pub fn finished(
-        &mut self,
-        joined: Result<Thought, JoinError>,
-    ) -> Option<(usize, Option<(usize, usize)>)> {
-        let (level, seq, _) = self.pending.take()?;
-        match joined {
-            Ok((strategy, cell)) => {
+    /// (`None` when there is none: no turn or no answer in time, or the
+    /// strategy failed; the room then makes a quick move).
+    pub fn finished(&mut self, thought: Thought) -> Option<(usize, Option<(usize, usize)>)> {
+        let Pending { level, seq, .. } = self.pending.take()?;
+        let (how, cell) = match thought.0 {
+            Answer::Ran(strategy, cell) => {
                 self.strategy = Some((level, strategy));
-                Some((seq, cell))
+                ("done", cell)
             }
-            Err(e) => {
+            Answer::NoTurn => ("no_turn", None),
+            Answer::Late => ("late", None),
+            Answer::Failed(e) => {
                 tracing::error!("the house's search failed: {e}");
-                Some((seq, None))
+                ("failed", None)
             }
-        }
+        };
+        counter!("ttt_house_moves_total", "search" => how).increment(1);
+        Some((seq, cell))
     }
 }
+
+impl Drop for Thinker {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// What a search came to, for [`Thinker::finished`].
+pub struct Thought(Answer);
 
 #[cfg(test)]
 mod tests {
@@ -125,27 +296,100 @@ mod tests {
         Box::new(game)
     }
 
+    const A: Asker = Asker::Conn(1);
+    const B: Asker = Asker::Conn(2);
+
+    fn had(ask: Ask) -> Slot {
+        match ask {
+            Ask::Now(slot) => slot,
+            Ask::Later(_) => panic!("no place free"),
+        }
+    }
+
+    fn waits(ask: Ask) -> oneshot::Receiver<Slot> {
+        match ask {
+            Ask::Now(_) => panic!("a place was free"),
+            Ask::Later(rx) => rx,
+        }
+    }
+
+    #[test]
+    fn players_take_turns_round_robin_and_skip_searches_that_gave_up() {
+        let searches = Searches::new(1);
+        let running = had(searches.ask(A));
+        // A asks three times, then B once, then A's second gives up.
+        let mut a: Vec<_> = (0..3).map(|_| waits(searches.ask(A))).collect();
+        let mut b = waits(searches.ask(B));
+        drop(a.remove(1));
+        let mut order = Vec::new();
+        let mut holding = running;
+        for _ in 0..3 {
+            drop(holding);
+            let next = if let Ok(slot) = b.try_recv() {
+                order.push("b");
+                slot
+            } else {
+                let i = a.iter_mut().position(|rx| !rx.is_empty()).expect("someone has the place");
+                order.push(if i == 0 { "a1" } else { "a3" });
+                a[i].try_recv().expect("the place")
+            };
+            holding = next;
+        }
+        // B's one search came between A's, not after all of them.
+        assert_eq!(order, ["a1", "b", "a3"]);
+        drop(holding);
+        // Nobody waits: the place is free again, and only one.
+        let again = had(searches.ask(B));
+        drop(waits(searches.ask(A)));
+        drop(again);
+        drop(had(searches.ask(A)));
+    }
+
+    #[tokio::test]
+    async fn a_move_without_a_turn_is_due_in_time_and_a_cancelled_search_frees_its_place() {
+        let searches = Searches::new(1);
+        let budget = Duration::from_millis(300);
+        let (mut a, mut b) = (Thinker::default(), Thinker::default());
+        let begun = Instant::now();
+        a.start(2, big(), HouseLevel::Perfect, A, Duration::from_secs(60), &searches);
+        b.start(2, big(), HouseLevel::Perfect, B, budget, &searches);
+        // A's search holds the only place for a minute: B gets no turn, and
+        // no move, within its budget.
+        let thought = b.wait().await;
+        assert!(begun.elapsed() < budget + Duration::from_millis(200), "{:?}", begun.elapsed());
+        assert_eq!(b.finished(thought), Some((2, None)));
+        // A's game ends: its search stops at once, and the place is B's again.
+        let cancelled = Instant::now();
+        a.cancel();
+        assert_eq!(a.asked(), None);
+        b.start(4, big(), HouseLevel::Perfect, B, budget, &searches);
+        let thought = b.wait().await;
+        let (seq, cell) = b.finished(thought).expect("a search was under way");
+        let (r, c) = cell.expect("a searched move");
+        assert_eq!(seq, 4);
+        assert!(r < 10 && c < 10 && (r, c) != (4, 4));
+        assert!(cancelled.elapsed() < budget + Duration::from_millis(200), "{:?}", cancelled.elapsed());
+    }
+
     #[tokio::test]
     async fn searches_take_turns_and_waiting_counts_against_the_budget() {
         let searches = Searches::new(1);
-        let budget = Duration::from_millis(200);
+        let (long, short) = (Duration::from_millis(300), Duration::from_millis(150));
         let (mut a, mut b) = (Thinker::default(), Thinker::default());
         let begun = Instant::now();
-        a.start(2, big(), HouseLevel::Perfect, budget, &searches);
-        b.start(2, big(), HouseLevel::Perfect, budget, &searches);
-        let (ra, rb) = tokio::join!(a.wait(), b.wait());
-        let waited = begun.elapsed();
-        for (thinker, joined) in [(&mut a, ra), (&mut b, rb)] {
-            let (seq, cell) = thinker.finished(joined).expect("a search was under way");
-            assert_eq!(seq, 2);
-            let (r, c) = cell.expect("a move");
-            assert!(r < 10 && c < 10 && (r, c) != (4, 4));
-            assert!(!thinker.thinking());
-        }
-        // One after the other, yet both within the budget they were given
-        // when asked (and a little for the heuristic): the second did not
-        // get a fresh budget after waiting for the first.
-        assert!(waited >= budget, "{waited:?}");
-        assert!(waited < budget * 2, "the second search started its budget afresh: {waited:?}");
+        a.start(2, big(), HouseLevel::Perfect, A, long, &searches);
+        b.start(2, big(), HouseLevel::Perfect, B, short, &searches);
+        let ((ra, took_a), (rb, took_b)) = tokio::join!(async { (a.wait().await, begun.elapsed()) }, async {
+            (b.wait().await, begun.elapsed())
+        });
+        let (_, cell) = a.finished(ra).expect("a search was under way");
+        let (r, c) = cell.expect("the first search's move");
+        assert!(r < 10 && c < 10 && (r, c) != (4, 4));
+        assert!(took_a < long + Duration::from_millis(150), "{took_a:?}");
+        // The second had no turn before its move was due: no move of its
+        // own (the room makes a quick one), and no fresh budget after waiting.
+        assert_eq!(b.finished(rb), Some((2, None)));
+        assert!(took_b < short + Duration::from_millis(100), "{took_b:?}");
+        assert!(a.asked().is_none() && b.asked().is_none());
     }
 }
