@@ -73,6 +73,12 @@ impl Stop {
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
+
+    /// The same stop (one flag: cancelling either cancels both), by
+    /// `deadline` if that is sooner.
+    pub fn by(&self, deadline: Instant) -> Stop {
+        Stop { deadline: self.deadline.min(deadline), cancelled: self.cancelled.clone() }
+    }
 }
 
 /// The names [`by_name`] knows, strongest last.

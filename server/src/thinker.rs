@@ -3,9 +3,11 @@
 //! blocking pool, never on a room's task or the runtime's threads.
 //!
 //! Searches run on a bounded pool ([`Searches`], all cores but one by
-//! default), which players take turns at, round robin: whoever opens many
-//! house games on big boards queues behind everyone else once per turn, not
-//! in front of them. A move is due `--house-think-ms` after it was asked
+//! default), which players take turns at, fairly: the next place goes to
+//! the waiting player who has had the least search time, and a search that
+//! others waited for runs a short slice at most. Whoever opens many house
+//! games on big boards gets no more of the pool than anyone else, and a
+//! player on 3×3 waits for one slice at most. A move is due `--house-think-ms` after it was asked
 //! for, waiting for a turn included: a search stops a little before that,
 //! and a move that got no turn (or whose search ran late) is a quick one
 //! made without searching ([`crate::room`]'s `quick`), so the house always
@@ -29,8 +31,10 @@ use tictactoe_protocol::{Game, HouseLevel};
 use crate::room::Asker;
 
 /// How many house searches may run at once, server-wide, and whose turn is
-/// next: players waiting for a search take turns round robin, each its
-/// oldest search first.
+/// next: of the players waiting, the one who has had the least search time
+/// (players who had the same take turns, round robin), each its oldest
+/// search first. A player whose searches are short (3×3) is served before
+/// one who fills every turn (100×100), however many games the latter opens.
 #[derive(Debug, Clone)]
 pub struct Searches(Arc<Pool>);
 
@@ -45,21 +49,53 @@ struct Pool {
 struct Turns {
     /// Places no search holds.
     free: usize,
-    /// Askers with searches waiting, in turn order.
+    /// Askers with searches waiting, in order of their last turn.
     ring: VecDeque<Asker>,
     /// Each asker's waiting searches, oldest first.
     waiting: HashMap<Asker, VecDeque<oneshot::Sender<Slot>>>,
+    /// The search time each asker has had (counted from `floor`: less
+    /// counts as `floor`).
+    used: HashMap<Asker, Duration>,
+    /// The time had by the asker served last: where a newcomer starts, so
+    /// that nobody saves up turns by staying away.
+    floor: Duration,
 }
 
-/// A place in the pool, held by a running search; dropped, it goes to the
-/// next asker in turn.
+impl Turns {
+    fn used(&self, asker: &Asker) -> Duration {
+        self.used.get(asker).map_or(self.floor, |&u| u.max(self.floor))
+    }
+
+    /// The asker whose turn is next: least time had, the first in the ring
+    /// of those who had the same. Taken out of the ring.
+    fn next(&mut self) -> Option<Asker> {
+        let (i, _) = self.ring.iter().enumerate().min_by_key(|&(i, a)| (self.used(a), i))?;
+        let asker = self.ring.remove(i)?;
+        self.floor = self.used(&asker);
+        // Askers at the floor count as new: forgetting them bounds the table.
+        if self.used.len() > 4 * self.ring.len() + 256 {
+            let floor = self.floor;
+            self.used.retain(|_, u| *u > floor);
+        }
+        Some(asker)
+    }
+}
+
+/// A place in the pool, held by a running search; dropped, its time is
+/// counted to its asker and it goes to the next asker in turn.
 #[derive(Debug)]
-struct Slot(Option<Arc<Pool>>);
+struct Slot {
+    pool: Option<Arc<Pool>>,
+    asker: Asker,
+    since: Instant,
+    /// Others were waiting when it was had: the search gets a slice.
+    contended: bool,
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        if let Some(pool) = self.0.take() {
-            Pool::release(pool);
+        if let Some(pool) = self.pool.take() {
+            Pool::release(pool, self.asker, self.since.elapsed());
         }
     }
 }
@@ -76,11 +112,14 @@ impl Pool {
         self.turns.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A place is free: it goes to the next asker in turn that still waits,
-    /// else it stays free.
-    fn release(pool: Arc<Pool>) {
+    /// `asker`'s search held a place for `held`: it counts to the asker,
+    /// and the place goes to the next asker in turn that still waits, else
+    /// it stays free.
+    fn release(pool: Arc<Pool>, asker: Asker, held: Duration) {
         let mut turns = pool.turns();
-        while let Some(asker) = turns.ring.pop_front() {
+        let had = turns.used(&asker) + held;
+        turns.used.insert(asker, had);
+        while let Some(asker) = turns.next() {
             let Some(queue) = turns.waiting.get_mut(&asker) else { continue };
             while queue.front().is_some_and(oneshot::Sender::is_closed) {
                 queue.pop_front();
@@ -93,10 +132,12 @@ impl Pool {
                 turns.ring.push_back(asker);
             }
             let Some(next) = next else { continue };
-            match next.send(Slot(Some(pool.clone()))) {
+            let contended = !turns.ring.is_empty();
+            let slot = Slot { pool: Some(pool.clone()), asker, since: Instant::now(), contended };
+            match next.send(slot) {
                 Ok(()) => return,
                 // It gave up just now: the place must not be released twice.
-                Err(mut slot) => slot.0 = None,
+                Err(mut slot) => slot.pool = None,
             }
         }
         turns.free += 1;
@@ -123,7 +164,8 @@ impl Searches {
         let mut turns = self.0.turns();
         if turns.free > 0 {
             turns.free -= 1;
-            return Ask::Now(Slot(Some(self.0.clone())));
+            let pool = Some(self.0.clone());
+            return Ask::Now(Slot { pool, asker, since: Instant::now(), contended: false });
         }
         let (tx, rx) = oneshot::channel();
         let turns = &mut *turns;
@@ -178,6 +220,13 @@ fn reserve(budget: Duration) -> Duration {
     (budget / 10).min(Duration::from_millis(50))
 }
 
+/// The longest a search runs when others waited for its place: long
+/// enough for a small board's whole search, short enough that a player
+/// served next waits little for a place.
+fn slice(budget: Duration) -> Duration {
+    (budget / 10).min(Duration::from_millis(50))
+}
+
 impl Thinker {
     /// Starts choosing move `seq` of `game` at `level` for `asker`, due
     /// `budget` from now, waiting for a turn in `searches` included. A
@@ -214,6 +263,7 @@ impl Thinker {
                 }
             };
             let cancel = stop.clone();
+            let stop = if slot.contended { stop.by(Instant::now() + slice(budget)) } else { stop };
             let run = tokio::task::spawn_blocking(move || {
                 // The place goes with the search: held until it returns,
                 // even if the room stops waiting for it.
@@ -314,30 +364,47 @@ mod tests {
     }
 
     #[test]
-    fn players_take_turns_round_robin_and_skip_searches_that_gave_up() {
+    fn the_next_turn_is_the_least_served_askers_and_equals_take_turns() {
+        let mut turns = Turns::default();
+        let c = Asker::Account(7);
+        turns.ring.extend([A, B, c]);
+        turns.used.insert(A, Duration::from_millis(30));
+        turns.used.insert(B, Duration::from_millis(10));
+        // C is new: it starts at the floor (0 here), so it goes first; then B.
+        assert_eq!(turns.next(), Some(c));
+        assert_eq!(turns.next(), Some(B));
+        assert_eq!(turns.floor, Duration::from_millis(10));
+        // A newcomer now starts at B's 10 ms: no turns saved up by staying away.
+        turns.ring.extend([Asker::Conn(9), A]);
+        assert_eq!(turns.used(&Asker::Conn(9)), Duration::from_millis(10));
+        // Equals take turns in ring order.
+        turns.ring.clear();
+        turns.used.clear();
+        turns.ring.extend([B, A]);
+        assert_eq!((turns.next(), turns.next(), turns.next()), (Some(B), Some(A), None));
+    }
+
+    #[test]
+    fn a_place_goes_to_whoever_had_least_and_skips_searches_that_gave_up() {
         let searches = Searches::new(1);
         let running = had(searches.ask(A));
-        // A asks three times, then B once, then A's second gives up.
+        // A asks three times more, then B once; A's second gives up.
         let mut a: Vec<_> = (0..3).map(|_| waits(searches.ask(A))).collect();
         let mut b = waits(searches.ask(B));
         drop(a.remove(1));
-        let mut order = Vec::new();
-        let mut holding = running;
-        for _ in 0..3 {
-            drop(holding);
-            let next = if let Ok(slot) = b.try_recv() {
-                order.push("b");
-                slot
-            } else {
-                let i = a.iter_mut().position(|rx| !rx.is_empty()).expect("someone has the place");
-                order.push(if i == 0 { "a1" } else { "a3" });
-                a[i].try_recv().expect("the place")
-            };
-            holding = next;
-        }
-        // B's one search came between A's, not after all of them.
-        assert_eq!(order, ["a1", "b", "a3"]);
-        drop(holding);
+        // A's first search held the place 30 ms: B, who had none, is next.
+        std::thread::sleep(Duration::from_millis(30));
+        drop(running);
+        let held = b.try_recv().expect("B's turn");
+        assert!(held.contended, "A waited: B's search gets a slice");
+        assert!(a.iter_mut().all(|rx| rx.try_recv().is_err()));
+        // Then A's, oldest first, the one that gave up skipped.
+        drop(held);
+        let held = a[0].try_recv().expect("A's first waiting search");
+        drop(held);
+        let held = a[1].try_recv().expect("A's last search");
+        assert!(!held.contended, "nobody else waited");
+        drop(held);
         // Nobody waits: the place is free again, and only one.
         let again = had(searches.ask(B));
         drop(waits(searches.ask(A)));

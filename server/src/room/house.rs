@@ -130,9 +130,8 @@ const QUICK_HEURISTIC: usize = 2048;
 /// empty cell nearest the last move (the centre of an empty board). `None` only on a full board.
 pub fn quick(game: &Game) -> Option<(usize, usize)> {
     let (n, k) = (game.size(), game.win());
-    if game.turn().is_none() {
-        return None;
-    }
+    // A game over has no move to make.
+    game.turn()?;
     if n * n * k <= QUICK_HEURISTIC {
         return Some(tictactoe_bots::heuristic::choose(game));
     }
