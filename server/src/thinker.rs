@@ -88,8 +88,9 @@ struct Slot {
     pool: Option<Arc<Pool>>,
     asker: Asker,
     since: Instant,
-    /// Others were waiting when it was had: the search gets a slice.
-    contended: bool,
+    /// Askers still waiting when it was had: the search gets a slice of
+    /// the budget shared with them.
+    others: usize,
 }
 
 impl Drop for Slot {
@@ -132,8 +133,8 @@ impl Pool {
                 turns.ring.push_back(asker);
             }
             let Some(next) = next else { continue };
-            let contended = !turns.ring.is_empty();
-            let slot = Slot { pool: Some(pool.clone()), asker, since: Instant::now(), contended };
+            let others = turns.ring.len();
+            let slot = Slot { pool: Some(pool.clone()), asker, since: Instant::now(), others };
             match next.send(slot) {
                 Ok(()) => return,
                 // It gave up just now: the place must not be released twice.
@@ -165,7 +166,7 @@ impl Searches {
         if turns.free > 0 {
             turns.free -= 1;
             let pool = Some(self.0.clone());
-            return Ask::Now(Slot { pool, asker, since: Instant::now(), contended: false });
+            return Ask::Now(Slot { pool, asker, since: Instant::now(), others: 0 });
         }
         let (tx, rx) = oneshot::channel();
         let turns = &mut *turns;
@@ -220,11 +221,15 @@ fn reserve(budget: Duration) -> Duration {
     (budget / 10).min(Duration::from_millis(50))
 }
 
-/// The longest a search runs when others waited for its place: long
-/// enough for a small board's whole search, short enough that a player
-/// served next waits little for a place.
-fn slice(budget: Duration) -> Duration {
-    (budget / 10).min(Duration::from_millis(50))
+/// How long a search runs when `others` askers wait for a place (`None`:
+/// nobody waits, the whole budget): the budget shared among them all, so
+/// that each gets a turn within one move's time, between 2 ms (a 3×3
+/// search from scratch, unoptimized) and 50 ms (the wait of a player served
+/// next).
+fn slice(budget: Duration, others: usize) -> Option<Duration> {
+    let share = (budget - reserve(budget)) / u32::try_from(others + 1).unwrap_or(u32::MAX);
+    let longest = (budget / 10).min(Duration::from_millis(50));
+    (others > 0).then(|| share.clamp(Duration::from_millis(2).min(longest), longest))
 }
 
 impl Thinker {
@@ -263,7 +268,10 @@ impl Thinker {
                 }
             };
             let cancel = stop.clone();
-            let stop = if slot.contended { stop.by(Instant::now() + slice(budget)) } else { stop };
+            let stop = match slice(budget, slot.others) {
+                Some(slice) => stop.by(Instant::now() + slice),
+                None => stop,
+            };
             let run = tokio::task::spawn_blocking(move || {
                 // The place goes with the search: held until it returns,
                 // even if the room stops waiting for it.
@@ -385,6 +393,17 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_shares_the_budget_among_those_waiting() {
+        let ms = Duration::from_millis;
+        assert_eq!(slice(ms(500), 0), None);
+        assert_eq!(slice(ms(500), 1), Some(ms(50)));
+        assert_eq!(slice(ms(500), 20), Some(ms(450) / 21));
+        assert_eq!(slice(ms(500), 10_000), Some(ms(2)));
+        assert_eq!(slice(ms(10), 3), Some(ms(1)));
+        assert_eq!(slice(Duration::ZERO, 3), Some(Duration::ZERO));
+    }
+
+    #[test]
     fn a_place_goes_to_whoever_had_least_and_skips_searches_that_gave_up() {
         let searches = Searches::new(1);
         let running = had(searches.ask(A));
@@ -396,14 +415,14 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         drop(running);
         let held = b.try_recv().expect("B's turn");
-        assert!(held.contended, "A waited: B's search gets a slice");
+        assert_eq!(held.others, 1, "A waited: B's search gets a slice");
         assert!(a.iter_mut().all(|rx| rx.try_recv().is_err()));
         // Then A's, oldest first, the one that gave up skipped.
         drop(held);
         let held = a[0].try_recv().expect("A's first waiting search");
         drop(held);
         let held = a[1].try_recv().expect("A's last search");
-        assert!(!held.contended, "nobody else waited");
+        assert_eq!(held.others, 0, "nobody else waited");
         drop(held);
         // Nobody waits: the place is free again, and only one.
         let again = had(searches.ask(B));
