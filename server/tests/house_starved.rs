@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
-use common::{Server, Ws};
+use common::{Server, Ws, load};
 
 /// Replies of the house the honest player times.
 const SAMPLES: usize = 40;
@@ -39,25 +39,6 @@ async fn recv(ws: &mut Ws) -> Value {
             return serde_json::from_str(&t).expect("json");
         }
     }
-}
-
-/// The server's CPU time so far (user and system), from /proc.
-fn cpu(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
-    // After the command name in parentheses: state is field 3, utime 14, stime 15.
-    let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-    let out = std::process::Command::new("getconf").arg("CLK_TCK").output().expect("getconf");
-    let hz: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(100);
-    Duration::from_millis(ticks * 1000 / hz)
-}
-
-/// CPU the server used during the next `window`, as a share of one core.
-async fn load(pid: u32, window: Duration) -> f64 {
-    let before = cpu(pid);
-    tokio::time::sleep(window).await;
-    (cpu(pid) - before).as_secs_f64() / window.as_secs_f64()
 }
 
 /// `/metrics` of the server at `addr`.

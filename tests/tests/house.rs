@@ -219,7 +219,8 @@ async fn a_connection_plays_one_house_game_at_a_time() {
     let me = first["you"].as_u64().unwrap();
     let board: Vec<String> = serde_json::from_value(state["board"].clone()).unwrap();
     if state["turn"] == me {
-        let (r, col) = (0..9).map(|i| (i / 3, i % 3)).find(|&(r, col)| board[r].as_bytes()[col] == b'.').unwrap();
+        let (r, col) =
+            (0..9).map(|i| (i / 3, i % 3)).find(|&(r, col)| board[r].as_bytes()[col] == b'.').unwrap();
         c.send(json!({"type": "move", "row": r, "col": col})).await;
     }
     loop {
