@@ -276,3 +276,19 @@ pub fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     };
     builder.event_interval(EVENT_INTERVAL).enable_all().build()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_house_may_think_up_to_900_ms_and_the_flag_is_named_beyond() {
+        let at = |ms| Config { house_think_ms: ms, ..Config::default() }.validate();
+        assert_eq!(at(MAX_HOUSE_THINK_MS), Ok(()));
+        let refused = at(MAX_HOUSE_THINK_MS + 1).expect_err("over the second");
+        assert!(refused.contains("--house-think-ms 901"), "{refused}");
+        let parsed = Config::parse_from(["ttt-server", "--house-searches", "3", "--house-think-ms", "200"]);
+        assert_eq!((parsed.house_searches, parsed.house_think()), (3, Duration::from_millis(200)));
+        assert_eq!(Config::default().house_searches, 0, "all cores but one unless told");
+    }
+}
