@@ -5,15 +5,16 @@
 //! Searches run on a bounded pool ([`Searches`], all cores but one by
 //! default), which players take turns at, fairly: the next place goes to
 //! the waiting player who has had the least search time, and a search that
-//! others waited for runs a short slice at most. Whoever opens many house
-//! games on big boards gets no more of the pool than anyone else, and a
-//! player on 3×3 waits for one slice at most. A move is due `--house-think-ms` after it was asked
-//! for, waiting for a turn included: a search stops a little before that,
-//! and a move that got no turn (or whose search ran late) is a quick one
-//! made without searching ([`crate::room`]'s `quick`), so the house always
-//! moves in time however many games want it. A search whose move nobody
-//! wants any more (its game ended, was left, its room closed, the server
-//! stopped) is cancelled: the strategy notices its flag at its next node.
+//! others wait for runs only its share of the time. Whoever opens many
+//! house games on big boards gets a turn per game like anyone else, and a
+//! player whose searches are short (3×3) goes ahead of those who have had
+//! more. A move is due `--house-think-ms` after it was asked for, waiting
+//! for a turn included: a search stops a little before that, and a move
+//! that got no turn (or whose search ran late) is made without a search
+//! (the room's quick move), so the house always moves in time however many
+//! games want it. A search whose move nobody wants any more (its game
+//! ended, was left, its room closed, the server stopped) is cancelled: the
+//! strategy notices its flag at its next node.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -67,7 +68,9 @@ impl Turns {
     }
 
     /// The asker whose turn is next: least time had, the first in the ring
-    /// of those who had the same. Taken out of the ring.
+    /// of those who had the same. Taken out of the ring. A scan of those
+    /// waiting (one per house game at most), once per turn: cheap beside a
+    /// turn's search.
     fn next(&mut self) -> Option<Asker> {
         let (i, _) = self.ring.iter().enumerate().min_by_key(|&(i, a)| (self.used(a), i))?;
         let asker = self.ring.remove(i)?;
@@ -224,8 +227,8 @@ fn reserve(budget: Duration) -> Duration {
 /// How long a search runs when `others` askers wait for a place (`None`:
 /// nobody waits, the whole budget): the budget shared among them all, so
 /// that each gets a turn within one move's time, between 2 ms (a 3×3
-/// search from scratch, unoptimized) and 50 ms (the wait of a player served
-/// next).
+/// search after the first move takes under 1 ms unoptimized) and 50 ms
+/// (what a player served next may wait).
 fn slice(budget: Duration, others: usize) -> Option<Duration> {
     let share = (budget - reserve(budget)) / u32::try_from(others + 1).unwrap_or(u32::MAX);
     let longest = (budget / 10).min(Duration::from_millis(50));
