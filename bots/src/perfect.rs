@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tictactoe_protocol::{Game, Status};
 
-use crate::{Strategy, empty_cells, heuristic};
+use crate::{CANCELLED, Stop, Strategy, empty_cells, heuristic};
 
 #[derive(Debug, Clone, Copy)]
 enum Bound {
@@ -23,11 +23,11 @@ pub struct Perfect {
     rule: (usize, usize),
     keys: Vec<[u64; 2]>,
     table: HashMap<u64, (i8, Bound)>,
-    deadline: Option<Instant>,
-    nodes: u64,
+    /// When the search under way must end.
+    stop: Option<Stop>,
 }
 
-/// The search ran out of time.
+/// The search ran out of time, or was cancelled.
 struct OutOfTime;
 
 impl Perfect {
@@ -50,8 +50,10 @@ impl Perfect {
 
     /// The game's value for the player to move: 1 win, 0 draw, -1 loss.
     fn negamax(&mut self, game: &mut Game, hash: u64, mut alpha: i8, mut beta: i8) -> Result<i8, OutOfTime> {
-        self.nodes += 1;
-        if self.nodes % 1024 == 0 && self.deadline.is_some_and(|d| Instant::now() > d) {
+        // Every node looks at the clock: a node costs a sort of the empty
+        // cells, so on a big board even a few nodes past the deadline would
+        // be milliseconds late, and the clock is cheap beside the sort.
+        if self.stop.as_ref().is_some_and(Stop::reached) {
             return Err(OutOfTime);
         }
         let original_alpha = alpha;
@@ -136,10 +138,20 @@ fn ordered(game: &Game) -> Vec<(usize, usize)> {
 
 impl Strategy for Perfect {
     fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String> {
+        self.choose_until(game, &Stop::at(Instant::now() + think))
+    }
+
+    fn choose_until(&mut self, game: &Game, stop: &Stop) -> Result<(usize, usize), String> {
         self.prepare(game.size(), game.win());
-        self.deadline = Some(Instant::now() + think);
-        self.nodes = 0;
-        Ok(self.search(game).unwrap_or_else(|| heuristic::choose(game)))
+        self.stop = Some(stop.clone());
+        let found = self.search(game);
+        self.stop = None;
+        match found {
+            Some(cell) => Ok(cell),
+            // Nobody waits for the move: not even the heuristic is worth its time.
+            None if stop.cancelled() => Err(CANCELLED.to_owned()),
+            None => Ok(heuristic::choose(game)),
+        }
     }
 }
 
@@ -194,6 +206,29 @@ mod tests {
         for me in 0..2 {
             explore(&mut p, &mut Game::new(3).unwrap(), me);
         }
+    }
+
+    /// A big board: no node may run far past the deadline, and a cancelled
+    /// search gives up at once with nothing, while another thread watches.
+    #[test]
+    fn a_search_on_a_big_board_stops_at_its_deadline_and_when_cancelled() {
+        let mut g = Game::new(60).unwrap();
+        g.play(30, 30).unwrap();
+        let mut p = Perfect::default();
+        let begun = Instant::now();
+        let (r, c) = p.choose_until(&g, &Stop::at(begun + Duration::from_millis(50))).unwrap();
+        assert!(!g.is_occupied(r, c));
+        // The deadline, the heuristic's move on 60×60, and slack for a loaded machine.
+        assert!(begun.elapsed() < Duration::from_millis(1000), "{:?}", begun.elapsed());
+
+        let stop = Stop::at(Instant::now() + Duration::from_secs(60));
+        let canceller = stop.clone();
+        let search = std::thread::spawn(move || Perfect::default().choose_until(&g, &stop));
+        std::thread::sleep(Duration::from_millis(100));
+        let cancelled = Instant::now();
+        canceller.cancel();
+        assert_eq!(search.join().unwrap(), Err(CANCELLED.to_owned()));
+        assert!(cancelled.elapsed() < Duration::from_millis(500), "{:?}", cancelled.elapsed());
     }
 
     #[test]

@@ -95,9 +95,10 @@ async fn registered_bots_play_rated_and_the_records_show_in_history_top_profile_
     // Times are the reader's own, to the minute; never the API's raw UTC timestamps.
     for text in [&history, &profile] {
         // (A game id may hold a Z; the API's timestamps end in `.123Z`.)
-        let raw_utc = text.as_bytes().windows(5).any(|w| {
-            w[0] == b'.' && w[1..4].iter().all(u8::is_ascii_digit) && w[4] == b'Z'
-        });
+        let raw_utc = text
+            .as_bytes()
+            .windows(5)
+            .any(|w| w[0] == b'.' && w[1..4].iter().all(u8::is_ascii_digit) && w[4] == b'Z');
         assert!(!raw_utc && !text.contains(":00."), "a raw timestamp: {text}");
     }
     let (utc, tokyo) = zoned;

@@ -90,10 +90,16 @@ pub struct Config {
     /// Accounts one address may register per minute after its burst; 0 = no limit.
     #[arg(long, default_value_t = 60)]
     pub registrations_per_minute: u32,
-    /// Time the house bot may think about one move, in ms (it moves within
-    /// this and a little more; at most 1000).
+    /// Time the house bot has for one move, in ms, from when it is asked
+    /// for: waiting for a search's turn included, so it moves within this
+    /// however busy it is (at most 900, leaving the rest of the second for
+    /// the network).
     #[arg(long, default_value_t = 500)]
     pub house_think_ms: u64,
+    /// House searches at once, server-wide (players take turns at them:
+    /// the least search time had goes first); 0 = all cores but one (at least 1).
+    #[arg(long, default_value_t = 0)]
+    pub house_searches: usize,
     /// How long a challenge stays open unanswered, in ms (1 to 300000).
     #[arg(long, default_value_t = 30_000)]
     pub challenge_expiry_ms: u64,
@@ -158,10 +164,10 @@ impl Config {
         if let Some((flag, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{flag} must be at least 1"));
         }
-        // The contract: the house moves within one second.
-        if self.house_think_ms > 1000 {
+        // The contract: the house moves within one second, the way to the player included.
+        if self.house_think_ms > MAX_HOUSE_THINK_MS {
             return Err(format!(
-                "--house-think-ms {} is over 1000: the house moves within a second",
+                "--house-think-ms {} is over {MAX_HOUSE_THINK_MS}: the house moves within a second",
                 self.house_think_ms
             ));
         }
@@ -193,9 +199,17 @@ impl Config {
         Duration::from_millis(self.ping_interval_ms.max(1))
     }
 
-    /// How long the house may think about one move.
+    /// How long after it is asked for the house's move is due.
     pub fn house_think(&self) -> Duration {
         Duration::from_millis(self.house_think_ms)
+    }
+
+    /// The pool the house's searches run on (`--house-searches`).
+    pub fn house_searches(&self) -> crate::thinker::Searches {
+        match self.house_searches {
+            0 => crate::thinker::Searches::per_core(),
+            n => crate::thinker::Searches::new(n),
+        }
     }
 
     /// How long a challenge stays open unanswered.
@@ -234,6 +248,10 @@ impl Config {
 /// The longest `--challenge-expiry-ms`: an unanswered challenge holds its
 /// slots this long at most.
 pub const MAX_CHALLENGE_EXPIRY_MS: u64 = 300_000;
+
+/// The longest `--house-think-ms`: the house moves within a second of being
+/// asked, and 100 ms of it are left for the way to the player.
+pub const MAX_HOUSE_THINK_MS: u64 = 900;
 
 /// Longest display name, in characters (kept with the other name rules).
 pub use crate::text::MAX_NAME_CHARS;
@@ -280,4 +298,20 @@ pub fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
         b
     };
     builder.event_interval(EVENT_INTERVAL).enable_all().build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_house_may_think_up_to_900_ms_and_the_flag_is_named_beyond() {
+        let at = |ms| Config { house_think_ms: ms, ..Config::default() }.validate();
+        assert_eq!(at(MAX_HOUSE_THINK_MS), Ok(()));
+        let refused = at(MAX_HOUSE_THINK_MS + 1).expect_err("over the second");
+        assert!(refused.contains("--house-think-ms 901"), "{refused}");
+        let parsed = Config::parse_from(["ttt-server", "--house-searches", "3", "--house-think-ms", "200"]);
+        assert_eq!((parsed.house_searches, parsed.house_think()), (3, Duration::from_millis(200)));
+        assert_eq!(Config::default().house_searches, 0, "all cores but one unless told");
+    }
 }

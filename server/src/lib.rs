@@ -99,7 +99,7 @@ impl Server {
             stats: self.stats.clone(),
             store: store.clone(),
             house_think: config.house_think(),
-            searches: thinker::Searches::per_core(),
+            searches: config.house_searches(),
         };
         let settings = config.room_settings(records);
         let rooms = restore(restored.games, &settings);

@@ -45,9 +45,9 @@ pub struct RoomContext {
     pub stats: Arc<Stats>,
     /// Where games in progress are saved and finished games recorded.
     pub store: Store,
-    /// How long the house may think about one move.
+    /// How long after it is asked for the house's move is due.
     pub house_think: Duration,
-    /// The house's searches, taking turns on a few cores.
+    /// The house's searches: a few at once, players taking turns.
     pub searches: Searches,
 }
 
@@ -80,6 +80,11 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
     let mut held = Held::default();
     loop {
         deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
+        // A search for a move the game no longer waits for (it ended, was
+        // left or forfeited, the room closed) stops now, not at its deadline.
+        if house.asked().is_some_and(|seq| !room.house_waits(seq)) {
+            house.cancel();
+        }
         count_games(&room, &mut counted, &ctx.stats);
         if room.is_closed() {
             break;
@@ -105,8 +110,8 @@ async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCm
             }
             _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
             _ = held.committed(), if held.waiting() => release(&mut room, &mut conns, &mut held),
-            joined = house.wait(), if house.thinking() => {
-                if let Some((seq, cell)) = house.finished(joined) {
+            thought = house.wait(), if house.asked().is_some() => {
+                if let Some((seq, cell)) = house.finished(thought) {
                     room.house_move(seq, cell, Instant::now().into_std());
                 }
             }
@@ -276,8 +281,8 @@ fn deliver(
                     store.save(write);
                     continue;
                 }
-                Output::Think { seq, game, level } => {
-                    house.start(seq, game, level, ctx.house_think, &ctx.searches);
+                Output::Think { seq, game, level, asker } => {
+                    house.start(seq, game, level, asker, ctx.house_think, &ctx.searches);
                     continue;
                 }
                 Output::Record { mut record, lasted } => {

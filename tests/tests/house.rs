@@ -191,3 +191,50 @@ async fn a_player_nobody_pairs_within_house_after_ms_plays_the_house() {
     c.send(json!({"type": "quick_match", "house_after_ms": -5, "id": 2})).await;
     c.expect_error(ErrorCode::BadMessage, Some(json!(2))).await;
 }
+
+#[tokio::test]
+async fn a_connection_plays_one_house_game_at_a_time() {
+    let server = TestServer::start(config()).await;
+    let mut c = server.client().await;
+    c.send(json!({"type": "hello", "name": "greedy"})).await;
+    c.send(json!({"type": "play_house", "size": 3, "level": "perfect"})).await;
+    let first = c.recv_type("game_started").await;
+    // Every way to a second house game is refused while the first is live
+    // (the house's first move may come in between).
+    let second = [
+        json!({"type": "play_house", "size": 100, "id": 1}),
+        json!({"type": "quick_match", "size": 100, "house_after_ms": 0, "id": 2}),
+        json!({"type": "challenge", "name": "house", "size": 100, "id": 3}),
+    ];
+    for (i, request) in second.into_iter().enumerate() {
+        c.send(request).await;
+        let refused = c.recv_type("error").await;
+        assert_eq!((refused["code"].as_str(), refused["id"].as_u64()), (Some("busy"), Some(i as u64 + 1)));
+        assert!(refused["message"].as_str().is_some_and(|m| m.contains("leave first")), "{refused}");
+    }
+    // The first game goes on: the house answers a move there.
+    c.send(json!({"type": "sync", "id": 9})).await;
+    let state = c.recv_type("state").await;
+    assert_eq!(state["room"], first["room"]);
+    let me = first["you"].as_u64().unwrap();
+    let board: Vec<String> = serde_json::from_value(state["board"].clone()).unwrap();
+    if state["turn"] == me {
+        let (r, col) =
+            (0..9).map(|i| (i / 3, i % 3)).find(|&(r, col)| board[r].as_bytes()[col] == b'.').unwrap();
+        c.send(json!({"type": "move", "row": r, "col": col})).await;
+    }
+    loop {
+        let moved = c.recv_type("moved").await;
+        if moved["player"] != me {
+            assert_eq!(moved["room"], first["room"]);
+            break;
+        }
+    }
+    // Over, it is left for the next one.
+    c.send(json!({"type": "resign"})).await;
+    c.recv_type("game_over").await;
+    c.send(json!({"type": "play_house", "size": 4, "level": "random"})).await;
+    let next = c.recv_type("game_started").await;
+    assert_ne!(next["room"], first["room"]);
+    assert_eq!(next["size"], 4);
+}

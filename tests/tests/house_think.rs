@@ -11,9 +11,9 @@ use tictactoe_tests::{TestServer, test_config};
 
 #[tokio::test]
 async fn pings_and_syncs_are_answered_within_50_ms_while_the_house_thinks() {
-    // 1 s to think about a 10×10 board: the exact search cannot finish,
+    // 900 ms to think about a 10×10 board: the exact search cannot finish,
     // so the house uses all of it.
-    let server = TestServer::start(Config { house_think_ms: 1000, ..test_config() }).await;
+    let server = TestServer::start(Config { house_think_ms: 900, ..test_config() }).await;
     let mut c = server.client().await;
     c.send(json!({"type": "play_house", "size": 10, "level": "perfect"})).await;
     let started = c.recv_type("game_started").await;

@@ -7,12 +7,23 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use tictactoe_protocol::{ErrorCode, HouseLevel, Player};
+use tictactoe_protocol::{ErrorCode, Game, HouseLevel, Player};
 
 pub use super::seats::HOUSE;
 use super::seats::Seat;
 use super::{ConnId, Output, Phase, Room, Rules, Settings, seat_player};
-use crate::account::Identity;
+use crate::account::{AccountId, Identity};
+
+/// Who the house is thinking for, so that searches take turns per player:
+/// an account (all of its connections together) or a guest's connection.
+/// Never a guest's name, which anyone may take to share another's turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Asker {
+    /// A signed-in player.
+    Account(AccountId),
+    /// A guest, by its connection.
+    Conn(ConnId),
+}
 
 /// The name the house plays under, reserved: no player may take it.
 pub const HOUSE_NAME: &str = "house";
@@ -72,26 +83,76 @@ impl Room {
         }
         self.clock.stop();
         let seq = self.game.moves().len() + 1;
-        self.out.push(Output::Think { seq, game: Box::new(self.game.clone()), level });
+        let human = self.seats[1 - seat].as_ref();
+        let asker = match human.and_then(|s| s.who.account) {
+            Some(account) => Asker::Account(account),
+            None => Asker::Conn(human.map_or(HOUSE, |s| s.conn)),
+        };
+        self.out.push(Output::Think { seq, game: Box::new(self.game.clone()), level, asker });
     }
 
-    /// The house's choice for move number `seq` (`None`: choosing failed),
-    /// played if the game still waits for that move. A choice that is not
-    /// an empty cell is replaced by the first empty one: the house never
-    /// stalls a game.
+    /// Whether the game still waits for the house's move number `seq`: a
+    /// search for a move nobody waits for any more (the game ended, was
+    /// left, resigned, forfeited, shut down) is stopped.
+    pub fn house_waits(&self, seq: usize) -> bool {
+        self.house_seat().is_some_and(|seat| {
+            self.phase == Phase::Playing
+                && self.game.moves().len() + 1 == seq
+                && self.game.turn() == Some(seat_player(seat))
+        })
+    }
+
+    /// The house's choice for move number `seq` (`None`: no search was
+    /// had in time, or it failed), played if the game still waits for that
+    /// move. Without a choice, or with one that is not an empty cell, the
+    /// house plays [`quick`]: it never stalls a game nor misses its second.
     pub fn house_move(&mut self, seq: usize, cell: Option<(usize, usize)>, now: Instant) {
         let Some(seat) = self.house_seat() else { return };
-        let waiting = self.phase == Phase::Playing
-            && self.game.moves().len() + 1 == seq
-            && self.game.turn() == Some(seat_player(seat));
-        if !waiting {
+        if !self.house_waits(seq) {
             return;
         }
         let n = self.rules.size;
         let empty = |&(r, c): &(usize, usize)| r < n && c < n && !self.game.is_occupied(r, c);
-        let cell = cell.filter(empty).or_else(|| (0..n * n).map(|i| (i / n, i % n)).find(empty));
+        let cell = cell.filter(empty).or_else(|| quick(&self.game));
         if let Some((r, c)) = cell {
             self.play(seat, r as i64, c as i64, None, now);
         }
     }
+}
+
+/// Boards whose cells times win length are at most this get the heuristic
+/// as the quick move: at most ~250 µs unoptimized (15×15, five in a row),
+/// fine on a room's task. Beyond it the heuristic costs milliseconds.
+const QUICK_HEURISTIC: usize = 2048;
+
+/// A move without a search, cheap enough for a room's task to make when
+/// the house had no search in time: the heuristic on small boards, else the
+/// empty cell nearest the last move (the centre of an empty board). `None` only on a full board.
+pub fn quick(game: &Game) -> Option<(usize, usize)> {
+    let (n, k) = (game.size(), game.win());
+    // A game over has no move to make.
+    game.turn()?;
+    if n * n * k <= QUICK_HEURISTIC {
+        return Some(tictactoe_bots::heuristic::choose(game));
+    }
+    let Some(&[r, c]) = game.moves().last() else { return Some((n / 2, n / 2)) };
+    let (r, c) = (usize::from(r), usize::from(c));
+    // Rings around the last move, nearest first: a few cells in play, the
+    // whole board only when it is nearly full.
+    for d in 1..n {
+        let (top, left) = (r.saturating_sub(d), c.saturating_sub(d));
+        let (bottom, right) = ((r + d).min(n - 1), (c + d).min(n - 1));
+        for row in top..=bottom {
+            let free = |&col: &usize| !game.is_occupied(row, col);
+            let found = if row.abs_diff(r) == d {
+                (left..=right).find(free)
+            } else {
+                [c.checked_sub(d), (c + d < n).then_some(c + d)].into_iter().flatten().find(free)
+            };
+            if let Some(col) = found {
+                return Some((row, col));
+            }
+        }
+    }
+    None
 }

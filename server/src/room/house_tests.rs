@@ -64,10 +64,13 @@ fn the_house_is_asked_for_its_moves_and_is_never_timed() {
         [ServerMessage::Moved { clock_ms: None, next: Some(Player::X), .. }]
     ));
     assert_eq!(room.next_deadline(), None);
-    // A choice that is not an empty cell is replaced by the first empty one.
+    // A choice that is not an empty cell is replaced by a quick move.
     room.house_move(3, Some((0, 0)), t1);
     let got = out(&mut room);
-    assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { row: 0, col: 1, seq: 3, .. }]));
+    assert!(matches!(
+        msgs_to(&got, A)[..],
+        [ServerMessage::Moved { row, col, seq: 3, .. }] if (*row, *col) != (0, 0) && (*row, *col) != (1, 1)
+    ));
     room.house_move(99, None, t1);
     assert!(out(&mut room).is_empty());
 }
@@ -128,4 +131,90 @@ fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
     assert!(got.iter().all(|(to, _)| *to != HOUSE));
     // Ann is away until she resumes; the house is there.
     assert_eq!(room.next_deadline(), Some(t0 + GRACE));
+}
+
+/// A room where A (a guest, player 1) plays the house on a `size` board.
+fn house_room_of(size: usize, t0: Instant) -> Room {
+    let rules = Rules::classic(size);
+    let mut room = Room::house(
+        "HOUSE3".into(),
+        rules,
+        settings(),
+        (A, Identity::guest("a")),
+        HouseLevel::Perfect,
+        true,
+        t0,
+    )
+    .unwrap();
+    out(&mut room);
+    room
+}
+
+#[test]
+fn the_house_is_asked_for_its_guest_by_connection_and_waits_until_the_game_ends() {
+    let t0 = Instant::now();
+    let mut room = house_room_of(3, t0);
+    room.request(A, Request::Move { row: 0, col: 0 }, None, t0);
+    let (outputs, _) = room.drain();
+    let asked: Vec<_> = outputs
+        .into_iter()
+        .filter_map(|o| if let Output::Think { seq, asker, .. } = o { Some((seq, asker)) } else { None })
+        .collect();
+    assert_eq!(asked, [(2, Asker::Conn(A))]);
+    assert!(room.house_waits(2));
+    assert!(!room.house_waits(1) && !room.house_waits(3));
+    // A resigns while the house thinks: its move is wanted no more.
+    room.request(A, Request::Resign, None, t0);
+    out(&mut room);
+    assert!(!room.house_waits(2));
+    room.house_move(2, Some((1, 1)), t0);
+    assert!(out(&mut room).is_empty(), "a move after the game ended is not played");
+}
+
+#[test]
+fn without_a_search_in_time_the_house_still_moves_and_blocks_on_3x3() {
+    let t0 = Instant::now();
+    let mut room = house_room_of(3, t0);
+    mv(&mut room, A, 0, 0, t0);
+    room.house_move(2, None, t0);
+    let got = out(&mut room);
+    let Some(ServerMessage::Moved { row, col, seq: 2, .. }) = msgs_to(&got, A).first().cloned() else {
+        panic!("the house did not move: {got:?}")
+    };
+    let (row, col) = (*row, *col);
+    // A takes a second cell of a line through its corner that the house is
+    // not on: the house, still without a search, must take the third.
+    let lines = [[(0, 1), (0, 2)], [(1, 0), (2, 0)], [(1, 1), (2, 2)]];
+    let [mine, threat] = *lines.iter().find(|l| !l.contains(&(row, col))).expect("a free line");
+    mv(&mut room, A, mine.0 as i64, mine.1 as i64, t0);
+    room.house_move(4, None, t0);
+    let got = out(&mut room);
+    assert!(
+        matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { row, col, seq: 4, .. }] if (*row, *col) == threat),
+        "the quick move did not block at {threat:?}: {got:?}"
+    );
+}
+
+#[test]
+fn on_a_big_board_the_quick_move_is_next_to_the_last_move() {
+    let t0 = Instant::now();
+    let mut room = house_room_of(100, t0);
+    mv(&mut room, A, 50, 50, t0);
+    room.house_move(2, None, t0);
+    let got = out(&mut room);
+    assert!(
+        matches!(
+            msgs_to(&got, A)[..],
+            [ServerMessage::Moved { row, col, seq: 2, .. }] if row.abs_diff(50) <= 1 && col.abs_diff(50) <= 1
+        ),
+        "{got:?}"
+    );
+    // Around a corner, off the board's edge.
+    mv(&mut room, A, 0, 0, t0);
+    room.house_move(4, None, t0);
+    let got = out(&mut room);
+    assert!(
+        matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { row, col, seq: 4, .. }] if *row <= 1 && *col <= 1 && (*row, *col) != (0, 0)),
+        "{got:?}"
+    );
 }

@@ -16,7 +16,7 @@ mod restore;
 mod seats;
 
 use house::HOUSE;
-pub use house::HOUSE_NAME;
+pub use house::{Asker, HOUSE_NAME};
 pub use seats::{INVALID_TOKEN, token_room};
 
 use std::ops::Range;
@@ -136,6 +136,8 @@ pub enum Output {
         game: Box<Game>,
         /// How strong the house plays.
         level: HouseLevel,
+        /// Whom the house plays, for taking turns with other players' searches.
+        asker: house::Asker,
     },
     /// A game finished: its record for the store, with how long it lasted
     /// (the task knows the wall clock).

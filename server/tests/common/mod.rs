@@ -165,3 +165,22 @@ pub fn temp_dir(label: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+/// The CPU time (user and system) process `pid` has used so far, from /proc.
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    let out = Command::new("getconf").arg("CLK_TCK").output().expect("getconf");
+    let hz: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(100);
+    Duration::from_millis(ticks * 1000 / hz)
+}
+
+/// The CPU process `pid` uses during the next `window`, in cores (1.0: one core all the time).
+pub async fn load(pid: u32, window: Duration) -> f64 {
+    let before = cpu_time(pid);
+    tokio::time::sleep(window).await;
+    (cpu_time(pid).saturating_sub(before)).as_secs_f64() / window.as_secs_f64()
+}

@@ -1,0 +1,79 @@
+//! A house search whose move nobody wants any more stops at once, not at
+//! its deadline: the real `ttt-server` binary's CPU, read from /proc, falls
+//! to idle as soon as the game is left, or is lost by a disconnect. In a
+//! file of its own: no other test's searches share the cores with it.
+
+mod common;
+
+use std::time::Duration;
+
+use futures::SinkExt;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use common::{Server, Ws, load, next_of};
+
+async fn send(ws: &mut Ws, msg: Value) {
+    ws.send(Message::text(msg.to_string())).await.expect("send");
+}
+
+/// Starts a 60×60 house game on `ws` and returns once the house is
+/// thinking (it moves first, or it answers our first move). Its exact
+/// search never finishes there: it would use all of its 900 ms.
+async fn house_thinking(ws: &mut Ws) {
+    send(ws, json!({"type": "play_house", "size": 60, "level": "perfect"})).await;
+    let started = next_of(ws, "game_started").await;
+    if started["you"] == 1 {
+        send(ws, json!({"type": "move", "row": 30, "col": 30})).await;
+        next_of(ws, "moved").await;
+    }
+}
+
+#[tokio::test]
+async fn a_search_stops_when_its_game_is_left_or_lost_by_a_disconnect() {
+    // 900 ms per move, one search at a time; a dropped player loses at once.
+    let args = [
+        "--database",
+        "none",
+        "--house-think-ms",
+        "900",
+        "--house-searches",
+        "1",
+        "--reconnect-grace-ms",
+        "0",
+    ];
+    let server = Server::start(&args);
+    let pid = server.child.id();
+    let window = Duration::from_millis(400);
+
+    // Left.
+    let mut ws = server.client().await;
+    house_thinking(&mut ws).await;
+    let thinking = load(pid, Duration::from_millis(200)).await;
+    send(&mut ws, json!({"type": "leave"})).await;
+    next_of(&mut ws, "game_over").await;
+    // The search had 700 ms to go: the room's end stops it.
+    let after_leave = load(pid, window).await;
+
+    // Lost by a disconnect (no grace), once any search of the first game
+    // would have ended by itself: the two do not overlap.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut ws = server.client().await;
+    house_thinking(&mut ws).await;
+    let thinking_again = load(pid, Duration::from_millis(200)).await;
+    drop(ws);
+    let after_drop = load(pid, window).await;
+
+    println!(
+        "CPU in cores: thinking {thinking:.2}, after leave {after_leave:.2}; \
+         thinking {thinking_again:.2}, after the drop {after_drop:.2}"
+    );
+    // The house was searching (so the quiet after is the cancel's doing)...
+    assert!(
+        thinking > 0.2 && thinking_again > 0.2,
+        "the house was not searching: {thinking}, {thinking_again}"
+    );
+    // ...and stopped with its game.
+    assert!(after_leave < 0.15, "a search went on after its game was left: {after_leave:.2} cores");
+    assert!(after_drop < 0.15, "a search went on after its game was lost: {after_drop:.2} cores");
+}
