@@ -16,25 +16,29 @@ pub enum Verdict {
 }
 
 /// Refilled at `rate` frames per second with a burst of `rate`; 0 = no limit.
-/// Closing is for a client that does not listen: a frame refused before the
-/// time the last refusal named (`retry_after_ms`) is a strike, and more than
-/// `max(rate, 10)` strikes in a row close the connection. A client that
-/// waits as told is never closed, however often it meets the limit.
+/// Closing is for a client that does not listen: after a refusal, a frame
+/// that comes sooner after the one before it than the wait it was told
+/// (`retry_after_ms`) is a strike, and more than `max(rate, 10)` strikes with
+/// no such wait between them close the connection. Gaps between frames are
+/// what count, not the moment the server reads them: a flood read slowly is
+/// still a flood. A client that waits as told is never closed, however often
+/// it meets the limit.
 #[derive(Debug)]
 pub struct RateLimit {
     rate: f64,
     tokens: f64,
+    /// When the last frame came.
     last: Instant,
     strikes: u32,
-    /// When the last refusal said a frame would be accepted again.
-    retry_at: Option<Instant>,
+    /// The wait the last refusal told, until the client waits that long.
+    told: Duration,
 }
 
 impl RateLimit {
     /// A full bucket for `rate` frames per second.
     pub fn new(rate: u32) -> Self {
         let now = Instant::now();
-        RateLimit { rate: f64::from(rate), tokens: f64::from(rate), last: now, strikes: 0, retry_at: None }
+        RateLimit { rate: f64::from(rate), tokens: f64::from(rate), last: now, strikes: 0, told: Duration::ZERO }
     }
 
     /// Counts one frame arriving at `now`.
@@ -42,19 +46,20 @@ impl RateLimit {
         if self.rate == 0.0 {
             return Verdict::Allow;
         }
-        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        let gap = now.saturating_duration_since(self.last);
         self.last = now;
-        self.tokens = (self.tokens + elapsed * self.rate).min(self.rate);
-        // A frame at or after the time it was told to wait for: it listened.
-        if self.retry_at.is_some_and(|at| now >= at) {
+        self.tokens = (self.tokens + gap.as_secs_f64() * self.rate).min(self.rate);
+        // It left at least the wait it was told before this frame: it listened.
+        if gap >= self.told {
             self.strikes = 0;
-            self.retry_at = None;
+            self.told = Duration::ZERO;
         }
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        // (A hair under one whole token is one: float sums of refills.)
+        if self.tokens >= 1.0 - 1e-9 {
+            self.tokens = (self.tokens - 1.0).max(0.0);
             return Verdict::Allow;
         }
-        if self.retry_at.is_some() {
+        if !self.told.is_zero() {
             self.strikes += 1;
             if f64::from(self.strikes) > self.rate.max(10.0) {
                 return Verdict::Close;
@@ -63,8 +68,8 @@ impl RateLimit {
         // Rounded up to the millisecond, so that a client waiting exactly
         // this long finds a whole token.
         let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.rate);
-        let wait = Duration::from_millis(wait.as_nanos().div_ceil(1_000_000) as u64);
-        self.retry_at = Some(now + wait);
+        let wait = Duration::from_millis((wait.as_nanos().div_ceil(1_000_000) as u64).max(1));
+        self.told = wait;
         Verdict::Refuse(wait)
     }
 }
@@ -102,6 +107,23 @@ mod tests {
         let later = t + Duration::from_millis(1500);
         assert_eq!(r.check(later), Verdict::Allow);
         assert_eq!(RateLimit::new(0).check(t), Verdict::Allow);
+    }
+
+    /// A flood read slowly (its frames spaced by the server's reading, far
+    /// less than the wait told) is closed all the same, though tokens trickle in.
+    #[test]
+    fn a_flood_read_slowly_is_still_closed() {
+        let mut r = RateLimit::new(200);
+        let mut t = Instant::now();
+        let mut closed = false;
+        for _ in 0..2000 {
+            t += Duration::from_micros(25);
+            if r.check(t) == Verdict::Close {
+                closed = true;
+                break;
+            }
+        }
+        assert!(closed);
     }
 
     /// A client that always waits as told meets the limit again and again
