@@ -48,12 +48,12 @@ trap cleanup EXIT INT TERM
 
 # The command line of target $1 (the relay is "relay").
 command_of() {
-  local common="--bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 20000 --spill-dir $work"
+  local common="--bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 20000"
   case "$1" in
     relay) echo "$BIN/loadgen --serve-baseline 127.0.0.1:0" ;;
     # The load comes from one address: lift the per-address cap (older builds have none).
-    default) echo "$BIN/ttt-server $common --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
-    none) echo "$BIN/ttt-server $common --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
+    default) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
+    none) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
     *=*) echo "${1#*=} $common --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;
   esac
