@@ -38,7 +38,13 @@ impl RateLimit {
     /// A full bucket for `rate` frames per second.
     pub fn new(rate: u32) -> Self {
         let now = Instant::now();
-        RateLimit { rate: f64::from(rate), tokens: f64::from(rate), last: now, strikes: 0, told: Duration::ZERO }
+        RateLimit {
+            rate: f64::from(rate),
+            tokens: f64::from(rate),
+            last: now,
+            strikes: 0,
+            told: Duration::ZERO,
+        }
     }
 
     /// Counts one frame arriving at `now`.

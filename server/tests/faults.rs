@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
-use common::{Server, Ws, next_of, temp_dir};
+use common::{Server, Ws, next_of, next_of_any, temp_dir};
 
 async fn send(ws: &mut Ws, v: Value) {
     ws.send(Message::text(v.to_string())).await.expect("send");
@@ -152,25 +152,58 @@ fn full_disk(bytes: u64) -> Vec<String> {
     ]
 }
 
+/// A database in its own directory, with a spill directory beside it.
+struct Disk {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+    db: String,
+    spill: std::path::PathBuf,
+}
+
+impl Disk {
+    fn new(label: &str) -> Disk {
+        let dir = temp_dir(label);
+        let path = dir.join("ttt.db");
+        let spill = dir.join("spill");
+        std::fs::create_dir_all(&spill).expect("spill dir");
+        Disk { db: format!("sqlite:{}", path.display()), path, spill, dir }
+    }
+
+    fn args(&self) -> Vec<String> {
+        let spill = self.spill.display().to_string();
+        ["--database", &self.db, "--spill-dir", &spill, "--turn-timeout-ms", "60000"]
+            .map(str::to_owned)
+            .to_vec()
+    }
+
+    /// The server on a full disk. A first start makes the file; then no file
+    /// may be written past 40 KiB (the shared-memory index takes 32): the
+    /// log holds nine pages, and none past the tenth of the file (where the
+    /// saved games' tables are) can be checkpointed, so the log never empties.
+    async fn full(&self) -> Server {
+        let args = self.args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let server = Server::start(&args);
+        server.signal("TERM");
+        assert!(server.exits_within(Duration::from_secs(5)).await.success());
+        let wrapper = full_disk(40 << 10);
+        let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
+        Server::start_under(&wrapper, &args)
+    }
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[tokio::test]
 async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_back() {
-    let dir = temp_dir("faults-full");
-    let path = dir.join("ttt.db");
-    let db = format!("sqlite:{}", path.display());
-    let spill = dir.join("spill");
-    std::fs::create_dir_all(&spill).expect("spill dir");
-    let spill_arg = spill.display().to_string();
-    let args = ["--database", &db, "--spill-dir", &spill_arg, "--turn-timeout-ms", "60000"];
-    // A first start makes the file; then no file may be written past 40 KiB
-    // (the shared-memory index takes 32): the log holds nine pages, and none
-    // past the tenth of the file (where the saved games' tables are) can be
-    // checkpointed, so the log never empties.
-    let server = Server::start(&args);
-    server.signal("TERM");
-    assert!(server.exits_within(Duration::from_secs(5)).await.success());
-    let wrapper = full_disk(40 << 10);
-    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
-    let server = Server::start_under(&wrapper, &args);
+    let disk = Disk::new("faults-full");
+    let (path, db, spill) = (&disk.path, &disk.db, &disk.spill);
+    let args = disk.args();
+    let server = disk.full().await;
     let (status, health) = get(&server.addr, "/healthz").await;
     assert_eq!((status, health["status"].clone(), health["store"].clone()), (200, json!("ok"), json!("ok")));
     assert_eq!(health["bus"], "none");
@@ -249,12 +282,12 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     let name = files[0].file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
     assert!(name.starts_with("ttt-unsaved-") && name.ends_with(".jsonl"), "{name}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttt-server"))
-        .args(["import", &files[0].display().to_string(), "--database", &db])
+        .args(["import", &files[0].display().to_string(), "--database", db])
         .output()
         .expect("import");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // With room on the disk again, every game a player saw end is there.
-    let server = Server::start(&args);
+    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(server.restored, 0, "an ended game came back");
     for id in &ids {
         let (status, record) = get(&server.addr, &format!("/api/games/{id}")).await;
@@ -262,7 +295,6 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
         assert!(record["reason"] == "resign" || record["reason"] == "line", "{record}");
     }
     drop(server);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The disk fills, games end meanwhile, then room is made: within 10 s
@@ -270,19 +302,9 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
 /// order, with nothing spilled at the next stop.
 #[tokio::test]
 async fn what_waited_is_written_when_the_disk_has_room_again() {
-    let dir = temp_dir("faults-back");
-    let path = dir.join("ttt.db");
-    let db = format!("sqlite:{}", path.display());
-    let spill = dir.join("spill");
-    std::fs::create_dir_all(&spill).expect("spill dir");
-    let spill_arg = spill.display().to_string();
-    let args = ["--database", &db, "--spill-dir", &spill_arg, "--turn-timeout-ms", "60000"];
-    let server = Server::start(&args);
-    server.signal("TERM");
-    assert!(server.exits_within(Duration::from_secs(5)).await.success());
-    let wrapper = full_disk(40 << 10);
-    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
-    let server = Server::start_under(&wrapper, &args);
+    let disk = Disk::new("faults-back");
+    let (path, spill) = (&disk.path, &disk.spill);
+    let server = disk.full().await;
     let mut ids = Vec::new();
     let mut going = Vec::new();
     for _ in 0..3 {
@@ -340,7 +362,6 @@ async fn what_waited_is_written_when_the_disk_has_room_again() {
         .collect::<Result<_, _>>()
         .expect("rows");
     assert_eq!(order, ids, "written in the order the games ended");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A pair in a private room, or `None` when the room is refused `unavailable`.
@@ -361,24 +382,6 @@ async fn try_pair(server: &Server) -> Option<Pair> {
     let sx = next_of(&mut x, "game_started").await;
     let token = |v: &Value| v["resume_token"].as_str().expect("token").to_owned();
     Some(Pair { tokens: [token(&sx), token(&started)], x, o })
-}
-
-/// The next message whose type is one of `kinds`.
-async fn next_of_any(ws: &mut Ws, kinds: &[&str]) -> Value {
-    use futures::StreamExt;
-    loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("in time")
-            .expect("open")
-            .expect("frame");
-        if let Message::Text(t) = msg {
-            let v: Value = serde_json::from_str(&t).expect("json");
-            if kinds.iter().any(|k| v["type"] == *k) {
-                return v;
-            }
-        }
-    }
 }
 
 #[tokio::test]

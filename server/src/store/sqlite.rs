@@ -212,6 +212,10 @@ impl Batch {
     }
 }
 
+/// The longest a record whose `game_over` waits is held before its commit
+/// (moves are held up to [`HOLD`]): the end of a game is this much later.
+const RECORD_HOLD: Duration = Duration::from_millis(15);
+
 /// Rough bytes of one held change to a game in progress.
 const LIVE_BYTES: usize = 96;
 
@@ -295,7 +299,11 @@ fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, liv
         for job in jobs.drain(..) {
             match job {
                 Job::Record(record, ack) => {
-                    batch.hold(now);
+                    // A `game_over` waits for this commit: sooner than moves.
+                    batch.hold(match ack {
+                        Some(_) => now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now),
+                        None => now,
+                    });
                     batch.live.end(&record.room);
                     batch.record_bytes += record_bytes(&record);
                     batch.records.push(*record);

@@ -124,9 +124,13 @@ impl Drop for Server {
     }
 }
 
-/// The next message of type `kind`, skipping others; every message read is
-/// appended to `seen` when given.
+/// The next message of type `kind`, skipping others.
 pub async fn next_of(ws: &mut Ws, kind: &str) -> Value {
+    next_of_any(ws, &[kind]).await
+}
+
+/// The next message whose type is one of `kinds`, skipping others.
+pub async fn next_of_any(ws: &mut Ws, kinds: &[&str]) -> Value {
     loop {
         let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
             .await
@@ -135,7 +139,7 @@ pub async fn next_of(ws: &mut Ws, kind: &str) -> Value {
             .expect("frame");
         if let Message::Text(t) = msg {
             let v: Value = serde_json::from_str(&t).expect("json");
-            if v["type"] == kind {
+            if kinds.iter().any(|k| v["type"] == *k) {
                 return v;
             }
         }
