@@ -201,7 +201,7 @@ impl Drop for Disk {
 #[tokio::test]
 async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_back() {
     let disk = Disk::new("faults-full");
-    let (path, db, spill) = (&disk.path, &disk.db, &disk.spill);
+    let (db, spill) = (&disk.db, &disk.spill);
     let args = disk.args();
     let server = disk.full().await;
     let (status, health) = get(&server.addr, "/healthz").await;
@@ -277,7 +277,7 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     server.signal("TERM");
     let status = server.exits_within(Duration::from_secs(20)).await;
     assert!(!status.success(), "a stop that could not write exited 0");
-    let files: Vec<_> = std::fs::read_dir(&spill).expect("spill dir").flatten().map(|e| e.path()).collect();
+    let files: Vec<_> = std::fs::read_dir(spill).expect("spill dir").flatten().map(|e| e.path()).collect();
     assert_eq!(files.len(), 1, "{files:?}");
     let name = files[0].file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
     assert!(name.starts_with("ttt-unsaved-") && name.ends_with(".jsonl"), "{name}");
@@ -347,8 +347,8 @@ async fn what_waited_is_written_when_the_disk_has_room_again() {
         server.exits_within(Duration::from_secs(10)).await.success(),
         "a stop with nothing unsaved exits 0"
     );
-    assert_eq!(std::fs::read_dir(&spill).expect("spill").count(), 0, "nothing spilled");
-    let conn = rusqlite::Connection::open(&path).expect("open");
+    assert_eq!(std::fs::read_dir(spill).expect("spill").count(), 0, "nothing spilled");
+    let conn = rusqlite::Connection::open(path).expect("open");
     for id in &ids {
         let n: i64 =
             conn.query_row("SELECT count(*) FROM games WHERE id = ?1", [id], |r| r.get(0)).expect("count");
