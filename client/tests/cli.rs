@@ -492,7 +492,9 @@ async fn opponent_of(
 ) -> (tictactoe_tests::Client, serde_json::Value) {
     let (cols, rows) = (size.0.to_string(), size.1.to_string());
     tmux(&["new-session", "-d", "-s", session, "-x", &cols, "-y", &rows, cmd]);
-    let screen = shows(session, "--join ", 10).await;
+    shows(session, "--join ", 10).await;
+    // The invite may wrap (this program's path can be long): read it joined.
+    let screen = tmux(&["capture-pane", "-p", "-J", "-t", session]);
     let code =
         screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
     let mut them = tictactoe_tests::Client::connect(url).await;
@@ -506,7 +508,7 @@ async fn shows(session: &str, needle: &str, secs: u64) -> String {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         let screen = tmux(&["capture-pane", "-p", "-t", session]);
-        if screen.contains(needle) {
+        if screen.contains(needle) || tmux(&["capture-pane", "-p", "-J", "-t", session]).contains(needle) {
             return screen;
         }
         if Instant::now() > deadline {

@@ -45,7 +45,8 @@ async fn two_players_in_one_home_each_take_back_their_own_seat() {
         (80, 24),
         &in_home(&home, &format!("play --server {url} --name ann --create")),
     );
-    let code = code_on(&ann.shows("--join ", 10).await);
+    ann.shows("--join ", 10).await;
+    let code = code_on(&ann.joined());
     let bob = Session::start(
         "ttt-home-bob",
         (80, 24),
@@ -138,7 +139,8 @@ async fn a_saved_account_plays_and_challenges_as_itself_by_default() {
     // `ttt play` with no --name, full screen: the account again.
     let play =
         Session::start("ttt-saved", (100, 30), &in_home(&home, &format!("play --server {url} --create")));
-    let code = code_on(&play.shows("--join ", 10).await);
+    play.shows("--join ", 10).await;
+    let code = code_on(&play.joined());
     cy.send(json!({"type": "join_room", "room": code})).await;
     let started = cy.recv_type("game_started").await;
     let zoe = started["players"].as_array().expect("players").iter().find(|p| p["name"] == "zoe").cloned();

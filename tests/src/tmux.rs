@@ -50,13 +50,19 @@ impl Session {
         tmux(&["display-message", "-p", "-t", &self.name, "#{pane_pid}"]).trim().to_owned()
     }
 
-    /// Waits until the screen shows `needle` and returns it; fails with the
-    /// screen after `secs`.
+    /// The screen with the lines the terminal wrapped joined again: a long
+    /// line (a command with a long path) as the program wrote it.
+    pub fn joined(&self) -> String {
+        tmux(&["capture-pane", "-p", "-J", "-t", &self.name])
+    }
+
+    /// Waits until the screen shows `needle` (on one line, or across a line
+    /// the terminal wrapped) and returns it; fails with the screen after `secs`.
     pub async fn shows(&self, needle: &str, secs: u64) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let screen = self.screen();
-            if screen.contains(needle) {
+            if screen.contains(needle) || self.joined().contains(needle) {
                 return screen;
             }
             assert!(Instant::now() < deadline, "the screen never showed {needle:?}:\n{screen}");
