@@ -508,8 +508,13 @@ async fn shows(session: &str, needle: &str, secs: u64) -> String {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         let screen = tmux(&["capture-pane", "-p", "-t", session]);
-        if screen.contains(needle) || tmux(&["capture-pane", "-p", "-J", "-t", session]).contains(needle) {
+        if screen.contains(needle) {
             return screen;
+        }
+        // Read again, lines the terminal wrapped joined: what shows it.
+        let joined = tmux(&["capture-pane", "-p", "-J", "-t", session]);
+        if joined.contains(needle) {
+            return joined;
         }
         if Instant::now() > deadline {
             tmux(&["kill-session", "-t", session]);

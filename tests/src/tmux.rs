@@ -62,8 +62,13 @@ impl Session {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let screen = self.screen();
-            if screen.contains(needle) || self.joined().contains(needle) {
+            if screen.contains(needle) {
                 return screen;
+            }
+            // Read again: what shows it, not an earlier screen.
+            let joined = self.joined();
+            if joined.contains(needle) {
+                return joined;
             }
             assert!(Instant::now() < deadline, "the screen never showed {needle:?}:\n{screen}");
             tokio::time::sleep(Duration::from_millis(100)).await;
