@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
-use tictactoe_server::account::Identity;
 use tictactoe_server::cmd::encode;
 use tictactoe_server::room::{Output, Request, Room, Rules, Settings};
+use tictactoe_server::session::account::Identity;
 
 const MOVE: &str = r#"{"type":"move","row":7,"col":3}"#;
 

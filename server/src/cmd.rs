@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use crate::account::Identity;
+use crate::session::account::Identity;
 
 use tictactoe_protocol::{HouseLevel, Player, RequestId};
 
-use crate::presence::Presence;
+use crate::lobby::presence::Presence;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::queue::{self, TrySendError};
+use crate::net::queue::{self, TrySendError};
 use crate::room::{ConnId, Request, Rules};
 
 /// What a room's inbox receives.

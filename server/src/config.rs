@@ -205,10 +205,10 @@ impl Config {
     }
 
     /// The pool the house's searches run on (`--house-searches`).
-    pub fn house_searches(&self) -> crate::thinker::Searches {
+    pub fn house_searches(&self) -> crate::house::Searches {
         match self.house_searches {
-            0 => crate::thinker::Searches::per_core(),
-            n => crate::thinker::Searches::new(n),
+            0 => crate::house::Searches::per_core(),
+            n => crate::house::Searches::new(n),
         }
     }
 

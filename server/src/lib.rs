@@ -3,33 +3,20 @@
 //! tests both call it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-pub mod account;
-pub mod admission;
 pub mod cmd;
 pub mod codes;
 pub mod config;
-pub mod connection;
-pub mod http;
-pub mod live;
+pub mod house;
 pub mod lobby;
-pub mod metrics;
-pub mod presence;
-pub mod queue;
-pub mod rate;
+pub mod net;
 pub mod ratings;
-pub mod record;
-pub mod registrations;
 pub mod room;
-pub mod room_task;
 pub mod rules;
-pub mod shared;
+pub mod session;
 pub mod signal;
 pub mod stats;
 pub mod store;
 pub mod text;
-pub mod thinker;
-pub mod tls;
-pub mod web;
 
 pub use config::{Config, runtime};
 pub use stats::Stats;
@@ -45,6 +32,10 @@ use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
+
+use net::{admission, metrics, tls};
+use session::registrations;
+use store::record;
 
 /// A server with its configuration and live counters, before it runs.
 pub struct Server {
@@ -93,7 +84,7 @@ impl Server {
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
-        let ctx = room_task::RoomContext {
+        let ctx = room::task::RoomContext {
             lobby: lobby_tx.clone(),
             shutdown: stop.clone(),
             stats: self.stats.clone(),
@@ -120,7 +111,7 @@ impl Server {
             config.max_connections_per_ip,
         );
         tracker.spawn(refusal_summaries(admission.clone(), stop.clone()));
-        let shared = Arc::new(connection::Shared {
+        let shared = Arc::new(session::Shared {
             ws_config: config.ws_config(),
             welcome: cmd::encode(&welcome),
             config,
@@ -150,7 +141,7 @@ impl Server {
                 },
             };
             match admission.accept(peer.ip()) {
-                Ok(place) => connection::spawn(stream, peer, shared.clone(), place, &tracker),
+                Ok(place) => net::accept::spawn(stream, peer, shared.clone(), place, &tracker),
                 Err(why) => refuse(&stream, why),
             }
         }

@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap;
 use skillratings::Outcomes;
 use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2};
 
-use crate::account::AccountId;
 use crate::rules::Rules;
+use crate::session::account::AccountId;
 
 /// An account's standing in one pool.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use super::tests::{LIFETIME, conn, got, settings};
 use super::*;
-use crate::presence::{Presence, Status};
-use crate::queue::Recv;
+use crate::lobby::presence::{Presence, Status};
+use crate::net::queue::Recv;
 use crate::room::Output;
 
 /// A listed connection: its handle, queue and presence.

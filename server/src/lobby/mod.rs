@@ -4,6 +4,7 @@
 //! queues, never waiting; opening a room is an effect its task carries out.
 
 mod players;
+pub mod presence;
 pub mod task;
 
 pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
@@ -15,13 +16,13 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
 
-use crate::account::Identity;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::codes;
 use crate::config::ROOM_INBOX;
-use crate::queue;
+use crate::net::queue;
 use crate::room::{ConnId, INVALID_TOKEN, Room, Rules, Settings, token_room};
+use crate::session::account::Identity;
 
 /// The refusal for a board the engine cannot make (connections check sizes
 /// against the configured range first).
@@ -329,13 +330,13 @@ fn forward(code: Arc<str>, tx: queue::Sender<RoomCmd>, cmd: RoomCmd) {
 /// Refuses a request that changed nothing about where the connection is
 /// (`challenge`, `decline`): no signal follows the error.
 fn answer(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
-    crate::metrics::refused(code);
+    crate::net::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, message, id)));
 }
 
 /// Refuses a request that was on its way somewhere: the connection is free again.
 fn refuse(conn: &ConnHandle, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
-    crate::metrics::refused(code);
+    crate::net::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, message, id)));
     conn.send(Outbound::Refused);
 }

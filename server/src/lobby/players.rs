@@ -14,11 +14,11 @@ use tictactoe_protocol::{
     ServerMessage,
 };
 
-use crate::account::{AccountId, Identity, name_key};
 use crate::cmd::{ConnHandle, encode};
-use crate::presence::{Presence, Status};
+use crate::lobby::presence::{Presence, Status};
 use crate::ratings::RatingBook;
 use crate::room::{ConnId, HOUSE_NAME, Rules};
+use crate::session::account::{AccountId, Identity, name_key};
 
 /// Open challenges one challenger may have sent at once: a connection, or
 /// an account over all its connections.

@@ -7,8 +7,8 @@ use tokio_util::task::TaskTracker;
 
 use super::Lobby;
 use crate::cmd::LobbyCmd;
+use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
-use crate::room_task::{self, RoomContext};
 
 /// Runs the lobby until shutdown, starting with the `restored` rooms.
 pub async fn run(
@@ -23,7 +23,7 @@ pub async fn run(
     let mut lobby = Lobby::new(settings, challenge_lifetime);
     for room in restored {
         let new = lobby.adopt(room);
-        room_task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+        task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
     }
     let timer = tokio::time::sleep(std::time::Duration::ZERO);
     tokio::pin!(timer);
@@ -45,13 +45,13 @@ pub async fn run(
             },
             _ = &mut timer, if deadline.is_some() => {
                 for new in lobby.tick(std::time::Instant::now()) {
-                    room_task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+                    task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
                 }
                 continue;
             }
         };
         if let Some(new) = lobby.handle(cmd, std::time::Instant::now()) {
-            room_task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+            task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
         }
     }
 }

@@ -1,10 +1,10 @@
 //! The lobby's rules without tasks: pairing order, sizes, leaving the queue,
 //! room codes, and routing joins, spectators and resume tokens.
 
-use crate::account::Identity;
+use crate::session::account::Identity;
 
 use super::*;
-use crate::queue::Recv;
+use crate::net::queue::Recv;
 use crate::room::{Output, Rules};
 use std::time::Duration;
 

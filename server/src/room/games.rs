@@ -11,10 +11,10 @@ use tictactoe_protocol::{
 
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
-use crate::account;
-use crate::live::{LiveGame, LiveWrite};
 use crate::ratings::Rated;
-use crate::record::{GameRecord, new_game_id};
+use crate::session::account;
+use crate::store::changes::{LiveGame, LiveWrite};
+use crate::store::record::{GameRecord, new_game_id};
 
 impl Room {
     pub(super) fn rematch(&mut self, seat: usize, id: Option<RequestId>, now: Instant) {

@@ -12,7 +12,7 @@ use tictactoe_protocol::{ErrorCode, Game, HouseLevel, Player};
 pub use super::seats::HOUSE;
 use super::seats::Seat;
 use super::{ConnId, Output, Phase, Room, Rules, Settings, seat_player};
-use crate::account::{AccountId, Identity};
+use crate::session::account::{AccountId, Identity};
 
 /// Who the house is thinking for, so that searches take turns per player:
 /// an account (all of its connections together) or a guest's connection.

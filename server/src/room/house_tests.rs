@@ -7,7 +7,7 @@ use tictactoe_protocol::{EndReason, HouseLevel, Player, ServerMessage};
 
 use super::tests::{A, GRACE, Got, S, TURN, error_code, game_over, msgs_to, mv, out, settings};
 use super::*;
-use crate::account::Identity;
+use crate::session::account::Identity;
 
 /// A 3×3 room where A plays the house; A is player 1 when `a_first`.
 fn house_room(a_first: bool, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
@@ -111,7 +111,7 @@ fn a_player_away_from_a_house_game_loses_by_disconnect_after_the_grace() {
 #[test]
 fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
     let t0 = Instant::now();
-    let saved = crate::live::LiveGame {
+    let saved = crate::store::changes::LiveGame {
         id: "G1".into(),
         room: "HOUSE2".into(),
         rules: Rules::classic(3),

@@ -14,6 +14,7 @@ mod games;
 mod house;
 mod restore;
 mod seats;
+pub mod task;
 
 use house::HOUSE;
 pub use house::{Asker, HOUSE_NAME};
@@ -30,10 +31,10 @@ use tictactoe_protocol::{
 
 pub use crate::rules::Rules;
 
-use crate::account::Identity;
-use crate::live::LiveWrite;
 use crate::ratings::RatingBook;
-use crate::record::GameRecord;
+use crate::session::account::Identity;
+use crate::store::changes::LiveWrite;
+use crate::store::record::GameRecord;
 use clock::TurnClock;
 use seats::Seat;
 

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
 use super::{ConnId, Phase, Room, Settings};
-use crate::account::Identity;
-use crate::live::LiveGame;
+use crate::session::account::Identity;
+use crate::store::changes::LiveGame;
 
 /// The connection of a seat nobody has taken back yet: connection ids start at 1.
 const NOBODY: ConnId = 0;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::account::{self, Identity, TokenHash};
+use crate::session::account::{self, Identity, TokenHash};
 
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, Player, RequestId, ServerMessage};
 

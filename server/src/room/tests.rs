@@ -1,9 +1,9 @@
 //! The room's rules, driven by a fake clock: no sockets, no sleeps.
 
-use crate::account::{self, Identity};
-use crate::live::LiveGame;
 use crate::ratings::RatingBook;
-use crate::record::GameRecord;
+use crate::session::account::{self, Identity};
+use crate::store::changes::LiveGame;
+use crate::store::record::GameRecord;
 
 use super::*;
 use tictactoe_protocol::{ClosedReason, Line, LineKind, Player, judge};

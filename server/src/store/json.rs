@@ -73,7 +73,7 @@ fn game(r: &Row) -> rusqlite::Result<Value> {
 }
 
 /// A record not yet committed, as `/api/games/{id}` gives it.
-pub(super) fn held(g: &crate::record::GameRecord) -> Value {
+pub(super) fn held(g: &crate::store::record::GameRecord) -> Value {
     let r = g.ratings.as_ref();
     let shown = |i: usize, after: bool| {
         r.map(|r| if after { r[i].after.rating.rating } else { r[i].before.rating.rating }.round() as i64)
@@ -181,7 +181,7 @@ pub(super) fn query(conn: &mut Connection, q: Query) -> rusqlite::Result<Option<
 
 fn account_id(conn: &Connection, name: &str) -> rusqlite::Result<Option<i64>> {
     conn.prepare_cached("SELECT id FROM accounts WHERE name_key = ?1")?
-        .query_row([crate::account::name_key(name)], |r| r.get(0))
+        .query_row([crate::session::account::name_key(name)], |r| r.get(0))
         .optional()
 }
 
@@ -191,7 +191,7 @@ fn player(conn: &Connection, name: &str) -> rusqlite::Result<Option<Value>> {
             "SELECT id, name, bot, {} FROM accounts WHERE name_key = ?1",
             time("created_at")
         ))?
-        .query_row([crate::account::name_key(name)], |r| {
+        .query_row([crate::session::account::name_key(name)], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, String>(3)?))
         })
         .optional()?;

@@ -15,10 +15,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use skillratings::glicko2::Glicko2Rating;
 
 use super::Restored;
-use crate::account::{Identity, TokenHash};
-use crate::live::{LiveGame, LiveWrite};
 use crate::ratings::Standing;
 use crate::rules::Rules;
+use crate::session::account::{Identity, TokenHash};
+use crate::store::changes::{LiveGame, LiveWrite};
 use tictactoe_protocol::HouseLevel;
 
 /// The longest a write waits for the commit that makes it durable, besides
@@ -415,7 +415,7 @@ impl Bad {
             reason = %self.reason,
             "a saved row cannot be read back: set aside in the quarantine table"
         );
-        let now = crate::record::unix_ms(std::time::SystemTime::now());
+        let now = crate::store::record::unix_ms(std::time::SystemTime::now());
         tx.execute(
             "INSERT INTO quarantine (what, key, reason, data, at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![self.what, self.key, self.reason, self.data.to_string(), now],

@@ -7,12 +7,14 @@
 //! queries wait for their answers, which come in queue order, so a query sent
 //! after a `game_over` sees that game.
 
+pub mod changes;
 mod json;
 mod live;
+pub mod record;
 mod spill;
 mod sqlite;
 
-pub use crate::live::{LiveGame, LiveWrite};
+pub use crate::store::changes::{LiveGame, LiveWrite};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -24,10 +26,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::account::{AccountId, TokenHash};
 use crate::ratings::Standing;
-use crate::record::GameRecord;
 use crate::rules::Rules;
+use crate::session::account::{AccountId, TokenHash};
+use crate::store::record::GameRecord;
 
 /// Where the server keeps its records: `--database sqlite:PATH` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq)]

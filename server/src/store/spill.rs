@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 use skillratings::glicko2::Glicko2Rating;
 use tictactoe_protocol::{EndReason, Line, Player};
 
-use crate::account::Identity;
 use crate::ratings::{Rated, Standing};
-use crate::record::GameRecord;
 use crate::rules::Rules;
+use crate::session::account::Identity;
+use crate::store::record::GameRecord;
 
 /// The prefix and suffix of a spill file's name.
 const PREFIX: &str = "ttt-unsaved-";
@@ -124,7 +124,7 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
 
 /// Writes `games` to a new spill file in `dir`; its path, or why not.
 pub(super) fn write(dir: &Path, games: &[GameRecord]) -> std::io::Result<PathBuf> {
-    let stamp = crate::record::unix_ms(std::time::SystemTime::now());
+    let stamp = crate::store::record::unix_ms(std::time::SystemTime::now());
     let path = dir.join(format!("{PREFIX}{stamp}-{}{SUFFIX}", std::process::id()));
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
     let mut text = String::new();

@@ -13,11 +13,11 @@ use skillratings::glicko2::Glicko2Rating;
 use super::json;
 use super::live::{Fold, HOLD};
 use super::{Account, BACKLOG, Job, Query, StoreError, StoreStats};
-use crate::account::{TokenHash, name_key};
-use crate::live::LiveWrite;
 use crate::ratings::Standing;
-use crate::record::{GameRecord, unix_ms};
 use crate::rules::Rules;
+use crate::session::account::{TokenHash, name_key};
+use crate::store::changes::LiveWrite;
+use crate::store::record::{GameRecord, unix_ms};
 use crate::text::look_alike_key;
 use tokio::sync::oneshot;
 

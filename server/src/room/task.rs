@@ -22,14 +22,14 @@ use tictactoe_protocol::ServerMessage;
 
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
-use crate::live::LiveWrite;
-use crate::queue::{self, Recv};
-use crate::record::unix_ms;
+use crate::house::{Searches, Thinker};
+use crate::net::queue::{self, Recv};
 use crate::room::{ConnId, Counts, Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::{Gauge, Stats};
+use crate::store::changes::LiveWrite;
+use crate::store::record::unix_ms;
 use crate::store::{Committed, STUCK, Store};
-use crate::thinker::{Searches, Thinker};
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
 type Conns = FxHashMap<ConnId, ConnHandle>;
@@ -258,7 +258,7 @@ fn deliver(
             let (to, item) = match output {
                 Output::Send { to, msg } => {
                     if let ServerMessage::Error { code, .. } = &msg {
-                        crate::metrics::refused(*code);
+                        crate::net::metrics::refused(*code);
                     }
                     (to, Outbound::Frame(encode(&msg)))
                 }

@@ -18,14 +18,14 @@ use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_
 
 use super::Shared;
 use super::membership::{Effect, Membership};
-use crate::account::Identity;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::config::{CLOSE_LINGER, WRITE_BATCH};
-use crate::presence::{Presence, Status};
-use crate::queue::{self, Recv};
-use crate::rate::{RateLimit, Verdict};
+use crate::lobby::presence::{Presence, Status};
+use crate::net::queue::{self, Recv};
+use crate::net::rate::{RateLimit, Verdict};
 use crate::room::{ConnId, Request as RoomRequest};
+use crate::session::account::Identity;
 use crate::signal::Armed;
 use crate::stats::Gauge;
 
@@ -45,7 +45,7 @@ pub(super) enum End {
 }
 
 /// One open connection, owned by its task.
-pub(super) struct Connection<S> {
+pub(crate) struct Connection<S> {
     pub(super) id: ConnId,
     /// The peer's address: registrations are limited per address.
     pub(super) ip: std::net::IpAddr,
@@ -81,7 +81,7 @@ impl End {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// A connection over an open WebSocket.
-    pub(super) fn new(id: ConnId, ip: std::net::IpAddr, ws: WebSocketStream<S>, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(id: ConnId, ip: std::net::IpAddr, ws: WebSocketStream<S>, shared: Arc<Shared>) -> Self {
         let (tx, rx) = queue::channel(shared.config.outbound_queue);
         Connection {
             id,
@@ -101,7 +101,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Serves the connection until it closes; says why it ended. By
     /// reference: a connection moved into this future would be stored twice
     /// in it, and every byte of it is paid by every idle connection.
-    pub(super) async fn serve(&mut self) -> &'static str {
+    pub(crate) async fn serve(&mut self) -> &'static str {
         let stats = self.shared.stats.clone();
         let _gauge = Gauge::up(&stats.connections);
         debug!("connected");
@@ -426,6 +426,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
 /// An `error` reply, serialized.
 pub(super) fn refusal(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Utf8Bytes {
-    crate::metrics::refused(code);
+    crate::net::metrics::refused(code);
     encode(&ServerMessage::error(code, message, id))
 }

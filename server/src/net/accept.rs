@@ -1,11 +1,6 @@
-//! One WebSocket connection: accepting it (TCP, TLS, the WebSocket handshake,
-//! under the connection cap and a deadline) here; where it is between lobby
-//! and rooms in [`membership`]; its read/write loop in `io`; its requests in
-//! `request`.
-
-mod io;
-pub mod membership;
-mod request;
+//! Accepting one connection: TCP, TLS, the HTTP side or the WebSocket
+//! handshake, under the connection cap and a deadline; then the session's
+//! io loop ([`crate::session`]) serves it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,9 +15,9 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info};
 
-use crate::http;
+use crate::net::http;
 use crate::room::ConnId;
-pub(crate) use crate::shared::Shared;
+pub(crate) use crate::session::shared::Shared;
 
 /// Starts the task serving one accepted TCP connection until it ends. The
 /// task's future is the handshake-and-serve future itself, with nothing
@@ -32,7 +27,7 @@ pub(crate) fn spawn(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    place: crate::admission::Place,
+    place: crate::net::admission::Place,
     tracker: &TaskTracker,
 ) {
     let id = shared.next_conn_id();
@@ -62,7 +57,7 @@ struct Accepted {
     shared: Arc<Shared>,
     /// Held for the connection's life: its place among its address's and
     /// the server's sockets.
-    _place: crate::admission::Place,
+    _place: crate::net::admission::Place,
 }
 
 /// Completes the TLS handshake by the deadline, then the WebSocket one.
@@ -96,7 +91,7 @@ where
         },
         _ = shared.shutdown.started() => return,
     };
-    let mut conn = io::Connection::new(id, peer.ip(), ws, shared);
+    let mut conn = crate::session::io::Connection::new(id, peer.ip(), ws, shared);
     let why = conn.serve().await;
     info!(id, %peer, why, "connection closed");
 }

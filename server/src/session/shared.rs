@@ -33,9 +33,9 @@ pub struct Shared {
     /// This instance's name (`--instance`, else random).
     pub(crate) instance: Arc<str>,
     /// The caps on connections.
-    pub(crate) admission: Arc<crate::admission::Admission>,
+    pub(crate) admission: Arc<crate::net::admission::Admission>,
     /// Registrations per address.
-    pub(crate) registrations: crate::registrations::Registrations,
+    pub(crate) registrations: crate::session::registrations::Registrations,
 }
 
 impl Shared {

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use tictactoe_protocol::{EndReason, Line, Player};
 
-use crate::account::Identity;
 use crate::ratings::Rated;
 use crate::rules::Rules;
+use crate::session::account::Identity;
 
 /// Everything about one finished game: who played (player 1 first), the
 /// rules, the moves, how it ended and, if rated, the ratings it moved.

@@ -10,12 +10,12 @@ use tokio::sync::mpsc;
 use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
 use super::io::{Connection, End, refusal};
-use crate::account::{self, Identity, name_key};
 use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
-use crate::presence::Status;
-use crate::queue::{self, TrySendError};
+use crate::lobby::presence::Status;
+use crate::net::queue::{self, TrySendError};
 use crate::room::HOUSE_NAME;
 use crate::room::{ROOM_CLOSED, Request as RoomRequest, Rules};
+use crate::session::account::{self, Identity, name_key};
 use crate::store::StoreError;
 use crate::text::look_alike_key;
 
@@ -285,7 +285,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 id,
                 retry_after_ms: Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
             };
-            crate::metrics::refused(ErrorCode::RateLimited);
+            crate::net::metrics::refused(ErrorCode::RateLimited);
             return self.reply(encode(&msg)).await;
         }
         let token = account::new_secret("ttt_");
@@ -417,7 +417,7 @@ pub(crate) const RETRY_UNAVAILABLE_MS: u64 = 2000;
 
 /// The `unavailable` refusal: the store cannot write (or answer) now.
 fn unavailable(id: Option<RequestId>) -> tokio_tungstenite::tungstenite::Utf8Bytes {
-    crate::metrics::refused(ErrorCode::Unavailable);
+    crate::net::metrics::refused(ErrorCode::Unavailable);
     encode(&ServerMessage::Error {
         code: ErrorCode::Unavailable,
         message: "the server cannot save games or accounts right now (its database is not writable); \

@@ -15,17 +15,21 @@ struct Asset {
     body: &'static str,
 }
 
-const PAGE: &str = include_str!("../../web/index.html");
+const PAGE: &str = include_str!("../../../web/index.html");
 
 const JS: &str = "text/javascript; charset=utf-8";
 
 const ASSETS: [Asset; 6] = [
-    Asset { path: "app.js", kind: JS, body: include_str!("../../web/app.js") },
-    Asset { path: "board.js", kind: JS, body: include_str!("../../web/board.js") },
-    Asset { path: "records.js", kind: JS, body: include_str!("../../web/records.js") },
-    Asset { path: "state.js", kind: JS, body: include_str!("../../web/state.js") },
-    Asset { path: "style.css", kind: "text/css; charset=utf-8", body: include_str!("../../web/style.css") },
-    Asset { path: "favicon.svg", kind: "image/svg+xml", body: include_str!("../../web/favicon.svg") },
+    Asset { path: "app.js", kind: JS, body: include_str!("../../../web/app.js") },
+    Asset { path: "board.js", kind: JS, body: include_str!("../../../web/board.js") },
+    Asset { path: "records.js", kind: JS, body: include_str!("../../../web/records.js") },
+    Asset { path: "state.js", kind: JS, body: include_str!("../../../web/state.js") },
+    Asset {
+        path: "style.css",
+        kind: "text/css; charset=utf-8",
+        body: include_str!("../../../web/style.css"),
+    },
+    Asset { path: "favicon.svg", kind: "image/svg+xml", body: include_str!("../../../web/favicon.svg") },
 ];
 
 /// The page's answer for `segments` of a GET path, if the page has one:

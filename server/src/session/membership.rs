@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::cmd::{Outbound, RoomCmd};
-use crate::presence::Status;
-use crate::queue;
+use crate::lobby::presence::Status;
+use crate::net::queue;
 use crate::room::Rules;
 
 /// The refusal for a room request from a connection that is in no room.

@@ -42,7 +42,7 @@ pub fn refused(code: ErrorCode) {
 }
 
 /// The page: the counters copied in, then everything rendered.
-pub fn render(stats: &Stats, store: &StoreStats, admission: &crate::admission::Admission) -> String {
+pub fn render(stats: &Stats, store: &StoreStats, admission: &crate::net::admission::Admission) -> String {
     let handle = init();
     gauge!("ttt_connections").set(stats.connections() as f64);
     gauge!("ttt_rooms").set(stats.rooms() as f64);

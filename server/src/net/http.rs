@@ -20,7 +20,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 use crate::rules::Rules;
-use crate::shared::Shared;
+use crate::session::shared::Shared;
 use crate::store::{Query, StoreError};
 use crate::text::MAX_NAME_CHARS;
 
@@ -122,13 +122,13 @@ fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot, shared: &Shared) -> 
 async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shared: &Shared) -> Answer {
     let segments: Vec<String> = path.trim_start_matches('/').split('/').map(decode).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-    if let Some(page) = crate::web::answer(&segments, host) {
+    if let Some(page) = crate::net::web::answer(&segments, host) {
         return page;
     }
     let query = match segments.as_slice() {
         ["healthz"] => return healthz(shared),
         ["metrics"] => {
-            let page = crate::metrics::render(&shared.stats, shared.store.stats(), &shared.admission);
+            let page = crate::net::metrics::render(&shared.stats, shared.store.stats(), &shared.admission);
             let mut resp = text(StatusCode::OK, &page);
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,
