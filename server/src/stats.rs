@@ -2,8 +2,6 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::room::Counts;
-
 /// What the server holds right now, and totals since it started.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -58,5 +56,23 @@ impl<'a> Gauge<'a> {
 impl Drop for Gauge<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What a room has seen so far, for the server's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Games started.
+    pub started: u64,
+    /// Games finished, indexed like `EndReason::ALL`.
+    pub finished: [u64; 7],
+    /// Moves accepted.
+    pub moves: u64,
+}
+
+impl Counts {
+    /// Games finished, whatever the reason.
+    pub fn finished(&self) -> u64 {
+        self.finished.iter().sum()
     }
 }

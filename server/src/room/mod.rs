@@ -33,6 +33,7 @@ pub use crate::rules::Rules;
 
 use crate::ratings::RatingBook;
 use crate::session::account::Identity;
+use crate::stats::Counts;
 use crate::store::changes::LiveWrite;
 use crate::store::record::GameRecord;
 use clock::TurnClock;
@@ -72,24 +73,6 @@ pub struct Settings {
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
-
-/// What a room has seen so far, for the server's counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Games started.
-    pub started: u64,
-    /// Games finished, indexed like [`EndReason::ALL`].
-    pub finished: [u64; 7],
-    /// Moves accepted.
-    pub moves: u64,
-}
-
-impl Counts {
-    /// Games finished, whatever the reason.
-    pub fn finished(&self) -> u64 {
-        self.finished.iter().sum()
-    }
-}
 
 /// One thing for the room's task to do.
 #[derive(Debug, Clone, PartialEq)]
