@@ -13,7 +13,8 @@ use crate::lobby::presence::Presence;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::net::queue::{self, TrySendError};
-use crate::room::{ConnId, Request, Rules};
+use crate::cluster::ConnId;
+use crate::rules::Rules;
 
 /// What a room's inbox receives.
 #[derive(Debug)]
@@ -273,7 +274,7 @@ impl ConnHandle {
         match self.tx.try_send(item) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
-                tracing::debug!(conn = self.id, "outbound queue full; dropping the client");
+                tracing::debug!(conn = %self.id, "outbound queue full; dropping the client");
                 self.tx.kill();
                 false
             }
@@ -348,4 +349,24 @@ mod tests {
             assert_eq!(frame.as_str(), message.to_json());
         }
     }
+}
+
+/// A player's request to the room it is in, forwarded by their connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Place a mark at `(row, col)`.
+    Move {
+        /// 0-based row as sent (may be negative or too large).
+        row: i64,
+        /// 0-based column as sent.
+        col: i64,
+    },
+    /// Concede the game.
+    Resign,
+    /// Ask for a new game with the seats swapped.
+    Rematch,
+    /// Leave the room (resigning a game in progress).
+    Leave,
+    /// Send me the room's `state` (seated players and spectators alike).
+    Sync,
 }

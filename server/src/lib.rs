@@ -3,6 +3,7 @@
 //! tests both call it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod cluster;
 pub mod cmd;
 pub mod codes;
 pub mod config;

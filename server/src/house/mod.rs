@@ -349,6 +349,7 @@ pub struct Thought(Answer);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::ConnId;
 
     /// A 10×10 board: the exact search never finishes, so it takes its whole budget.
     fn big() -> Box<Game> {
@@ -357,8 +358,8 @@ mod tests {
         Box::new(game)
     }
 
-    const A: Asker = Asker::Conn(1);
-    const B: Asker = Asker::Conn(2);
+    const A: Asker = Asker::Conn(ConnId::new(0, 1));
+    const B: Asker = Asker::Conn(ConnId::new(0, 2));
 
     fn had(ask: Ask) -> Slot {
         match ask {
@@ -386,8 +387,8 @@ mod tests {
         assert_eq!(turns.next(), Some(B));
         assert_eq!(turns.floor, Duration::from_millis(10));
         // A newcomer now starts at B's 10 ms: no turns saved up by staying away.
-        turns.ring.extend([Asker::Conn(9), A]);
-        assert_eq!(turns.used(&Asker::Conn(9)), Duration::from_millis(10));
+        turns.ring.extend([Asker::Conn(ConnId::new(0, 9)), A]);
+        assert_eq!(turns.used(&Asker::Conn(ConnId::new(0, 9))), Duration::from_millis(10));
         // Equals take turns in ring order.
         turns.ring.clear();
         turns.used.clear();

@@ -21,7 +21,8 @@ use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::codes;
 use crate::config::ROOM_INBOX;
 use crate::net::queue;
-use crate::room::{ConnId, INVALID_TOKEN, Room, Rules, Settings, token_room};
+use crate::cluster::ConnId;
+use crate::room::{INVALID_TOKEN, Room, Rules, Settings, token_room};
 use crate::session::account::Identity;
 
 /// The refusal for a board the engine cannot make (connections check sizes

@@ -17,7 +17,8 @@ use tictactoe_protocol::{
 use crate::cmd::{ConnHandle, encode};
 use crate::lobby::presence::{Presence, Status};
 use crate::ratings::RatingBook;
-use crate::room::{ConnId, HOUSE_NAME, Rules};
+use crate::cluster::ConnId;
+use crate::room::{HOUSE_NAME, Rules};
 use crate::session::account::{AccountId, Identity, name_key};
 
 /// Open challenges one challenger may have sent at once: a connection, or
@@ -164,7 +165,7 @@ impl Players {
         let key = name_key(name.trim());
         let named: Vec<&Online> = self
             .by_name
-            .range((key.clone(), 0, 0)..=(key, u64::MAX, ConnId::MAX))
+            .range((key.clone(), 0, ConnId::MIN)..=(key, u64::MAX, ConnId::MAX))
             .filter_map(|(_, _, c)| self.online.get(c))
             .collect();
         let account = named.iter().rev().find(|o| o.who.account.is_some());

@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info};
 
 use crate::net::http;
-use crate::room::ConnId;
+use crate::cluster::ConnId;
 pub(crate) use crate::session::shared::Shared;
 
 /// Starts the task serving one accepted TCP connection until it ends. The
@@ -32,7 +32,7 @@ pub(crate) fn spawn(
 ) {
     let id = shared.next_conn_id();
     // Debug level: an enabled span per connection costs memory on every idle one.
-    let span = tracing::debug_span!("conn", id, %peer);
+    let span = tracing::debug_span!("conn", %id, %peer);
     let _ = stream.set_nodelay(true);
     // One deadline for the TLS and WebSocket handshakes together.
     let deadline = Instant::now() + shared.config.handshake_timeout();
@@ -93,7 +93,7 @@ where
     };
     let mut conn = crate::session::io::Connection::new(id, peer.ip(), ws, shared);
     let why = conn.serve().await;
-    info!(id, %peer, why, "connection closed");
+    info!(%id, %peer, why, "connection closed");
 }
 
 /// Serves HTTP on `stream` (hyper): a WebSocket upgrade at `/` gives the

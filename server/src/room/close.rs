@@ -3,7 +3,8 @@
 
 use tictactoe_protocol::{ClosedReason, ErrorCode, RequestId, ServerMessage};
 
-use super::{ConnId, Output, Room};
+use crate::cluster::ConnId;
+use super::{Output, Room};
 
 impl Room {
     /// After a game ends: a seat whose player is gone cannot rematch, so the

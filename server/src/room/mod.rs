@@ -39,26 +39,6 @@ use crate::store::record::GameRecord;
 use clock::TurnClock;
 use seats::Seat;
 
-/// A player's request to the room it is in, forwarded by their connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Request {
-    /// Place a mark at `(row, col)`.
-    Move {
-        /// 0-based row as sent (may be negative or too large).
-        row: i64,
-        /// 0-based column as sent.
-        col: i64,
-    },
-    /// Concede the game.
-    Resign,
-    /// Ask for a new game with the seats swapped.
-    Rematch,
-    /// Leave the room (resigning a game in progress).
-    Leave,
-    /// Send me the room's `state` (seated players and spectators alike).
-    Sync,
-}
-
 /// The timers a room runs with, and whether it keeps records.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -72,7 +52,8 @@ pub struct Settings {
 }
 
 /// A connection's number, unique for the server's lifetime.
-pub type ConnId = u64;
+use crate::cluster::ConnId;
+use crate::cmd::Request;
 
 /// One thing for the room's task to do.
 #[derive(Debug, Clone, PartialEq)]

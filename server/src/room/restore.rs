@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
-use super::{ConnId, Phase, Room, Settings};
+use crate::cluster::ConnId;
+use super::{Phase, Room, Settings};
 use crate::session::account::Identity;
 use crate::store::changes::LiveGame;
 
 /// The connection of a seat nobody has taken back yet: connection ids start at 1.
-const NOBODY: ConnId = 0;
+const NOBODY: ConnId = ConnId::MIN;
 
 impl Room {
     /// The room of `saved`, which started `age` ago, as of its last saved

@@ -8,9 +8,9 @@ use crate::store::record::GameRecord;
 use super::*;
 use tictactoe_protocol::{ClosedReason, Line, LineKind, Player, judge};
 
-pub(super) const A: ConnId = 1;
-const B: ConnId = 2;
-pub(super) const S: ConnId = 3;
+pub(super) const A: ConnId = ConnId::new(0, 1);
+const B: ConnId = ConnId::new(0, 2);
+pub(super) const S: ConnId = ConnId::new(0, 3);
 pub(super) const TURN: Duration = Duration::from_secs(10);
 pub(super) const GRACE: Duration = Duration::from_secs(5);
 
@@ -43,8 +43,8 @@ pub(super) fn out(room: &mut Room) -> Vec<(ConnId, Got)> {
             Output::Live { to, live } => got.push((to, Got::Live(live))),
             Output::Release { to } => got.push((to, Got::Released)),
             Output::Replace { to } => got.push((to, Got::Replaced)),
-            Output::Record { record, .. } => got.push((0, Got::Record(record))),
-            Output::Save(write) => got.push((0, Got::Save(write))),
+            Output::Record { record, .. } => got.push((ConnId::MIN, Got::Record(record))),
+            Output::Save(write) => got.push((ConnId::MIN, Got::Save(write))),
             Output::Think { seq, .. } => got.push((HOUSE, Got::Think(seq))),
         }
     }
@@ -292,7 +292,7 @@ fn resume_within_grace_restores_the_seat_and_board() {
     mv(&mut room, A, 1, 1, t0);
     room.disconnect(B, t0);
     out(&mut room);
-    let b2: ConnId = 9;
+    let b2: ConnId = ConnId::new(0, 9);
     room.resume(b2, "ROOMwrong", None, t0);
     let got = out(&mut room);
     assert_eq!(error_code(&got, b2), Some(ErrorCode::InvalidToken));
@@ -333,9 +333,9 @@ fn timer_pauses_while_away_and_resumes_after() {
     out(&mut room);
     assert_eq!(room.next_deadline(), Some(t0 + Duration::from_secs(4) + GRACE));
     let back = t0 + Duration::from_secs(7);
-    room.resume(10, &token, None, back);
+    room.resume(ConnId::new(0, 10), &token, None, back);
     let got = out(&mut room);
-    assert!(matches!(msgs_to(&got, 10)[..], [ServerMessage::State { clock_ms: Some(6000), .. }]));
+    assert!(matches!(msgs_to(&got, ConnId::new(0, 10))[..], [ServerMessage::State { clock_ms: Some(6000), .. }]));
     assert_eq!(room.next_deadline(), Some(back + Duration::from_secs(6)));
     room.tick(back + Duration::from_secs(6));
     let got = out(&mut room);
@@ -622,23 +622,23 @@ fn resuming_a_present_seat_replaces_the_old_connection() {
 #[test]
 fn broadcast_ranges_index_their_recipients_and_the_buffer_is_reused() {
     let mut o = Outbox::default();
-    o.broadcast(ServerMessage::RematchOffered {}, [1, 2].into_iter());
-    o.send(3, ServerMessage::OpponentReconnected {});
-    o.broadcast(ServerMessage::Pong { id: None }, [4].into_iter());
+    o.broadcast(ServerMessage::RematchOffered {}, [ConnId::new(0, 1), ConnId::new(0, 2)].into_iter());
+    o.send(ConnId::new(0, 3), ServerMessage::OpponentReconnected {});
+    o.broadcast(ServerMessage::Pong { id: None }, [ConnId::new(0, 4)].into_iter());
     o.broadcast(ServerMessage::Pong { id: None }, std::iter::empty());
     let (out, rcpt) = o.drain();
     let out: Vec<Output> = out.collect();
     assert_eq!(out.len(), 3, "an empty broadcast is dropped");
     let Output::Broadcast { to, .. } = &out[0] else { panic!("{out:?}") };
-    assert_eq!(&rcpt[to.clone()], &[1, 2]);
+    assert_eq!(&rcpt[to.clone()], &[ConnId::new(0, 1), ConnId::new(0, 2)]);
     let Output::Broadcast { to, .. } = &out[2] else { panic!("{out:?}") };
-    assert_eq!(&rcpt[to.clone()], &[4]);
+    assert_eq!(&rcpt[to.clone()], &[ConnId::new(0, 4)]);
     // The next round starts the buffer afresh.
-    o.broadcast(ServerMessage::Pong { id: None }, [9].into_iter());
+    o.broadcast(ServerMessage::Pong { id: None }, [ConnId::new(0, 9)].into_iter());
     let (out, rcpt) = o.drain();
     let out: Vec<Output> = out.collect();
     assert_eq!(out, vec![Output::Broadcast { msg: ServerMessage::Pong { id: None }, to: 0..1 }]);
-    assert_eq!(rcpt, &[9]);
+    assert_eq!(rcpt, &[ConnId::new(0, 9)]);
 }
 
 fn account(name: &str, id: i64) -> Arc<Identity> {

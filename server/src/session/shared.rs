@@ -10,7 +10,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use crate::cmd::LobbyCmd;
 use crate::config::Config;
-use crate::room::ConnId;
+use crate::cluster::ConnId;
 use crate::signal::Shutdown;
 use crate::stats::Stats;
 
@@ -40,6 +40,6 @@ pub struct Shared {
 
 impl Shared {
     pub(crate) fn next_conn_id(&self) -> ConnId {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
+        ConnId::new(crate::cluster::ALONE, self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 }
