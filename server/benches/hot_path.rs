@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
-use tictactoe_server::cmd::encode;
-use tictactoe_server::room::{Output, Request, Room, Rules, Settings};
+use tictactoe_server::cluster::ConnId;
+use tictactoe_server::cmd::{Request, encode};
+use tictactoe_server::room::{Output, Room, Rules, Settings};
 use tictactoe_server::session::account::Identity;
 
 const MOVE: &str = r#"{"type":"move","row":7,"col":3}"#;
@@ -42,19 +43,19 @@ fn room_move(c: &mut Criterion) {
                     "BENCHROOM1".into(),
                     Rules::classic(n),
                     settings.clone(),
-                    (1, Identity::guest("a")),
-                    (2, Identity::guest("b")),
+                    (ConnId::new(0, 1), Identity::guest("a")),
+                    (ConnId::new(0, 2), Identity::guest("b")),
                     now,
                 ) else {
                     return total;
                 };
-                room.spectate(3, None, now);
+                room.spectate(ConnId::new(0, 3), None, now);
                 room.drain().0.for_each(drop);
                 // Row-major order on 100x100: 5000 moves without completing a line.
                 let batch = (iters - done).min(5000);
                 let start = Instant::now();
                 for i in 0..batch as usize {
-                    let conn = if i % 2 == 0 { 1 } else { 2 };
+                    let conn = ConnId::new(0, if i % 2 == 0 { 1 } else { 2 });
                     room.request(conn, Request::Move { row: (i / n) as i64, col: (i % n) as i64 }, None, now);
                     // Serialized as the room's task does: each message once.
                     room.drain().0.for_each(|out| match out {

@@ -12,17 +12,17 @@ use tictactoe_protocol::{HouseLevel, Player, RequestId};
 use crate::lobby::presence::Presence;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::net::queue::{self, TrySendError};
 use crate::cluster::ConnId;
+use crate::net::queue::{self, TrySendError};
 use crate::rules::Rules;
 
 /// What a room's inbox receives.
 #[derive(Debug)]
-pub enum RoomCmd {
+pub enum RoomCmd<C = ConnHandle> {
     /// Take the free seat of a private room.
     Join {
         /// The joining connection.
-        conn: ConnHandle,
+        conn: C,
         /// Who is asking: display name and account.
         name: Arc<Identity>,
         /// The request id.
@@ -31,14 +31,14 @@ pub enum RoomCmd {
     /// Watch the room.
     Spectate {
         /// The watching connection.
-        conn: ConnHandle,
+        conn: C,
         /// The request id.
         id: Option<RequestId>,
     },
     /// Reclaim a seat with its token.
     Resume {
         /// The new connection.
-        conn: ConnHandle,
+        conn: C,
         /// The seat's resume token.
         token: String,
         /// The request id.
@@ -62,11 +62,11 @@ pub enum RoomCmd {
 
 /// What the lobby's inbox receives.
 #[derive(Debug)]
-pub enum LobbyCmd {
+pub enum LobbyCmd<C = ConnHandle> {
     /// Queue for a game with these rules.
     QuickMatch {
         /// The player.
-        conn: ConnHandle,
+        conn: C,
         /// Who is asking: display name and account.
         name: Arc<Identity>,
         /// Board size and win length, already validated.
@@ -79,7 +79,7 @@ pub enum LobbyCmd {
     /// Open a private room.
     CreateRoom {
         /// The creator.
-        conn: ConnHandle,
+        conn: C,
         /// Who is asking: display name and account.
         name: Arc<Identity>,
         /// Board size and win length, already validated.
@@ -92,7 +92,7 @@ pub enum LobbyCmd {
     /// Join a private room by code.
     JoinRoom {
         /// The joiner.
-        conn: ConnHandle,
+        conn: C,
         /// Who is asking: display name and account.
         name: Arc<Identity>,
         /// The code as typed.
@@ -103,7 +103,7 @@ pub enum LobbyCmd {
     /// Watch a room by code.
     Spectate {
         /// The spectator.
-        conn: ConnHandle,
+        conn: C,
         /// The code as typed.
         room: String,
         /// Request id.
@@ -112,7 +112,7 @@ pub enum LobbyCmd {
     /// Reclaim a seat; the token names its room.
     Resume {
         /// The new connection.
-        conn: ConnHandle,
+        conn: C,
         /// The resume token.
         token: String,
         /// Request id.
@@ -129,7 +129,7 @@ pub enum LobbyCmd {
     /// challenged by name.
     Online {
         /// Its handle.
-        conn: ConnHandle,
+        conn: C,
         /// Its name and account.
         who: Arc<Identity>,
         /// Where it is, as it keeps it up to date.
@@ -152,14 +152,14 @@ pub enum LobbyCmd {
     /// List who is online.
     Who {
         /// The asker.
-        conn: ConnHandle,
+        conn: C,
         /// Request id.
         id: Option<RequestId>,
     },
     /// Challenge a player by name (the challenger is listed).
     Challenge {
         /// The challenger.
-        conn: ConnHandle,
+        conn: C,
         /// The challenger's address, for the limits kept per address.
         ip: std::net::IpAddr,
         /// The name as typed.
@@ -172,7 +172,7 @@ pub enum LobbyCmd {
     /// Accept a challenge received: its game starts.
     Accept {
         /// The accepting connection.
-        conn: ConnHandle,
+        conn: C,
         /// Who it is.
         who: Arc<Identity>,
         /// The challenge's id.
@@ -183,7 +183,7 @@ pub enum LobbyCmd {
     /// Decline a challenge received (or withdraw one sent).
     Decline {
         /// The declining connection.
-        conn: ConnHandle,
+        conn: C,
         /// The challenge's id.
         challenge: String,
         /// Why, for the challenger.
@@ -194,7 +194,7 @@ pub enum LobbyCmd {
     /// Play the house bot.
     PlayHouse {
         /// The player.
-        conn: ConnHandle,
+        conn: C,
         /// Who it is.
         who: Arc<Identity>,
         /// Board size and win length, already validated.
@@ -223,8 +223,8 @@ pub enum Outbound {
     Entered {
         /// The room code.
         room: Arc<str>,
-        /// The room's inbox.
-        tx: queue::Sender<RoomCmd>,
+        /// The way to the room's inbox.
+        link: RoomLink,
     },
     /// A challenge this connection sent was accepted: it now plays in this
     /// room, though it asked for nothing (the lobby claimed it first; see
@@ -232,8 +232,8 @@ pub enum Outbound {
     Drafted {
         /// The room code.
         room: Arc<str>,
-        /// The room's inbox.
-        tx: queue::Sender<RoomCmd>,
+        /// The way to the room's inbox.
+        link: RoomLink,
     },
     /// A game in the room started (`true`) or ended (`false`).
     Live {
@@ -252,6 +252,54 @@ pub enum Outbound {
         /// The room code.
         room: Arc<str>,
     },
+}
+
+/// What the lobby's state machine holds for a connection: it only needs its
+/// id; what reaches the connection is the shell's business.
+pub trait Peer: Clone + std::fmt::Debug {
+    /// The connection's id.
+    fn id(&self) -> ConnId;
+}
+
+impl Peer for ConnId {
+    fn id(&self) -> ConnId {
+        *self
+    }
+}
+
+impl Peer for ConnHandle {
+    fn id(&self) -> ConnId {
+        self.id
+    }
+}
+
+/// The way to a room's inbox, handed out by the lobby's directory once per
+/// room a connection enters. Today every room is this process's task; a
+/// room on another instance becomes one more variant here.
+#[derive(Debug, Clone)]
+pub struct RoomLink(queue::Sender<RoomCmd>);
+
+impl RoomLink {
+    /// The link to a room task's inbox in this process.
+    pub fn local(tx: queue::Sender<RoomCmd>) -> RoomLink {
+        RoomLink(tx)
+    }
+
+    /// Hands the room `cmd` without waiting; a full inbox gives it back.
+    pub fn try_send(&self, cmd: RoomCmd) -> Result<(), TrySendError<RoomCmd>> {
+        self.0.try_send(cmd)
+    }
+
+    /// Hands the room `cmd` even over its inbox's bound (leaving and
+    /// disconnecting must always arrive); fails only if the room is gone.
+    pub fn force_send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
+        self.0.force_send(cmd)
+    }
+
+    /// Hands the room `cmd`, waiting for room in its inbox.
+    pub async fn send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
+        self.0.send(cmd).await
+    }
 }
 
 /// How the lobby and rooms reach one connection: a bounded queue, never awaited.

@@ -1,4 +1,4 @@
-//! Room codes and resume tokens from the thread-local CSPRNG.
+//! Room codes, drawn from the random source the lobby is handed.
 
 use rand::Rng;
 use std::sync::Arc;
@@ -9,9 +9,9 @@ const ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 /// Characters in a room code: 10 × 5 bits = 50 bits.
 pub const ROOM_CODE_LEN: usize = 10;
 
-/// A fresh random room code.
-pub fn room_code() -> Arc<str> {
-    let mut rng = rand::rng();
+/// A fresh random room code from `rng` (a CSPRNG in the server: codes of
+/// private rooms must not be guessable).
+pub fn room_code(rng: &mut impl Rng) -> Arc<str> {
     let code: String = (0..ROOM_CODE_LEN).map(|_| char::from(ALPHABET[rng.random_range(0..32)])).collect();
     code.into()
 }
@@ -21,23 +21,18 @@ pub fn normalize_room_code(code: &str) -> String {
     code.trim().to_ascii_uppercase()
 }
 
-/// A fresh resume token: 128 random bits as 32 hex digits.
-pub fn resume_token() -> Arc<str> {
-    let bits: u128 = rand::rng().random();
-    format!("{bits:032x}").into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
 
     #[test]
     fn codes_use_the_alphabet_and_differ() {
-        let a = room_code();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let a = room_code(&mut rng);
         assert_eq!(a.len(), ROOM_CODE_LEN);
         assert!(a.bytes().all(|b| ALPHABET.contains(&b)));
-        assert_ne!(a, room_code());
-        assert_eq!(resume_token().len(), 32);
+        assert_ne!(a, room_code(&mut rng));
         assert_eq!(normalize_room_code(" abc2 "), "ABC2");
     }
 }

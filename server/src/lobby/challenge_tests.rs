@@ -6,20 +6,19 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::tests::{LIFETIME, conn, got, settings};
+use super::tests::{Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, id as conn_id, messages};
 use super::*;
 use crate::lobby::presence::{Presence, Status};
-use crate::net::queue::Recv;
 use crate::room::Output;
 
 /// A listed connection: its handle, queue and presence.
 struct Player {
-    conn: ConnHandle,
-    rx: queue::Receiver<Outbound>,
+    conn: Conn,
+    rx: Mailbox,
     presence: Arc<Presence>,
 }
 
-fn online(lobby: &mut Lobby, id: u64, who: Arc<Identity>) -> Player {
+fn online(lobby: &mut Harness, id: u64, who: Arc<Identity>) -> Player {
     let (conn, rx) = conn(id);
     let presence = Arc::new(Presence::default());
     let cmd = LobbyCmd::Online { conn: conn.clone(), who, presence: presence.clone() };
@@ -27,29 +26,23 @@ fn online(lobby: &mut Lobby, id: u64, who: Arc<Identity>) -> Player {
     Player { conn, rx, presence }
 }
 
-fn guest(lobby: &mut Lobby, id: u64, name: &str) -> Player {
+fn guest(lobby: &mut Harness, id: u64, name: &str) -> Player {
     online(lobby, id, Identity::guest(name))
 }
 
-/// The frames a player was sent, as JSON.
+/// The messages a player was sent, in their wire form for reading fields.
 fn frames(p: &mut Player) -> Vec<serde_json::Value> {
-    let mut all = Vec::new();
-    while let Some(Recv::Item(item)) = p.rx.try_recv() {
-        if let Outbound::Frame(f) = item {
-            all.push(serde_json::from_str(&f).unwrap());
-        }
-    }
-    all
+    messages(&mut p.rx).iter().map(|m| serde_json::to_value(m).unwrap()).collect()
 }
 
-fn challenge(lobby: &mut Lobby, from: &Player, name: &str, now: Instant) {
+fn challenge(lobby: &mut Harness, from: &Player, name: &str, now: Instant) {
     challenge_from(lobby, from, LOOPBACK, name, now);
 }
 
 /// The address most of these tests' connections come from.
 const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
-fn challenge_from(lobby: &mut Lobby, from: &Player, ip: IpAddr, name: &str, now: Instant) {
+fn challenge_from(lobby: &mut Harness, from: &Player, ip: IpAddr, name: &str, now: Instant) {
     let cmd = LobbyCmd::Challenge {
         conn: from.conn.clone(),
         ip,
@@ -68,7 +61,7 @@ fn offered(p: &mut Player) -> String {
     f[0]["challenge"].as_str().unwrap().to_owned()
 }
 
-fn accept(lobby: &mut Lobby, p: &Player, challenge: &str) -> Option<NewRoom> {
+fn accept(lobby: &mut Harness, p: &Player, challenge: &str) -> Option<NewRoom> {
     let cmd = LobbyCmd::Accept {
         conn: p.conn.clone(),
         who: Identity::guest("x"),
@@ -80,7 +73,7 @@ fn accept(lobby: &mut Lobby, p: &Player, challenge: &str) -> Option<NewRoom> {
 
 #[test]
 fn who_lists_the_house_then_players_by_name_with_their_status() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let mut zed = guest(&mut lobby, 1, "zed");
     let ann = guest(&mut lobby, 2, "Ann");
     ann.presence.swap(Status::Idle, Status::Playing).unwrap();
@@ -103,7 +96,7 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
         },
         Instant::now(),
     );
-    lobby.handle(LobbyCmd::Offline { conn: 1 }, Instant::now());
+    lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, Instant::now());
     lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
     let f = frames(&mut zed);
     let names: Vec<_> =
@@ -113,7 +106,7 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
 
 #[test]
 fn a_name_reaches_its_account_before_any_guest_and_ignores_case() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let mut ann = guest(&mut lobby, 1, "ann");
     let acct = Arc::new(Identity { name: "Bob".into(), account: Some(7), bot: true });
     let mut bob = online(&mut lobby, 2, acct);
@@ -130,7 +123,7 @@ fn a_name_reaches_its_account_before_any_guest_and_ignores_case() {
 
 #[test]
 fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let now = Instant::now();
     let mut ann = guest(&mut lobby, 1, "ann");
     let mut bob = guest(&mut lobby, 2, "bob");
@@ -143,10 +136,10 @@ fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
     frames(&mut cy);
     assert_eq!(ann.presence.challenges(), 2);
     let new = accept(&mut lobby, &bob, &to_bob).expect("a room");
-    assert_eq!(lobby.players.open(), 0);
+    assert_eq!(lobby.open_challenges(), 0);
     assert_eq!(ann.presence.status(), Status::Drafted);
     let code = new.room.code().to_string();
-    let mut members: Vec<u64> = new.members.iter().map(|m| m.id).collect();
+    let mut members: Vec<u64> = new.members.iter().map(|m| m.id.seq()).collect();
     members.sort_unstable();
     assert_eq!(members, [1, 2]);
     let ended = frames(&mut cy);
@@ -163,7 +156,7 @@ fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
 
 #[test]
 fn a_challenger_that_left_idle_cannot_be_drafted() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let mut ann = guest(&mut lobby, 1, "ann");
     let mut bob = guest(&mut lobby, 2, "bob");
     challenge(&mut lobby, &ann, "bob", Instant::now());
@@ -179,7 +172,7 @@ fn a_challenger_that_left_idle_cannot_be_drafted() {
 
 #[test]
 fn declines_expiry_disconnects_and_limits() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let t0 = Instant::now();
     let mut ann = guest(&mut lobby, 1, "ann");
     let mut bob = guest(&mut lobby, 2, "bob");
@@ -229,27 +222,27 @@ fn declines_expiry_disconnects_and_limits() {
     assert!(frames(&mut cy).is_empty());
     // The challenger disconnects: the target hears it.
     frames(&mut bob);
-    lobby.handle(LobbyCmd::Offline { conn: 1 }, t0);
+    lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, t0);
     let f = frames(&mut bob);
     assert_eq!(f.len(), MAX_SENT);
     assert!(f.iter().all(|m| m["reason"] == "canceled"));
-    assert_eq!(lobby.players.open(), 0);
+    assert_eq!(lobby.open_challenges(), 0);
 }
 
 #[test]
 fn engaging_in_another_game_cancels_challenges() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let mut ann = guest(&mut lobby, 1, "ann");
     let mut bob = guest(&mut lobby, 2, "bob");
     challenge(&mut lobby, &ann, "bob", Instant::now());
     offered(&mut bob);
     frames(&mut ann);
     // Bob queues: what he received stays open (he may still accept).
-    lobby.handle(LobbyCmd::Engaged { conn: 2, all: false }, Instant::now());
+    lobby.handle(LobbyCmd::Engaged { conn: conn_id(2), all: false }, Instant::now());
     assert!(frames(&mut ann).is_empty());
-    assert_eq!(lobby.players.open(), 1);
+    assert_eq!(lobby.open_challenges(), 1);
     // Ann queues: what she sent ends (she can no longer be drafted).
-    lobby.handle(LobbyCmd::Engaged { conn: 1, all: false }, Instant::now());
+    lobby.handle(LobbyCmd::Engaged { conn: conn_id(1), all: false }, Instant::now());
     let (a, b) = (frames(&mut ann), frames(&mut bob));
     assert_eq!((a[0]["reason"].as_str(), b[0]["reason"].as_str()), (Some("canceled"), Some("canceled")));
     assert!(a[0]["message"].as_str().unwrap().contains("ann is waiting for another game"), "{a:?}");
@@ -257,14 +250,14 @@ fn engaging_in_another_game_cancels_challenges() {
     challenge(&mut lobby, &bob, "ann", Instant::now());
     offered(&mut ann);
     frames(&mut bob);
-    lobby.handle(LobbyCmd::Engaged { conn: 1, all: true }, Instant::now());
+    lobby.handle(LobbyCmd::Engaged { conn: conn_id(1), all: true }, Instant::now());
     let b = frames(&mut bob);
     assert!(b[0]["message"].as_str().unwrap().contains("ann started another game"), "{b:?}");
 }
 
 #[test]
 fn play_house_opens_a_room_with_the_house() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let (a, mut ra) = conn(1);
     let cmd = LobbyCmd::PlayHouse {
         conn: a,
@@ -288,9 +281,9 @@ fn play_house_opens_a_room_with_the_house() {
 
 #[test]
 fn a_player_still_waiting_after_house_after_plays_the_house() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let t0 = Instant::now();
-    let quick = |conn: &ConnHandle, house| LobbyCmd::QuickMatch {
+    let quick = |conn: &Conn, house| LobbyCmd::QuickMatch {
         conn: conn.clone(),
         name: Identity::guest("p"),
         rules: Rules::classic(3),
@@ -316,7 +309,7 @@ fn a_player_still_waiting_after_house_after_plays_the_house() {
     // Left the queue before: no house either.
     let (d, _rd) = conn(4);
     lobby.handle(quick(&d, Some((wait, level))), t0);
-    lobby.handle(LobbyCmd::Cancel { conn: 4, rules: Rules::classic(3) }, t0);
+    lobby.handle(LobbyCmd::Cancel { conn: conn_id(4), rules: Rules::classic(3) }, t0);
     assert!(lobby.tick(t0 + wait).is_empty());
 }
 
@@ -330,7 +323,7 @@ fn last(p: &mut Player) -> (String, String) {
 
 #[test]
 fn an_account_shares_its_limit_over_its_connections() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let t0 = Instant::now();
     let acct = || Arc::new(Identity { name: "Ann".into(), account: Some(7), bot: false });
     let mut a1 = online(&mut lobby, 1, acct());
@@ -354,7 +347,7 @@ fn an_account_shares_its_limit_over_its_connections() {
     challenge(&mut lobby, &a2, "t5", t0);
     assert_eq!(last(&mut a2).0, "challenge_sent");
     // A connection that closes frees the slots it used.
-    lobby.handle(LobbyCmd::Offline { conn: 1 }, t0);
+    lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, t0);
     frames(&mut a2);
     for i in 0..2 {
         challenge(&mut lobby, &a2, &format!("t{i}"), t0);
@@ -362,14 +355,14 @@ fn an_account_shares_its_limit_over_its_connections() {
     }
     challenge(&mut lobby, &a2, "t2", t0);
     assert_eq!(last(&mut a2).0, "busy");
-    lobby.handle(LobbyCmd::Offline { conn: 2 }, t0);
-    assert_eq!(lobby.players.open(), 0);
-    assert!(lobby.players.counts_empty());
+    lobby.handle(LobbyCmd::Offline { conn: conn_id(2) }, t0);
+    assert_eq!(lobby.open_challenges(), 0);
+    assert!(lobby.counts_empty());
 }
 
 #[test]
 fn one_address_cannot_challenge_everyone_nor_fill_one_players_slots() {
-    let mut lobby = Lobby::new(settings(), LIFETIME);
+    let mut lobby = harness();
     let t0 = Instant::now();
     let (a, b): (IpAddr, IpAddr) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
     let targets = MAX_SENT_PER_ADDRESS / MAX_RECEIVED_PER_ADDRESS + 1;
@@ -402,8 +395,8 @@ fn one_address_cannot_challenge_everyone_nor_fill_one_players_slots() {
     assert_eq!(last(fresh).0, "challenge_sent");
     // Expiry frees every count.
     lobby.tick(t0 + LIFETIME);
-    assert_eq!(lobby.players.open(), 0);
-    assert!(lobby.players.counts_empty());
+    assert_eq!(lobby.open_challenges(), 0);
+    assert!(lobby.counts_empty());
 
     // Five from one address may wait for one player; the sixth may not,
     // from any connection of that address, though the player has room.

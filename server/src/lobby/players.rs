@@ -14,12 +14,13 @@ use tictactoe_protocol::{
     ServerMessage,
 };
 
-use crate::cmd::{ConnHandle, encode};
+use crate::cluster::ConnId;
+use crate::cmd::Peer;
 use crate::lobby::presence::{Presence, Status};
 use crate::ratings::RatingBook;
-use crate::cluster::ConnId;
 use crate::room::{HOUSE_NAME, Rules};
 use crate::session::account::{AccountId, Identity, name_key};
+use rand::rngs::StdRng;
 
 /// Open challenges one challenger may have sent at once: a connection, or
 /// an account over all its connections.
@@ -41,8 +42,8 @@ pub type Refusal = (ErrorCode, String);
 
 /// A named connection.
 #[derive(Debug)]
-struct Online {
-    conn: ConnHandle,
+struct Online<C> {
+    conn: C,
     who: Arc<Identity>,
     presence: Arc<Presence>,
     /// Its place in `by_name`.
@@ -65,9 +66,9 @@ struct Challenge {
 
 /// An accepted challenge, for the lobby to open its room.
 #[derive(Debug)]
-pub struct Accepted {
+pub struct Accepted<C> {
     /// The challenger's connection, claimed for the game.
-    pub from: ConnHandle,
+    pub from: C,
     /// Who the challenger is.
     pub from_who: Arc<Identity>,
     /// The board it asked for.
@@ -76,8 +77,8 @@ pub struct Accepted {
 
 /// The directory and the challenges.
 #[derive(Debug)]
-pub struct Players {
-    online: HashMap<ConnId, Online>,
+pub struct Players<C> {
+    online: HashMap<ConnId, Online<C>>,
     /// Name keys (lower case), then the order they named themselves in.
     by_name: BTreeSet<(String, u64, ConnId)>,
     named: u64,
@@ -90,11 +91,15 @@ pub struct Players {
     /// Open challenges sent from each address, and by each account.
     by_address: HashMap<IpAddr, usize>,
     by_account: HashMap<AccountId, usize>,
+    /// Challenge ids' random part.
+    rng: StdRng,
+    /// Messages for connections, in order, until the lobby collects them.
+    mail: Vec<(C, ServerMessage)>,
 }
 
-impl Players {
-    /// Nobody online; challenges live `lifetime` unanswered.
-    pub fn new(lifetime: Duration) -> Players {
+impl<C: Peer> Players<C> {
+    /// Nobody online; challenges live `lifetime` unanswered; ids drawn from `rng`.
+    pub fn new(lifetime: Duration, rng: StdRng) -> Self {
         Players {
             online: HashMap::new(),
             by_name: BTreeSet::new(),
@@ -105,23 +110,25 @@ impl Players {
             made: 0,
             by_address: HashMap::new(),
             by_account: HashMap::new(),
+            rng,
+            mail: Vec::new(),
         }
     }
 
     /// A connection said who it is (again).
-    pub fn online(&mut self, conn: ConnHandle, who: Arc<Identity>, presence: Arc<Presence>) {
+    pub fn online(&mut self, conn: C, who: Arc<Identity>, presence: Arc<Presence>) {
         self.named += 1;
         let key = (name_key(&who.name), self.named);
-        self.by_name.insert((key.0.clone(), key.1, conn.id));
-        match self.online.get_mut(&conn.id) {
+        self.by_name.insert((key.0.clone(), key.1, conn.id()));
+        match self.online.get_mut(&conn.id()) {
             Some(o) => {
                 let old = std::mem::replace(&mut o.key, key);
-                self.by_name.remove(&(old.0, old.1, conn.id));
+                self.by_name.remove(&(old.0, old.1, conn.id()));
                 o.who = who;
             }
             None => {
                 let entry = Online { conn, who, presence, key, sent: Vec::new(), received: Vec::new() };
-                self.online.insert(entry.conn.id, entry);
+                self.online.insert(entry.conn.id(), entry);
             }
         }
     }
@@ -163,13 +170,13 @@ impl Players {
     /// in under it (the most recent), else the guest who took it last.
     fn find(&self, name: &str) -> Option<ConnId> {
         let key = name_key(name.trim());
-        let named: Vec<&Online> = self
+        let named: Vec<&Online<C>> = self
             .by_name
             .range((key.clone(), 0, ConnId::MIN)..=(key, u64::MAX, ConnId::MAX))
             .filter_map(|(_, _, c)| self.online.get(c))
             .collect();
         let account = named.iter().rev().find(|o| o.who.account.is_some());
-        account.or(named.last()).map(|o| o.conn.id)
+        account.or(named.last()).map(|o| o.conn.id())
     }
 
     /// `challenge` from `conn` (which is online), whose peer is at
@@ -218,7 +225,8 @@ impl Players {
         }
         self.made += 1;
         let challenge: Arc<str> =
-            format!("c{}-{}", self.made, crate::codes::room_code().get(..6).unwrap_or("")).into();
+            format!("c{}-{}", self.made, crate::codes::room_code(&mut self.rng).get(..6).unwrap_or(""))
+                .into();
         let expires_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
         let (from_who, to_name) = (from.who.clone(), target.who.name.clone());
         let info = PlayerInfo {
@@ -232,8 +240,8 @@ impl Players {
             ServerMessage::ChallengeSent { challenge: challenge.clone(), name: to_name, size, win, id };
         let offer =
             ServerMessage::Challenged { challenge: challenge.clone(), from: info, size, win, expires_ms };
-        self.online[&conn].conn.frame(&encode(&sent));
-        self.online[&to].conn.frame(&encode(&offer));
+        self.mail.push((self.online[&conn].conn.clone(), sent));
+        self.mail.push((self.online[&to].conn.clone(), offer));
         if let Some(o) = self.online.get_mut(&conn) {
             o.sent.push(challenge.clone());
         }
@@ -253,7 +261,7 @@ impl Players {
     /// The limits on open challenges: per challenger (its connection, or its
     /// account on every connection), per address, per challenged player,
     /// and per address for one challenged player.
-    fn within_limits(&self, from: &Online, target: &Online, address: IpAddr) -> Result<(), Refusal> {
+    fn within_limits(&self, from: &Online<C>, target: &Online<C>, address: IpAddr) -> Result<(), Refusal> {
         let wait = "wait for an answer, withdraw one (decline its id) or let one expire";
         let by_account = from.who.account.and_then(|a| self.by_account.get(&a)).copied().unwrap_or(0);
         if from.sent.len() >= MAX_SENT || by_account >= MAX_SENT {
@@ -284,7 +292,7 @@ impl Players {
 
     /// `accept` from `conn`: the challenger claimed for the game, and every
     /// other challenge of either side ended; or refused.
-    pub fn accept(&mut self, conn: ConnId, challenge: &str) -> Result<Accepted, Refusal> {
+    pub fn accept(&mut self, conn: ConnId, challenge: &str) -> Result<Accepted<C>, Refusal> {
         let c =
             self.challenges.get(challenge).filter(|c| c.to == conn).ok_or_else(|| not_found(challenge))?;
         let (from, rules) = (c.from, c.rules);
@@ -376,14 +384,18 @@ impl Players {
         }
     }
 
+    /// The messages for connections since the last call, in order.
+    pub fn mail(&mut self) -> std::vec::Drain<'_, (C, ServerMessage)> {
+        self.mail.drain(..)
+    }
+
     /// Ends a challenge, telling both sides but `quiet`.
     fn end(&mut self, id: &str, reason: ChallengeEndReason, message: &str, quiet: Option<ConnId>) {
         let Some(c) = self.remove(id) else { return };
-        let msg =
-            encode(&ServerMessage::ChallengeEnded { challenge: id.into(), reason, message: message.into() });
+        let msg = ServerMessage::ChallengeEnded { challenge: id.into(), reason, message: message.into() };
         for side in [c.from, c.to].into_iter().filter(|&s| Some(s) != quiet) {
             if let Some(o) = self.online.get(&side) {
-                o.conn.frame(&msg);
+                self.mail.push((o.conn.clone(), msg.clone()));
             }
         }
     }

@@ -1,12 +1,22 @@
-//! The lobby's task: reads the lobby's inbox until shutdown, wakes the lobby
-//! when a challenge expires or a waiting player is due to play the house, and
-//! starts a task for every room the lobby opens.
+//! The lobby's shell: reads the lobby's inbox until shutdown, wakes the
+//! lobby when a challenge expires or a waiting player is due to play the
+//! house, and carries out what it says: frames to connections, rooms started
+//! (each a task, listed in the directory), requests handed to rooms.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tictactoe_protocol::{ErrorCode, ServerMessage};
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
-use super::Lobby;
-use crate::cmd::LobbyCmd;
+use super::{Lobby, Output};
+use crate::cluster::{ALONE, RoomAddr};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
+use crate::config::ROOM_INBOX;
+use crate::net::{metrics, queue};
 use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
 
@@ -20,10 +30,10 @@ pub async fn run(
     tracker: TaskTracker,
 ) {
     let shutdown = ctx.shutdown.clone();
-    let mut lobby = Lobby::new(settings, challenge_lifetime);
+    let mut lobby = Lobby::new(settings, challenge_lifetime, ALONE, StdRng::from_os_rng());
+    let mut shell = Shell { directory: HashMap::new(), ctx, tracker };
     for room in restored {
-        let new = lobby.adopt(room);
-        task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+        shell.carry_out(lobby.adopt(room));
     }
     let timer = tokio::time::sleep(std::time::Duration::ZERO);
     tokio::pin!(timer);
@@ -37,21 +47,122 @@ pub async fn run(
             }
             armed = deadline;
         }
-        let cmd = tokio::select! {
+        let outputs = tokio::select! {
             _ = shutdown.started() => return,
             cmd = inbox.recv() => match cmd {
-                Some(cmd) => cmd,
+                Some(cmd) => lobby.handle(cmd, std::time::Instant::now()),
                 None => return,
             },
-            _ = &mut timer, if deadline.is_some() => {
-                for new in lobby.tick(std::time::Instant::now()) {
-                    task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
-                }
-                continue;
-            }
+            _ = &mut timer, if deadline.is_some() => lobby.tick(std::time::Instant::now()),
         };
-        if let Some(new) = lobby.handle(cmd, std::time::Instant::now()) {
-            task::spawn(new.room, new.members, new.inbox, ctx.clone(), &tracker);
+        shell.carry_out(outputs);
+    }
+}
+
+/// What the lobby's outputs act on: the directory of this instance's room
+/// inboxes, and what starting a room task takes.
+struct Shell {
+    /// The inbox of every room listed, by code. Only the lobby hands these
+    /// out: a connection gets a room's link when it enters the room.
+    directory: HashMap<Arc<str>, RoomLink>,
+    ctx: RoomContext,
+    tracker: TaskTracker,
+}
+
+impl Shell {
+    fn carry_out(&mut self, outputs: Vec<Output<ConnHandle>>) {
+        for output in outputs {
+            match output {
+                Output::Send { to, msg } => {
+                    if let ServerMessage::Error { code, .. } = &msg {
+                        metrics::refused(*code);
+                    }
+                    to.frame(&encode(&msg));
+                }
+                Output::Refused { to } => {
+                    to.send(Outbound::Refused);
+                }
+                Output::Open { room, members, drafted } => self.open(room, members, drafted),
+                Output::Forward { to, cmd } => forward(&self.directory, &to, cmd),
+                Output::Closed { room } => {
+                    self.directory.remove(&room.code);
+                }
+            }
         }
+    }
+
+    /// Makes the room's inbox, lists it, tells the members they are in it
+    /// (before the room's first frames, which the task sends), and starts
+    /// its task.
+    fn open(&mut self, room: Room, members: Vec<ConnHandle>, drafted: Option<crate::cluster::ConnId>) {
+        let code = room.code().clone();
+        let (tx, inbox) = queue::channel(ROOM_INBOX);
+        let link = RoomLink::local(tx);
+        for m in &members {
+            let (room, link) = (code.clone(), link.clone());
+            m.send(match Some(m.id) == drafted {
+                true => Outbound::Drafted { room, link },
+                false => Outbound::Entered { room, link },
+            });
+        }
+        self.directory.insert(code, link);
+        task::spawn(room, members, inbox, self.ctx.clone(), &self.tracker);
+    }
+}
+
+/// Puts the connection in the room and hands the room its request; a room
+/// that is closing or overloaded refuses it at once.
+fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd) {
+    let conn = match &cmd {
+        RoomCmd::Join { conn, .. } | RoomCmd::Spectate { conn, .. } | RoomCmd::Resume { conn, .. } => {
+            conn.clone()
+        }
+        RoomCmd::Request { .. } | RoomCmd::Disconnected { .. } => return,
+    };
+    let Some(link) = directory.get(&to.code) else { return };
+    if !conn.send(Outbound::Entered { room: to.code.clone(), link: link.clone() }) {
+        return;
+    }
+    if link.try_send(cmd).is_err() {
+        let msg = ServerMessage::error(
+            ErrorCode::RoomNotFound,
+            "that room is closing or overloaded; try again",
+            None,
+        );
+        conn.frame(&encode(&msg));
+        conn.send(Outbound::Released { room: to.code.clone() });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::ConnId;
+    use crate::net::queue::Recv;
+    use crate::session::account::Identity;
+
+    #[test]
+    fn a_room_that_stopped_reading_refuses_at_once() {
+        let (tx, inbox) = queue::channel(4);
+        drop(inbox);
+        let code: Arc<str> = "K7QM3XPA2B".into();
+        let directory = HashMap::from([(code.clone(), RoomLink::local(tx))]);
+        let (conn_tx, mut conn_rx) = queue::channel(8);
+        let conn = ConnHandle::new(ConnId::new(0, 2), conn_tx);
+        let to = RoomAddr { code: code.clone(), instance: ALONE };
+        forward(&directory, &to, RoomCmd::Join { conn, name: Identity::guest("b"), id: None });
+        let mut got = Vec::new();
+        while let Some(Recv::Item(item)) = conn_rx.try_recv() {
+            got.push(match item {
+                Outbound::Entered { room, .. } => format!("entered:{room}"),
+                Outbound::Frame(f) => f.to_string(),
+                Outbound::Released { room } => format!("released:{room}"),
+                other => format!("{other:?}"),
+            });
+        }
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[0], format!("entered:{code}"));
+        assert!(got[1].contains("room_not_found"), "{got:?}");
+        assert_eq!(got[2], format!("released:{code}"));
     }
 }

@@ -15,8 +15,8 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info};
 
-use crate::net::http;
 use crate::cluster::ConnId;
+use crate::net::http;
 pub(crate) use crate::session::shared::Shared;
 
 /// Starts the task serving one accepted TCP connection until it ends. The

@@ -3,8 +3,8 @@
 
 use tictactoe_protocol::{ClosedReason, ErrorCode, RequestId, ServerMessage};
 
-use crate::cluster::ConnId;
 use super::{Output, Room};
+use crate::cluster::ConnId;
 
 impl Room {
     /// After a game ends: a seat whose player is gone cannot rematch, so the

@@ -11,8 +11,8 @@ use tictactoe_protocol::{ErrorCode, Game, HouseLevel, Player};
 
 pub use super::seats::HOUSE;
 use super::seats::Seat;
-use crate::cluster::ConnId;
 use super::{Output, Phase, Room, Rules, Settings, seat_player};
+use crate::cluster::ConnId;
 use crate::session::account::{AccountId, Identity};
 
 /// Who the house is thinking for, so that searches take turns per player:

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
-use crate::cluster::ConnId;
 use super::{Phase, Room, Settings};
+use crate::cluster::ConnId;
 use crate::session::account::Identity;
 use crate::store::changes::LiveGame;
 

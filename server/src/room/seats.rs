@@ -11,8 +11,8 @@ use crate::session::account::{self, Identity, TokenHash};
 
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, Player, RequestId, ServerMessage};
 
-use crate::cluster::ConnId;
 use super::{Output, Phase, Room, ms, seat_player};
+use crate::cluster::ConnId;
 
 /// The house seat's connection: no connection has it (ids count up from 1).
 pub const HOUSE: ConnId = ConnId::MAX;

@@ -20,11 +20,11 @@ use rustc_hash::FxHashMap;
 
 use tictactoe_protocol::ServerMessage;
 
+use crate::cluster::ConnId;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::house::{Searches, Thinker};
 use crate::net::queue::{self, Recv};
-use crate::cluster::ConnId;
 use crate::room::{Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::Counts;

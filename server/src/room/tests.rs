@@ -335,7 +335,10 @@ fn timer_pauses_while_away_and_resumes_after() {
     let back = t0 + Duration::from_secs(7);
     room.resume(ConnId::new(0, 10), &token, None, back);
     let got = out(&mut room);
-    assert!(matches!(msgs_to(&got, ConnId::new(0, 10))[..], [ServerMessage::State { clock_ms: Some(6000), .. }]));
+    assert!(matches!(
+        msgs_to(&got, ConnId::new(0, 10))[..],
+        [ServerMessage::State { clock_ms: Some(6000), .. }]
+    ));
     assert_eq!(room.next_deadline(), Some(back + Duration::from_secs(6)));
     room.tick(back + Duration::from_secs(6));
     let got = out(&mut room);

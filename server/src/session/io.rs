@@ -18,14 +18,14 @@ use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_
 
 use super::Shared;
 use super::membership::{Effect, Membership};
+use crate::cluster::ConnId;
+use crate::cmd::Request as RoomRequest;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::config::{CLOSE_LINGER, WRITE_BATCH};
 use crate::lobby::presence::{Presence, Status};
 use crate::net::queue::{self, Recv};
 use crate::net::rate::{RateLimit, Verdict};
-use crate::cluster::ConnId;
-use crate::cmd::Request as RoomRequest;
 use crate::session::account::Identity;
 use crate::signal::Armed;
 use crate::stats::Gauge;

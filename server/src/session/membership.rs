@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use crate::cmd::{Outbound, RoomCmd};
+use crate::cmd::{Outbound, RoomLink};
 use crate::lobby::presence::Status;
-use crate::net::queue;
 use crate::room::Rules;
 
 /// The refusal for a room request from a connection that is in no room.
@@ -30,7 +29,7 @@ enum Place {
     /// In a room; `free` when leaving it for another would lose nothing
     /// (spectating, or the game is over); `live` while a game it plays in
     /// is in progress (seated, not free, not live: waiting for an opponent).
-    Room { code: Arc<str>, tx: queue::Sender<RoomCmd>, free: bool, live: bool },
+    Room { code: Arc<str>, tx: RoomLink, free: bool, live: bool },
 }
 
 /// What the connection must do after a signal, a `leave` or its end.
@@ -41,9 +40,9 @@ pub enum Effect {
     /// Tell the lobby to take it out of the queue for this size.
     Cancel(Rules),
     /// Send `leave` to this room.
-    Leave(queue::Sender<RoomCmd>),
+    Leave(RoomLink),
     /// Tell this room the connection is gone.
-    Disconnect(queue::Sender<RoomCmd>),
+    Disconnect(RoomLink),
     /// Close with 4000: another connection took the seat.
     Replaced,
 }
@@ -64,11 +63,7 @@ impl Membership {
     /// when the connection is free to go: then it is on its way, and the
     /// room it is leaving implicitly, if any, is returned. Refused with the
     /// `busy` text otherwise.
-    pub fn enter(
-        &mut self,
-        queued: Option<Rules>,
-        spectate: bool,
-    ) -> Result<Option<queue::Sender<RoomCmd>>, &'static str> {
+    pub fn enter(&mut self, queued: Option<Rules>, spectate: bool) -> Result<Option<RoomLink>, &'static str> {
         let leaving = match &self.place {
             Place::Idle => None,
             // A finished game or a watched room is left implicitly.
@@ -103,7 +98,7 @@ impl Membership {
     }
 
     /// The room a request such as `move` goes to, or the `not_in_game` text.
-    pub fn room(&self) -> Result<&queue::Sender<RoomCmd>, &'static str> {
+    pub fn room(&self) -> Result<&RoomLink, &'static str> {
         match &self.place {
             Place::Room { tx, .. } => Ok(tx),
             Place::Lobby { queued: Some(_), .. } => {
@@ -150,7 +145,7 @@ impl Membership {
                 }
                 Effect::None
             }
-            Outbound::Entered { room, tx } => match self.place {
+            Outbound::Entered { room, link: tx } => match self.place {
                 Place::Lobby { leave: false, spectate, .. } => {
                     self.place = Place::Room { code: room, tx, free: spectate, live: false };
                     Effect::None
@@ -163,7 +158,7 @@ impl Membership {
                     Effect::Leave(tx)
                 }
             },
-            Outbound::Drafted { room, tx } => {
+            Outbound::Drafted { room, link: tx } => {
                 // The lobby drafts only a connection that is free to go
                 // (see `presence`): its free room, if any, is left; a
                 // spectate still on its way is left when it arrives.
@@ -220,14 +215,16 @@ impl Membership {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::RoomCmd;
+    use crate::net::queue;
 
-    fn room(code: &str) -> (Arc<str>, queue::Sender<RoomCmd>, queue::Receiver<RoomCmd>) {
+    fn room(code: &str) -> (Arc<str>, RoomLink, queue::Receiver<RoomCmd>) {
         let (tx, rx) = queue::channel(4);
-        (Arc::from(code), tx, rx)
+        (Arc::from(code), RoomLink::local(tx), rx)
     }
 
-    fn entered(m: &mut Membership, code: &Arc<str>, tx: &queue::Sender<RoomCmd>) -> Effect {
-        m.signal(Outbound::Entered { room: code.clone(), tx: tx.clone() })
+    fn entered(m: &mut Membership, code: &Arc<str>, tx: &RoomLink) -> Effect {
+        m.signal(Outbound::Entered { room: code.clone(), link: tx.clone() })
     }
 
     #[test]
@@ -338,7 +335,7 @@ mod tests {
         m.signal(Outbound::Live { room: old.clone(), live: false });
         let (new, tx, _rx2) = room("NEW");
         assert!(matches!(
-            m.signal(Outbound::Drafted { room: new.clone(), tx: tx.clone() }),
+            m.signal(Outbound::Drafted { room: new.clone(), link: tx.clone() }),
             Effect::Leave(_)
         ));
         m.signal(Outbound::Live { room: new.clone(), live: true });
@@ -346,7 +343,7 @@ mod tests {
         // A spectate on its way when the draft came: its room is left on arrival.
         let mut w = Membership::default();
         w.enter(None, true).unwrap();
-        assert!(matches!(w.signal(Outbound::Drafted { room: new.clone(), tx: tx.clone() }), Effect::None));
+        assert!(matches!(w.signal(Outbound::Drafted { room: new.clone(), link: tx.clone() }), Effect::None));
         let (watched, wtx, _rx3) = room("WATCHED");
         assert!(matches!(entered(&mut w, &watched, &wtx), Effect::Leave(_)));
         assert!(w.room().is_ok());
@@ -364,7 +361,7 @@ mod tests {
         assert!(matches!(q.close(), Effect::Cancel(r) if r == Rules::classic(3)));
         let mut gone = Membership::default();
         gone.enter(None, false).unwrap();
-        gone.signal(Outbound::Entered { room: Arc::from("R8"), tx: room("R8").1 });
+        gone.signal(Outbound::Entered { room: Arc::from("R8"), link: room("R8").1 });
         gone.room_gone();
         assert!(matches!(gone.close(), Effect::None));
     }

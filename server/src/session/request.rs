@@ -10,11 +10,11 @@ use tokio::sync::mpsc;
 use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
 use super::io::{Connection, End, refusal};
-use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, encode};
-use crate::lobby::presence::Status;
-use crate::net::queue::{self, TrySendError};
-use crate::room::HOUSE_NAME;
 use crate::cmd::Request as RoomRequest;
+use crate::cmd::{ConnHandle, LobbyCmd, RoomCmd, RoomLink, encode};
+use crate::lobby::presence::Status;
+use crate::net::queue::TrySendError;
+use crate::room::HOUSE_NAME;
 use crate::room::{ROOM_CLOSED, Rules};
 use crate::session::account::{self, Identity, name_key};
 use crate::store::StoreError;
@@ -381,10 +381,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 /// Finishes handing a request to a room whose inbox refused it at once:
 /// waits for space in a full inbox; gives the request's id back if the room
 /// has closed.
-async fn to_room(
-    tx: &queue::Sender<RoomCmd>,
-    refused: TrySendError<RoomCmd>,
-) -> Result<(), Option<RequestId>> {
+async fn to_room(tx: &RoomLink, refused: TrySendError<RoomCmd>) -> Result<(), Option<RequestId>> {
     let gone = match refused {
         // Boxed: every connection's future would otherwise carry the wait.
         TrySendError::Full(cmd) => Box::pin(tx.send(cmd)).await.err(),

@@ -8,9 +8,9 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
+use crate::cluster::ConnId;
 use crate::cmd::LobbyCmd;
 use crate::config::Config;
-use crate::cluster::ConnId;
 use crate::signal::Shutdown;
 use crate::stats::Stats;
 
