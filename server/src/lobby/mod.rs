@@ -52,7 +52,7 @@ pub enum Output<C> {
     /// members they are in it (`drafted` without having asked).
     Open {
         /// The room, with its first output queued.
-        room: Room,
+        room: Box<Room>,
         /// Its connections.
         members: Vec<C>,
         /// The member drafted by an accepted challenge.
@@ -316,7 +316,7 @@ impl<C: Peer> Lobby<C> {
     fn open(&mut self, room: Room, members: Vec<C>, drafted: Option<ConnId>) {
         let code = room.code().clone();
         self.rooms.insert(code.clone(), RoomAddr { code, instance: self.instance });
-        self.out.push(Output::Open { room, members, drafted });
+        self.out.push(Output::Open { room: Box::new(room), members, drafted });
     }
 
     fn new_code(&mut self) -> Arc<str> {

@@ -82,7 +82,7 @@ impl Shell {
                 Output::Refused { to } => {
                     to.send(Outbound::Refused);
                 }
-                Output::Open { room, members, drafted } => self.open(room, members, drafted),
+                Output::Open { room, members, drafted } => self.open(*room, members, drafted),
                 Output::Forward { to, cmd } => forward(&self.directory, &to, cmd),
                 Output::Closed { room } => {
                     self.directory.remove(&room.code);

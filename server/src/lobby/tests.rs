@@ -91,18 +91,21 @@ pub(super) fn messages(mail: &mut Mailbox) -> Vec<ServerMessage> {
     all.into_iter().filter_map(|g| if let Got::Msg(m) = g { Some(m) } else { None }).collect()
 }
 
+/// What a room was handed, in order.
+pub(super) type Inbox = Rc<RefCell<VecDeque<RoomCmd<Conn>>>>;
+
 /// A room the lobby opened, with what it was handed since.
 pub(super) struct NewRoom {
     pub(super) room: Room,
     pub(super) members: Vec<Conn>,
-    pub(super) inbox: Rc<RefCell<VecDeque<RoomCmd<Conn>>>>,
+    pub(super) inbox: Inbox,
 }
 
 /// The lobby with its outputs delivered as a shell would: messages and
 /// signals into mailboxes, forwarded requests into the rooms' inboxes.
 pub(super) struct Harness {
     lobby: Lobby<Conn>,
-    inboxes: HashMap<Arc<str>, Rc<RefCell<VecDeque<RoomCmd<Conn>>>>>,
+    inboxes: HashMap<Arc<str>, Inbox>,
 }
 
 /// An empty lobby in these tests' settings, with a fixed seed.
@@ -164,7 +167,7 @@ impl Harness {
                     }
                     let inbox = Rc::new(RefCell::new(VecDeque::new()));
                     self.inboxes.insert(code, inbox.clone());
-                    opened.push(NewRoom { room, members, inbox });
+                    opened.push(NewRoom { room: *room, members, inbox });
                 }
                 Output::Forward { to, cmd } => {
                     let conn = match &cmd {
