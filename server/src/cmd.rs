@@ -211,6 +211,37 @@ pub enum LobbyCmd<C = ConnHandle> {
     },
 }
 
+impl<C> LobbyCmd<C> {
+    /// The same command with its connection as `f` makes it (a session's id
+    /// becomes its shell's handle).
+    pub fn with_conn<D>(self, f: impl FnOnce(C) -> D) -> LobbyCmd<D> {
+        use LobbyCmd as L;
+        match self {
+            L::QuickMatch { conn, name, rules, house, id } => {
+                L::QuickMatch { conn: f(conn), name, rules, house, id }
+            }
+            L::CreateRoom { conn, name, rules, mark, id } => {
+                L::CreateRoom { conn: f(conn), name, rules, mark, id }
+            }
+            L::JoinRoom { conn, name, room, id } => L::JoinRoom { conn: f(conn), name, room, id },
+            L::Spectate { conn, room, id } => L::Spectate { conn: f(conn), room, id },
+            L::Resume { conn, token, id } => L::Resume { conn: f(conn), token, id },
+            L::Cancel { conn, rules } => L::Cancel { conn, rules },
+            L::Online { conn, who, presence } => L::Online { conn: f(conn), who, presence },
+            L::Offline { conn } => L::Offline { conn },
+            L::Engaged { conn, all } => L::Engaged { conn, all },
+            L::Who { conn, id } => L::Who { conn: f(conn), id },
+            L::Challenge { conn, ip, name, rules, id } => L::Challenge { conn: f(conn), ip, name, rules, id },
+            L::Accept { conn, who, challenge, id } => L::Accept { conn: f(conn), who, challenge, id },
+            L::Decline { conn, challenge, reason, id } => L::Decline { conn: f(conn), challenge, reason, id },
+            L::PlayHouse { conn, who, rules, level, id } => {
+                L::PlayHouse { conn: f(conn), who, rules, level, id }
+            }
+            L::RoomClosed { room } => L::RoomClosed { room },
+        }
+    }
+}
+
 /// One item of a connection's outbound queue: a frame to write, or a signal
 /// that changes where the connection is (see `connection::membership`).
 #[derive(Debug)]

@@ -112,7 +112,12 @@ impl Server {
             config.max_connections_per_ip,
         );
         tracker.spawn(refusal_summaries(admission.clone(), stop.clone()));
+        let limits = Arc::new(session::Limits {
+            sizes: config.min_size..=config.max_size,
+            rate: config.max_messages_per_second,
+        });
         let shared = Arc::new(session::Shared {
+            limits,
             ws_config: config.ws_config(),
             welcome: cmd::encode(&welcome),
             config,

@@ -91,7 +91,8 @@ where
         },
         _ = shared.shutdown.started() => return,
     };
-    let mut conn = crate::session::io::Connection::new(id, peer.ip(), ws, shared);
+    let limits = shared.limits.clone();
+    let mut conn = crate::net::ws::Connection::new(id, peer.ip(), ws, shared, limits);
     let why = conn.serve().await;
     info!(%id, %peer, why, "connection closed");
 }

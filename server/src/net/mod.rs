@@ -10,3 +10,4 @@ pub mod queue;
 pub mod rate;
 pub mod tls;
 pub mod web;
+pub mod ws;

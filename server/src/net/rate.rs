@@ -40,9 +40,8 @@ pub struct RateLimit {
 pub const FLOOD: u32 = 4;
 
 impl RateLimit {
-    /// A full bucket for `rate` frames per second.
-    pub fn new(rate: u32) -> Self {
-        let now = Instant::now();
+    /// A full bucket for `rate` frames per second, at `now`.
+    pub fn new(rate: u32, now: Instant) -> Self {
         RateLimit {
             rate: f64::from(rate),
             tokens: f64::from(rate),
@@ -90,7 +89,7 @@ mod tests {
 
     #[test]
     fn burst_then_refuse_then_close_a_client_that_does_not_wait() {
-        let mut r = RateLimit::new(10);
+        let mut r = RateLimit::new(10, Instant::now());
         let t = Instant::now();
         for _ in 0..10 {
             assert_eq!(r.check(t), Verdict::Allow);
@@ -104,7 +103,7 @@ mod tests {
 
     #[test]
     fn refills_and_forgives() {
-        let mut r = RateLimit::new(10);
+        let mut r = RateLimit::new(10, Instant::now());
         let t = Instant::now();
         for _ in 0..10 {
             r.check(t);
@@ -116,7 +115,7 @@ mod tests {
         assert_eq!(r.check(t + Duration::from_millis(60)), Verdict::Allow);
         let later = t + Duration::from_millis(1500);
         assert_eq!(r.check(later), Verdict::Allow);
-        assert_eq!(RateLimit::new(0).check(t), Verdict::Allow);
+        assert_eq!(RateLimit::new(0, Instant::now()).check(t), Verdict::Allow);
     }
 
     /// A flood read slowly (frames spaced by the server's reading, with a
@@ -124,7 +123,7 @@ mod tests {
     /// though tokens trickle in.
     #[test]
     fn a_flood_read_slowly_is_still_closed() {
-        let mut r = RateLimit::new(200);
+        let mut r = RateLimit::new(200, Instant::now());
         let mut t = Instant::now();
         let mut closed = None;
         for i in 0..600 {
@@ -141,7 +140,7 @@ mod tests {
     /// (bursts of twice the rate) and is never closed.
     #[test]
     fn a_client_that_waits_as_told_is_never_closed() {
-        let mut r = RateLimit::new(10);
+        let mut r = RateLimit::new(10, Instant::now());
         let mut t = Instant::now();
         for _ in 0..1000 {
             for _ in 0..20 {

@@ -34,6 +34,8 @@ pub struct Shared {
     pub(crate) instance: Arc<str>,
     /// The caps on connections.
     pub(crate) admission: Arc<crate::net::admission::Admission>,
+    /// What sessions check requests against.
+    pub(crate) limits: Arc<crate::session::Limits>,
     /// Registrations per address.
     pub(crate) registrations: crate::session::registrations::Registrations,
 }

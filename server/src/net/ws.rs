@@ -1,0 +1,467 @@
+//! A connection's shell: the WebSocket read/write loop around its
+//! [`Session`]. Frames in go to the session; what it says comes out as
+//! frames written, requests handed to the lobby or a room, and questions to
+//! the store; its outbound queue out, keep-alive pings, and the close.
+
+use std::future::poll_fn;
+use std::sync::Arc;
+
+use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, timeout};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tracing::debug;
+
+use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
+
+use crate::cluster::ConnId;
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
+use crate::config::{CLOSE_LINGER, WRITE_BATCH};
+use crate::net::queue::{self, Recv, TrySendError};
+use crate::session::{Action, Actions, End, Frame, Limits, Session, Shared, World, account};
+use crate::signal::Armed;
+use crate::stats::Gauge;
+use crate::store::StoreError;
+
+/// One open connection, owned by its task.
+pub(crate) struct Connection<S> {
+    session: Session,
+    /// The peer's address: registrations are limited per address.
+    ip: std::net::IpAddr,
+    ws: WebSocketStream<S>,
+    /// The outbound queue; a sender that finds it full kills it.
+    rx: queue::Receiver<Outbound>,
+    /// This connection's handle, cloned into lobby and room requests; dropped
+    /// at shutdown so that the queue closes once every room has let go.
+    me: Option<ConnHandle>,
+    shared: Arc<Shared>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    /// A connection over an open WebSocket.
+    pub(crate) fn new(
+        id: ConnId,
+        ip: std::net::IpAddr,
+        ws: WebSocketStream<S>,
+        shared: Arc<Shared>,
+        limits: Arc<Limits>,
+    ) -> Self {
+        let (tx, rx) = queue::channel(shared.config.outbound_queue);
+        Connection {
+            session: Session::new(id, ip, limits, Instant::now()),
+            ip,
+            ws,
+            rx,
+            me: Some(ConnHandle::new(id, tx)),
+            shared,
+        }
+    }
+
+    /// Serves the connection until it closes; says why it ended. By
+    /// reference: a connection moved into this future would be stored twice
+    /// in it, and every byte of it is paid by every idle connection.
+    pub(crate) async fn serve(&mut self) -> &'static str {
+        let stats = self.shared.stats.clone();
+        let _gauge = Gauge::up(&stats.connections);
+        debug!("connected");
+        let end = self.run().await;
+        let why = end.describe();
+        self.finish(end).await;
+        why
+    }
+
+    async fn run(&mut self) -> End {
+        if self.ws.send(Message::Text(self.shared.welcome.clone())).await.is_err() {
+            return End::Gone;
+        }
+        let interval = self.shared.config.ping_interval();
+        // The first ping comes at a random point of the second half of the
+        // interval: connections opened together (a reconnect storm, a load
+        // test) must not all be pinged in the same instant ever after.
+        let first = interval.mul_f64(0.5 + rand::random::<f64>() / 2.0);
+        let ping = tokio::time::sleep_until(Instant::now() + first);
+        let mut last_heard = Instant::now();
+        // Created once: a fresh waiter per turn would register (and remove)
+        // itself under a lock on every message.
+        let shutdown = self.shared.shutdown.waiter();
+        tokio::pin!(ping, shutdown);
+        let (mut ping_armed, mut shutdown_armed) = (Armed::default(), Armed::default());
+        loop {
+            let end = tokio::select! {
+                // Work first, and tokio's co-operative budget makes ready work
+                // yield within 128 operations; the timer and shutdown are
+                // polled only when they may have fired.
+                biased;
+                item = self.rx.recv() => match item {
+                    Recv::Item(item) => self.write_batch(item).await,
+                    Recv::Ended => Some(End::Gone),
+                    Recv::Killed => Some(End::Drop),
+                },
+                msg = self.ws.next() => {
+                    last_heard = Instant::now();
+                    match msg {
+                        Some(Ok(msg)) => self.on_message(msg, last_heard).await,
+                        Some(Err(WsError::Capacity(_))) => Some(End::Close(1009, "message too big")),
+                        Some(Err(WsError::Utf8(_))) => Some(End::Close(1007, "text frame is not valid UTF-8")),
+                        Some(Err(_)) | None => Some(End::Gone),
+                    }
+                }
+                _ = poll_fn(|cx| {
+                    let due = ping.is_elapsed();
+                    ping_armed.poll(ping.as_mut(), due, cx)
+                }) => {
+                    let next = ping.deadline() + interval;
+                    ping.as_mut().reset(next);
+                    if last_heard.elapsed() >= 2 * interval {
+                        debug!("no answer to pings; dropping");
+                        Some(End::Drop)
+                    } else {
+                        self.write(Message::Ping(Default::default())).await
+                    }
+                }
+                _ = poll_fn(|cx| shutdown_armed.poll(shutdown.as_mut(), self.shared.shutdown.is_stopping(), cx)) => {
+                    Some(End::Shutdown)
+                }
+            };
+            if let Some(end) = end {
+                return end;
+            }
+        }
+    }
+
+    /// What the session reads about the world.
+    fn world(&self) -> World {
+        World { can_write: self.shared.store.can_write(), store_enabled: self.shared.store.enabled() }
+    }
+
+    /// Handles one message from the client, received at `now`.
+    async fn on_message(&mut self, msg: Message, now: Instant) -> Option<End> {
+        // tungstenite answers pings itself.
+        let frame = match &msg {
+            Message::Text(text) => Frame::Text(text.as_str()),
+            Message::Binary(_) => Frame::Binary,
+            Message::Close(_) => return Some(End::Closed),
+            Message::Ping(_) | Message::Pong(_) => Frame::Control,
+            Message::Frame(_) => return None,
+        };
+        let world = self.world();
+        let actions = self.session.on_frame(frame, now, world);
+        drop(msg);
+        self.carry_out(actions).await
+    }
+
+    /// Carries out what the session said. A lone in-game request (every
+    /// move) is handed over here without waiting; anything else runs boxed,
+    /// since every byte of this future is paid by every idle connection.
+    async fn carry_out(&mut self, mut actions: Actions) -> Option<End> {
+        if actions.is_empty() {
+            return None;
+        }
+        if actions.len() == 1 {
+            if let Action::InRoom(_) = &actions[0] {
+                let Some(Action::InRoom(cmd)) = actions.pop() else { return None };
+                return match self.session.room().map(|link| link.try_send(cmd)) {
+                    // The usual case, on the path of every move: nothing to wait for.
+                    Some(Ok(())) => None,
+                    refused => Box::pin(self.in_room_slow(refused)).await,
+                };
+            }
+        }
+        Box::pin(self.carry_out_all(actions)).await
+    }
+
+    async fn carry_out_all(&mut self, actions: Actions) -> Option<End> {
+        for action in actions {
+            if let Some(end) = self.act(action).await {
+                return Some(end);
+            }
+        }
+        None
+    }
+
+    /// Carries out one action.
+    async fn act(&mut self, action: Action) -> Option<End> {
+        match action {
+            Action::Reply(msg) => self.reply(&msg).await,
+            Action::Lobby(cmd) => {
+                let me = self.me.clone()?;
+                send_lobby(&self.shared.lobby, with_handle(cmd, me)).await;
+                None
+            }
+            Action::LobbyIfRoom(cmd) => {
+                let me = self.me.clone()?;
+                let _ = self.shared.lobby.try_send(with_handle(cmd, me));
+                None
+            }
+            Action::InRoom(cmd) => {
+                let refused = self.session.room().map(|link| link.try_send(cmd));
+                match refused {
+                    Some(Ok(())) => None,
+                    refused => self.in_room_slow(refused).await,
+                }
+            }
+            Action::Room(link, cmd) => {
+                if let Err(refused) = link.try_send(cmd) {
+                    let _ = to_room(&link, refused).await;
+                }
+                None
+            }
+            Action::RoomLastWord(link, cmd) => {
+                let _ = link.force_send(cmd);
+                None
+            }
+            Action::SignIn { name, token, id } => {
+                let found = self.shared.store.account(&name).await;
+                let (actions, account) = self.session.signed_in(&name, &token, found, id, self.world());
+                if let Some(account) = account {
+                    self.shared.book.load(account.id, account.standings);
+                }
+                Box::pin(self.carry_out_all(actions)).await
+            }
+            Action::CheckGuest { name, id } => {
+                let found = self.shared.store.account(&name).await;
+                let actions = self.session.guest_checked(&name, found, id);
+                Box::pin(self.carry_out_all(actions)).await
+            }
+            Action::Register { name, bot, id } => {
+                let answer = register(&self.shared, self.ip, &name, bot, id).await;
+                self.reply(&answer).await
+            }
+            Action::End(end) => Some(end),
+        }
+    }
+
+    /// An in-game request the room's inbox did not take at once: wait for
+    /// room in a full inbox; a closed room refuses it.
+    async fn in_room_slow(&mut self, refused: Option<Result<(), TrySendError<RoomCmd>>>) -> Option<End> {
+        let id = match refused {
+            None | Some(Ok(())) => return None,
+            Some(Err(refused)) => {
+                let link = self.session.room().cloned()?;
+                match to_room(&link, refused).await {
+                    Ok(()) => return None,
+                    Err(id) => id,
+                }
+            }
+        };
+        // The room closed before it read the request; its `room_closed` is on the way.
+        let actions = self.session.room_closed(id);
+        Box::pin(self.carry_out_all(actions)).await
+    }
+
+    /// Writes `first` and whatever else is queued, then flushes once.
+    async fn write_batch(&mut self, first: Outbound) -> Option<End> {
+        let mut item = first;
+        for n in 1..=WRITE_BATCH {
+            match item {
+                Outbound::Frame(frame) => {
+                    if let Err(end) = self.guarded(|ws| ws.feed(Message::Text(frame))).await {
+                        return Some(end);
+                    }
+                }
+                signal => {
+                    let actions = self.session.on_signal(signal);
+                    if let Some(end) = self.signal_actions(actions) {
+                        return Some(end);
+                    }
+                }
+            }
+            if n == WRITE_BATCH {
+                break;
+            }
+            // A killed queue is noticed by the next `recv`.
+            match self.rx.try_recv() {
+                Some(Recv::Item(next)) => item = next,
+                _ => break,
+            }
+        }
+        self.guarded(|ws| ws.flush()).await.err()
+    }
+
+    /// Carries out what a signal said, never waiting (this runs inside a
+    /// write batch): a room's inbox takes a connection's last word past its
+    /// capacity, and the lobby hears of a status change only if it has room.
+    fn signal_actions(&mut self, actions: Actions) -> Option<End> {
+        for action in actions {
+            match action {
+                Action::RoomLastWord(link, cmd) => {
+                    let _ = link.force_send(cmd);
+                }
+                Action::LobbyIfRoom(cmd) => {
+                    if let Some(me) = self.me.clone() {
+                        let _ = self.shared.lobby.try_send(with_handle(cmd, me));
+                    }
+                }
+                Action::End(end) => return Some(end),
+                other => debug!(?other, "a signal asked for what it never asks"),
+            }
+        }
+        None
+    }
+
+    /// Runs a write, giving up when the client is dropped (a write blocks only
+    /// when the client stops reading).
+    async fn guarded<'a, F, Fut>(&'a mut self, op: F) -> Result<(), End>
+    where
+        F: FnOnce(&'a mut WebSocketStream<S>) -> Fut,
+        Fut: Future<Output = Result<(), WsError>> + 'a,
+    {
+        let (ws, rx) = (&mut self.ws, &self.rx);
+        tokio::select! {
+            biased;
+            r = op(ws) => r.map_err(|_| End::Gone),
+            _ = rx.killed() => Err(End::Drop),
+        }
+    }
+
+    /// Writes one message and flushes.
+    async fn write(&mut self, msg: Message) -> Option<End> {
+        self.guarded(|ws| ws.send(msg)).await.err()
+    }
+
+    /// Writes one server message (an error is counted by its code).
+    async fn reply(&mut self, msg: &ServerMessage) -> Option<End> {
+        if let ServerMessage::Error { code, .. } = msg {
+            crate::net::metrics::refused(*code);
+        }
+        self.write(Message::Text(encode(msg))).await
+    }
+
+    /// Leaves the lobby and rooms, then closes the socket as `end` says.
+    async fn finish(&mut self, end: End) {
+        if let End::Shutdown = end {
+            // Rooms end their games and let go; deliver their last words.
+            self.me = None;
+            let deadline = Instant::now() + self.shared.config.shutdown_grace();
+            while let Ok(Recv::Item(item)) = tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                if let Outbound::Frame(frame) = item {
+                    if self.ws.feed(Message::Text(frame)).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            // With a database that works the games go on after the restart:
+            // 1012 says to come back; otherwise 1001 says the server is going away.
+            return if self.shared.store.healthy() {
+                self.close(CloseCode::Restart, "server restarting").await
+            } else {
+                self.close(CloseCode::Away, "server shutting down").await
+            };
+        }
+        // Signals that arrived too late to be read still say where it is.
+        for item in self.rx.close() {
+            let actions = self.session.on_signal(item);
+            let _ = self.signal_actions(actions);
+        }
+        let actions = self.session.close();
+        for action in actions {
+            match action {
+                Action::Lobby(cmd) => {
+                    if let Some(me) = self.me.clone() {
+                        send_lobby(&self.shared.lobby, with_handle(cmd, me)).await;
+                    }
+                }
+                Action::RoomLastWord(link, cmd) => {
+                    let _ = link.force_send(cmd);
+                }
+                other => debug!(?other, "closing asked for what it never asks"),
+            }
+        }
+        match end {
+            End::Close(code, reason) => self.close(CloseCode::from(code), reason).await,
+            // tungstenite queued the reply (the client's own code) when it
+            // read the close frame: sending it completes the handshake.
+            End::Closed => {
+                let _ = timeout(CLOSE_LINGER, self.ws.flush()).await;
+                let _ = timeout(CLOSE_LINGER, self.ws.get_mut().shutdown()).await;
+            }
+            End::Gone | End::Drop | End::Shutdown => {}
+        }
+    }
+
+    /// Sends a close frame, then lingers briefly so the peer reads it before
+    /// the socket goes (closing with unread input would reset the connection).
+    async fn close(&mut self, code: CloseCode, reason: &'static str) {
+        let frame = CloseFrame { code, reason: reason.into() };
+        let _ = timeout(CLOSE_LINGER, self.ws.close(Some(frame))).await;
+        let tcp = self.ws.get_mut();
+        let _ = tcp.shutdown().await;
+        let mut buf = [0u8; 1024];
+        let deadline = Instant::now() + CLOSE_LINGER;
+        while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+            if n == 0 {
+                break;
+            }
+        }
+    }
+}
+
+/// A session's lobby command with the connection's handle in it, so that
+/// the lobby's outputs reach the connection.
+fn with_handle(cmd: LobbyCmd<ConnId>, me: ConnHandle) -> LobbyCmd {
+    cmd.with_conn(|_| me)
+}
+
+/// Hands `cmd` to the lobby, waiting only when its inbox is full.
+async fn send_lobby(lobby: &mpsc::Sender<LobbyCmd>, cmd: LobbyCmd) {
+    if let Err(mpsc::error::TrySendError::Full(cmd)) = lobby.try_send(cmd) {
+        // Boxed: every connection's future would otherwise carry the wait.
+        let _ = Box::pin(lobby.send(cmd)).await;
+    }
+}
+
+/// Finishes handing a request to a room whose inbox refused it at once:
+/// waits for space in a full inbox; gives the request's id back if the room
+/// has closed.
+async fn to_room(link: &RoomLink, refused: TrySendError<RoomCmd>) -> Result<(), Option<RequestId>> {
+    let gone = match refused {
+        // Boxed: every connection's future would otherwise carry the wait.
+        TrySendError::Full(cmd) => Box::pin(link.send(cmd)).await.err(),
+        TrySendError::Closed(cmd) => Some(cmd),
+    };
+    match gone {
+        Some(RoomCmd::Request { id, .. }) => Err(id),
+        _ => Ok(()),
+    }
+}
+
+/// `register`: a new account, whose token is shown this once. Limited per
+/// address; a name that turns out taken does not count.
+async fn register(
+    shared: &Shared,
+    ip: std::net::IpAddr,
+    name: &str,
+    bot: bool,
+    id: Option<RequestId>,
+) -> ServerMessage {
+    use crate::session::{NO_ACCOUNTS, taken, unavailable};
+    if let Err(wait) = shared.registrations.take(ip, std::time::Instant::now()) {
+        // A name that is taken is refused as such, limited or not: it costs nothing.
+        if let Ok(Some(_)) = shared.store.account(name).await {
+            return ServerMessage::error(ErrorCode::NameTaken, taken(name), id);
+        }
+        return ServerMessage::Error {
+            code: ErrorCode::RateLimited,
+            message: "too many accounts registered from your address; try again later".into(),
+            id,
+            retry_after_ms: Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+        };
+    }
+    let token = account::new_secret("ttt_");
+    match shared.store.register(name, bot, account::hash(&token)).await {
+        Ok(account) => ServerMessage::Registered { name: account.name, token, bot, id },
+        Err(StoreError::NameTaken) => {
+            shared.registrations.refund(ip);
+            ServerMessage::error(ErrorCode::NameTaken, taken(name), id)
+        }
+        Err(StoreError::Disabled) => ServerMessage::error(ErrorCode::AuthFailed, NO_ACCOUNTS, id),
+        Err(StoreError::Busy | StoreError::Unavailable) => {
+            shared.registrations.refund(ip);
+            unavailable(id)
+        }
+    }
+}
