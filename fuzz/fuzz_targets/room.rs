@@ -14,13 +14,17 @@ use std::time::{Duration, Instant};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use tictactoe_protocol::{EndReason, Game, Player, ServerMessage, Verdict, judge};
-use tictactoe_server::account::Identity;
-use tictactoe_server::live::LiveWrite;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tictactoe_server::cluster::ConnId;
+use tictactoe_server::cmd::Request;
 use tictactoe_server::ratings::RatingBook;
-use tictactoe_server::room::{ConnId, Output, Request, Room, Rules, Settings};
+use tictactoe_server::room::{Output, Room, Rules, Settings};
+use tictactoe_server::session::account::Identity;
+use tictactoe_server::store::changes::LiveWrite;
 
 const SLOTS: usize = 4;
-const OBSERVER: ConnId = 1000;
+const OBSERVER: ConnId = ConnId::new(0, 1000);
 
 #[derive(Debug, Arbitrary)]
 enum Op {
@@ -184,24 +188,25 @@ fuzz_target!(|input: Input| {
     };
     let start = Instant::now();
     let mut now = start;
-    let mut conns: [ConnId; SLOTS] = [1, 2, 3, 4];
+    let mut conns: [ConnId; SLOTS] = [1, 2, 3, 4].map(|n| ConnId::new(0, n));
     let mut next_conn = 5;
     let mut inside = [false; SLOTS];
     let name = Identity::guest("fuzz");
     let account = |id| Arc::new(Identity { name: Arc::from(format!("acct{id}")), account: Some(id), bot: false });
     let code: Arc<str> = Arc::from("FUZZROOM42");
     let levels = tictactoe_protocol::HouseLevel::ALL;
+    let rng = StdRng::seed_from_u64(u64::from(input.mark));
     let mut room = if input.paired {
         inside[0] = true;
         inside[1] = true;
-        Room::paired(code, rules, settings, (1, account(1)), (2, account(2)), now)
+        Room::paired(code, rules, settings, rng, (conns[0], account(1)), (conns[1], account(2)), now)
     } else if let Some(level) = input.house {
         inside[0] = true;
         let level = levels[usize::from(level) % levels.len()];
-        Room::house(code, rules, settings, (1, name.clone()), level, input.mark, now)
+        Room::house(code, rules, settings, rng, (conns[0], name.clone()), level, now)
     } else {
         inside[0] = true;
-        Room::private(code, rules, settings, (1, name.clone()), input.mark.then_some(Player::O), None)
+        Room::private(code, rules, settings, rng, (conns[0], name.clone()), input.mark.then_some(Player::O), None)
     }
     .expect("a valid size");
     // A spectator that stays to the end sees every game_over, even of a game
@@ -256,7 +261,7 @@ fuzz_target!(|input: Input| {
                 room.disconnect(conns[slot(s)], now);
                 // The client comes back, if at all, as a new connection.
                 inside[slot(s)] = false;
-                conns[slot(s)] = next_conn;
+                conns[slot(s)] = ConnId::new(0, next_conn);
                 next_conn += 1;
             }
             Op::Advance { ms } => {

@@ -6,6 +6,9 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -43,6 +46,7 @@ fn room_move(c: &mut Criterion) {
                     "BENCHROOM1".into(),
                     Rules::classic(n),
                     settings.clone(),
+                    StdRng::seed_from_u64(1),
                     (ConnId::new(0, 1), Identity::guest("a")),
                     (ConnId::new(0, 2), Identity::guest("b")),
                     now,

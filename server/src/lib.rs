@@ -104,7 +104,8 @@ impl Server {
             server: format!("ttt-server/{}", env!("CARGO_PKG_VERSION")),
             limits: config.limits(),
         };
-        let instance: Arc<str> = config.instance.clone().map_or_else(record::new_game_id, Into::into);
+        let instance: Arc<str> =
+            config.instance.clone().map_or_else(|| record::new_game_id(&mut rand::rng()), Into::into);
         let config_registrations = (config.registration_burst, config.registrations_per_minute);
         let admission = admission::Admission::new(
             config.max_connections,
@@ -181,9 +182,15 @@ fn restore(games: Vec<store::LiveGame>, settings: &room::Settings) -> Vec<room::
         .filter_map(|game| {
             let age = std::time::Duration::from_millis(u64::try_from(wall - game.started_at_ms).unwrap_or(0));
             let code = game.room.clone();
-            room::Room::restore(game, settings.clone(), age, started)
-                .map_err(|e| warn!(room = %code, "a saved game cannot be played on: {e:?}"))
-                .ok()
+            room::Room::restore(
+                game,
+                settings.clone(),
+                <rand::rngs::StdRng as rand::SeedableRng>::from_os_rng(),
+                age,
+                started,
+            )
+            .map_err(|e| warn!(room = %code, "a saved game cannot be played on: {e:?}"))
+            .ok()
         })
         .collect();
     info!(

@@ -29,7 +29,19 @@ use tokio::task::JoinError;
 use tictactoe_bots::{Stop, Strategy};
 use tictactoe_protocol::{Game, HouseLevel};
 
-use crate::room::Asker;
+use crate::cluster::ConnId;
+use crate::session::account::AccountId;
+
+/// Who the house is thinking for, so that searches take turns per player:
+/// an account (all of its connections together) or a guest's connection.
+/// Never a guest's name, which anyone may take to share another's turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Asker {
+    /// A signed-in player.
+    Account(AccountId),
+    /// A guest, by its connection.
+    Conn(ConnId),
+}
 
 /// How many house searches may run at once, server-wide, and whose turn is
 /// next: of the players waiting, the one who has had the least search time
@@ -349,7 +361,6 @@ pub struct Thought(Answer);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ConnId;
 
     /// A 10×10 board: the exact search never finishes, so it takes its whole budget.
     fn big() -> Box<Game> {

@@ -136,8 +136,8 @@ impl<C: Peer> Lobby<C> {
             let Some(i) = queue.iter().position(|(c, _)| c.id() == conn) else { continue };
             let Some((handle, who)) = queue.remove(i) else { continue };
             let code = self.new_code();
-            let seed = self.rng.random();
-            match Room::house(code, rules, self.settings.clone(), (conn, who), level, seed, now) {
+            let rng = StdRng::from_rng(&mut self.rng);
+            match Room::house(code, rules, self.settings.clone(), rng, (conn, who), level, now) {
                 Ok(room) => self.open(room, vec![handle], None),
                 Err(code) => self.refuse(&handle, code, BAD_SIZE, None),
             }
@@ -152,8 +152,16 @@ impl<C: Peer> Lobby<C> {
                 self.quick_match(conn, name, rules, house, id, now)
             }
             LobbyCmd::CreateRoom { conn, name, rules, mark, id } => {
-                let code = self.new_code();
-                match Room::private(code, rules, self.settings.clone(), (conn.id(), name), mark, id.clone()) {
+                let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
+                match Room::private(
+                    code,
+                    rules,
+                    self.settings.clone(),
+                    rng,
+                    (conn.id(), name),
+                    mark,
+                    id.clone(),
+                ) {
                     Ok(room) => self.open(room, vec![conn], None),
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
@@ -218,8 +226,8 @@ impl<C: Peer> Lobby<C> {
             },
             LobbyCmd::PlayHouse { conn, who, rules, level, id } => {
                 let code = self.new_code();
-                let (settings, seed) = (self.settings.clone(), self.rng.random());
-                match Room::house(code, rules, settings, (conn.id(), who), level, seed, now) {
+                let (settings, rng) = (self.settings.clone(), StdRng::from_rng(&mut self.rng));
+                match Room::house(code, rules, settings, rng, (conn.id(), who), level, now) {
                     Ok(room) => self.open(room, vec![conn], None),
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
@@ -255,8 +263,8 @@ impl<C: Peer> Lobby<C> {
         if self.rng.random() {
             std::mem::swap(&mut first, &mut second);
         }
-        let code = self.new_code();
-        match Room::paired(code, rules, self.settings.clone(), first, second, now) {
+        let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
+        match Room::paired(code, rules, self.settings.clone(), rng, first, second, now) {
             Ok(room) => self.open(room, vec![from, accepter.0], Some(drafted)),
             Err(code) => self.refuse(&accepter.0, code, BAD_SIZE, None),
         }
@@ -301,9 +309,9 @@ impl<C: Peer> Lobby<C> {
         } else {
             ((conn, name), (other, other_name))
         };
-        let code = self.new_code();
+        let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
         let players = ((first.0.id(), first.1), (second.0.id(), second.1));
-        match Room::paired(code, rules, self.settings.clone(), players.0, players.1, now) {
+        match Room::paired(code, rules, self.settings.clone(), rng, players.0, players.1, now) {
             Ok(room) => self.open(room, vec![first.0, second.0], None),
             Err(code) => {
                 self.refuse(&first.0, code, BAD_SIZE, None);

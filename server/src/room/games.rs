@@ -65,7 +65,7 @@ impl Room {
         for (i, (seat, hash)) in self.seats.iter_mut().zip(&mut hashes).enumerate() {
             let Some(seat) = seat.as_mut().filter(|s| s.conn != super::HOUSE) else { continue };
             // Fresh for every game: a token ends with its game.
-            let token = new_token(&self.code);
+            let token = new_token(&self.code, &mut self.rng);
             *hash = account::hash(&token);
             seat.token = Some(*hash);
             let conn = seat.conn;
@@ -91,7 +91,7 @@ impl Room {
             self.out.send(conn, state);
         }
         if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
-            let id = new_game_id();
+            let id = new_game_id(&mut self.rng);
             self.game_id = Some(id.clone());
             let game = LiveGame {
                 id,
@@ -178,7 +178,10 @@ impl Room {
             }
             _ => None,
         };
-        let id = self.game_id.take().unwrap_or_else(new_game_id);
+        let id = match self.game_id.take() {
+            Some(id) => id,
+            None => new_game_id(&mut self.rng),
+        };
         let record = GameRecord {
             id: id.clone(),
             room: self.code.clone(),

@@ -12,19 +12,12 @@ use tictactoe_protocol::{ErrorCode, Game, HouseLevel, Player};
 pub use super::seats::HOUSE;
 use super::seats::Seat;
 use super::{Output, Phase, Room, Rules, Settings, seat_player};
-use crate::cluster::ConnId;
-use crate::session::account::{AccountId, Identity};
+use rand::Rng;
+use rand::rngs::StdRng;
 
-/// Who the house is thinking for, so that searches take turns per player:
-/// an account (all of its connections together) or a guest's connection.
-/// Never a guest's name, which anyone may take to share another's turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Asker {
-    /// A signed-in player.
-    Account(AccountId),
-    /// A guest, by its connection.
-    Conn(ConnId),
-}
+use crate::cluster::ConnId;
+use crate::house::Asker;
+use crate::session::account::Identity;
 
 /// The name the house plays under, reserved: no player may take it.
 pub const HOUSE_NAME: &str = "house";
@@ -44,18 +37,19 @@ pub fn is_house(who: &Identity) -> bool {
 }
 
 impl Room {
-    /// A room where `human` plays the house at `level`; the human is player
-    /// 1 when `human_first`. The game starts now.
+    /// A room where `human` plays the house at `level`; who is player 1 is
+    /// drawn from `rng`. The game starts now.
     pub fn house(
         code: Arc<str>,
         rules: Rules,
         settings: Settings,
+        mut rng: StdRng,
         human: (ConnId, Arc<Identity>),
         level: HouseLevel,
-        human_first: bool,
         now: Instant,
     ) -> Result<Room, ErrorCode> {
-        let mut room = Room::empty(code, rules, settings)?;
+        let human_first = rng.random();
+        let mut room = Room::empty(code, rules, settings, rng)?;
         room.house = Some(level);
         let (human, house) = (Seat::new(human.0, human.1), Seat::new(HOUSE, identity()));
         room.seats = if human_first { [Some(human), Some(house)] } else { [Some(house), Some(human)] };

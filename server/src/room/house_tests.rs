@@ -5,8 +5,11 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{EndReason, HouseLevel, Player, ServerMessage};
 
-use super::tests::{A, GRACE, Got, S, TURN, error_code, game_over, msgs_to, mv, out, settings};
+use super::tests::{
+    A, GRACE, Got, S, TURN, error_code, game_over, house_rng, msgs_to, mv, out, seeded, settings,
+};
 use super::*;
+use crate::house::Asker;
 use crate::session::account::Identity;
 
 /// A 3×3 room where A plays the house; A is player 1 when `a_first`.
@@ -15,9 +18,9 @@ fn house_room(a_first: bool, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
         "HOUSE1".into(),
         Rules::classic(3),
         settings(),
+        house_rng(a_first),
         (A, Identity::guest("a")),
         HouseLevel::Perfect,
-        a_first,
         t0,
     )
     .unwrap();
@@ -123,7 +126,7 @@ fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
         started_at_ms: 0,
         house: Some(HouseLevel::Random),
     };
-    let mut room = Room::restore(saved, settings(), Duration::ZERO, t0).unwrap();
+    let mut room = Room::restore(saved, settings(), seeded(), Duration::ZERO, t0).unwrap();
     let got = out(&mut room);
     assert_eq!(thinks(&got), [2]);
     room.house_move(2, Some((0, 0)), t0);
@@ -140,9 +143,9 @@ fn house_room_of(size: usize, t0: Instant) -> Room {
         "HOUSE3".into(),
         rules,
         settings(),
+        house_rng(true),
         (A, Identity::guest("a")),
         HouseLevel::Perfect,
-        true,
         t0,
     )
     .unwrap();

@@ -17,7 +17,7 @@ mod seats;
 pub mod task;
 
 use house::HOUSE;
-pub use house::{Asker, HOUSE_NAME};
+pub use house::HOUSE_NAME;
 pub use seats::{INVALID_TOKEN, token_room};
 
 use std::ops::Range;
@@ -37,6 +37,7 @@ use crate::stats::Counts;
 use crate::store::changes::LiveWrite;
 use crate::store::record::GameRecord;
 use clock::TurnClock;
+use rand::rngs::StdRng;
 use seats::Seat;
 
 /// The timers a room runs with, and whether it keeps records.
@@ -102,7 +103,7 @@ pub enum Output {
         /// How strong the house plays.
         level: HouseLevel,
         /// Whom the house plays, for taking turns with other players' searches.
-        asker: house::Asker,
+        asker: crate::house::Asker,
     },
     /// A game finished: its record for the store, with how long it lasted
     /// (the task knows the wall clock).
@@ -193,6 +194,8 @@ pub struct Room {
     creator_mark: Option<Player>,
     /// The house's level, when it holds a seat here.
     house: Option<HouseLevel>,
+    /// Resume tokens and game ids: handed in, never drawn from the world.
+    rng: StdRng,
 }
 
 /// The player in seat index `seat` (0 or 1) of the current game.
@@ -205,7 +208,7 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl Room {
-    fn empty(code: Arc<str>, rules: Rules, settings: Settings) -> Result<Room, ErrorCode> {
+    fn empty(code: Arc<str>, rules: Rules, settings: Settings, rng: StdRng) -> Result<Room, ErrorCode> {
         let game = Game::with_win(rules.size, rules.win).map_err(|e| match e {
             SizeError::OutOfRange(_) => ErrorCode::InvalidSize,
             SizeError::Win { .. } => ErrorCode::InvalidWin,
@@ -227,6 +230,7 @@ impl Room {
             game_id: None,
             creator_mark: None,
             house: None,
+            rng,
         })
     }
 
@@ -236,11 +240,12 @@ impl Room {
         code: Arc<str>,
         rules: Rules,
         settings: Settings,
+        rng: StdRng,
         creator: (ConnId, Arc<Identity>),
         mark: Option<Player>,
         id: Option<RequestId>,
     ) -> Result<Room, ErrorCode> {
-        let mut room = Room::empty(code, rules, settings)?;
+        let mut room = Room::empty(code, rules, settings, rng)?;
         room.creator_mark = mark;
         let (creator, name) = creator;
         room.seats[0] = Some(Seat::new(creator, name));
@@ -255,11 +260,12 @@ impl Room {
         code: Arc<str>,
         rules: Rules,
         settings: Settings,
+        rng: StdRng,
         first: (ConnId, Arc<Identity>),
         second: (ConnId, Arc<Identity>),
         now: Instant,
     ) -> Result<Room, ErrorCode> {
-        let mut room = Room::empty(code, rules, settings)?;
+        let mut room = Room::empty(code, rules, settings, rng)?;
         room.seats = [Some(Seat::new(first.0, first.1)), Some(Seat::new(second.0, second.1))];
         room.start(now);
         Ok(room)

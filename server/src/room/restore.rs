@@ -8,6 +8,8 @@ use tictactoe_protocol::{EndReason, ErrorCode, Outcome, Player, Status};
 
 use std::sync::Arc;
 
+use rand::rngs::StdRng;
+
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
 use super::{Phase, Room, Settings};
@@ -25,12 +27,13 @@ impl Room {
     pub fn restore(
         saved: LiveGame,
         settings: Settings,
+        rng: StdRng,
         age: Duration,
         now: Instant,
     ) -> Result<Room, ErrorCode> {
         let settings = Settings { turn_timeout: saved.turn_timeout, ..settings };
         let grace = settings.grace;
-        let mut room = Room::empty(saved.room, saved.rules, settings)?;
+        let mut room = Room::empty(saved.room, saved.rules, settings, rng)?;
         room.game_id = Some(saved.id);
         let mut last = None;
         for &[row, col] in &saved.moves {

@@ -54,9 +54,9 @@ pub const INVALID_TOKEN: &str =
     "this resume token is not valid (wrong, or its game is over); start a new game";
 
 /// A fresh token for a seat of room `code`: the code, then 128 random bits
-/// from the OS as 32 hex digits.
-pub fn new_token(code: &str) -> String {
-    account::new_secret(code)
+/// from the room's generator as 32 hex digits.
+pub fn new_token(code: &str, rng: &mut impl rand::RngCore) -> String {
+    account::secret_from(code, rng)
 }
 
 /// The code of the room a token belongs to, if it is long enough to have one.
@@ -219,10 +219,11 @@ mod tests {
 
     #[test]
     fn a_token_names_its_room_and_differs_each_time() {
-        let a = new_token("ROOM123456");
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(3);
+        let a = new_token("ROOM123456", &mut rng);
         assert_eq!(a.len(), 10 + 32);
         assert_eq!(token_room(&a, 10), Some("ROOM123456"));
-        assert_ne!(a, new_token("ROOM123456"));
+        assert_ne!(a, new_token("ROOM123456", &mut rng));
         assert_eq!(token_room("short", 10), None);
     }
 }

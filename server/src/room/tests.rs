@@ -8,6 +8,20 @@ use crate::store::record::GameRecord;
 use super::*;
 use tictactoe_protocol::{ClosedReason, Line, LineKind, Player, judge};
 
+/// A room's generator with a fixed seed.
+pub(super) fn seeded() -> rand::rngs::StdRng {
+    rand::SeedableRng::seed_from_u64(1)
+}
+
+/// A generator with which the house room seats the human first, or not.
+pub(super) fn house_rng(human_first: bool) -> rand::rngs::StdRng {
+    use rand::{Rng, SeedableRng};
+    (0..)
+        .map(rand::rngs::StdRng::seed_from_u64)
+        .find(|rng| rng.clone().random::<bool>() == human_first)
+        .unwrap_or_else(seeded)
+}
+
 pub(super) const A: ConnId = ConnId::new(0, 1);
 const B: ConnId = ConnId::new(0, 2);
 pub(super) const S: ConnId = ConnId::new(0, 3);
@@ -84,6 +98,7 @@ fn paired(t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
         "ROOM".into(),
         Rules::classic(3),
         settings(),
+        seeded(),
         (A, Identity::guest("a")),
         (B, Identity::guest("b")),
         t0,
@@ -232,6 +247,7 @@ fn a_game_ended_before_each_side_moved_is_aborted_and_unrated() {
                 "ROOM".into(),
                 Rules::classic(3),
                 rated.clone(),
+                seeded(),
                 (A, accounts(1)),
                 (B, accounts(2)),
                 t0,
@@ -403,6 +419,7 @@ fn disconnect_without_grace_loses_at_once() {
         "ROOM".into(),
         Rules::classic(3),
         quick,
+        seeded(),
         (A, Identity::guest("a")),
         (B, Identity::guest("b")),
         t0,
@@ -425,6 +442,7 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
         "ROOM".into(),
         Rules::classic(4),
         settings(),
+        seeded(),
         (A, Identity::guest("a")),
         None,
         Some(RequestId::Int(1)),
@@ -460,9 +478,16 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     let got = mv(&mut room, A, 0, 0, t0);
     assert!(msgs_to(&got, S).is_empty(), "a spectator who left gets nothing");
 
-    let mut waiting =
-        Room::private("W".into(), Rules::classic(3), settings(), (A, Identity::guest("a")), None, None)
-            .unwrap();
+    let mut waiting = Room::private(
+        "W".into(),
+        Rules::classic(3),
+        settings(),
+        seeded(),
+        (A, Identity::guest("a")),
+        None,
+        None,
+    )
+    .unwrap();
     waiting.disconnect(A, t0);
     assert!(waiting.is_closed());
 }
@@ -556,6 +581,7 @@ fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
             "ROOM".into(),
             Rules::classic(3),
             settings(),
+            seeded(),
             (A, Identity::guest("a")),
             None,
             None,
@@ -658,9 +684,16 @@ fn finished_games_are_recorded_and_rated_between_accounts() {
     let with_records = Settings { records: Some(book.clone()), ..settings() };
     let rules = Rules { size: 4, win: 3 };
     for (o, rated) in [(account("bob", 2), true), (Identity::guest("bob"), false)] {
-        let mut room =
-            Room::paired("ROOM".into(), rules, with_records.clone(), (A, account("ann", 1)), (B, o), t0)
-                .unwrap();
+        let mut room = Room::paired(
+            "ROOM".into(),
+            rules,
+            with_records.clone(),
+            seeded(),
+            (A, account("ann", 1)),
+            (B, o),
+            t0,
+        )
+        .unwrap();
         for (conn, r, c) in [(A, 0, 0), (B, 1, 0), (A, 0, 1), (B, 1, 1), (A, 0, 2)] {
             room.request(conn, Request::Move { row: r, col: c }, None, t0 + Duration::from_secs(3));
         }
@@ -724,8 +757,16 @@ fn a_saved_game_goes_on_after_a_restart() {
     let s = Duration::from_secs;
     let with_records = Settings { records: Some(Arc::new(RatingBook::default())), ..settings() };
     let (ann, bob) = (Identity::guest("ann"), Identity::guest("bob"));
-    let mut room =
-        Room::paired("ROOM".into(), Rules::classic(3), with_records.clone(), (A, ann), (B, bob), t0).unwrap();
+    let mut room = Room::paired(
+        "ROOM".into(),
+        Rules::classic(3),
+        with_records.clone(),
+        seeded(),
+        (A, ann),
+        (B, bob),
+        t0,
+    )
+    .unwrap();
     let got = out(&mut room);
     let (ta, tb) = (token_of(&got, A), token_of(&got, B));
     let [LiveWrite::Start(start)] = saved(&got)[..] else { panic!("{got:?}") };
@@ -755,7 +796,7 @@ fn a_saved_game_goes_on_after_a_restart() {
 
     // The restart, 100 s later by the room's clock.
     let t1 = t0 + s(100);
-    let mut room = Room::restore(game, with_records, s(8), t1).unwrap();
+    let mut room = Room::restore(game, with_records, seeded(), s(8), t1).unwrap();
     assert_eq!(room.next_deadline(), Some(t1 + GRACE));
     room.resume(B, &tb, None, t1 + s(1));
     let got = out(&mut room);
@@ -805,7 +846,8 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
         (vec![[0, 0], [1, 1]], (Some(Player::O), EndReason::Disconnect)),
         (vec![[0, 0], [1, 1], [2, 2]], (Some(Player::X), EndReason::Disconnect)),
     ] {
-        let mut room = Room::restore(game(moves), with_records.clone(), Duration::ZERO, t0).unwrap();
+        let mut room =
+            Room::restore(game(moves), with_records.clone(), seeded(), Duration::ZERO, t0).unwrap();
         room.tick(t0 + GRACE);
         let got = out(&mut room);
         let [(_, Got::Record(record))] = &got[..] else { panic!("{got:?}") };
@@ -813,7 +855,7 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
         assert!(room.is_closed());
     }
     let won = vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
-    let mut room = Room::restore(game(won.clone()), with_records, Duration::ZERO, t0).unwrap();
+    let mut room = Room::restore(game(won.clone()), with_records, seeded(), Duration::ZERO, t0).unwrap();
     let got = out(&mut room);
     let [(_, Got::Record(record))] = &got[..] else { panic!("{got:?}") };
     assert_eq!((record.winner, record.reason, record.moves.clone()), (Some(Player::X), EndReason::Line, won));

@@ -49,6 +49,17 @@ pub fn new_secret(prefix: &str) -> String {
         tracing::error!("the operating system's random generator failed: {e}");
         rand::RngCore::fill_bytes(&mut rand::rng(), &mut bits);
     }
+    hex_secret(prefix, bits)
+}
+
+/// A secret drawn from `rng` (a CSPRNG in the server), with `prefix`.
+pub fn secret_from(prefix: &str, rng: &mut impl rand::RngCore) -> String {
+    let mut bits = [0u8; 16];
+    rng.fill_bytes(&mut bits);
+    hex_secret(prefix, bits)
+}
+
+fn hex_secret(prefix: &str, bits: [u8; 16]) -> String {
     let mut out = String::with_capacity(prefix.len() + 32);
     out.push_str(prefix);
     for b in bits {

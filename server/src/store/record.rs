@@ -38,10 +38,8 @@ pub struct GameRecord {
 
 /// A fresh game id: 8 characters of `[0-9A-Za-z]` (47 bits), as short as a
 /// link should be; the store refuses a repeat.
-pub fn new_game_id() -> Arc<str> {
-    use rand::Rng;
+pub fn new_game_id(rng: &mut impl rand::Rng) -> Arc<str> {
     const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let mut rng = rand::rng();
     (0..8).map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())])).collect::<String>().into()
 }
 
