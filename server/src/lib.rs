@@ -5,19 +5,19 @@
 
 pub mod cluster;
 pub mod cmd;
-pub mod codes;
+pub(crate) mod codes;
 pub mod config;
-pub mod house;
+pub(crate) mod house;
 pub mod lobby;
 pub mod net;
 pub mod ratings;
 pub mod room;
-pub mod rules;
+pub(crate) mod rules;
 pub mod session;
-pub mod signal;
+pub(crate) mod signal;
 pub mod stats;
 pub mod store;
-pub mod text;
+pub(crate) mod text;
 
 pub use config::{Config, runtime};
 pub use stats::Stats;

@@ -7,8 +7,8 @@
 //! shell's handles, or bare ids in tests.
 
 mod players;
-pub mod presence;
-pub mod task;
+pub(crate) mod presence;
+pub(crate) mod task;
 
 pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
 

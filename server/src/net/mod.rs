@@ -2,12 +2,12 @@
 //! HTTP side of the game port (API, /metrics, /healthz, the page), the
 //! bounded queues between tasks and the per-connection rate limit.
 
-pub mod accept;
-pub mod admission;
-pub mod http;
-pub mod metrics;
+pub(crate) mod accept;
+pub(crate) mod admission;
+pub(crate) mod http;
+pub(crate) mod metrics;
 pub mod queue;
-pub mod rate;
-pub mod tls;
-pub mod web;
-pub mod ws;
+pub(crate) mod rate;
+pub(crate) mod tls;
+pub(crate) mod web;
+pub(crate) mod ws;

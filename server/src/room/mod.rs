@@ -14,7 +14,7 @@ mod games;
 mod house;
 mod restore;
 mod seats;
-pub mod task;
+pub(crate) mod task;
 
 use house::HOUSE;
 pub use house::HOUSE_NAME;

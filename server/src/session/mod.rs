@@ -6,10 +6,10 @@
 //! socket and carries the actions out.
 
 pub mod account;
-pub mod membership;
-pub mod registrations;
+pub(crate) mod membership;
+pub(crate) mod registrations;
 mod request;
-pub mod shared;
+pub(crate) mod shared;
 
 pub(crate) use request::{NO_ACCOUNTS, taken, unavailable};
 pub(crate) use shared::Shared;
