@@ -6,10 +6,13 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::tests::{Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, id as conn_id, messages};
+use super::tests::{
+    Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, id as conn_id, messages, wire_name,
+};
 use super::*;
 use crate::lobby::presence::{Presence, Status};
 use crate::room::Output;
+use tictactoe_protocol::ChallengeEndReason;
 
 /// A listed connection: its handle, queue and presence.
 struct Player {
@@ -30,9 +33,25 @@ fn guest(lobby: &mut Harness, id: u64, name: &str) -> Player {
     online(lobby, id, Identity::guest(name))
 }
 
-/// The messages a player was sent, in their wire form for reading fields.
-fn frames(p: &mut Player) -> Vec<serde_json::Value> {
-    messages(&mut p.rx).iter().map(|m| serde_json::to_value(m).unwrap()).collect()
+/// The messages a player was sent.
+fn frames(p: &mut Player) -> Vec<ServerMessage> {
+    messages(&mut p.rx)
+}
+
+/// The error code of a message, if it is an `error`.
+fn code(m: &ServerMessage) -> Option<ErrorCode> {
+    match m {
+        ServerMessage::Error { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+/// Why a `challenge_ended` ended, and its text.
+fn ended(m: &ServerMessage) -> (ChallengeEndReason, &str) {
+    match m {
+        ServerMessage::ChallengeEnded { reason, message, .. } => (*reason, message),
+        other => panic!("not challenge_ended: {other:?}"),
+    }
 }
 
 fn challenge(lobby: &mut Harness, from: &Player, name: &str, now: Instant) {
@@ -55,10 +74,10 @@ fn challenge_from(lobby: &mut Harness, from: &Player, ip: IpAddr, name: &str, no
 
 /// The id of the challenge a player was just offered.
 fn offered(p: &mut Player) -> String {
-    let f = frames(p);
-    assert_eq!(f.len(), 1, "{f:?}");
-    assert_eq!(f[0]["type"], "challenged");
-    f[0]["challenge"].as_str().unwrap().to_owned()
+    match &frames(p)[..] {
+        [ServerMessage::Challenged { challenge, .. }] => challenge.to_string(),
+        other => panic!("not one challenged: {other:?}"),
+    }
 }
 
 fn accept(lobby: &mut Harness, p: &Player, challenge: &str) -> Option<NewRoom> {
@@ -78,15 +97,15 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
     let ann = guest(&mut lobby, 2, "Ann");
     ann.presence.swap(Status::Idle, Status::Playing).unwrap();
     lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
-    let f = frames(&mut zed);
-    let names: Vec<(String, String)> = f[0]["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p["name"].as_str().unwrap().to_owned(), p["status"].as_str().unwrap().to_owned()))
-        .collect();
-    let want = [("house", "idle"), ("Ann", "playing"), ("zed", "idle")];
-    assert_eq!(names, want.map(|(n, s)| (n.to_owned(), s.to_owned())));
+    let listed = |m: &ServerMessage| match m {
+        ServerMessage::Online { players, .. } => players.clone(),
+        other => panic!("not online: {other:?}"),
+    };
+    let names: Vec<_> =
+        listed(&frames(&mut zed)[0]).into_iter().map(|p| (p.name.to_string(), p.status)).collect();
+    use tictactoe_protocol::OnlineStatus::{Idle, Playing};
+    let want = [("house", Idle), ("Ann", Playing), ("zed", Idle)];
+    assert_eq!(names, want.map(|(n, s)| (n.to_owned(), s)));
     // Renamed, then gone.
     lobby.handle(
         LobbyCmd::Online {
@@ -98,9 +117,7 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
     );
     lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, Instant::now());
     lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
-    let f = frames(&mut zed);
-    let names: Vec<_> =
-        f[0]["players"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
+    let names: Vec<_> = listed(&frames(&mut zed)[0]).into_iter().map(|p| p.name.to_string()).collect();
     assert_eq!(names, ["house", "bea"]);
 }
 
@@ -112,13 +129,13 @@ fn a_name_reaches_its_account_before_any_guest_and_ignores_case() {
     let mut bob = online(&mut lobby, 2, acct);
     let mut guest_bob = guest(&mut lobby, 3, "BOB");
     challenge(&mut lobby, &ann, "bOb", Instant::now());
-    assert_eq!(frames(&mut ann)[0]["name"], "Bob");
+    assert!(matches!(&frames(&mut ann)[0], ServerMessage::ChallengeSent { name, .. } if &**name == "Bob"));
     offered(&mut bob);
     assert!(frames(&mut guest_bob).is_empty(), "the guest under the account's name is not reached");
     challenge(&mut lobby, &ann, "nobody", Instant::now());
-    assert_eq!(frames(&mut ann)[0]["code"], "player_not_found");
+    assert_eq!(code(&frames(&mut ann)[0]), Some(ErrorCode::PlayerNotFound));
     challenge(&mut lobby, &ann, "ANN", Instant::now());
-    assert_eq!(frames(&mut ann)[0]["code"], "player_not_found", "not yourself");
+    assert_eq!(code(&frames(&mut ann)[0]), Some(ErrorCode::PlayerNotFound), "not yourself");
 }
 
 #[test]
@@ -132,7 +149,10 @@ fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
     challenge(&mut lobby, &cy, "ann", now);
     let to_bob = offered(&mut bob);
     let f = frames(&mut ann);
-    assert_eq!((f[0]["type"].as_str(), f[1]["type"].as_str()), (Some("challenge_sent"), Some("challenged")));
+    assert!(
+        matches!(&f[..], [ServerMessage::ChallengeSent { .. }, ServerMessage::Challenged { .. }]),
+        "{f:?}"
+    );
     frames(&mut cy);
     assert_eq!(ann.presence.challenges(), 2);
     let new = accept(&mut lobby, &bob, &to_bob).expect("a room");
@@ -142,11 +162,7 @@ fn accepting_drafts_the_challenger_and_ends_both_sides_other_challenges() {
     let mut members: Vec<u64> = new.members.iter().map(|m| m.id.seq()).collect();
     members.sort_unstable();
     assert_eq!(members, [1, 2]);
-    let ended = frames(&mut cy);
-    assert_eq!(
-        (ended[0]["type"].as_str(), ended[0]["reason"].as_str()),
-        (Some("challenge_ended"), Some("canceled"))
-    );
+    assert_eq!(ended(&frames(&mut cy)[0]).0, ChallengeEndReason::Canceled);
     assert_eq!(got(&mut ann.rx), ["challenge_ended".to_owned(), format!("drafted:{code}")]);
     assert_eq!(got(&mut bob.rx), [format!("entered:{code}")]);
     // Accepting it again: gone.
@@ -166,8 +182,7 @@ fn a_challenger_that_left_idle_cannot_be_drafted() {
     ann.presence.swap(Status::Idle, Status::Queued).unwrap();
     assert!(accept(&mut lobby, &bob, &id).is_none());
     assert!(got(&mut bob.rx).iter().any(|g| g == "error:challenge_not_found"));
-    let f = frames(&mut ann);
-    assert_eq!((f[0]["type"].as_str(), f[0]["reason"].as_str()), (Some("challenge_ended"), Some("canceled")));
+    assert_eq!(ended(&frames(&mut ann)[0]).0, ChallengeEndReason::Canceled);
 }
 
 #[test]
@@ -190,12 +205,13 @@ fn declines_expiry_disconnects_and_limits() {
         t0,
     );
     let f = frames(&mut ann);
-    assert_eq!(f[0]["reason"], "declined");
-    assert!(f[0]["message"].as_str().unwrap().contains("busy now"));
+    let (reason, text) = ended(&f[0]);
+    assert_eq!(reason, ChallengeEndReason::Declined);
+    assert!(text.contains("busy now"), "{text}");
     assert!(frames(&mut bob).is_empty());
     // Declined twice: not found.
     lobby.handle(LobbyCmd::Decline { conn: bob.conn.clone(), challenge: id, reason: None, id: None }, t0);
-    assert_eq!(frames(&mut bob)[0]["code"], "challenge_not_found");
+    assert_eq!(code(&frames(&mut bob)[0]), Some(ErrorCode::ChallengeNotFound));
     // Unanswered: expires at the lifetime, not before.
     challenge(&mut lobby, &ann, "bob", t0);
     offered(&mut bob);
@@ -204,8 +220,8 @@ fn declines_expiry_disconnects_and_limits() {
     assert!(lobby.tick(t0 + LIFETIME - Duration::from_millis(1)).is_empty());
     assert!(frames(&mut ann).is_empty());
     assert!(lobby.tick(t0 + LIFETIME).is_empty());
-    assert_eq!(frames(&mut ann)[0]["reason"], "expired");
-    assert_eq!(frames(&mut bob)[0]["reason"], "expired");
+    assert_eq!(ended(&frames(&mut ann)[0]).0, ChallengeEndReason::Expired);
+    assert_eq!(ended(&frames(&mut bob)[0]).0, ChallengeEndReason::Expired);
     assert_eq!((ann.presence.challenges(), bob.presence.challenges()), (0, 0));
     // At most MAX_SENT open at once.
     for _ in 0..MAX_SENT {
@@ -213,19 +229,19 @@ fn declines_expiry_disconnects_and_limits() {
     }
     challenge(&mut lobby, &ann, "bob", t0);
     let f = frames(&mut ann);
-    assert_eq!(f.last().unwrap()["code"], "busy");
+    assert_eq!(code(f.last().unwrap()), Some(ErrorCode::Busy));
     // A busy target: busy.
     let mut cy = guest(&mut lobby, 3, "cy");
     cy.presence.swap(Status::Idle, Status::Playing).unwrap();
     challenge(&mut lobby, &bob, "cy", t0);
-    assert_eq!(frames(&mut bob).last().unwrap()["code"], "busy");
+    assert_eq!(code(frames(&mut bob).last().unwrap()), Some(ErrorCode::Busy));
     assert!(frames(&mut cy).is_empty());
     // The challenger disconnects: the target hears it.
     frames(&mut bob);
     lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, t0);
     let f = frames(&mut bob);
     assert_eq!(f.len(), MAX_SENT);
-    assert!(f.iter().all(|m| m["reason"] == "canceled"));
+    assert!(f.iter().all(|m| ended(m).0 == ChallengeEndReason::Canceled));
     assert_eq!(lobby.open_challenges(), 0);
 }
 
@@ -244,15 +260,18 @@ fn engaging_in_another_game_cancels_challenges() {
     // Ann queues: what she sent ends (she can no longer be drafted).
     lobby.handle(LobbyCmd::Engaged { conn: conn_id(1), all: false }, Instant::now());
     let (a, b) = (frames(&mut ann), frames(&mut bob));
-    assert_eq!((a[0]["reason"].as_str(), b[0]["reason"].as_str()), (Some("canceled"), Some("canceled")));
-    assert!(a[0]["message"].as_str().unwrap().contains("ann is waiting for another game"), "{a:?}");
+    assert_eq!(
+        (ended(&a[0]).0, ended(&b[0]).0),
+        (ChallengeEndReason::Canceled, ChallengeEndReason::Canceled)
+    );
+    assert!(ended(&a[0]).1.contains("ann is waiting for another game"), "{a:?}");
     // A game starting ends everything.
     challenge(&mut lobby, &bob, "ann", Instant::now());
     offered(&mut ann);
     frames(&mut bob);
     lobby.handle(LobbyCmd::Engaged { conn: conn_id(1), all: true }, Instant::now());
     let b = frames(&mut bob);
-    assert!(b[0]["message"].as_str().unwrap().contains("ann started another game"), "{b:?}");
+    assert!(ended(&b[0]).1.contains("ann started another game"), "{b:?}");
 }
 
 #[test]
@@ -313,12 +332,15 @@ fn a_player_still_waiting_after_house_after_plays_the_house() {
     assert!(lobby.tick(t0 + wait).is_empty());
 }
 
-/// The code or type of the last frame a player was sent.
+/// The code (of an `error`) or the type of the last message a player was
+/// sent, and an error's text.
 fn last(p: &mut Player) -> (String, String) {
-    let f = frames(p);
-    let m = f.last().expect("a frame");
-    let code = m["code"].as_str().or(m["type"].as_str()).unwrap_or_default().to_owned();
-    (code, m["message"].as_str().unwrap_or_default().to_owned())
+    let m = frames(p).pop().expect("a message");
+    let text = match &m {
+        ServerMessage::Error { message, .. } => message.clone(),
+        _ => String::new(),
+    };
+    (wire_name(&m), text)
 }
 
 #[test]

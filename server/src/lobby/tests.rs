@@ -70,14 +70,22 @@ fn snake(debug: String) -> String {
     out
 }
 
+/// A message's type as the wire names it, or an error's code.
+pub(super) fn wire_name(msg: &ServerMessage) -> String {
+    match msg {
+        ServerMessage::Error { code, .. } => snake(format!("{code:?}")),
+        msg => snake(format!("{msg:?}")),
+    }
+}
+
 /// What a connection got since the last look, named: message types (an
 /// error by its code), signals as `entered:CODE`, `drafted:CODE`, `refused`.
 pub(super) fn got(mail: &mut Mailbox) -> Vec<String> {
     mail.borrow_mut()
         .drain(..)
         .map(|g| match g {
-            Got::Msg(ServerMessage::Error { code, .. }) => format!("error:{}", snake(format!("{code:?}"))),
-            Got::Msg(msg) => snake(format!("{msg:?}")),
+            Got::Msg(msg @ ServerMessage::Error { .. }) => format!("error:{}", wire_name(&msg)),
+            Got::Msg(msg) => wire_name(&msg),
             Got::Refused => "refused".into(),
             Got::Entered(room) => format!("entered:{room}"),
             Got::Drafted(room) => format!("drafted:{room}"),
