@@ -6,7 +6,8 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 
 use std::pin::Pin;
 
-use crate::bot::Mover;
+use crate::bot::{Mover, MoverError};
+use crate::error::Error;
 use crate::net::{Event, Link, SendError};
 use crate::session::{Start, challenge_over, fatal};
 use crate::view::View;
@@ -68,7 +69,7 @@ pub async fn run(
     games: u32,
     think: Duration,
     sizes: &Sizes,
-) -> Result<Tally, String> {
+) -> Result<Tally, Error> {
     let waiting = matches!(start, Start::Await);
     let mut idle = Some(mover);
     // The move being chosen, and the number of moves on the board it was asked for.
@@ -92,7 +93,7 @@ pub async fn run(
                     Ok(done) => done,
                     Err(why) => {
                         let _ = link.send(ClientMessage::Resign {}).await;
-                        return Err(format!("the strategy gave up: {why}"));
+                        return Err(Error::StrategyGaveUp(why));
                     }
                 };
                 idle = Some(mover);
@@ -112,7 +113,7 @@ pub async fn run(
                         send(&mut link, &mut last, request).await?;
                         continue;
                     }
-                    None => return Err(format!("the opponent did not answer the rematch after {} games; {tally}", played(&tally))),
+                    None => return Err(Error::RematchUnanswered { games: played(&tally), tally }),
                 }
             }
         };
@@ -125,16 +126,16 @@ pub async fn run(
             }
 
             Event::Resumed => continue,
-            Event::Closed(why) => return Err(why),
+            Event::Closed(why) => return Err(Error::Closed(why)),
         };
         if let Some(why) = fatal(&msg, start, &link.limits) {
-            return Err(why);
+            return Err(Error::Refused(why));
         }
         let in_game = view.you.is_some() && view.over.is_none();
         if let Some(why) =
             matches!(start, Start::Challenge(..)).then(|| challenge_over(&msg, in_game)).flatten()
         {
-            return Err(format!("{why}; {tally}"));
+            return Err(Error::ChallengeOver { why, tally });
         }
         view.apply(&msg);
         match &msg {
@@ -191,10 +192,7 @@ pub async fn run(
                     (Start::Await, _) => {}
                     (_, Some(request)) => send(&mut link, &mut last, request).await?,
                     (_, None) => {
-                        return Err(format!(
-                            "the opponent left the private room after {} games; {tally}",
-                            played(&tally)
-                        ));
+                        return Err(Error::OpponentLeft { games: played(&tally), tally });
                     }
                 }
                 continue;
@@ -232,7 +230,7 @@ fn again(start: &Start) -> Option<ClientMessage> {
 }
 
 /// A move being chosen off the client's task.
-type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), String>>>>;
+type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), MoverError>>>>;
 
 /// Starts choosing a move for the position in `view`.
 fn think_about(mover: Mover, view: &View, think: Duration) -> (Thinking, usize) {
@@ -242,7 +240,7 @@ fn think_about(mover: Mover, view: &View, think: Duration) -> (Thinking, usize) 
 /// Completes when the move being chosen is ready (never, while none is).
 async fn think_done(
     thinking: &mut Option<(Thinking, usize)>,
-) -> Result<(Mover, (usize, usize), usize), String> {
+) -> Result<(Mover, (usize, usize), usize), MoverError> {
     let Some((future, asked_at)) = thinking.as_mut() else {
         return std::future::pending().await;
     };
@@ -259,11 +257,11 @@ async fn send(
     link: &mut Link,
     last: &mut Option<ClientMessage>,
     request: ClientMessage,
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     *last = Some(request.clone());
     match link.send(request).await {
         Ok(()) | Err(SendError::NotConnected) => Ok(()),
-        Err(SendError::Lost(why)) => Err(why),
+        Err(lost) => Err(lost),
     }
 }
 

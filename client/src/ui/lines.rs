@@ -7,6 +7,7 @@ use tictactoe_protocol::{ClientMessage, Player, ServerMessage};
 
 use super::board::{render, status};
 use super::input::{cell_name, parse_cell};
+use crate::error::Error;
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
 use crate::say::{clean, refusal};
 use crate::session::{Start, challenge_over, fatal};
@@ -27,7 +28,7 @@ enum Awaiting {
 
 /// Runs a game (or a watch) in line mode until it ends; `start` is what was
 /// asked for (a challenge not accepted ends it).
-pub async fn run(mut link: Link, start: &Start) -> Result<(), String> {
+pub async fn run(mut link: Link, start: &Start) -> Result<(), Error> {
     let watch = matches!(start, Start::Watch(_));
     let challenging = matches!(start, Start::Challenge(..));
     let mut view = View::default();
@@ -38,10 +39,10 @@ pub async fn run(mut link: Link, start: &Start) -> Result<(), String> {
             event = link.next() => match event {
                 Event::Msg(msg) => {
                     if let Some(why) = fatal(&msg, start, &link.limits) {
-                        return Err(why);
+                        return Err(Error::Refused(why));
                     }
                     if let Some(why) = challenging.then(|| challenge_over(&msg, view.you.is_some())).flatten() {
-                        return Err(why);
+                        return Err(Error::Refused(why));
                     }
                     view.apply(&msg);
                     awaiting = show(&view, &msg, awaiting, watch, &link);
@@ -56,14 +57,14 @@ pub async fn run(mut link: Link, start: &Start) -> Result<(), String> {
                     println!("Reconnected; the game goes on.")
                 }
                 Event::Resumed => println!("Reconnected."),
-                Event::Closed(why) => return if view.over.is_some() { Ok(()) } else { Err(why) },
+                Event::Closed(why) => return if view.over.is_some() { Ok(()) } else { Err(Error::Closed(why)) },
             },
             line = stdin.next_line(), if awaiting != Awaiting::Nothing => {
                 let Ok(Some(line)) = line else {
                     let _ = link.send(ClientMessage::Leave {}).await;
                     // Leaving a game in progress resigns it: say so, and fail.
                     if !watch && view.you.is_some() && view.over.is_none() && view.game.turn().is_some() {
-                        return Err("the input ended mid-game, so the game was left (a resignation)".into());
+                        return Err(Error::InputEnded);
                     }
                     return Ok(());
                 };

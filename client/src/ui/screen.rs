@@ -13,18 +13,30 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, ServerMessage};
 
 use super::board::{Window, cell_width, render_window, status, status_parts};
 use super::input::{column_name, parse_cell};
+use crate::error::Error;
 use crate::net::{Event, Link, NOT_CONNECTED, SendError};
 use crate::say::clean;
 use crate::session::{self, Rules, Start, challenge_over, fatal};
 use crate::view::{Connection, View};
+
+/// Why the terminal cannot be used full-screen.
+#[derive(Debug, thiserror::Error)]
+pub enum TerminalError {
+    /// Raw mode could not be set.
+    #[error("cannot use the terminal: {0}")]
+    Raw(std::io::Error),
+    /// SIGTERM or SIGHUP cannot be caught (to restore the terminal).
+    #[error("cannot watch signals: {0}")]
+    Signals(std::io::Error),
+}
 
 /// Raw mode and the alternate screen while alive; restored on drop, also on
 /// errors and panics.
 struct TerminalGuard;
 
 impl TerminalGuard {
-    fn new() -> Result<Self, String> {
-        terminal::enable_raw_mode().map_err(|e| format!("cannot use the terminal: {e}"))?;
+    fn new() -> Result<Self, TerminalError> {
+        terminal::enable_raw_mode().map_err(TerminalError::Raw)?;
         let _ = execute!(stdout(), terminal::EnterAlternateScreen, cursor::Hide);
         Ok(TerminalGuard)
     }
@@ -87,7 +99,7 @@ enum Action {
 /// for. With `resumed`, the link is taking back a seat kept from an earlier
 /// run; if that game is over, `start` is asked for instead. A challenge
 /// waits for its answer first, and ends the session if it is not accepted.
-pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Result<Option<String>, String> {
+pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Result<Option<String>, Error> {
     let watch = matches!(start, Start::Watch(_));
     let challenging = matches!(start, Start::Challenge(..));
     let fallback = resumed.then(|| start.clone());
@@ -110,8 +122,8 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
         s.view.note = "taking back your seat in the game you were playing…".into();
     }
     // SIGTERM and SIGHUP end the session like `q`: the terminal is restored.
-    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot watch signals: {e}"))?;
-    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot watch signals: {e}"))?;
+    let mut term = signal(SignalKind::terminate()).map_err(TerminalError::Signals)?;
+    let mut hangup = signal(SignalKind::hangup()).map_err(TerminalError::Signals)?;
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     loop {
         let connection = match (s.lost, link.reconnecting()) {
@@ -127,10 +139,10 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
             event = link.next(), if !s.lost => match event {
                 Event::Msg(msg) => {
                     if let Some(why) = fatal(&msg, start, &link.limits) {
-                        return Err(why);
+                        return Err(Error::Refused(why));
                     }
                     if let Some(why) = challenging.then(|| challenge_over(&msg, s.view.you.is_some())).flatten() {
-                        return Err(why);
+                        return Err(Error::Refused(why));
                     }
                     let mut took_back = false;
                     if let Some(start) = s.fallback.take() {
@@ -169,7 +181,7 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
                         return Ok(s.view.result_line());
                     }
                     if s.watch || s.view.you.is_none() {
-                        return Err(why);
+                        return Err(Error::Closed(why));
                     }
                     // Mid-game: say what became of the game, and stay for `n` or `q`.
                     s.view.seat_lost(&why);
@@ -324,14 +336,14 @@ impl Screen {
 
     /// Whether a request went out; while reconnecting it did not, and the
     /// player is told so. A connection gone for good ends the session.
-    fn sent(&mut self, result: Result<(), SendError>) -> Result<bool, String> {
+    fn sent(&mut self, result: Result<(), SendError>) -> Result<bool, SendError> {
         match result {
             Ok(()) => Ok(true),
             Err(SendError::NotConnected) => {
                 self.view.note = NOT_CONNECTED.into();
                 Ok(false)
             }
-            Err(SendError::Lost(why)) => Err(why),
+            Err(lost) => Err(lost),
         }
     }
 
@@ -427,7 +439,7 @@ impl Screen {
                     parse_cell(&std::mem::take(&mut self.typed), n)
                 };
                 match target {
-                    Err(e) => self.view.note = e,
+                    Err(e) => self.view.note = e.to_string(),
                     Ok(_) if self.watch => self.view.note = "you are watching: only the players move".into(),
                     Ok(_) if self.view.over.is_some() => {
                         self.view.note =
