@@ -46,7 +46,7 @@ impl Link {
     /// server: this program as it was started, so that it works where `ttt`
     /// is not on `PATH`.
     pub fn join_command(&self, room: &str) -> String {
-        format!("{} play --join {} --server {}", crate::say::invoked_as(), crate::say::clean(room), self.url)
+        join_command(&self.url, room)
     }
 
     /// When the grace period of a connection being re-established ends;
@@ -142,6 +142,12 @@ impl Link {
             }
         }
     }
+}
+
+/// The command a friend runs to take the free seat of `room` on the server
+/// at `url` (see [`Link::join_command`]).
+pub fn join_command(url: &str, room: &str) -> String {
+    format!("{} play --join {} --server {url}", crate::say::invoked_as(), crate::say::clean(room))
 }
 
 /// A new connection to `url` with `frames` sent on it, if it worked.
