@@ -42,13 +42,6 @@ impl Link {
         Ok(Link { url: url.to_owned(), ws, limits, machine, keep: None })
     }
 
-    /// The command a friend runs to take the free seat of `room` on this
-    /// server: this program as it was started, so that it works where `ttt`
-    /// is not on `PATH`.
-    pub fn join_command(&self, room: &str) -> String {
-        join_command(&self.url, room)
-    }
-
     /// When the grace period of a connection being re-established ends;
     /// `None` while connected.
     pub fn reconnecting(&self) -> Option<Instant> {
@@ -145,7 +138,8 @@ impl Link {
 }
 
 /// The command a friend runs to take the free seat of `room` on the server
-/// at `url` (see [`Link::join_command`]).
+/// at `url`: this program as it was started, so that it works where `ttt`
+/// is not on `PATH`.
 pub fn join_command(url: &str, room: &str) -> String {
     format!("{} play --join {} --server {url}", crate::say::invoked_as(), crate::say::clean(room))
 }
