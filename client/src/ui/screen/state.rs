@@ -13,24 +13,28 @@ use crate::net::{Event, NOT_CONNECTED, SendError};
 use crate::session::{self, Rules, Start, challenge_over, fatal};
 use crate::view::{Connection, View};
 
-/// Screen state besides the game: cursor, typed text.
+/// The full-screen session: the game, the cursor, typed text, and what the next key answers.
 pub(super) struct Screen {
+    /// The game as the player sees it, and the note under the board.
     pub(super) view: View,
+    /// The cell under the cursor.
     pub(super) cursor: (usize, usize),
+    /// A cell being typed (`b2`).
     pub(super) typed: String,
+    /// Watching, not playing.
     pub(super) watch: bool,
     /// Challenging: the session ends if the challenge is not accepted.
     challenging: bool,
     /// What was asked for.
     start: Start,
     /// Leaving was asked for mid-game: the next `y` (or a second Ctrl-C) resigns.
-    pub(super) confirming: bool,
+    confirming: bool,
     /// Ctrl-R asked to resign and stay: the next `y` resigns.
-    pub(super) resigning: bool,
+    resigning: bool,
     /// The connection is gone for good: only `n` (a new connection) or `q`.
     pub(super) lost: bool,
     /// Taking back a seat kept on disk: what to ask for if it is gone.
-    pub(super) fallback: Option<Start>,
+    fallback: Option<Start>,
     /// The part of the board on screen, for boards bigger than the terminal.
     pub(super) window: Window,
     /// It was our turn at the last draw (the cue is given once per turn).
