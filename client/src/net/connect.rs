@@ -129,3 +129,37 @@ pub async fn open(url: &str) -> Result<(Ws, Limits), ConnectError> {
         _ => Err(ConnectError::Hungup { url: url_owned() }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn what_cannot_connect_says_what_it_always_said() {
+        let said = |e: Result<(Ws, Limits), ConnectError>| e.err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            said(open("http://example.invalid").await),
+            "\"http://example.invalid\" is not a server URL; use ws://HOST:PORT or wss://HOST:PORT"
+        );
+        let url = || "ws://h:1".to_owned();
+        assert_eq!(ConnectError::Silent { url: url() }.to_string(), "ws://h:1 did not greet us within 10 s");
+        assert_eq!(
+            ConnectError::NoWelcome { url: url() }.to_string(),
+            "ws://h:1 is not a tictactoe server (no welcome)"
+        );
+        assert_eq!(
+            ConnectError::Hungup { url: url() }.to_string(),
+            "ws://h:1 closed the connection before greeting"
+        );
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let reason = refused.to_string();
+        assert_eq!(
+            ConnectError::Unreachable { url: url(), error: refused }.to_string(),
+            format!("cannot reach the server at ws://h:1: {reason} (is ttt-server running?)")
+        );
+        assert_eq!(
+            ConnectError::NotAServer { url: url(), status: StatusCode::NOT_FOUND }.to_string(),
+            "ws://h:1 is not a tictactoe server (HTTP 404 Not Found)"
+        );
+    }
+}
