@@ -4,7 +4,7 @@
 //! (bots in CI).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -19,7 +19,40 @@ pub struct Saved {
     pub bot: bool,
 }
 
-fn dir() -> Result<PathBuf, String> {
+/// Why an account could not be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountsError {
+    /// Neither `HOME` nor `TTT_CONFIG_DIR` says where the config lives.
+    #[error("no config directory: set HOME or TTT_CONFIG_DIR")]
+    NoHome,
+    /// The accounts file has no directory to live in.
+    #[error("no config directory")]
+    NoDirectory,
+    /// The directory could not be made.
+    #[error("cannot create {}: {error}", path.display())]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The file could not be written.
+    #[error("cannot write {}: {error}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+impl From<AccountsError> for String {
+    fn from(e: AccountsError) -> String {
+        e.to_string()
+    }
+}
+
+fn dir() -> Result<PathBuf, AccountsError> {
     if let Some(d) = std::env::var_os("TTT_CONFIG_DIR") {
         return Ok(PathBuf::from(d));
     }
@@ -28,7 +61,7 @@ fn dir() -> Result<PathBuf, String> {
     }
     std::env::var_os("HOME")
         .map(|h| PathBuf::from(h).join(".config").join("ttt"))
-        .ok_or_else(|| "no config directory: set HOME or TTT_CONFIG_DIR".to_owned())
+        .ok_or(AccountsError::NoHome)
 }
 
 /// A server's URL as a file name: every character that is not a letter or
@@ -38,7 +71,7 @@ pub fn server_key(server: &str) -> String {
 }
 
 /// The file of `server`'s accounts.
-pub fn file(server: &str) -> Result<PathBuf, String> {
+pub fn file(server: &str) -> Result<PathBuf, AccountsError> {
     Ok(dir()?.join("accounts").join(format!("{}.json", server_key(server))))
 }
 
@@ -65,10 +98,11 @@ pub fn load(server: &str) -> Vec<Saved> {
 
 /// Saves `account` for `server` (replacing one of the same name), in a file
 /// only the user can read.
-pub fn save(server: &str, account: &Saved) -> Result<PathBuf, String> {
+pub fn save(server: &str, account: &Saved) -> Result<PathBuf, AccountsError> {
     let path = file(server)?;
-    let parent = path.parent().ok_or("no config directory")?;
-    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let parent = path.parent().ok_or(AccountsError::NoDirectory)?;
+    std::fs::create_dir_all(parent)
+        .map_err(|error| AccountsError::Create { path: parent.to_owned(), error })?;
     let mut all = load(server);
     all.retain(|a| a.name.to_lowercase() != account.name.to_lowercase());
     all.push(account.clone());
@@ -78,12 +112,16 @@ pub fn save(server: &str, account: &Saved) -> Result<PathBuf, String> {
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options.open(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let mut f = options.open(&tmp).map_err(|error| write_error(&tmp, error))?;
     f.write_all(format!("{doc:#}\n").as_bytes())
         .and_then(|()| f.sync_all())
-        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        .map_err(|error| write_error(&tmp, error))?;
+    std::fs::rename(&tmp, &path).map_err(|error| write_error(&path, error))?;
     Ok(path)
+}
+
+fn write_error(path: &Path, error: std::io::Error) -> AccountsError {
+    AccountsError::Write { path: path.to_owned(), error }
 }
 
 /// The token to sign in as `name` on `server`: `TTT_TOKEN` if set, else the

@@ -2,7 +2,43 @@
 
 use clap::Args;
 use std::io::Read;
-use tictactoe_protocol::{JudgeError, judge};
+use tictactoe_protocol::{JudgeError, MoveError, judge};
+
+/// Why a move list got no verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeCmdError {
+    /// Stdin could not be read.
+    #[error("cannot read the moves from stdin: {0}")]
+    Stdin(std::io::Error),
+    /// The text is not a JSON list of pairs of integers.
+    #[error("moves must be a JSON array of [row, col] pairs of integers: {0}")]
+    NotJson(serde_json::Error),
+    /// A move with a negative coordinate.
+    #[error("move {index} [{row}, {col}] is illegal: the cell is outside the board")]
+    Negative {
+        /// The move's 0-based index.
+        index: usize,
+        /// Its row as given.
+        row: i64,
+        /// Its column as given.
+        col: i64,
+    },
+    /// A move the game refuses.
+    #[error("move {index} [{row}, {col}] is illegal: {reason}")]
+    Illegal {
+        /// The move's 0-based index.
+        index: usize,
+        /// Its row.
+        row: usize,
+        /// Its column.
+        col: usize,
+        /// Why the game refuses it.
+        reason: MoveError,
+    },
+    /// The board or win length itself is refused.
+    #[error(transparent)]
+    Judge(JudgeError),
+}
 
 /// Arguments of `ttt judge`.
 #[derive(Args)]
@@ -19,14 +55,12 @@ pub struct JudgeArgs {
 
 /// Reads the move list, judges it and prints the verdict; `Err` is the one-line
 /// message for stderr.
-pub fn run(args: &JudgeArgs) -> Result<(), String> {
+pub fn run(args: &JudgeArgs) -> Result<(), JudgeCmdError> {
     let text = match &args.moves {
         Some(text) => text.clone(),
         None => {
             let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read the moves from stdin: {e}"))?;
+            std::io::stdin().read_to_string(&mut text).map_err(JudgeCmdError::Stdin)?;
             text
         }
     };
@@ -36,25 +70,24 @@ pub fn run(args: &JudgeArgs) -> Result<(), String> {
 
 /// Parses `text` and judges it: the printed verdict, or a message that names
 /// the offending move's 0-based index where there is one.
-fn verdict(size: usize, win: usize, text: &str) -> Result<String, String> {
-    let raw: Vec<[i64; 2]> = serde_json::from_str(text)
-        .map_err(|e| format!("moves must be a JSON array of [row, col] pairs of integers: {e}"))?;
+fn verdict(size: usize, win: usize, text: &str) -> Result<String, JudgeCmdError> {
+    let raw: Vec<[i64; 2]> = serde_json::from_str(text).map_err(JudgeCmdError::NotJson)?;
     let mut moves = Vec::with_capacity(raw.len());
     for (index, [row, col]) in raw.into_iter().enumerate() {
         match (usize::try_from(row), usize::try_from(col)) {
             (Ok(r), Ok(c)) => moves.push([r, c]),
             _ => {
-                return Err(format!("move {index} [{row}, {col}] is illegal: the cell is outside the board"));
+                return Err(JudgeCmdError::Negative { index, row, col });
             }
         }
     }
     match judge(size, win, &moves) {
         Ok(v) => Ok(v.to_string()),
         Err(JudgeError::IllegalMove { index, reason }) => {
-            let [r, c] = moves[index];
-            Err(format!("move {index} [{r}, {c}] is illegal: {reason}"))
+            let [row, col] = moves[index];
+            Err(JudgeCmdError::Illegal { index, row, col, reason })
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(JudgeCmdError::Judge(e)),
     }
 }
 
@@ -66,11 +99,11 @@ mod tests {
     fn prints_verdicts_and_names_bad_moves() {
         assert_eq!(verdict(3, 3, "[[0,0],[1,0],[0,1],[1,1],[0,2]]").unwrap(), "A");
         assert_eq!(verdict(3, 3, " [] ").unwrap(), "Pending");
-        let err = verdict(3, 3, "[[0,0],[0,0]]").unwrap_err();
+        let err = verdict(3, 3, "[[0,0],[0,0]]").unwrap_err().to_string();
         assert!(err.contains("move 1") && err.contains("taken"), "{err}");
-        let err = verdict(3, 3, "[[0,0],[-1,2]]").unwrap_err();
+        let err = verdict(3, 3, "[[0,0],[-1,2]]").unwrap_err().to_string();
         assert!(err.contains("move 1") && err.contains("outside"), "{err}");
-        assert!(verdict(3, 3, "[[0]]").unwrap_err().contains("JSON"));
-        assert!(verdict(0, 0, "[]").unwrap_err().contains("size 0"));
+        assert!(verdict(3, 3, "[[0]]").unwrap_err().to_string().contains("JSON"));
+        assert!(verdict(0, 0, "[]").unwrap_err().to_string().contains("size 0"));
     }
 }

@@ -4,6 +4,7 @@ mod accounts;
 mod api;
 mod bot;
 mod bot_cmd;
+mod error;
 mod judge_cmd;
 mod net;
 mod records_cmd;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use error::Error;
 use session::{Rules, Start};
 
 /// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
@@ -44,7 +46,7 @@ struct ServerArg {
 
 impl ServerArg {
     /// The server URL, once the CA of `--ca-cert` (if any) is trusted.
-    fn url(&self) -> Result<&str, String> {
+    fn url(&self) -> Result<&str, net::CaError> {
         if let Some(path) = &self.ca_cert {
             net::trust_ca(path)?;
         }
@@ -80,7 +82,7 @@ struct GameArgs {
 
 impl GameArgs {
     /// Refuses, in words, a win length that does not fit the board.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), say::BadWin> {
         self.rules().check()
     }
 
@@ -259,20 +261,25 @@ enum Command {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: Result<(), String> = async {
+    let result: Result<(), Error> = async {
         match cli.command {
-            Command::Judge(args) => judge_cmd::run(&args),
-            Command::Register { server, name, bot } => records_cmd::register(server.url()?, &name, bot).await,
+            Command::Judge(args) => Ok(judge_cmd::run(&args)?),
+            Command::Register { server, name, bot } => {
+                records_cmd::register(server.url()?, &name, bot).await.map_err(Error::Records)
+            }
             Command::History { server, name, limit } => {
-                records_cmd::history(server.url()?, name, limit).await
+                records_cmd::history(server.url()?, name, limit).await.map_err(Error::Records)
             }
             Command::Replay { server, game_id, delay } => {
-                records_cmd::replay(server.url()?, &game_id, delay.map(Duration::from_millis)).await
+                let delay = delay.map(Duration::from_millis);
+                records_cmd::replay(server.url()?, &game_id, delay).await.map_err(Error::Records)
             }
             Command::Top { server, size, win, limit } => {
-                records_cmd::top(server.url()?, size, win, limit).await
+                records_cmd::top(server.url()?, size, win, limit).await.map_err(Error::Records)
             }
-            Command::Profile { server, name } => records_cmd::profile(server.url()?, name).await,
+            Command::Profile { server, name } => {
+                records_cmd::profile(server.url()?, name).await.map_err(Error::Records)
+            }
             Command::Play { server, name, game } => {
                 let url = server.url()?;
                 game.check()?;
@@ -285,10 +292,7 @@ async fn main() -> ExitCode {
                 rules.check()?;
                 let name = player_name(url, name);
                 if player.to_lowercase() == name.to_lowercase() {
-                    return Err(format!(
-                        "you are {name}: challenge someone else ({} who lists who is online)",
-                        say::invoked_as()
-                    ));
+                    return Err(Error::ChallengingYourself { name, ttt: say::invoked_as() });
                 }
                 play(url, &name, &Start::Challenge(player, rules)).await
             }
@@ -310,7 +314,7 @@ async fn main() -> ExitCode {
                 let mover = match engine {
                     Some(cmd) => bot::Mover::Engine(Box::new(bot::engine::Engine::spawn(&cmd).await?)),
                     None => bot::Mover::Local(
-                        bot::by_name(&strategy).ok_or_else(|| format!("unknown strategy {strategy}"))?,
+                        bot::by_name(&strategy).ok_or_else(|| Error::UnknownStrategy(strategy.clone()))?,
                     ),
                 };
                 game.check()?;
@@ -330,7 +334,7 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             // Errors may quote the server or another player: never raw control characters.
-            eprintln!("ttt: {}", say::clean(&message));
+            eprintln!("ttt: {}", say::clean(&message.to_string()));
             ExitCode::FAILURE
         }
     }
@@ -342,7 +346,7 @@ fn player_name(url: &str, name: Option<String>) -> String {
     name.or_else(|| accounts::default_player(url)).unwrap_or_else(|| "player".to_owned())
 }
 
-async fn play(url: &str, name: &str, start: &Start) -> Result<(), String> {
+async fn play(url: &str, name: &str, start: &Start) -> Result<(), Error> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
@@ -368,7 +372,7 @@ async fn run_bot(
     think: Duration,
     start: &Start,
     sizes: bot_cmd::Sizes,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let link = session::open(url, name, start).await?;
     if matches!(start, Start::Await) {
         eprintln!("ttt bot: {name} is waiting for challenges ({sizes})");

@@ -32,24 +32,41 @@ fn board(size: usize) -> String {
     format!("{size}×{size}")
 }
 
+/// Why a win length does not fit a board.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadWin {
+    /// A board of 3 or less is only won by a whole line.
+    #[error(
+        "a {} board is only won by {n} in a row (a whole line): leave out --win, or choose a bigger --size",
+        board(*n)
+    )]
+    WholeLineOnly {
+        /// The board's size.
+        n: usize,
+    },
+    /// The win length is outside `least..=n`.
+    #[error(
+        "--win {win} does not fit a {} board: choose {least} to {n} in a row, or leave out --win for a whole line",
+        board(*n)
+    )]
+    OutOfRange {
+        /// The board's size.
+        n: usize,
+        /// The win length asked for.
+        win: usize,
+        /// The shortest win length the board takes.
+        least: usize,
+    },
+}
+
 /// Why a win length does not fit an `n`×`n` board, or `None` when it does
 /// (from `min(3, n)` up to `n` in a row).
-pub fn bad_win(n: usize, win: usize) -> Option<String> {
+pub fn bad_win(n: usize, win: usize) -> Option<BadWin> {
     let least = n.min(3);
     if (least..=n).contains(&win) {
         return None;
     }
-    Some(if least == n {
-        format!(
-            "a {} board is only won by {n} in a row (a whole line): leave out --win, or choose a bigger --size",
-            board(n)
-        )
-    } else {
-        format!(
-            "--win {win} does not fit a {} board: choose {least} to {n} in a row, or leave out --win for a whole line",
-            board(n)
-        )
-    })
+    Some(if least == n { BadWin::WholeLineOnly { n } } else { BadWin::OutOfRange { n, win, least } })
 }
 
 /// A refusal from the server in a person's words: `message` is the server's
@@ -73,6 +90,7 @@ pub fn refusal(code: ErrorCode, message: &str, start: Option<&Start>, limits: Op
         },
         ErrorCode::InvalidWin => rules
             .and_then(|r| bad_win(r.size, r.win.unwrap_or(r.size)))
+            .map(|why| why.to_string())
             .unwrap_or_else(|| "that win length does not fit the board: choose from 3 up to the board's size in a row, or leave out --win".to_owned()),
         ErrorCode::PlayerNotFound => match start {
             Some(Start::Challenge(name, _)) => {

@@ -2,7 +2,18 @@
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, Limits, Player, ServerMessage};
 
-use crate::net::Link;
+use crate::net::{ConnectError, Link, SendError};
+
+/// Why a session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// No connection was made.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    /// The first requests could not be sent.
+    #[error(transparent)]
+    Send(#[from] SendError),
+}
 
 /// The board a game is asked for: its size, and the win length (the server's
 /// default, a whole line, when `None`).
@@ -23,7 +34,7 @@ impl Rules {
 
     /// Refuses, in words, a win length that does not fit the board (the
     /// server would refuse it too, after connecting).
-    pub fn check(self) -> Result<(), String> {
+    pub fn check(self) -> Result<(), crate::say::BadWin> {
         match self.win.and_then(|win| crate::say::bad_win(self.size, win)) {
             Some(why) => Err(why),
             None => Ok(()),
@@ -57,7 +68,7 @@ pub enum Start {
 }
 
 /// Connects to `url` as `name` and sends the request that `start` asks for.
-pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, String> {
+pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, OpenError> {
     let mut link = Link::connect(url).await?;
     // Signed in when this name has an account saved for this server (or
     // TTT_TOKEN is set); a guest otherwise.
@@ -97,7 +108,7 @@ pub fn request(start: &Start) -> Option<ClientMessage> {
 /// Like [`open`] for a player whose seats are kept on disk: a seat kept
 /// under this name from a game this client did not see end (a crash, a
 /// kill) is asked back first (`true`); otherwise `start` is sent.
-pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bool), String> {
+pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bool), OpenError> {
     let Some(seats) = crate::seats::Seats::for_player(url, name) else {
         return Ok((open(url, name, start).await?, false));
     };

@@ -20,6 +20,79 @@ const ATTEMPTS: usize = 3;
 /// How long a new engine is watched for failing at once (a typo, a missing file).
 const START_CHECK: Duration = Duration::from_millis(100);
 
+/// Why an engine cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The command could not be started.
+    #[error("cannot start engine {command:?}: {error}")]
+    Start {
+        /// The command line.
+        command: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The command ended at once (a typo, a missing file).
+    #[error("engine {command:?} exited at start ({status})")]
+    ExitedAtStart {
+        /// The command line.
+        command: String,
+        /// How it ended.
+        status: std::process::ExitStatus,
+    },
+    /// The process was started without a pipe to its stdin.
+    #[error("engine has no stdin")]
+    NoStdin,
+    /// The process was started without a pipe from its stdout.
+    #[error("engine has no stdout")]
+    NoStdout,
+    /// Writing to the engine failed.
+    #[error("engine stopped reading: {0}")]
+    StoppedReading(std::io::Error),
+    /// No answer within the time to think.
+    #[error("engine did not answer within {} ms (--think-ms)", within.as_millis())]
+    TooSlow {
+        /// The time it had.
+        within: Duration,
+    },
+    /// The engine's stdout ended.
+    #[error("engine exited")]
+    Exited,
+    /// Reading from the engine failed.
+    #[error("cannot read the engine: {0}")]
+    Unreadable(std::io::Error),
+    /// Every attempt got an unusable answer.
+    #[error("engine answered badly {ATTEMPTS} times; last: {last}")]
+    BadAnswers {
+        /// What was wrong with the last.
+        last: BadAnswer,
+    },
+}
+
+/// What is wrong with an engine's answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadAnswer {
+    /// The cell already has a mark.
+    #[error("cell {row} {col} is taken")]
+    Taken {
+        /// Its row.
+        row: usize,
+        /// Its column.
+        col: usize,
+    },
+    /// Two numbers, but not on the board.
+    #[error("{answer:?} is off the board")]
+    OffBoard {
+        /// The answer.
+        answer: String,
+    },
+    /// Not two numbers.
+    #[error("{answer:?} is not \"ROW COL\"")]
+    NotRowCol {
+        /// The answer.
+        answer: String,
+    },
+}
+
 /// A running engine process, driven without blocking the client: it keeps
 /// answering the server's pings while the engine thinks.
 #[derive(Debug)]
@@ -31,45 +104,45 @@ pub struct Engine {
 
 impl Engine {
     /// Starts `command` through `sh -c`, so it may carry arguments.
-    pub async fn spawn(command: &str) -> Result<Engine, String> {
+    pub async fn spawn(command: &str) -> Result<Engine, EngineError> {
         let mut child = Command::new("sh")
             .args(["-c", command])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("cannot start engine {command:?}: {e}"))?;
+            .map_err(|error| EngineError::Start { command: command.to_owned(), error })?;
         // A command that fails at once is reported now, not when the first move is due.
         tokio::time::sleep(START_CHECK).await;
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("engine {command:?} exited at start ({status})"));
+            return Err(EngineError::ExitedAtStart { command: command.to_owned(), status });
         }
-        let stdin = child.stdin.take().ok_or("engine has no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("engine has no stdout")?);
+        let stdin = child.stdin.take().ok_or(EngineError::NoStdin)?;
+        let stdout = BufReader::new(child.stdout.take().ok_or(EngineError::NoStdout)?);
         Ok(Engine { child, stdin, stdout })
     }
 
-    async fn say(&mut self, line: &str) -> Result<(), String> {
+    async fn say(&mut self, line: &str) -> Result<(), EngineError> {
         let mut bytes = line.as_bytes().to_vec();
         bytes.push(b'\n');
         let written = self.stdin.write_all(&bytes).await;
-        written.and(self.stdin.flush().await).map_err(|e| format!("engine stopped reading: {e}"))
+        written.and(self.stdin.flush().await).map_err(EngineError::StoppedReading)
     }
 
-    async fn hear(&mut self, within: Duration) -> Result<String, String> {
+    async fn hear(&mut self, within: Duration) -> Result<String, EngineError> {
         let mut line = String::new();
         match tokio::time::timeout(within, self.stdout.read_line(&mut line)).await {
-            Err(_) => Err(format!("engine did not answer within {} ms (--think-ms)", within.as_millis())),
-            Ok(Ok(0)) => Err("engine exited".into()),
+            Err(_) => Err(EngineError::TooSlow { within }),
+            Ok(Ok(0)) => Err(EngineError::Exited),
             Ok(Ok(_)) => Ok(line.trim().to_owned()),
-            Ok(Err(e)) => Err(format!("cannot read the engine: {e}")),
+            Ok(Err(e)) => Err(EngineError::Unreadable(e)),
         }
     }
 
     /// Asks for a move in `game`, allowing `think` per answer.
-    pub async fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), String> {
+    pub async fn choose(&mut self, game: &Game, think: Duration) -> Result<(usize, usize), EngineError> {
         let position = position_line(game);
-        let mut last = String::new();
+        let mut last = None;
         for _ in 0..ATTEMPTS {
             self.say(&position).await?;
             let answer = self.hear(think).await?;
@@ -77,11 +150,12 @@ impl Engine {
                 Ok(cell) => return Ok(cell),
                 Err(why) => {
                     self.say(&format!("error {why}")).await?;
-                    last = why;
+                    last = Some(why);
                 }
             }
         }
-        Err(format!("engine answered badly {ATTEMPTS} times; last: {last}"))
+        let last = last.unwrap_or(BadAnswer::NotRowCol { answer: String::new() });
+        Err(EngineError::BadAnswers { last })
     }
 
     /// Tells the engine the session is over and waits briefly for it to exit
@@ -99,18 +173,18 @@ pub fn position_line(game: &Game) -> String {
 }
 
 /// Reads an engine's answer: two 0-based numbers naming an empty cell.
-pub fn parse_answer(answer: &str, game: &Game) -> Result<(usize, usize), String> {
+pub fn parse_answer(answer: &str, game: &Game) -> Result<(usize, usize), BadAnswer> {
     let mut parts = answer.split_whitespace().map(str::parse::<usize>);
     match (parts.next(), parts.next(), parts.next()) {
         (Some(Ok(r)), Some(Ok(c)), None) if r < game.size() && c < game.size() => {
             if game.is_occupied(r, c) {
-                Err(format!("cell {r} {c} is taken"))
+                Err(BadAnswer::Taken { row: r, col: c })
             } else {
                 Ok((r, c))
             }
         }
-        (Some(Ok(_)), Some(Ok(_)), None) => Err(format!("{answer:?} is off the board")),
-        _ => Err(format!("{answer:?} is not \"ROW COL\"")),
+        (Some(Ok(_)), Some(Ok(_)), None) => Err(BadAnswer::OffBoard { answer: answer.to_owned() }),
+        _ => Err(BadAnswer::NotRowCol { answer: answer.to_owned() }),
     }
 }
 
@@ -124,8 +198,15 @@ mod tests {
         g.play(1, 1).unwrap();
         assert_eq!(position_line(&g), "position 3 O .../.X./...");
         assert_eq!(parse_answer("0 2", &g), Ok((0, 2)));
-        assert!(parse_answer("1 1", &g).unwrap_err().contains("taken"));
-        assert!(parse_answer("3 0", &g).unwrap_err().contains("off the board"));
+        assert_eq!(parse_answer("1 1", &g).map_err(|e| e.to_string()), Err("cell 1 1 is taken".into()));
+        assert_eq!(
+            parse_answer("3 0", &g).map_err(|e| e.to_string()),
+            Err("\"3 0\" is off the board".into())
+        );
+        assert_eq!(
+            parse_answer("b2", &g).map_err(|e| e.to_string()),
+            Err("\"b2\" is not \"ROW COL\"".into())
+        );
         assert!(parse_answer("b2", &g).is_err());
         assert!(parse_answer("0 1 2", &g).is_err());
     }
@@ -136,18 +217,21 @@ mod tests {
         // Answers nonsense first, then 0 0.
         let script = "read l; echo nonsense; read e; read l; echo 0 0; read q";
         let mut engine = Engine::spawn(script).await.unwrap();
-        assert_eq!(engine.choose(&Game::new(3).unwrap(), think).await, Ok((0, 0)));
+        assert_eq!(engine.choose(&Game::new(3).unwrap(), think).await.ok(), Some((0, 0)));
         engine.quit().await;
         // One that dies at once is refused at start; one that dies later, at its move.
-        assert!(Engine::spawn("true").await.unwrap_err().contains("exited at start"));
+        assert!(Engine::spawn("true").await.unwrap_err().to_string().contains("exited at start"));
         let mut dying = Engine::spawn("read l; exit 0").await.unwrap();
-        assert!(dying.choose(&Game::new(3).unwrap(), think).await.unwrap_err().contains("exited"));
+        assert!(
+            dying.choose(&Game::new(3).unwrap(), think).await.unwrap_err().to_string().contains("exited")
+        );
     }
 
     #[tokio::test]
     async fn an_engine_that_thinks_too_long_is_given_up() {
         let mut slow = Engine::spawn("read l; sleep 5; echo 0 0").await.unwrap();
-        let err = slow.choose(&Game::new(3).unwrap(), Duration::from_millis(100)).await.unwrap_err();
+        let err =
+            slow.choose(&Game::new(3).unwrap(), Duration::from_millis(100)).await.unwrap_err().to_string();
         assert!(err.contains("did not answer within 100 ms"), "{err}");
     }
 }

@@ -8,6 +8,20 @@ use tictactoe_protocol::Game;
 
 pub use tictactoe_bots::{Strategy, by_name};
 
+/// Why a mover cannot choose a move.
+#[derive(Debug, thiserror::Error)]
+pub enum MoverError {
+    /// The strategy's thread failed (it panicked).
+    #[error("the strategy failed: {0}")]
+    Failed(tokio::task::JoinError),
+    /// The strategy gave up, in its own words.
+    #[error("{0}")]
+    Strategy(String),
+    /// The engine cannot go on.
+    #[error(transparent)]
+    Engine(#[from] engine::EngineError),
+}
+
 /// Who chooses a bot's moves: an in-process strategy, run on a blocking
 /// thread, or an engine process, awaited with `--think-ms` as its limit.
 /// Either way the client's task stays free to read the server (and answer
@@ -22,12 +36,12 @@ pub enum Mover {
 impl Mover {
     /// Chooses a move for `game`, giving the mover back with it; an error
     /// means the mover cannot go on.
-    pub async fn choose(self, game: Game, think: Duration) -> Result<(Mover, (usize, usize)), String> {
+    pub async fn choose(self, game: Game, think: Duration) -> Result<(Mover, (usize, usize)), MoverError> {
         match self {
             Mover::Local(mut s) => {
                 let chosen =
                     tokio::task::spawn_blocking(move || s.choose(&game, think).map(|cell| (s, cell)));
-                let (s, cell) = chosen.await.map_err(|e| format!("the strategy failed: {e}"))??;
+                let (s, cell) = chosen.await.map_err(MoverError::Failed)?.map_err(MoverError::Strategy)?;
                 Ok((Mover::Local(s), cell))
             }
             Mover::Engine(mut e) => {

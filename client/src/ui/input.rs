@@ -19,28 +19,64 @@ pub fn cell_name(row: usize, col: usize) -> String {
     format!("{}{}", column_name(col), row + 1)
 }
 
+/// Why typed text is not a cell; `text` is what was typed, trimmed and lower-cased.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CellError {
+    /// `R C` with a row that is not a number.
+    #[error("{text:?}: row must be a number")]
+    Row {
+        /// What was typed.
+        text: String,
+    },
+    /// `R C` with a column that is not a number.
+    #[error("{text:?}: column must be a number")]
+    Column {
+        /// What was typed.
+        text: String,
+    },
+    /// Neither `b2` nor `R C`.
+    #[error("{text:?}: type a cell like b2, or a row and column like 2 2")]
+    Unreadable {
+        /// What was typed.
+        text: String,
+    },
+    /// A row number beyond any board.
+    #[error("{text:?}: row number too large")]
+    RowTooLarge {
+        /// What was typed.
+        text: String,
+    },
+    /// A cell outside this board.
+    #[error("{text:?} is off the board: cells run from a1 to {last}")]
+    OffBoard {
+        /// What was typed.
+        text: String,
+        /// The board's last cell, by name.
+        last: String,
+    },
+}
+
 /// Parses `b2` or `2 2` into a 0-based `(row, col)` on a `size` board.
-pub fn parse_cell(text: &str, size: usize) -> Result<(usize, usize), String> {
+pub fn parse_cell(text: &str, size: usize) -> Result<(usize, usize), CellError> {
     let text = text.trim().to_ascii_lowercase();
     let (row, col) = if let Some((r, c)) = text.split_once([' ', ',']) {
-        let r: usize = r.trim().parse().map_err(|_| format!("{text:?}: row must be a number"))?;
-        let c: usize = c.trim().parse().map_err(|_| format!("{text:?}: column must be a number"))?;
+        let Ok(r) = r.trim().parse::<usize>() else { return Err(CellError::Row { text }) };
+        let Ok(c) = c.trim().parse::<usize>() else { return Err(CellError::Column { text }) };
         (r, c)
     } else {
         let letters: String = text.chars().take_while(char::is_ascii_lowercase).collect();
         let digits = &text[letters.len()..];
         if letters.is_empty() || digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!("{text:?}: type a cell like b2, or a row and column like 2 2"));
+            return Err(CellError::Unreadable { text });
         }
         let col = letters
             .bytes()
             .fold(0usize, |acc, b| acc.saturating_mul(26).saturating_add(usize::from(b - b'a') + 1));
-        let row: usize = digits.parse().map_err(|_| format!("{text:?}: row number too large"))?;
+        let Ok(row) = digits.parse::<usize>() else { return Err(CellError::RowTooLarge { text }) };
         (row, col)
     };
     if row == 0 || col == 0 || row > size || col > size {
-        let last = cell_name(size - 1, size - 1);
-        return Err(format!("{text:?} is off the board: cells run from a1 to {last}"));
+        return Err(CellError::OffBoard { text, last: cell_name(size - 1, size - 1) });
     }
     Ok((row - 1, col - 1))
 }
@@ -71,8 +107,21 @@ mod tests {
             assert!(parse_cell(bad, 3).is_err(), "{bad}");
         }
         for off in ["d1", "a4", "a0", "0 1", "4 4"] {
-            assert!(parse_cell(off, 3).unwrap_err().contains("off the board"), "{off}");
+            assert!(matches!(parse_cell(off, 3), Err(CellError::OffBoard { .. })), "{off}");
         }
+    }
+
+    #[test]
+    fn errors_say_what_they_always_said() {
+        let said = |text: &str| parse_cell(text, 3).map_err(|e| e.to_string()).err();
+        assert_eq!(said("x 1").as_deref(), Some("\"x 1\": row must be a number"));
+        assert_eq!(said("1 y").as_deref(), Some("\"1 y\": column must be a number"));
+        assert_eq!(said("B"), Some("\"b\": type a cell like b2, or a row and column like 2 2".into()));
+        assert_eq!(
+            said("a99999999999999999999999").as_deref(),
+            Some("\"a99999999999999999999999\": row number too large")
+        );
+        assert_eq!(said("d1").as_deref(), Some("\"d1\" is off the board: cells run from a1 to c3"));
     }
 
     #[test]

@@ -1,0 +1,157 @@
+//! `ttt bot`: play N games with a strategy and print a summary.
+
+mod state;
+
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::ClientMessage;
+
+use crate::bot::{Mover, MoverError};
+use crate::error::Error;
+use crate::net::{Link, SendError};
+use crate::session::Start;
+use crate::view::View;
+use state::{Bot, Do};
+
+/// Wins, draws and losses so far.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Games won.
+    pub wins: u32,
+    /// Games drawn (or ended with no winner).
+    pub draws: u32,
+    /// Games lost.
+    pub losses: u32,
+}
+
+impl Tally {
+    /// Games played.
+    fn played(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "wins: {}, draws: {}, losses: {}", self.wins, self.draws, self.losses)
+    }
+}
+
+/// The board sizes a bot waiting for challenges accepts; empty: any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sizes(pub Vec<usize>);
+
+impl Sizes {
+    /// Whether a challenge to a `size` board is accepted.
+    pub fn accepts(&self, size: usize) -> bool {
+        self.0.is_empty() || self.0.contains(&size)
+    }
+}
+
+impl std::fmt::Display for Sizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [] => f.write_str("any board size"),
+            sizes => {
+                let list: Vec<String> = sizes.iter().map(|n| format!("{n}×{n}")).collect();
+                write!(f, "boards {}", list.join(", "))
+            }
+        }
+    }
+}
+
+/// Plays `games` games, rematching in the same room. With quick match, a new
+/// opponent is found whenever the room closes or a rematch goes unanswered;
+/// in a private room either ends the run. It never waits silently: every
+/// wait has a message that ends it or a deadline. Waiting for challenges
+/// ([`Start::Await`]), it accepts those on `sizes` and declines the rest,
+/// agrees to rematches, and otherwise waits for the next challenge.
+pub async fn run(
+    mut link: Link,
+    start: &Start,
+    mover: Mover,
+    games: u32,
+    think: Duration,
+    sizes: &Sizes,
+) -> Result<Tally, Error> {
+    let mut bot = Bot::new(start, games, sizes.clone(), &link.limits);
+    let mut idle = Some(mover);
+    // The move being chosen, and the number of moves on the board it was asked for.
+    let mut thinking: Option<(Thinking, usize)> = None;
+    loop {
+        let deadline = bot.rematch_deadline();
+        let todo = tokio::select! {
+            event = link.next() => bot.on_event(event, &link.limits, Instant::now()),
+            chosen = think_done(&mut thinking) => match chosen {
+                Ok((mover, cell, asked_at)) => {
+                    idle = Some(mover);
+                    bot.on_chosen(cell, asked_at)
+                }
+                Err(why) => bot.on_gave_up(why),
+            },
+            _ = sleep_until(deadline) => bot.on_rematch_timeout(),
+        };
+        for step in todo {
+            match step {
+                Do::Send(request) => send(&mut link, request).await?,
+                Do::Quietly(request) => {
+                    let _ = link.send(request).await;
+                }
+                Do::Think => {
+                    if thinking.is_none() {
+                        thinking = idle.take().map(|m| think_about(m, bot.view(), think));
+                    }
+                }
+                Do::Print(line) => println!("{line}"),
+                Do::Say(line) => eprintln!("{line}"),
+                Do::Done(tally) => {
+                    if let Some(mover) = idle.take() {
+                        mover.quit().await;
+                    }
+                    return Ok(tally);
+                }
+                Do::Fail(error) => return Err(error),
+            }
+        }
+    }
+}
+
+/// A move being chosen off the client's task.
+type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), MoverError>>>>;
+
+/// Starts choosing a move for the position in `view`.
+fn think_about(mover: Mover, view: &View, think: Duration) -> (Thinking, usize) {
+    (Box::pin(mover.choose(view.game.clone(), think)), view.game.moves().len())
+}
+
+/// Completes when the move being chosen is ready (never, while none is).
+async fn think_done(
+    thinking: &mut Option<(Thinking, usize)>,
+) -> Result<(Mover, (usize, usize), usize), MoverError> {
+    let Some((future, asked_at)) = thinking.as_mut() else {
+        return std::future::pending().await;
+    };
+    let result = future.await;
+    let asked_at = *asked_at;
+    *thinking = None;
+    result.map(|(mover, cell)| (mover, cell, asked_at))
+}
+
+/// Sends `request`. While the connection is being re-established nothing
+/// is sent, and that is no failure: the room's `state` after the resume
+/// says what to do (a move is chosen again).
+async fn send(link: &mut Link, request: ClientMessage) -> Result<(), SendError> {
+    match link.send(request).await {
+        Ok(()) | Err(SendError::NotConnected) => Ok(()),
+        Err(lost) => Err(lost),
+    }
+}
+
+/// Completes at `until`, or never.
+async fn sleep_until(until: Option<Instant>) {
+    match until {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,228 @@
+//! The bot's decisions, without the socket, the mover or the clock: a link
+//! event, a chosen move or a deadline in, what to send or print out.
+//! [`super::run`] is the io shell that waits and does them.
+
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
+
+use super::{Sizes, Tally};
+use crate::bot::MoverError;
+use crate::error::Error;
+use crate::net::Event;
+use crate::session::{Start, challenge_over, fatal};
+use crate::view::View;
+
+/// How long a rematch request may go unanswered when the server runs no
+/// turn timer: then the bot leaves and looks for another game.
+const REMATCH_WAIT_UNTIMED: Duration = Duration::from_secs(30);
+
+/// What the io shell does, in order.
+#[derive(Debug)]
+pub(super) enum Do {
+    /// Send this request; only a connection gone for good ends the run
+    /// (while reconnecting, the room's `state` after the resume says what to do).
+    Send(ClientMessage),
+    /// Send this, whatever comes of it.
+    Quietly(ClientMessage),
+    /// Start choosing a move for the position in [`Bot::view`], unless one is being chosen.
+    Think,
+    /// Print this line on stdout.
+    Print(String),
+    /// Print this line on stderr.
+    Say(String),
+    /// The games are played: let the mover go and end with this tally.
+    Done(Tally),
+    /// End the run with this error.
+    Fail(Error),
+}
+
+/// A bot's run: the game in view, the results, and what it waits for.
+#[derive(Debug)]
+pub(super) struct Bot {
+    start: Start,
+    /// Waiting for challenges rather than asking for games.
+    waiting: bool,
+    /// How many games to play.
+    games: u32,
+    /// The board sizes accepted from challengers.
+    sizes: Sizes,
+    view: View,
+    tally: Tally,
+    /// The last request sent, to send again if it was rate-limited.
+    last: Option<ClientMessage>,
+    /// While a rematch is asked for: when to give up on it.
+    rematch_until: Option<Instant>,
+    /// How long a rematch may go unanswered.
+    rematch_wait: Duration,
+}
+
+impl Bot {
+    /// A run of `games` games asked for by `start`, on a server with `limits`.
+    pub(super) fn new(start: &Start, games: u32, sizes: Sizes, limits: &Limits) -> Bot {
+        Bot {
+            start: start.clone(),
+            waiting: matches!(start, Start::Await),
+            games,
+            sizes,
+            view: View::default(),
+            tally: Tally::default(),
+            last: None,
+            rematch_until: None,
+            rematch_wait: match limits.turn_timeout_ms {
+                0 => REMATCH_WAIT_UNTIMED,
+                ms => Duration::from_millis(ms),
+            },
+        }
+    }
+
+    /// The game as the bot sees it.
+    pub(super) fn view(&self) -> &View {
+        &self.view
+    }
+
+    /// When to give up on the rematch asked for, if one is.
+    pub(super) fn rematch_deadline(&self) -> Option<Instant> {
+        self.rematch_until
+    }
+
+    /// What a link event asks for at `now`; `limits` are the server's.
+    pub(super) fn on_event(&mut self, event: Event, limits: &Limits, now: Instant) -> Vec<Do> {
+        let msg = match event {
+            Event::Msg(msg) => msg,
+            Event::Down { restart } => {
+                let what = if restart { "the server is restarting" } else { "the connection dropped" };
+                return vec![Do::Say(format!("ttt bot: {what}; reconnecting…"))];
+            }
+            Event::Resumed => return Vec::new(),
+            Event::Closed(why) => return vec![Do::Fail(Error::Closed(why))],
+        };
+        if let Some(why) = fatal(&msg, &self.start, limits) {
+            return vec![Do::Fail(Error::Refused(why))];
+        }
+        let in_game = self.view.you.is_some() && self.view.over.is_none();
+        if let Some(why) =
+            matches!(self.start, Start::Challenge(..)).then(|| challenge_over(&msg, in_game)).flatten()
+        {
+            return vec![Do::Fail(Error::ChallengeOver { why, tally: self.tally })];
+        }
+        self.view.apply(&msg);
+        let mut out = Vec::new();
+        match &msg {
+            ServerMessage::RoomCreated { room, .. } => {
+                out.push(Do::Print(format!("room: {}", crate::say::clean(room))))
+            }
+            ServerMessage::GameStarted { .. } => self.rematch_until = None,
+            ServerMessage::Challenged { challenge, size, win, from, .. } if self.waiting => {
+                let challenge = challenge.to_string();
+                let free = self.view.over.is_some() || self.view.you.is_none();
+                let reply = if !free {
+                    ClientMessage::Decline { challenge, reason: Some("in a game; try again after it".into()) }
+                } else if self.sizes.accepts(*size) {
+                    out.push(Do::Say(format!(
+                        "ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted",
+                        crate::say::clean(&from.name)
+                    )));
+                    ClientMessage::Accept { challenge }
+                } else {
+                    let reason = format!("this bot plays {}", self.sizes);
+                    ClientMessage::Decline { challenge, reason: Some(reason.chars().take(100).collect()) }
+                };
+                out.push(self.send(reply));
+                return out;
+            }
+            ServerMessage::RematchOffered {} if self.waiting => {
+                return vec![self.send(ClientMessage::Rematch {})];
+            }
+            ServerMessage::GameOver { winner, .. } => {
+                match winner {
+                    None => self.tally.draws += 1,
+                    Some(w) if self.view.you == Some(*w) => self.tally.wins += 1,
+                    Some(_) => self.tally.losses += 1,
+                }
+                if self.tally.played() >= self.games {
+                    return vec![Do::Quietly(ClientMessage::Leave {}), Do::Done(self.tally)];
+                }
+                // Waiting for challenges, a rematch comes from the challenger.
+                if self.view.closed.is_none() && !self.waiting {
+                    self.rematch_until = Some(now + self.rematch_wait);
+                    return vec![self.send(ClientMessage::Rematch {})];
+                }
+                return Vec::new();
+            }
+            ServerMessage::RoomClosed { .. } => {
+                // The opponent is gone: find another, or stop.
+                self.rematch_until = None;
+                return match (&self.start, again(&self.start)) {
+                    (Start::Await, _) => Vec::new(),
+                    (_, Some(request)) => vec![self.send(request)],
+                    (_, None) => {
+                        vec![Do::Fail(Error::OpponentLeft { games: self.tally.played(), tally: self.tally })]
+                    }
+                };
+            }
+            ServerMessage::Error { code: ErrorCode::RateLimited, .. } => {
+                // Not acted on: the link holds off for `retry_after_ms`, then
+                // the same request goes again.
+                return self.last.clone().map(|request| self.send(request)).into_iter().collect();
+            }
+            _ => {}
+        }
+        let cue = matches!(
+            msg,
+            ServerMessage::GameStarted { .. }
+                | ServerMessage::Moved { .. }
+                | ServerMessage::State { .. }
+                | ServerMessage::Error { .. }
+        );
+        if cue && self.view.my_turn() {
+            out.push(Do::Think);
+        }
+        out
+    }
+
+    /// The mover chose `cell` for the position with `asked_at` moves on the board.
+    pub(super) fn on_chosen(&mut self, (row, col): (usize, usize), asked_at: usize) -> Vec<Do> {
+        // Played only if the position is still the one it was asked for.
+        if self.view.my_turn() && self.view.game.moves().len() == asked_at {
+            vec![self.send(ClientMessage::Move { row: row as i64, col: col as i64 })]
+        } else if self.view.my_turn() {
+            vec![Do::Think]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The mover cannot go on: the game is resigned and the run ends.
+    pub(super) fn on_gave_up(&mut self, why: MoverError) -> Vec<Do> {
+        vec![Do::Quietly(ClientMessage::Resign {}), Do::Fail(Error::StrategyGaveUp(why))]
+    }
+
+    /// The rematch went unanswered: leave and find another game, or stop.
+    pub(super) fn on_rematch_timeout(&mut self) -> Vec<Do> {
+        self.rematch_until = None;
+        let next = match again(&self.start) {
+            Some(request) => self.send(request),
+            None => Do::Fail(Error::RematchUnanswered { games: self.tally.played(), tally: self.tally }),
+        };
+        vec![Do::Quietly(ClientMessage::Leave {}), next]
+    }
+
+    /// Sends `request`, remembered to send again if it is rate-limited.
+    fn send(&mut self, request: ClientMessage) -> Do {
+        self.last = Some(request.clone());
+        Do::Send(request)
+    }
+}
+
+/// What finds the next opponent when the room closes: the queue again, the
+/// same challenge again, the house again; none for a private room.
+fn again(start: &Start) -> Option<ClientMessage> {
+    match start {
+        Start::Quick(..) | Start::Challenge(..) | Start::House(..) => crate::session::request(start),
+        Start::Create(..) | Start::Join(..) | Start::Watch(..) | Start::Await => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

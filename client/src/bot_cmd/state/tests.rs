@@ -1,0 +1,211 @@
+//! The bot's decisions, driven without a socket, a mover or a clock.
+
+use std::sync::Arc;
+
+use tictactoe_protocol::{ClosedReason, EndReason, HouseLevel, Player, PlayerInfo};
+
+use super::*;
+use crate::session::Rules;
+
+fn limits(turn_timeout_ms: u64) -> Limits {
+    Limits {
+        min_size: 3,
+        max_size: 10,
+        turn_timeout_ms,
+        reconnect_grace_ms: 30_000,
+        max_message_bytes: 4096,
+        max_messages_per_second: 0,
+        ping_interval_ms: 10_000,
+        handshake_timeout_ms: 5_000,
+    }
+}
+
+fn quick() -> Start {
+    Start::Quick(Rules { size: 3, win: None })
+}
+
+fn started(you: Player) -> Event {
+    Event::Msg(ServerMessage::GameStarted {
+        room: Arc::from("R"),
+        size: 3,
+        win: 3,
+        you,
+        mark: you,
+        players: vec![PlayerInfo::guest("a"), PlayerInfo::guest("b")],
+        turn: Player::X,
+        resume_token: Arc::from("t"),
+        turn_timeout_ms: 0,
+    })
+}
+
+fn over(winner: Option<Player>) -> Event {
+    Event::Msg(ServerMessage::GameOver {
+        room: Arc::from("R"),
+        winner,
+        reason: if winner.is_some() { EndReason::Line } else { EndReason::Draw },
+        line: None,
+        moves: vec![],
+        game_id: None,
+        ratings: None,
+    })
+}
+
+fn closed() -> Event {
+    Event::Msg(ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Left })
+}
+
+fn challenged(size: usize) -> Event {
+    Event::Msg(ServerMessage::Challenged {
+        challenge: Arc::from("c1"),
+        from: PlayerInfo::guest("ann"),
+        size,
+        win: size,
+        expires_ms: 30_000,
+    })
+}
+
+#[test]
+fn it_thinks_on_its_turn_and_plays_only_the_position_it_was_asked() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&quick(), 1, Sizes::default(), &limits(0));
+    assert!(matches!(bot.on_event(started(Player::X), &limits(0), t0).as_slice(), [Do::Think]));
+    assert!(matches!(
+        bot.on_chosen((1, 1), 0).as_slice(),
+        [Do::Send(ClientMessage::Move { row: 1, col: 1 })]
+    ));
+    // A move chosen for another position is chosen again.
+    assert!(matches!(bot.on_chosen((1, 1), 5).as_slice(), [Do::Think]));
+    // Not its turn: nothing.
+    let mut bot = Bot::new(&quick(), 1, Sizes::default(), &limits(0));
+    assert!(bot.on_event(started(Player::O), &limits(0), t0).is_empty());
+    assert!(bot.on_chosen((0, 0), 0).is_empty());
+}
+
+#[test]
+fn it_counts_results_rematches_and_stops_after_its_games() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&quick(), 2, Sizes::default(), &limits(0));
+    let _ = bot.on_event(started(Player::X), &limits(0), t0);
+    assert!(matches!(
+        bot.on_event(over(Some(Player::X)), &limits(0), t0).as_slice(),
+        [Do::Send(ClientMessage::Rematch {})]
+    ));
+    // No turn timer: a rematch may go unanswered for 30 s.
+    assert_eq!(bot.rematch_deadline(), Some(t0 + Duration::from_secs(30)));
+    let _ = bot.on_event(started(Player::O), &limits(0), t0);
+    assert_eq!(bot.rematch_deadline(), None);
+    let out = bot.on_event(over(Some(Player::X)), &limits(0), t0);
+    let [Do::Quietly(ClientMessage::Leave {}), Do::Done(tally)] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(*tally, Tally { wins: 1, draws: 0, losses: 1 });
+}
+
+#[test]
+fn an_unanswered_rematch_queues_again_or_ends_a_private_room() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&quick(), 3, Sizes::default(), &limits(5_000));
+    let _ = bot.on_event(started(Player::X), &limits(5_000), t0);
+    let _ = bot.on_event(over(None), &limits(5_000), t0);
+    // With a turn timer, the rematch waits as long as a turn.
+    assert_eq!(bot.rematch_deadline(), Some(t0 + Duration::from_secs(5)));
+    let out = bot.on_rematch_timeout();
+    assert!(matches!(
+        out.as_slice(),
+        [Do::Quietly(ClientMessage::Leave {}), Do::Send(ClientMessage::QuickMatch { .. })]
+    ));
+    assert_eq!(bot.rematch_deadline(), None);
+
+    let mut bot = Bot::new(&Start::Join("ABCD".into()), 3, Sizes::default(), &limits(0));
+    let _ = bot.on_event(started(Player::X), &limits(0), t0);
+    let _ = bot.on_event(over(None), &limits(0), t0);
+    let out = bot.on_rematch_timeout();
+    let [Do::Quietly(ClientMessage::Leave {}), Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(
+        e.to_string(),
+        "the opponent did not answer the rematch after 1 games; wins: 0, draws: 1, losses: 0"
+    );
+}
+
+#[test]
+fn a_closed_room_finds_another_opponent_or_ends_a_private_room() {
+    let t0 = Instant::now();
+    let house = Start::House(Rules { size: 3, win: None }, HouseLevel::default());
+    let mut bot = Bot::new(&house, 3, Sizes::default(), &limits(0));
+    assert!(matches!(
+        bot.on_event(closed(), &limits(0), t0).as_slice(),
+        [Do::Send(ClientMessage::PlayHouse { .. })]
+    ));
+    let mut bot =
+        Bot::new(&Start::Create(Rules { size: 3, win: None }, None), 3, Sizes::default(), &limits(0));
+    let out = bot.on_event(closed(), &limits(0), t0);
+    let [Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(
+        e.to_string(),
+        "the opponent left the private room after 0 games; wins: 0, draws: 0, losses: 0"
+    );
+    let mut bot = Bot::new(&Start::Await, 3, Sizes::default(), &limits(0));
+    assert!(bot.on_event(closed(), &limits(0), t0).is_empty());
+}
+
+#[test]
+fn waiting_for_challenges_it_accepts_its_sizes_and_declines_the_rest() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&Start::Await, 3, Sizes(vec![3]), &limits(0));
+    let out = bot.on_event(challenged(3), &limits(0), t0);
+    let [Do::Say(said), Do::Send(ClientMessage::Accept { challenge })] = out.as_slice() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(said, "ttt bot: ann challenges on 3×3 (3 in a row): accepted");
+    assert_eq!(challenge, "c1");
+    let out = bot.on_event(challenged(5), &limits(0), t0);
+    let [Do::Send(ClientMessage::Decline { reason: Some(reason), .. })] = out.as_slice() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(reason, "this bot plays boards 3×3");
+    // Mid-game it is busy.
+    let _ = bot.on_event(started(Player::O), &limits(0), t0);
+    let out = bot.on_event(challenged(3), &limits(0), t0);
+    let [Do::Send(ClientMessage::Decline { reason: Some(reason), .. })] = out.as_slice() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(reason, "in a game; try again after it");
+    // A rematch is the challenger's to ask, and agreed to.
+    let _ = bot.on_event(over(None), &limits(0), t0);
+    assert_eq!(bot.rematch_deadline(), None);
+    let offered = Event::Msg(ServerMessage::RematchOffered {});
+    assert!(matches!(
+        bot.on_event(offered, &limits(0), t0).as_slice(),
+        [Do::Send(ClientMessage::Rematch {})]
+    ));
+}
+
+#[test]
+fn a_rate_limited_request_goes_again() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&quick(), 3, Sizes::default(), &limits(0));
+    let _ = bot.on_event(started(Player::X), &limits(0), t0);
+    let _ = bot.on_chosen((0, 0), 0);
+    let limited = Event::Msg(ServerMessage::Error {
+        code: ErrorCode::RateLimited,
+        message: "slow down".into(),
+        id: None,
+        retry_after_ms: Some(100),
+    });
+    let out = bot.on_event(limited, &limits(0), t0);
+    assert!(matches!(out.as_slice(), [Do::Send(ClientMessage::Move { row: 0, col: 0 })]));
+}
+
+#[test]
+fn a_connection_gone_or_a_mover_giving_up_ends_the_run() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&quick(), 3, Sizes::default(), &limits(0));
+    let out = bot.on_event(Event::Down { restart: true }, &limits(0), t0);
+    assert!(
+        matches!(out.as_slice(), [Do::Say(s)] if s == "ttt bot: the server is restarting; reconnecting…")
+    );
+    assert!(bot.on_event(Event::Resumed, &limits(0), t0).is_empty());
+    let out = bot.on_event(Event::Closed("gone".into()), &limits(0), t0);
+    assert!(matches!(out.as_slice(), [Do::Fail(Error::Closed(why))] if why == "gone"));
+    let out = bot.on_gave_up(MoverError::Strategy("stuck".into()));
+    let [Do::Quietly(ClientMessage::Resign {}), Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(e.to_string(), "the strategy gave up: stuck");
+}

@@ -1,0 +1,43 @@
+//! Play as plain lines, for pipes and scripts: the board as text after every
+//! move, one prompt per move, one move read per line.
+
+mod state;
+
+use std::collections::VecDeque;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use tictactoe_protocol::ClientMessage;
+
+use crate::error::Error;
+use crate::net::{Link, SendError};
+use crate::session::Start;
+use state::{Lines, Out};
+
+/// Runs a game (or a watch) in line mode until it ends; `start` is what was
+/// asked for (a challenge not accepted ends it).
+pub async fn run(mut link: Link, start: &Start) -> Result<(), Error> {
+    let mut lines = Lines::new(start);
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        let out = tokio::select! {
+            event = link.next() => lines.on_link(event, &link.limits, link.url()),
+            line = stdin.next_line(), if lines.wants_input() => lines.on_line(line.ok().flatten()),
+        };
+        let mut out = VecDeque::from(out);
+        while let Some(step) = out.pop_front() {
+            match step {
+                Out::Print(line) => println!("{line}"),
+                Out::Send(request) => link.send(request).await?,
+                Out::Move(request) => match link.send(request).await {
+                    Err(SendError::NotConnected) => out.extend(lines.move_not_sent()),
+                    sent => sent?,
+                },
+                Out::Leave => {
+                    let _ = link.send(ClientMessage::Leave {}).await;
+                }
+                Out::End(result) => return result,
+            }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Line mode's decisions, without stdin, stdout or the socket: a link event
+//! or a line typed in, the lines to print and the requests to send out.
+//! [`super::run`] is the io shell that waits and does them.
+
+use tictactoe_protocol::{ClientMessage, Limits, Player, ServerMessage};
+
+use super::super::board::{render, status};
+use super::super::input::{cell_name, parse_cell};
+use crate::error::Error;
+use crate::net::{Event, NOT_CONNECTED};
+use crate::say::{clean, refusal};
+use crate::session::{Start, challenge_over, fatal};
+use crate::view::View;
+
+/// What the next stdin line answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Awaiting {
+    /// Nothing: stdin is not read.
+    Nothing,
+    /// A cell to play.
+    Move,
+    /// y: rematch, n: new quick match, else quit.
+    Rematch,
+    /// The room closed after the game: n: new quick match, else quit.
+    NewGame,
+    /// A challenge is open: a: accept, d: decline, else as before.
+    Answer,
+}
+
+/// What the io shell does, in order.
+#[derive(Debug)]
+pub(super) enum Out {
+    /// Print this line.
+    Print(String),
+    /// Send this request; if it cannot go, the session ends.
+    Send(ClientMessage),
+    /// Send this move; while reconnecting it is refused and asked for
+    /// again ([`Lines::move_not_sent`]).
+    Move(ClientMessage),
+    /// Send `leave`, whatever comes of it.
+    Leave,
+    /// End the session.
+    End(Result<(), Error>),
+}
+
+/// The prompt for a move.
+pub(super) const PROMPT: &str = "Your move (e.g. b2):";
+
+/// A line-mode session's state.
+#[derive(Debug)]
+pub(super) struct Lines {
+    view: View,
+    awaiting: Awaiting,
+    /// What was asked for.
+    start: Start,
+    watch: bool,
+    /// Challenging: the session ends if the challenge is not accepted.
+    challenging: bool,
+}
+
+impl Lines {
+    /// A session that asked for `start`.
+    pub(super) fn new(start: &Start) -> Lines {
+        Lines {
+            view: View::default(),
+            awaiting: Awaiting::Nothing,
+            start: start.clone(),
+            watch: matches!(start, Start::Watch(_)),
+            challenging: matches!(start, Start::Challenge(..)),
+        }
+    }
+
+    /// Whether a stdin line is awaited.
+    pub(super) fn wants_input(&self) -> bool {
+        self.awaiting != Awaiting::Nothing
+    }
+
+    /// What a link event prints and does; `limits` are the server's, `url` its address.
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, url: &str) -> Vec<Out> {
+        let msg = match event {
+            Event::Msg(msg) => msg,
+            Event::Down { restart: true } => return vec![print("Server restarting, reconnecting…")],
+            Event::Down { restart: false } => return vec![print("Connection lost; reconnecting…")],
+            Event::Resumed if self.view.you.is_some() && self.view.over.is_none() => {
+                return vec![print("Reconnected; the game goes on.")];
+            }
+            Event::Resumed => return vec![print("Reconnected.")],
+            Event::Closed(why) => {
+                return vec![Out::End(if self.view.over.is_some() {
+                    Ok(())
+                } else {
+                    Err(Error::Closed(why))
+                })];
+            }
+        };
+        if let Some(why) = fatal(&msg, &self.start, limits) {
+            return vec![Out::End(Err(Error::Refused(why)))];
+        }
+        if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
+            return vec![Out::End(Err(Error::Refused(why)))];
+        }
+        self.view.apply(&msg);
+        let mut out = Vec::new();
+        self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, url, &mut out);
+        // A watcher stays for rematches, until the room closes.
+        if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
+            out.push(Out::End(Ok(())));
+        }
+        out
+    }
+
+    /// What a line typed in does; `None` when stdin ended.
+    pub(super) fn on_line(&mut self, line: Option<String>) -> Vec<Out> {
+        let Some(line) = line else {
+            // Leaving a game in progress resigns it: say so, and fail.
+            let view = &self.view;
+            let mid_game =
+                !self.watch && view.you.is_some() && view.over.is_none() && view.game.turn().is_some();
+            return vec![Out::Leave, Out::End(if mid_game { Err(Error::InputEnded) } else { Ok(()) })];
+        };
+        match self.awaiting {
+            Awaiting::Move => match parse_cell(&line, self.view.game.size()) {
+                Ok((r, c)) if self.view.game.is_occupied(r, c) => {
+                    vec![
+                        Out::Print(format!("! {} is taken; choose an empty cell", cell_name(r, c))),
+                        print(PROMPT),
+                    ]
+                }
+                Ok((row, col)) => {
+                    self.awaiting = Awaiting::Nothing;
+                    vec![Out::Move(ClientMessage::Move { row: row as i64, col: col as i64 })]
+                }
+                Err(e) => vec![Out::Print(format!("! {e}")), print(PROMPT)],
+            },
+            Awaiting::Rematch | Awaiting::NewGame => {
+                let answer = line.trim().to_ascii_lowercase();
+                let rematch = self.awaiting == Awaiting::Rematch;
+                self.awaiting = Awaiting::Nothing;
+                if answer == "y" && rematch {
+                    vec![Out::Send(ClientMessage::Rematch {}), print("Waiting for the opponent to accept…")]
+                } else if answer == "n" {
+                    let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
+                    let again = ClientMessage::QuickMatch {
+                        size: Some(size),
+                        win: Some(win),
+                        house_after_ms: None,
+                        level: None,
+                    };
+                    vec![Out::Send(again)]
+                } else {
+                    vec![Out::Leave, Out::End(Ok(()))]
+                }
+            }
+            Awaiting::Answer => {
+                self.awaiting = Awaiting::Nothing;
+                let id = self.view.offer.as_ref().map(|o| o.id.clone()).unwrap_or_default();
+                match line.trim() {
+                    "a" => vec![Out::Send(ClientMessage::Accept { challenge: id })],
+                    "d" => {
+                        self.view.offer = None;
+                        vec![
+                            Out::Send(ClientMessage::Decline { challenge: id, reason: None }),
+                            print("Declined."),
+                        ]
+                    }
+                    _ => vec![print("! a: accept, d: decline")],
+                }
+            }
+            Awaiting::Nothing => Vec::new(),
+        }
+    }
+
+    /// The move of [`Out::Move`] was not sent (reconnecting): say so and ask again.
+    pub(super) fn move_not_sent(&mut self) -> Vec<Out> {
+        self.awaiting = Awaiting::Move;
+        vec![Out::Print(format!("! {NOT_CONNECTED}")), print(PROMPT)]
+    }
+}
+
+fn print(line: &str) -> Out {
+    Out::Print(line.to_owned())
+}
+
+/// What changed, as lines to print, and what the next stdin line answers.
+fn show(
+    view: &View,
+    msg: &ServerMessage,
+    awaiting: Awaiting,
+    watch: bool,
+    url: &str,
+    out: &mut Vec<Out>,
+) -> Awaiting {
+    let mut say = |line: String| out.push(Out::Print(line));
+    match msg {
+        ServerMessage::RoomCreated { room, .. } => {
+            say(format!("Room code: {}", clean(room)));
+            say(format!("Your friend joins with: {}", crate::net::join_command(url, room)));
+            say("Waiting for an opponent to join…".into());
+        }
+        ServerMessage::Queued { .. } => say("Waiting for an opponent…".into()),
+        ServerMessage::GameStarted { .. } | ServerMessage::State { .. } | ServerMessage::Moved { .. } => {
+            match msg {
+                ServerMessage::Moved { row, col, player, .. } => {
+                    say(format!("{} played {}", view.player(*player), cell_name(*row, *col)));
+                }
+                ServerMessage::GameStarted { room, .. } => say(format!(
+                    "Game started in room {}: {} against {}",
+                    clean(room),
+                    view.player(Player::X),
+                    view.player(Player::O)
+                )),
+                _ => {}
+            }
+            render(view, None, false).into_iter().for_each(&mut say);
+            say(status(view));
+            if view.my_turn() && !watch {
+                say(PROMPT.into());
+                return Awaiting::Move;
+            }
+        }
+        ServerMessage::GameOver { .. } => {
+            // The board, then the result once (the status line would repeat it).
+            render(view, None, false).into_iter().for_each(&mut say);
+            if let Some(result) = view.result_line() {
+                say(result);
+            }
+            if !view.note.is_empty() {
+                say(view.note.clone());
+            }
+            if !watch && view.closed.is_none() {
+                say("Rematch? [y: rematch, n: new opponent, anything else: quit]".into());
+                return Awaiting::Rematch;
+            }
+        }
+        ServerMessage::Error { code, message, .. } => {
+            say(format!("! {}", refusal(*code, message, None, None)));
+            if view.my_turn() {
+                say(PROMPT.into());
+                return Awaiting::Move;
+            }
+        }
+        ServerMessage::OpponentDisconnected { .. }
+        | ServerMessage::OpponentReconnected {}
+        | ServerMessage::RematchOffered {} => say(view.note.clone()),
+        ServerMessage::RoomClosed { .. } => {
+            say(view.note.clone());
+            if !watch && view.over.is_some() {
+                say("New game? [n: new quick match, anything else: quit]".into());
+                return Awaiting::NewGame;
+            }
+        }
+        ServerMessage::Challenged { .. } => {
+            say(view.note.clone());
+            if view.you.is_none() || view.over.is_some() {
+                return Awaiting::Answer;
+            }
+        }
+        ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => say(view.note.clone()),
+        ServerMessage::Welcome { .. }
+        | ServerMessage::Pong { .. }
+        | ServerMessage::Registered { .. }
+        | ServerMessage::Authenticated { .. }
+        | ServerMessage::Online { .. } => {}
+    }
+    awaiting
+}
+
+#[cfg(test)]
+mod tests;

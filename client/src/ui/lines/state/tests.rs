@@ -1,0 +1,180 @@
+//! Line mode's decisions, driven without stdin, stdout or a socket.
+
+use std::sync::Arc;
+
+use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, PlayerInfo};
+
+use super::*;
+use crate::session::Rules;
+
+const URL: &str = "ws://127.0.0.1:1";
+
+fn limits() -> Limits {
+    Limits {
+        min_size: 3,
+        max_size: 10,
+        turn_timeout_ms: 0,
+        reconnect_grace_ms: 30_000,
+        max_message_bytes: 4096,
+        max_messages_per_second: 0,
+        ping_interval_ms: 10_000,
+        handshake_timeout_ms: 5_000,
+    }
+}
+
+fn started() -> ServerMessage {
+    ServerMessage::GameStarted {
+        room: Arc::from("R"),
+        size: 3,
+        win: 3,
+        you: Player::X,
+        mark: Player::X,
+        players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
+        turn: Player::X,
+        resume_token: Arc::from("t"),
+        turn_timeout_ms: 0,
+    }
+}
+
+fn game_over() -> ServerMessage {
+    ServerMessage::GameOver {
+        room: Arc::from("R"),
+        winner: None,
+        reason: EndReason::Draw,
+        line: None,
+        moves: vec![],
+        game_id: None,
+        ratings: None,
+    }
+}
+
+fn printed(out: &[Out]) -> Vec<&str> {
+    out.iter()
+        .filter_map(|o| match o {
+            Out::Print(line) => Some(line.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A quick-match session whose game started with this side to move.
+fn playing() -> Lines {
+    let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
+    let out = lines.on_link(Event::Msg(started()), &limits(), URL);
+    let said = printed(&out);
+    assert!(said[0].starts_with("Game started in room R: "), "{said:?}");
+    assert_eq!(said.last(), Some(&PROMPT));
+    lines
+}
+
+#[test]
+fn a_typed_cell_is_played_and_a_bad_one_asked_again() {
+    let mut lines = playing();
+    assert!(lines.wants_input());
+    let out = lines.on_line(Some("zz".into()));
+    assert_eq!(printed(&out), ["! \"zz\": type a cell like b2, or a row and column like 2 2", PROMPT]);
+    assert!(lines.wants_input());
+    let out = lines.on_line(Some("b2".into()));
+    assert!(matches!(out.as_slice(), [Out::Move(ClientMessage::Move { row: 1, col: 1 })]));
+    assert!(!lines.wants_input());
+}
+
+#[test]
+fn a_move_refused_while_reconnecting_is_asked_again() {
+    let mut lines = playing();
+    let _ = lines.on_line(Some("a1".into()));
+    let out = lines.move_not_sent();
+    assert_eq!(printed(&out), [format!("! {NOT_CONNECTED}").as_str(), PROMPT]);
+    assert!(lines.wants_input());
+}
+
+#[test]
+fn the_connection_going_and_coming_back_is_told() {
+    let mut lines = playing();
+    let said = |lines: &mut Lines, event| printed(&lines.on_link(event, &limits(), URL)).join("\n");
+    assert_eq!(said(&mut lines, Event::Down { restart: false }), "Connection lost; reconnecting…");
+    assert_eq!(said(&mut lines, Event::Down { restart: true }), "Server restarting, reconnecting…");
+    assert_eq!(said(&mut lines, Event::Resumed), "Reconnected; the game goes on.");
+    let out = lines.on_link(Event::Closed("gone".into()), &limits(), URL);
+    assert!(matches!(out.as_slice(), [Out::End(Err(Error::Closed(why)))] if why == "gone"));
+}
+
+#[test]
+fn after_a_game_y_rematches_n_queues_and_anything_else_quits() {
+    for (answer, expect) in [("y", "rematch"), ("N", "queue"), ("bye", "quit")] {
+        let mut lines = playing();
+        let out = lines.on_link(Event::Msg(game_over()), &limits(), URL);
+        assert_eq!(
+            printed(&out).last(),
+            Some(&"Rematch? [y: rematch, n: new opponent, anything else: quit]")
+        );
+        let out = lines.on_line(Some(answer.into()));
+        match expect {
+            "rematch" => assert!(matches!(
+                out.as_slice(),
+                [Out::Send(ClientMessage::Rematch {}), Out::Print(w)] if w == "Waiting for the opponent to accept…"
+            )),
+            "queue" => assert!(matches!(
+                out.as_slice(),
+                [Out::Send(ClientMessage::QuickMatch { size: Some(3), win: Some(3), .. })]
+            )),
+            _ => assert!(matches!(out.as_slice(), [Out::Leave, Out::End(Ok(()))])),
+        }
+        // The game is over: the connection closing now is no failure.
+        let out = lines.on_link(Event::Closed("gone".into()), &limits(), URL);
+        assert!(matches!(out.as_slice(), [Out::End(Ok(()))]));
+    }
+}
+
+#[test]
+fn input_ending_mid_game_leaves_and_fails() {
+    let mut lines = playing();
+    assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Err(Error::InputEnded))]));
+    let mut lines = playing();
+    let _ = lines.on_link(Event::Msg(game_over()), &limits(), URL);
+    assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Ok(()))]));
+}
+
+#[test]
+fn a_watcher_ends_when_the_room_closes() {
+    let mut lines = Lines::new(&Start::Watch("R".into()));
+    let out = lines.on_link(Event::Msg(started()), &limits(), URL);
+    assert_ne!(printed(&out).last(), Some(&PROMPT), "a watcher is not asked to move");
+    assert!(!lines.wants_input());
+    let closed = ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Left };
+    let out = lines.on_link(Event::Msg(closed), &limits(), URL);
+    assert!(matches!(out.last(), Some(Out::End(Ok(())))));
+}
+
+#[test]
+fn a_refused_start_ends_the_session() {
+    let mut lines = Lines::new(&Start::Join("ZZZZ".into()));
+    let refused = ServerMessage::Error {
+        code: ErrorCode::RoomNotFound,
+        message: "no".into(),
+        id: None,
+        retry_after_ms: None,
+    };
+    let out = lines.on_link(Event::Msg(refused), &limits(), URL);
+    assert!(matches!(out.as_slice(), [Out::End(Err(Error::Refused(_)))]));
+}
+
+#[test]
+fn a_challenge_between_games_is_answered_with_a_or_d() {
+    let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
+    let offer = ServerMessage::Challenged {
+        challenge: Arc::from("c1"),
+        from: PlayerInfo::guest("ann"),
+        size: 3,
+        win: 3,
+        expires_ms: 30_000,
+    };
+    let _ = lines.on_link(Event::Msg(offer), &limits(), URL);
+    assert!(lines.wants_input());
+    let out = lines.on_line(Some("d".into()));
+    assert!(matches!(
+        out.as_slice(),
+        [Out::Send(ClientMessage::Decline { challenge, reason: None }), Out::Print(d)] if challenge == "c1" && d == "Declined."
+    ));
+    assert!(!lines.wants_input());
+}

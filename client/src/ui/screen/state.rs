@@ -1,0 +1,377 @@
+//! The full-screen session's decisions, without the terminal or the
+//! socket: a key or a link event in, what to send or whether to end out.
+//! [`super::run`] is the io shell that draws, waits and dispatches.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
+
+use super::super::board::Window;
+use super::super::input::parse_cell;
+use crate::error::Error;
+use crate::net::{Event, NOT_CONNECTED, SendError};
+use crate::session::{self, Rules, Start, challenge_over, fatal};
+use crate::view::{Connection, View};
+
+/// The full-screen session: the game, the cursor, typed text, and what the next key answers.
+pub(super) struct Screen {
+    /// The game as the player sees it, and the note under the board.
+    pub(super) view: View,
+    /// The cell under the cursor.
+    pub(super) cursor: (usize, usize),
+    /// A cell being typed (`b2`).
+    pub(super) typed: String,
+    /// Watching, not playing.
+    pub(super) watch: bool,
+    /// Challenging: the session ends if the challenge is not accepted.
+    challenging: bool,
+    /// What was asked for.
+    start: Start,
+    /// Leaving was asked for mid-game: the next `y` (or a second Ctrl-C) resigns.
+    confirming: bool,
+    /// Ctrl-R asked to resign and stay: the next `y` resigns.
+    resigning: bool,
+    /// The connection is gone for good: only `n` (a new connection) or `q`.
+    pub(super) lost: bool,
+    /// Taking back a seat kept on disk: what to ask for if it is gone.
+    fallback: Option<Start>,
+    /// The part of the board on screen, for boards bigger than the terminal.
+    pub(super) window: Window,
+    /// It was our turn at the last draw (the cue is given once per turn).
+    pub(super) cued: bool,
+    /// The low-time warning was given this turn.
+    pub(super) warned: bool,
+}
+
+/// What a key asks for.
+pub(super) enum Action {
+    /// Nothing to send.
+    None,
+    /// Play this cell.
+    Move(usize, usize),
+    /// Ask the opponent for another game.
+    Rematch,
+    /// A new quick match on a board of the same size.
+    NewMatch,
+    /// Accept the open challenge with this id.
+    Accept(String),
+    /// Decline the open challenge with this id.
+    Decline(String),
+    /// Concede the game and stay in the room (a rematch stays possible).
+    Resign,
+    /// Leave (resigning a game in progress).
+    Quit,
+}
+
+/// What the io shell does after an event.
+#[derive(Debug)]
+pub(super) enum Do {
+    /// Nothing more: draw and wait for the next event.
+    Wait,
+    /// Send this request; if it went, [`Screen::after_send`] says so.
+    Send(ClientMessage),
+    /// The seat kept on disk is gone: ask for this instead (if anything),
+    /// then say so.
+    Fallback(Option<ClientMessage>),
+    /// Open a new connection that looks for a quick match with these rules.
+    NewConnection(Rules),
+    /// Resign a game in progress (waiting a little for its result), leave, and end.
+    Quit,
+    /// End the session with this.
+    End(Result<Option<String>, Error>),
+}
+
+/// What the screen says once the seat kept on disk turned out to be gone.
+pub(super) const GAME_WAS_OVER: &str =
+    "the game you were playing is over (it ended while you were away); starting a new one";
+
+impl Screen {
+    /// A screen for the session `start`; with `resumed`, the link is taking
+    /// back a seat kept from an earlier run, and `start` is asked for if
+    /// that game is over.
+    pub(super) fn new(start: &Start, resumed: bool) -> Screen {
+        let mut s = Screen {
+            view: View::default(),
+            cursor: (0, 0),
+            typed: String::new(),
+            watch: matches!(start, Start::Watch(_)),
+            challenging: matches!(start, Start::Challenge(..)),
+            start: start.clone(),
+            confirming: false,
+            resigning: false,
+            lost: false,
+            fallback: resumed.then(|| start.clone()),
+            window: Window::whole(0),
+            cued: false,
+            warned: false,
+        };
+        if s.fallback.is_some() {
+            s.view.note = "taking back your seat in the game you were playing…".into();
+        }
+        s
+    }
+
+    /// What a link event asks for; `limits` are the server's, `url` its address.
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, url: &str) -> Do {
+        let msg = match event {
+            Event::Msg(msg) => msg,
+            // The status line follows the link before each draw.
+            Event::Down { .. } => return Do::Wait,
+            Event::Resumed => {
+                self.view.set_connection(Connection::Connected);
+                return Do::Wait;
+            }
+            Event::Closed(why) => return self.closed(why),
+        };
+        if let Some(why) = fatal(&msg, &self.start, limits) {
+            return Do::End(Err(Error::Refused(why)));
+        }
+        if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
+            return Do::End(Err(Error::Refused(why)));
+        }
+        let mut took_back = false;
+        if let Some(start) = self.fallback.take() {
+            if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
+                return Do::Fallback(session::request(&start));
+            }
+            took_back = matches!(msg, ServerMessage::State { .. });
+            if !took_back {
+                self.fallback = Some(start);
+            }
+        }
+        self.view.apply(&msg);
+        if let ServerMessage::RoomCreated { room, .. } = &msg {
+            let join = crate::net::join_command(url, room);
+            self.view.note = format!("room {room} is open; your friend joins with: {join}");
+        }
+        if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
+            self.cursor = (size / 2, size / 2);
+        }
+        if took_back {
+            self.view.note = "took your seat back: the game goes on".into();
+        }
+        if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
+            return Do::End(Ok(Some(self.view.note.clone())));
+        }
+        Do::Wait
+    }
+
+    /// The connection is gone for good: after a game, or watching, the
+    /// session ends; mid-game it says what became of the game and stays for
+    /// `n` or `q`.
+    fn closed(&mut self, why: String) -> Do {
+        if self.view.over.is_some() && !self.watch {
+            return Do::End(Ok(self.view.result_line()));
+        }
+        if self.watch || self.view.you.is_none() {
+            return Do::End(Err(Error::Closed(why)));
+        }
+        self.view.seat_lost(&why);
+        self.lost = true;
+        self.view.note = "n: new game (a new connection), q: quit".into();
+        Do::Wait
+    }
+
+    /// What a key's action sends.
+    pub(super) fn act(&self, action: Action) -> Do {
+        let request = match action {
+            Action::None => return Do::Wait,
+            Action::Quit => return Do::Quit,
+            Action::NewMatch if self.lost => {
+                return Do::NewConnection(Rules {
+                    size: self.view.game.size(),
+                    win: Some(self.view.game.win()),
+                });
+            }
+            Action::NewMatch => {
+                let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
+                ClientMessage::QuickMatch {
+                    size: Some(size),
+                    win: Some(win),
+                    house_after_ms: None,
+                    level: None,
+                }
+            }
+            Action::Move(row, col) => ClientMessage::Move { row: row as i64, col: col as i64 },
+            Action::Rematch => ClientMessage::Rematch {},
+            Action::Resign => ClientMessage::Resign {},
+            Action::Accept(challenge) => ClientMessage::Accept { challenge },
+            Action::Decline(challenge) => ClientMessage::Decline { challenge, reason: None },
+        };
+        Do::Send(request)
+    }
+
+    /// A request of [`Do::Send`] went out.
+    pub(super) fn after_send(&mut self, request: &ClientMessage) {
+        match request {
+            ClientMessage::Rematch {} => self.view.note = "rematch asked; waiting for the opponent".into(),
+            ClientMessage::Decline { .. } => {
+                self.view.offer = None;
+                self.view.note = "challenge declined".into();
+            }
+            _ => {}
+        }
+    }
+
+    /// A new connection replaced the lost one.
+    pub(super) fn reconnected(&mut self) {
+        self.lost = false;
+        self.view = View::default();
+        self.view.note = "connected again; looking for an opponent".into();
+    }
+
+    /// The connection as the status line shows it, given when the link's
+    /// grace ends if it is reconnecting.
+    pub(super) fn connection(&self, reconnecting: Option<std::time::Instant>, restart: bool) -> Connection {
+        match (self.lost, reconnecting) {
+            (true, _) => Connection::Lost,
+            (false, Some(until)) => Connection::Reconnecting { until, restart },
+            (false, None) => Connection::Connected,
+        }
+    }
+
+    /// The keys that do something now.
+    pub(super) fn help(&self) -> &'static str {
+        if self.answerable().is_some() {
+            "a: accept the challenge   d: decline it   q: quit"
+        } else if self.watch {
+            "q: quit"
+        } else if self.view.over.is_some() && self.view.closed.is_some() {
+            "n: new game   q: quit"
+        } else if self.view.over.is_some() {
+            "r: rematch   n: new game   q: quit"
+        } else {
+            "arrows + Enter, or type a cell (b2)   Ctrl-R: resign   Esc: leave (both ask)"
+        }
+    }
+
+    /// Whether a request went out; while reconnecting it did not, and the
+    /// player is told so. A connection gone for good ends the session.
+    pub(super) fn sent(&mut self, result: Result<(), SendError>) -> Result<bool, SendError> {
+        match result {
+            Ok(()) => Ok(true),
+            Err(SendError::NotConnected) => {
+                self.view.note = NOT_CONNECTED.into();
+                Ok(false)
+            }
+            Err(lost) => Err(lost),
+        }
+    }
+
+    /// The open challenge that `a` and `d` answer: one is shown while no
+    /// game is in progress.
+    fn answerable(&self) -> Option<&str> {
+        let offer =
+            self.view.offer.as_ref().filter(|_| !self.watch && !self.in_game() && self.typed.is_empty());
+        offer.map(|o| o.id.as_str())
+    }
+
+    /// Whether leaving now would resign a game in progress.
+    pub(super) fn in_game(&self) -> bool {
+        !self.watch && self.view.you.is_some() && self.view.over.is_none() && self.view.game.turn().is_some()
+    }
+
+    /// Leaving: at once, or after a confirmation while a game is in progress.
+    fn quit(&mut self, ctrl_c: bool) -> Action {
+        if !self.in_game() || (self.confirming && ctrl_c) {
+            return Action::Quit;
+        }
+        self.confirming = true;
+        self.view.note = "Resign this game? y/n (Ctrl-C again: yes)".into();
+        Action::None
+    }
+
+    /// What `key` asks for; prompts and refusals go to the note.
+    pub(super) fn on_key(&mut self, key: KeyEvent) -> Action {
+        let n = self.view.game.size();
+        let (r, c) = self.cursor;
+        if self.resigning {
+            self.resigning = false;
+            if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                return Action::Resign;
+            }
+            self.view.note = "not resigned; play on".into();
+            return Action::None;
+        }
+        if self.confirming {
+            self.confirming = false;
+            match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => return Action::Quit,
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Action::Quit,
+                _ => {
+                    self.view.note = "not resigned; play on".into();
+                    return Action::None;
+                }
+            }
+        }
+        if let (Some(id), KeyCode::Char(answer @ ('a' | 'd'))) = (self.answerable(), key.code) {
+            let id = id.to_owned();
+            return if answer == 'a' { Action::Accept(id) } else { Action::Decline(id) };
+        }
+        match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return self.quit(true),
+            KeyCode::Esc => return self.quit(false),
+            KeyCode::Char('r') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if self.in_game() {
+                    self.resigning = true;
+                    self.view.note = "Resign this game and stay for a rematch? y/n".into();
+                } else {
+                    self.view.note = "no game in progress to resign".into();
+                }
+            }
+            KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
+                return self.quit(false);
+            }
+            KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
+                if self.view.closed.is_none() && !self.lost {
+                    return Action::Rematch;
+                }
+                self.view.note =
+                    "your opponent has left, so there is no rematch; n: new game, q: quit".into();
+            }
+            KeyCode::Char('n') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
+                return Action::NewMatch;
+            }
+            KeyCode::Up => self.cursor = (r.saturating_sub(1), c),
+            KeyCode::Down => self.cursor = ((r + 1).min(n - 1), c),
+            KeyCode::Left => self.cursor = (r, c.saturating_sub(1)),
+            KeyCode::Right => self.cursor = (r, (c + 1).min(n - 1)),
+            KeyCode::Backspace => {
+                self.typed.pop();
+            }
+            KeyCode::Char(ch)
+                if (ch.is_ascii_alphanumeric() || ch == ' ' || ch == ',') && self.typed.len() < 12 =>
+            {
+                self.typed.push(ch);
+            }
+            KeyCode::Enter => {
+                let target = if self.typed.trim().is_empty() {
+                    Ok(self.cursor)
+                } else {
+                    parse_cell(&std::mem::take(&mut self.typed), n)
+                };
+                match target {
+                    Err(e) => self.view.note = e.to_string(),
+                    Ok(_) if self.watch => self.view.note = "you are watching: only the players move".into(),
+                    Ok(_) if self.view.over.is_some() => {
+                        self.view.note =
+                            "the game is over: r for a rematch, n for a new game, q to quit".into();
+                    }
+                    Ok(_) if !self.view.my_turn() => self.view.note = "not your turn yet".into(),
+                    Ok((row, col)) if self.view.game.is_occupied(row, col) => {
+                        self.view.note = "that cell is taken".into();
+                    }
+                    Ok((row, col)) => {
+                        self.cursor = (row, col);
+                        return Action::Move(row, col);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Action::None
+    }
+}
+
+#[cfg(test)]
+mod tests;

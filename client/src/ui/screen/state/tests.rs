@@ -1,0 +1,216 @@
+//! The screen's decisions, driven without a terminal or a socket.
+
+use std::sync::Arc;
+
+use tictactoe_protocol::{ClosedReason, EndReason, Player, PlayerInfo};
+
+use super::*;
+
+fn started() -> ServerMessage {
+    ServerMessage::GameStarted {
+        room: Arc::from("R"),
+        size: 3,
+        win: 3,
+        you: Player::X,
+        mark: Player::X,
+        players: vec![PlayerInfo::guest("a"), PlayerInfo::guest("b")],
+        turn: Player::X,
+        resume_token: Arc::from("t"),
+        turn_timeout_ms: 0,
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        min_size: 3,
+        max_size: 10,
+        turn_timeout_ms: 0,
+        reconnect_grace_ms: 30_000,
+        max_message_bytes: 4096,
+        max_messages_per_second: 0,
+        ping_interval_ms: 10_000,
+        handshake_timeout_ms: 5_000,
+    }
+}
+
+fn error(code: ErrorCode) -> ServerMessage {
+    ServerMessage::Error { code, message: "no".into(), id: None, retry_after_ms: None }
+}
+
+const URL: &str = "ws://127.0.0.1:1";
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn playing() -> Screen {
+    let mut s = Screen::new(&Start::Quick(Rules { size: 3, win: None }), false);
+    s.view.apply(&started());
+    s.cursor = (1, 1);
+    s.window = Window::whole(3);
+    s
+}
+
+#[test]
+fn leaving_a_game_in_progress_asks_first() {
+    let mut s = playing();
+    assert!(matches!(s.on_key(key(KeyCode::Esc)), Action::None));
+    assert!(s.view.note.contains("Resign this game? y/n"));
+    assert!(matches!(s.on_key(key(KeyCode::Char('n'))), Action::None), "no: play on");
+    assert!(matches!(s.on_key(key(KeyCode::Char('q'))), Action::None));
+    assert!(matches!(s.on_key(key(KeyCode::Char('y'))), Action::Quit), "yes: resign and leave");
+    let mut s = playing();
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(matches!(s.on_key(ctrl_c), Action::None));
+    assert!(matches!(s.on_key(ctrl_c), Action::Quit), "Ctrl-C twice leaves");
+    // After the game, or watching, leaving asks nothing.
+    let mut s = playing();
+    s.view.over = Some((None, tictactoe_protocol::EndReason::Draw, None));
+    assert!(matches!(s.on_key(key(KeyCode::Char('q'))), Action::Quit));
+    let mut w = playing();
+    w.watch = true;
+    assert!(matches!(w.on_key(key(KeyCode::Esc)), Action::Quit));
+}
+
+#[test]
+fn a_and_d_answer_a_challenge_between_games_only() {
+    let offer = ServerMessage::Challenged {
+        challenge: Arc::from("c1"),
+        from: PlayerInfo::guest("ann"),
+        size: 3,
+        win: 3,
+        expires_ms: 30_000,
+    };
+    // Mid-game: `a` is typed (a cell's column), not an answer.
+    let mut s = playing();
+    s.view.apply(&offer);
+    assert!(matches!(s.on_key(key(KeyCode::Char('a'))), Action::None));
+    assert_eq!(s.typed, "a");
+    // Between games: answered.
+    let mut s = playing();
+    s.view.over = Some((None, tictactoe_protocol::EndReason::Draw, None));
+    s.view.apply(&offer);
+    assert!(s.help().starts_with("a: accept"));
+    assert!(matches!(s.on_key(key(KeyCode::Char('a'))), Action::Accept(id) if id == "c1"));
+    assert!(matches!(s.on_key(key(KeyCode::Char('d'))), Action::Decline(id) if id == "c1"));
+}
+
+#[test]
+fn a_spectator_playing_a_cell_is_told_they_are_watching() {
+    let mut w = playing();
+    w.watch = true;
+    w.view.you = None;
+    assert!(matches!(w.on_key(key(KeyCode::Enter)), Action::None));
+    assert_eq!(w.view.note, "you are watching: only the players move");
+}
+
+#[test]
+fn ctrl_r_resigns_and_stays_after_asking() {
+    let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
+    let mut s = playing();
+    assert!(matches!(s.on_key(ctrl_r), Action::None));
+    assert!(s.view.note.contains("Resign this game and stay"), "{}", s.view.note);
+    assert!(matches!(s.on_key(key(KeyCode::Char('n'))), Action::None), "no: play on");
+    assert!(matches!(s.on_key(ctrl_r), Action::None));
+    assert!(matches!(s.on_key(key(KeyCode::Char('y'))), Action::Resign));
+    // Not in a game: nothing to resign.
+    let mut s = playing();
+    s.view.over = Some((None, tictactoe_protocol::EndReason::Draw, None));
+    assert!(matches!(s.on_key(ctrl_r), Action::None));
+    assert!(!s.resigning);
+}
+
+#[test]
+fn a_connection_lost_mid_game_stays_for_a_new_game_or_quit() {
+    let mut s = playing();
+    assert!(matches!(s.on_link(Event::Closed("gone".into()), &limits(), URL), Do::Wait));
+    assert!(s.lost);
+    assert_eq!(s.view.note, "n: new game (a new connection), q: quit");
+    assert!(matches!(s.connection(None, false), Connection::Lost));
+    s.view.over.get_or_insert((None, EndReason::Disconnect, None));
+    let action = s.on_key(key(KeyCode::Char('n')));
+    let Do::NewConnection(rules) = s.act(action) else { panic!("expected a new connection") };
+    assert_eq!(rules, Rules { size: 3, win: Some(3) });
+    s.reconnected();
+    assert!(!s.lost);
+    assert_eq!(s.view.note, "connected again; looking for an opponent");
+}
+
+#[test]
+fn a_connection_closed_after_the_game_or_while_watching_ends_the_session() {
+    let mut s = playing();
+    s.view.over = Some((Some(Player::X), EndReason::Line, None));
+    assert!(matches!(s.on_link(Event::Closed("gone".into()), &limits(), URL), Do::End(Ok(Some(_)))));
+    let mut w = Screen::new(&Start::Watch("R".into()), false);
+    let end = w.on_link(Event::Closed("gone".into()), &limits(), URL);
+    assert!(matches!(end, Do::End(Err(Error::Closed(why))) if why == "gone"));
+}
+
+#[test]
+fn a_watcher_leaves_with_the_note_when_the_room_closes() {
+    let mut w = Screen::new(&Start::Watch("R".into()), false);
+    assert!(matches!(w.on_link(Event::Msg(started()), &limits(), URL), Do::Wait));
+    let closed = ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Left };
+    let Do::End(Ok(Some(note))) = w.on_link(Event::Msg(closed), &limits(), URL) else {
+        panic!("expected the end")
+    };
+    assert_eq!(note, w.view.note);
+}
+
+#[test]
+fn a_refused_start_ends_the_session_in_words() {
+    let mut s = Screen::new(&Start::Join("ZZZZ".into()), false);
+    let end = s.on_link(Event::Msg(error(ErrorCode::RoomNotFound)), &limits(), URL);
+    assert!(matches!(end, Do::End(Err(Error::Refused(_)))));
+    // A refused move does not.
+    let mut s = playing();
+    assert!(matches!(s.on_link(Event::Msg(error(ErrorCode::CellOccupied)), &limits(), URL), Do::Wait));
+}
+
+#[test]
+fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
+    let start = Start::Quick(Rules { size: 3, win: None });
+    let mut s = Screen::new(&start, true);
+    assert!(s.view.note.starts_with("taking back your seat"));
+    let Do::Fallback(Some(request)) = s.on_link(Event::Msg(error(ErrorCode::InvalidToken)), &limits(), URL)
+    else {
+        panic!("expected the fallback")
+    };
+    assert_eq!(Some(request), session::request(&start));
+    assert!(s.fallback.is_none());
+
+    let mut s = Screen::new(&start, true);
+    // Anything before the room's `state` keeps the fallback.
+    assert!(matches!(s.on_link(Event::Msg(error(ErrorCode::RateLimited)), &limits(), URL), Do::Wait));
+    assert!(s.fallback.is_some());
+}
+
+#[test]
+fn a_new_room_tells_the_friend_the_command() {
+    let mut s = Screen::new(&Start::Create(Rules { size: 3, win: None }, None), false);
+    let created = ServerMessage::RoomCreated { room: Arc::from("ABCD"), size: 3, win: 3, id: None };
+    assert!(matches!(s.on_link(Event::Msg(created), &limits(), URL), Do::Wait));
+    assert!(s.view.note.starts_with("room ABCD is open; your friend joins with: "), "{}", s.view.note);
+    assert!(s.view.note.ends_with(" play --join ABCD --server ws://127.0.0.1:1"), "{}", s.view.note);
+}
+
+#[test]
+fn actions_become_requests_and_sent_ones_are_told() {
+    let s = playing();
+    assert!(matches!(s.act(Action::Move(0, 2)), Do::Send(ClientMessage::Move { row: 0, col: 2 })));
+    assert!(matches!(s.act(Action::Resign), Do::Send(ClientMessage::Resign {})));
+    assert!(matches!(s.act(Action::Quit), Do::Quit));
+    assert!(matches!(s.act(Action::None), Do::Wait));
+    assert!(matches!(
+        s.act(Action::NewMatch),
+        Do::Send(ClientMessage::QuickMatch { size: Some(3), win: Some(3), .. })
+    ));
+    let mut s = playing();
+    s.after_send(&ClientMessage::Rematch {});
+    assert_eq!(s.view.note, "rematch asked; waiting for the opponent");
+    s.after_send(&ClientMessage::Decline { challenge: "c".into(), reason: None });
+    assert_eq!(s.view.note, "challenge declined");
+    assert!(matches!(s.sent(Err(SendError::NotConnected)), Ok(false)));
+    assert_eq!(s.view.note, NOT_CONNECTED);
+    assert!(s.sent(Err(SendError::Lost(crate::net::machine::Gone::Dropped))).is_err());
+}
