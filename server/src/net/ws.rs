@@ -148,7 +148,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             Message::Ping(_) | Message::Pong(_) => Frame::Control,
             Message::Frame(_) => return None,
         };
-        let world = self.world();
+        let store = &self.shared.store;
+        let world = || World { can_write: store.can_write(), store_enabled: store.enabled() };
         let actions = self.session.on_frame(frame, now, world);
         drop(msg);
         self.carry_out(actions).await

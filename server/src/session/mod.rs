@@ -182,7 +182,8 @@ impl Session {
     }
 
     /// A frame read at `now`.
-    pub fn on_frame(&mut self, frame: Frame<'_>, now: Instant, world: World) -> Actions {
+    /// `world` is asked only by requests that need the store (never by a move).
+    pub fn on_frame(&mut self, frame: Frame<'_>, now: Instant, world: impl Fn() -> World) -> Actions {
         let (text, control) = match frame {
             Frame::Text(text) => (Some(text), false),
             Frame::Binary => (None, false),
@@ -216,7 +217,7 @@ impl Session {
         };
         match ClientFrame::decode(text) {
             Ok(frame) => {
-                let mut actions = self.on_request(frame.message, frame.id, world);
+                let mut actions = self.on_request(frame.message, frame.id, &world);
                 actions.extend(self.sync_presence());
                 actions
             }

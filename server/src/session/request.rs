@@ -22,12 +22,17 @@ const RETRY_UNAVAILABLE_MS: u64 = 2000;
 
 impl Session {
     /// Handles one decoded request.
-    pub(super) fn on_request(&mut self, msg: ClientMessage, id: Option<RequestId>, world: World) -> Actions {
-        if needs_store(&msg) && !world.can_write {
+    pub(super) fn on_request(
+        &mut self,
+        msg: ClientMessage,
+        id: Option<RequestId>,
+        world: &dyn Fn() -> World,
+    ) -> Actions {
+        if needs_store(&msg) && !world().can_write {
             return one(Action::Reply(unavailable(id)));
         }
         match msg {
-            ClientMessage::Hello { name, protocol, token } => self.hello(name, protocol, token, id, world),
+            ClientMessage::Hello { name, protocol, token } => self.hello(name, protocol, token, id, world()),
             ClientMessage::Register { name, bot } => {
                 let name = name.trim();
                 if let Err(text) = crate::text::check_name(name) {
@@ -36,7 +41,7 @@ impl Session {
                 if is_house(name) {
                     return refuse(ErrorCode::NameTaken, HOUSE_TAKEN, id);
                 }
-                if !world.store_enabled {
+                if !world().store_enabled {
                     return refuse(ErrorCode::AuthFailed, NO_ACCOUNTS, id);
                 }
                 one(Action::Register { name: name.to_owned(), bot, id })

@@ -18,7 +18,7 @@ fn session(rate: u32) -> Session {
 }
 
 fn text(s: &mut Session, frame: &str) -> Vec<Action> {
-    s.on_frame(Frame::Text(frame), Instant::now(), UP).into_vec()
+    s.on_frame(Frame::Text(frame), Instant::now(), || UP).into_vec()
 }
 
 /// The error code of a lone `error` reply.
@@ -75,12 +75,12 @@ fn what_needs_the_store_is_refused_while_it_cannot_write() {
         r#"{"type":"register","name":"ann"}"#,
         r#"{"type":"hello","name":"ann","token":"t"}"#,
     ] {
-        let actions = s.on_frame(Frame::Text(frame), Instant::now(), down).into_vec();
+        let actions = s.on_frame(Frame::Text(frame), Instant::now(), || down).into_vec();
         assert_eq!(refused(&actions), Some(ErrorCode::Unavailable), "{frame}");
     }
     // A guest's hello needs no writing.
     let actions =
-        s.on_frame(Frame::Text(r#"{"type":"hello","name":"ann"}"#), Instant::now(), down).into_vec();
+        s.on_frame(Frame::Text(r#"{"type":"hello","name":"ann"}"#), Instant::now(), || down).into_vec();
     assert!(matches!(&actions[..], [Action::CheckGuest { name, .. }] if name == "ann"));
 }
 
@@ -99,7 +99,7 @@ fn hello_as_a_guest_is_listed_unless_an_account_owns_the_name() {
     // Without a database there is nothing to ask.
     let mut alone = session(0);
     let none = World { can_write: true, store_enabled: false };
-    let actions = alone.on_frame(Frame::Text(r#"{"type":"hello","name":"bo"}"#), Instant::now(), none);
+    let actions = alone.on_frame(Frame::Text(r#"{"type":"hello","name":"bo"}"#), Instant::now(), || none);
     assert!(matches!(&actions[..], [Action::Lobby(LobbyCmd::Online { .. })]));
 }
 
@@ -130,7 +130,7 @@ fn register_checks_the_name_and_that_accounts_are_kept() {
     let actions = text(&mut s, r#"{"type":"register","name":"ann","bot":true}"#);
     assert!(matches!(&actions[..], [Action::Register { name, bot: true, .. }] if name == "ann"));
     let none = World { can_write: true, store_enabled: false };
-    let actions = s.on_frame(Frame::Text(r#"{"type":"register","name":"ann"}"#), Instant::now(), none);
+    let actions = s.on_frame(Frame::Text(r#"{"type":"register","name":"ann"}"#), Instant::now(), || none);
     assert_eq!(refused(&actions), Some(ErrorCode::AuthFailed));
 }
 
@@ -141,21 +141,21 @@ fn a_flood_is_refused_then_closed_and_binary_frames_are_refused() {
     let ping = r#"{"type":"ping"}"#;
     for _ in 0..10 {
         assert!(matches!(
-            &s.on_frame(Frame::Text(ping), t, UP)[..],
+            &s.on_frame(Frame::Text(ping), t, || UP)[..],
             [Action::Reply(ServerMessage::Pong { .. })]
         ));
     }
-    assert_eq!(refused(&s.on_frame(Frame::Text(ping), t, UP)), Some(ErrorCode::RateLimited));
-    assert!(s.on_frame(Frame::Control, t, UP).is_empty(), "a refused ping gets no error");
-    let closed = (0..20).find_map(|_| match &s.on_frame(Frame::Text(ping), t, UP)[..] {
+    assert_eq!(refused(&s.on_frame(Frame::Text(ping), t, || UP)), Some(ErrorCode::RateLimited));
+    assert!(s.on_frame(Frame::Control, t, || UP).is_empty(), "a refused ping gets no error");
+    let closed = (0..20).find_map(|_| match &s.on_frame(Frame::Text(ping), t, || UP)[..] {
         [Action::End(End::Close(code, _))] => Some(*code),
         _ => None,
     });
     assert_eq!(closed, Some(1008));
     let mut fresh = session(10);
     let later = t + Duration::from_secs(5);
-    assert_eq!(refused(&fresh.on_frame(Frame::Binary, later, UP)), Some(ErrorCode::BadMessage));
-    assert_eq!(refused(&fresh.on_frame(Frame::Text("{nope"), later, UP)), Some(ErrorCode::BadMessage));
+    assert_eq!(refused(&fresh.on_frame(Frame::Binary, later, || UP)), Some(ErrorCode::BadMessage));
+    assert_eq!(refused(&fresh.on_frame(Frame::Text("{nope"), later, || UP)), Some(ErrorCode::BadMessage));
 }
 
 #[test]
