@@ -30,8 +30,6 @@ use crate::store::StoreError;
 /// One open connection, owned by its task.
 pub(crate) struct Connection<S> {
     session: Session,
-    /// The peer's address: registrations are limited per address.
-    ip: std::net::IpAddr,
     ws: WebSocketStream<S>,
     /// The outbound queue; a sender that finds it full kills it.
     rx: queue::Receiver<Outbound>,
@@ -53,7 +51,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let (tx, rx) = queue::channel(shared.config.outbound_queue);
         Connection {
             session: Session::new(id, ip, limits, Instant::now()),
-            ip,
             ws,
             rx,
             me: Some(ConnHandle::new(id, tx)),
@@ -229,7 +226,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Box::pin(self.carry_out_all(actions)).await
             }
             Action::Register { name, bot, id } => {
-                let answer = register(&self.shared, self.ip, &name, bot, id).await;
+                let answer = register(&self.shared, self.session.ip(), &name, bot, id).await;
                 self.reply(&answer).await
             }
             Action::End(end) => Some(end),

@@ -181,6 +181,11 @@ impl Session {
         self.id
     }
 
+    /// The peer's address: registrations are limited per address.
+    pub fn ip(&self) -> IpAddr {
+        self.ip
+    }
+
     /// A frame read at `now`.
     /// `world` is asked only by requests that need the store (never by a move).
     pub fn on_frame(&mut self, frame: Frame<'_>, now: Instant, world: impl Fn() -> World) -> Actions {
