@@ -18,7 +18,6 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tictactoe_server::cluster::ConnId;
 use tictactoe_server::cmd::Request;
-use tictactoe_server::ratings::RatingBook;
 use tictactoe_server::room::{Output, Room, Rules, Settings};
 use tictactoe_server::session::account::Identity;
 use tictactoe_server::store::changes::LiveWrite;
@@ -184,7 +183,7 @@ fuzz_target!(|input: Input| {
     let settings = Settings {
         turn_timeout: input.turn_ms.map(|ms| Duration::from_millis(u64::from(ms).max(1))),
         grace: Duration::from_millis(u64::from(input.grace_ms % 3000)),
-        records: input.records.then(|| Arc::new(RatingBook::default())),
+        records: input.records,
     };
     let start = Instant::now();
     let mut now = start;
@@ -192,7 +191,7 @@ fuzz_target!(|input: Input| {
     let mut next_conn = 5;
     let mut inside = [false; SLOTS];
     let name = Identity::guest("fuzz");
-    let account = |id| Arc::new(Identity { name: Arc::from(format!("acct{id}")), account: Some(id), bot: false });
+    let account = |id| Arc::new(Identity { name: Arc::from(format!("acct{id}")), account: Some(id), bot: false, ratings: Box::default() });
     let code: Arc<str> = Arc::from("FUZZROOM42");
     let levels = tictactoe_protocol::HouseLevel::ALL;
     let rng = StdRng::seed_from_u64(u64::from(input.mark));

@@ -33,7 +33,7 @@ fn room_move(c: &mut Criterion) {
     let settings = Settings {
         turn_timeout: Some(Duration::from_secs(30)),
         grace: Duration::from_secs(30),
-        records: None,
+        records: false,
     };
     let n = 100usize;
     c.bench_function("room_handles_a_move", |b| {

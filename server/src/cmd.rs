@@ -273,6 +273,14 @@ pub enum Outbound {
         /// Whether a game is in progress.
         live: bool,
     },
+    /// A rated game ended: the connection's player now shows this rating
+    /// in the pool of `rules`.
+    Rated {
+        /// The pool.
+        rules: Rules,
+        /// The rating as shown.
+        shown: i64,
+    },
     /// The room no longer holds the connection.
     Released {
         /// The room code.

@@ -223,10 +223,7 @@ impl Config {
     }
 
     /// The room timers; `records` when games are recorded and rated.
-    pub fn room_settings(
-        &self,
-        records: Option<std::sync::Arc<crate::ratings::RatingBook>>,
-    ) -> crate::room::Settings {
+    pub fn room_settings(&self, records: bool) -> crate::room::Settings {
         crate::room::Settings {
             turn_timeout: self.turn_timeout(),
             grace: Duration::from_millis(self.reconnect_grace_ms),

@@ -77,11 +77,7 @@ impl Server {
         let (store, store_thread, restored) =
             store::Store::open(&config.database, config.database_max_pages, &config.spill_dir)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        let book = Arc::new(ratings::RatingBook::default());
-        for (account, rules, standing) in restored.standings {
-            book.load(account, [(rules, standing)]);
-        }
-        let records = store.enabled().then(|| book.clone());
+        let records = store.enabled();
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
@@ -94,7 +90,7 @@ impl Server {
             searches: config.house_searches(),
         };
         let settings = config.room_settings(records);
-        let rooms = restore(restored.games, &settings);
+        let rooms = restore(restored.games, &restored.standings, &settings);
         let lifetime = config.challenge_expiry();
         tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, lifetime, ctx, tracker.clone()));
         tracker.spawn(metrics_upkeep(stop.clone()));
@@ -128,7 +124,6 @@ impl Server {
             next_id: AtomicU64::new(1),
             tls,
             store,
-            book,
             instance,
             admission: admission.clone(),
             registrations: registrations::Registrations::new(config_registrations.0, config_registrations.1),
@@ -170,7 +165,11 @@ impl Server {
 
 /// The rooms of the games saved when the server last stopped, each as of
 /// its last saved move.
-fn restore(games: Vec<store::LiveGame>, settings: &room::Settings) -> Vec<room::Room> {
+fn restore(
+    games: Vec<store::LiveGame>,
+    standings: &[(session::account::AccountId, rules::Rules, ratings::Standing)],
+    settings: &room::Settings,
+) -> Vec<room::Room> {
     if games.is_empty() {
         return Vec::new();
     }
@@ -179,7 +178,14 @@ fn restore(games: Vec<store::LiveGame>, settings: &room::Settings) -> Vec<room::
     let saved = games.len();
     let rooms: Vec<_> = games
         .into_iter()
-        .filter_map(|game| {
+        .filter_map(|mut game| {
+            // Its players show the ratings they had in its pool.
+            for who in &mut game.players {
+                let shown = standings.iter().find(|(a, r, _)| Some(*a) == who.account && *r == game.rules);
+                if let Some((_, rules, standing)) = shown {
+                    *who = Arc::new(who.rated(*rules, standing.shown()));
+                }
+            }
             let age = std::time::Duration::from_millis(u64::try_from(wall - game.started_at_ms).unwrap_or(0));
             let code = game.room.clone();
             room::Room::restore(

@@ -1,14 +1,13 @@
-//! Glicko-2 ratings, one pool per board (size and win length), kept in
-//! memory for every account seen since the server started — loaded from the
-//! store when an account signs in, written back with each rated game's
-//! record. Rooms read it when a game starts and update it when a rated game
-//! ends: a short lock twice a game, never per move, never a disk.
-
-use std::sync::Mutex;
+//! Glicko-2 ratings, one pool per board (size and win length). Their owner
+//! is the store's writer: it rates a game as it takes the game's record
+//! (from the room's output), writes the new standings with the record, and
+//! tells the room; players carry their shown ratings in their identity.
 
 use rustc_hash::FxHashMap;
 use skillratings::Outcomes;
 use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2};
+
+use tictactoe_protocol::EndReason;
 
 use crate::rules::Rules;
 use crate::session::account::AccountId;
@@ -59,52 +58,64 @@ pub fn parse_pool_key(key: &str) -> Option<Rules> {
     }
 }
 
-/// Every known account's standing in every pool it has played.
+/// Whether a game between these accounts (player 1 first) that ended for
+/// `reason` is rated: two different accounts, ended by play.
+pub fn rated_pair(players: [Option<AccountId>; 2], reason: EndReason) -> Option<[AccountId; 2]> {
+    let by_play = !matches!(reason, EndReason::Shutdown | EndReason::Aborted);
+    match players {
+        [Some(a), Some(b)] if by_play && a != b => Some([a, b]),
+        _ => None,
+    }
+}
+
+/// Rates a game between players standing at `before` (player 1 first)
+/// that `winner` (0 or 1, `None` for a draw) won: both players' before and
+/// after.
+pub fn rate(before: [Standing; 2], winner: Option<usize>) -> [Rated; 2] {
+    let outcome = match winner {
+        Some(0) => Outcomes::WIN,
+        Some(_) => Outcomes::LOSS,
+        None => Outcomes::DRAW,
+    };
+    let (one, two) = glicko2(&before[0].rating, &before[1].rating, &outcome, &Glicko2Config::new());
+    let after = [
+        Standing { rating: one, games: before[0].games + 1 },
+        Standing { rating: two, games: before[1].games + 1 },
+    ];
+    [Rated { before: before[0], after: after[0] }, Rated { before: before[1], after: after[1] }]
+}
+
+/// The standings the store's writer has rated or read since the server
+/// started: its own, never shared. A rated game's standings are newer here
+/// than in the database until its record commits.
 #[derive(Debug, Default)]
 pub struct RatingBook {
-    standings: Mutex<FxHashMap<(AccountId, Rules), Standing>>,
+    standings: FxHashMap<(AccountId, Rules), Standing>,
 }
 
 impl RatingBook {
-    fn map(&self) -> std::sync::MutexGuard<'_, FxHashMap<(AccountId, Rules), Standing>> {
-        // A panic elsewhere while holding the lock leaves plain numbers behind.
-        self.standings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// An account's standing in the pool of `rules`, if the book has it.
+    pub fn get(&self, account: AccountId, rules: Rules) -> Option<Standing> {
+        self.standings.get(&(account, rules)).copied()
     }
 
-    /// Adds an account's stored standings, keeping any this server already
-    /// holds (they are newer than the store's until written).
-    pub fn load(&self, account: AccountId, pools: impl IntoIterator<Item = (Rules, Standing)>) {
-        let mut map = self.map();
-        for (rules, standing) in pools {
-            map.entry((account, rules)).or_insert(standing);
+    /// Keeps an account's standing in a pool.
+    pub fn put(&mut self, account: AccountId, rules: Rules, standing: Standing) {
+        self.standings.insert((account, rules), standing);
+    }
+
+    /// An account's stored standings with the book's newer ones over them.
+    pub fn newest(&self, account: AccountId, stored: &mut Vec<(Rules, Standing)>) {
+        for (rules, standing) in stored.iter_mut() {
+            if let Some(newer) = self.get(account, *rules) {
+                *standing = newer;
+            }
         }
-    }
-
-    /// An account's standing in the pool of `rules` (a new one if none).
-    pub fn standing(&self, account: AccountId, rules: Rules) -> Standing {
-        self.map().get(&(account, rules)).copied().unwrap_or_default()
-    }
-
-    /// Rates a game between `players` (player 1 first) that `winner` (0 or
-    /// 1, `None` for a draw) won, records the new standings and returns both
-    /// players' before and after.
-    pub fn rate(&self, players: [AccountId; 2], rules: Rules, winner: Option<usize>) -> [Rated; 2] {
-        let outcome = match winner {
-            Some(0) => Outcomes::WIN,
-            Some(_) => Outcomes::LOSS,
-            None => Outcomes::DRAW,
-        };
-        let mut map = self.map();
-        let before = players.map(|a| map.get(&(a, rules)).copied().unwrap_or_default());
-        let (one, two) = glicko2(&before[0].rating, &before[1].rating, &outcome, &Glicko2Config::new());
-        let after = [
-            Standing { rating: one, games: before[0].games + 1 },
-            Standing { rating: two, games: before[1].games + 1 },
-        ];
-        for i in 0..2 {
-            map.insert((players[i], rules), after[i]);
+        for (&(a, rules), &standing) in &self.standings {
+            if a == account && !stored.iter().any(|(r, _)| *r == rules) {
+                stored.push((rules, standing));
+            }
         }
-        [Rated { before: before[0], after: after[0] }, Rated { before: before[1], after: after[1] }]
     }
 }
 
@@ -130,19 +141,32 @@ mod tests {
     }
 
     #[test]
-    fn a_win_moves_both_ratings_and_is_remembered() {
-        let book = RatingBook::default();
+    fn a_win_moves_both_ratings_and_the_book_keeps_the_newest() {
         let rules = Rules { size: 15, win: 5 };
-        let [a, b] = book.rate([1, 2], rules, Some(0));
+        let [a, b] = rate([Standing::default(); 2], Some(0));
         assert_eq!(a.before.shown(), 1500);
         assert!(a.after.rating.rating > 1500.0 && b.after.rating.rating < 1500.0);
-        assert_eq!(book.standing(1, rules), a.after);
-        assert_eq!(book.standing(1, Rules::classic(3)), Standing::default());
-        // Loading what the store had keeps the newer standing.
-        book.load(1, [(rules, Standing::default())]);
-        assert_eq!(book.standing(1, rules).games, 1);
-        let [draw_a, _] = book.rate([1, 2], rules, None);
-        assert_eq!(draw_a.after.games, 2);
+        assert_eq!((a.after.games, b.after.games), (1, 1));
+        let [draw, _] = rate([a.after, b.after], None);
+        assert_eq!(draw.after.games, 2);
+        let mut book = RatingBook::default();
+        book.put(1, rules, a.after);
+        let mut stored = vec![(rules, Standing::default()), (Rules::classic(3), Standing::default())];
+        book.newest(1, &mut stored);
+        assert_eq!(stored, [(rules, a.after), (Rules::classic(3), Standing::default())]);
+        let mut none = Vec::new();
+        book.newest(1, &mut none);
+        assert_eq!(none, [(rules, a.after)], "a pool rated here and not yet stored");
+    }
+
+    #[test]
+    fn only_games_between_two_accounts_ended_by_play_are_rated() {
+        assert_eq!(rated_pair([Some(1), Some(2)], EndReason::Line), Some([1, 2]));
+        assert_eq!(rated_pair([Some(1), Some(2)], EndReason::Resign), Some([1, 2]));
+        assert_eq!(rated_pair([Some(1), Some(1)], EndReason::Line), None);
+        assert_eq!(rated_pair([Some(1), None], EndReason::Line), None);
+        assert_eq!(rated_pair([Some(1), Some(2)], EndReason::Aborted), None);
+        assert_eq!(rated_pair([Some(1), Some(2)], EndReason::Shutdown), None);
     }
 
     #[test]

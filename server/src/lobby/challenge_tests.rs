@@ -125,7 +125,8 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
 fn a_name_reaches_its_account_before_any_guest_and_ignores_case() {
     let mut lobby = harness();
     let mut ann = guest(&mut lobby, 1, "ann");
-    let acct = Arc::new(Identity { name: "Bob".into(), account: Some(7), bot: true });
+    let acct =
+        Arc::new(Identity { name: "Bob".into(), account: Some(7), bot: true, ratings: Box::default() });
     let mut bob = online(&mut lobby, 2, acct);
     let mut guest_bob = guest(&mut lobby, 3, "BOB");
     challenge(&mut lobby, &ann, "bOb", Instant::now());
@@ -347,7 +348,8 @@ fn last(p: &mut Player) -> (String, String) {
 fn an_account_shares_its_limit_over_its_connections() {
     let mut lobby = harness();
     let t0 = Instant::now();
-    let acct = || Arc::new(Identity { name: "Ann".into(), account: Some(7), bot: false });
+    let acct =
+        || Arc::new(Identity { name: "Ann".into(), account: Some(7), bot: false, ratings: Box::default() });
     let mut a1 = online(&mut lobby, 1, acct());
     let mut a2 = online(&mut lobby, 2, acct());
     let mut targets: Vec<Player> = (0..6).map(|i| guest(&mut lobby, 10 + i, &format!("t{i}"))).collect();

@@ -204,8 +204,7 @@ impl<C: Peer> Lobby<C> {
                 self.out.push(Output::Send { to: conn, msg });
             }
             LobbyCmd::Challenge { conn, ip, name, rules, id } => {
-                let book = self.settings.records.as_deref();
-                let made = self.players.challenge((conn.id(), ip), &name, rules, id.clone(), book, now);
+                let made = self.players.challenge((conn.id(), ip), &name, rules, id.clone(), now);
                 if let Err((code, text)) = made {
                     self.answer(&conn, code, text, id);
                 }

@@ -17,7 +17,6 @@ use tictactoe_protocol::{
 use crate::cluster::ConnId;
 use crate::cmd::Peer;
 use crate::lobby::presence::{Presence, Status};
-use crate::ratings::RatingBook;
 use crate::room::{HOUSE_NAME, Rules};
 use crate::session::account::{AccountId, Identity, name_key};
 use rand::rngs::StdRng;
@@ -187,7 +186,6 @@ impl<C: Peer> Players<C> {
         name: &str,
         rules: Rules,
         id: Option<RequestId>,
-        book: Option<&RatingBook>,
         now: Instant,
     ) -> Result<(), Refusal> {
         let Some(from) = self.online.get(&conn) else {
@@ -233,7 +231,7 @@ impl<C: Peer> Players<C> {
             name: from_who.name.clone(),
             account: from_who.account.is_some(),
             bot: from_who.bot,
-            rating: from_who.account.zip(book).map(|(a, book)| book.standing(a, rules).shown()),
+            rating: from_who.rating(rules),
         };
         let (size, win) = (rules.size, rules.win);
         let sent =

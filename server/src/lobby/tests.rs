@@ -15,7 +15,7 @@ use crate::room::Output as RoomOutput;
 pub(super) const LIFETIME: Duration = Duration::from_secs(30);
 
 pub(super) fn settings() -> Settings {
-    Settings { turn_timeout: None, grace: Duration::from_secs(5), records: None }
+    Settings { turn_timeout: None, grace: Duration::from_secs(5), records: false }
 }
 
 /// The `n`th connection of this instance.

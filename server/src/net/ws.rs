@@ -214,10 +214,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
             Action::SignIn { name, token, id } => {
                 let found = self.shared.store.account(&name).await;
-                let (actions, account) = self.session.signed_in(&name, &token, found, id, self.world());
-                if let Some(account) = account {
-                    self.shared.book.load(account.id, account.standings);
-                }
+                let actions = self.session.signed_in(&name, &token, found, id, self.world());
                 Box::pin(self.carry_out_all(actions)).await
             }
             Action::CheckGuest { name, id } => {

@@ -5,13 +5,13 @@ use std::time::Instant;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tictactoe_protocol::{
-    EndReason, ErrorCode, Game, Line, Outcome, Player, RatingChange, RequestId, ServerMessage,
-};
+use tictactoe_protocol::{EndReason, ErrorCode, Game, Line, Outcome, Player, RequestId, ServerMessage};
 
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
+use crate::cluster::ConnId;
 use crate::ratings::Rated;
+use crate::rules::Rules;
 use crate::session::account;
 use crate::store::changes::{LiveGame, LiveWrite};
 use crate::store::record::{GameRecord, new_game_id};
@@ -138,7 +138,7 @@ impl Room {
             "game over"
         );
         // The record first: what follows waits for its commit (see `room_task`).
-        let (game_id, ratings) = self.record(winner, reason, line, now);
+        let game_id = self.record(winner, reason, line, now);
         // The signals next: a client that reads `game_over` and at once asks
         // for something new finds its connection already free to go.
         let players: Vec<_> = self.seats.iter().flatten().filter(|s| s.listens()).map(|s| s.conn).collect();
@@ -152,32 +152,27 @@ impl Room {
             line,
             moves: self.game.moves().to_vec(),
             game_id,
-            ratings: ratings
-                .map(|r| r.map(|p| RatingChange { before: p.before.shown(), after: p.after.shown() })),
+            // The store rates the game as it commits its record; the room's
+            // task fills these in from its answer before `game_over` leaves.
+            ratings: None,
         };
         self.broadcast(msg, None);
     }
 
-    /// With records kept: rates the game if both players are accounts and it
-    /// ended by play, and queues its record. Returns its id and ratings.
+    /// With records kept: queues the game's record (the store rates it if
+    /// both players are accounts and it ended by play). Returns its id.
     fn record(
         &mut self,
         winner: Option<Player>,
         reason: EndReason,
         line: Option<Line>,
         now: Instant,
-    ) -> (Option<Arc<str>>, Option<[Rated; 2]>) {
-        let Some(book) = self.settings.records.clone() else { return (None, None) };
-        let (Some(x), Some(o)) = (&self.seats[0], &self.seats[1]) else { return (None, None) };
+    ) -> Option<Arc<str>> {
+        if !self.settings.records {
+            return None;
+        }
+        let (Some(x), Some(o)) = (&self.seats[0], &self.seats[1]) else { return None };
         let players = [x.who.clone(), o.who.clone()];
-        let by_play = !matches!(reason, EndReason::Shutdown | EndReason::Aborted);
-        let ratings = match (players[0].account, players[1].account) {
-            (Some(a), Some(b)) if by_play && a != b => {
-                let won = winner.map(|w| if w == Player::X { 0 } else { 1 });
-                Some(book.rate([a, b], self.rules, won))
-            }
-            _ => None,
-        };
         let id = match self.game_id.take() {
             Some(id) => id,
             None => new_game_id(&mut self.rng),
@@ -191,12 +186,34 @@ impl Room {
             winner,
             reason,
             line,
-            ratings,
+            ratings: None,
             started_at_ms: 0,
             ended_at_ms: 0,
         };
         let lasted = self.started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
         self.out.push(Output::Record { record: Box::new(record), lasted });
-        (Some(id), ratings)
+        Some(id)
+    }
+
+    /// The store rated the game that just ended (player 1 first): its
+    /// players show their new ratings from now on (a rematch's
+    /// `game_started`, `state`). Returns the connections to tell, with the
+    /// rating each now has.
+    pub fn rated(&mut self, ratings: [Rated; 2]) -> Vec<(ConnId, i64)> {
+        let mut tell = Vec::new();
+        for (seat, rated) in self.seats.iter_mut().zip(ratings) {
+            let Some(seat) = seat else { continue };
+            let shown = rated.after.shown();
+            seat.who = Arc::new(seat.who.rated(self.rules, shown));
+            if seat.listens() {
+                tell.push((seat.conn, shown));
+            }
+        }
+        tell
+    }
+
+    /// The room's board and win length.
+    pub fn rules(&self) -> Rules {
+        self.rules
     }
 }

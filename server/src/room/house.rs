@@ -26,7 +26,9 @@ pub const HOUSE_NAME: &str = "house";
 pub fn identity() -> Arc<Identity> {
     static HOUSE_IDENTITY: OnceLock<Arc<Identity>> = OnceLock::new();
     HOUSE_IDENTITY
-        .get_or_init(|| Arc::new(Identity { name: HOUSE_NAME.into(), account: None, bot: true }))
+        .get_or_init(|| {
+            Arc::new(Identity { name: HOUSE_NAME.into(), account: None, bot: true, ratings: Box::default() })
+        })
         .clone()
 }
 

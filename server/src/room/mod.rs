@@ -31,7 +31,6 @@ use tictactoe_protocol::{
 
 pub use crate::rules::Rules;
 
-use crate::ratings::RatingBook;
 use crate::session::account::Identity;
 use crate::stats::Counts;
 use crate::store::changes::LiveWrite;
@@ -49,7 +48,7 @@ pub struct Settings {
     pub grace: Duration,
     /// With a store: the ratings that games between accounts move. Each
     /// finished game then has an id and an [`Output::Record`].
-    pub records: Option<Arc<RatingBook>>,
+    pub records: bool,
 }
 
 /// A connection's number, unique for the server's lifetime.
@@ -445,7 +444,7 @@ impl Room {
 
     /// Whether games are saved as they go (the server keeps records).
     pub(super) fn saving(&self) -> bool {
-        self.settings.records.is_some()
+        self.settings.records
     }
 
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {
@@ -465,12 +464,11 @@ impl Room {
     }
 
     fn players(&self) -> Vec<PlayerInfo> {
-        let book = self.settings.records.as_deref();
         let info = |who: &Identity| PlayerInfo {
             name: who.name.clone(),
             account: who.account.is_some(),
             bot: who.bot,
-            rating: who.account.zip(book).map(|(a, book)| book.standing(a, self.rules).shown()),
+            rating: who.rating(self.rules).filter(|_| self.settings.records),
         };
         self.seats.iter().flatten().map(|s| info(&s.who)).collect()
     }

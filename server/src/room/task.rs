@@ -18,13 +18,14 @@ use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
 
-use tictactoe_protocol::ServerMessage;
+use tictactoe_protocol::{RatingChange, ServerMessage};
 
 use crate::cluster::ConnId;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::house::{Searches, Thinker};
 use crate::net::queue::{self, Recv};
+use crate::ratings::Rated;
 use crate::room::{Output, Room};
 use crate::signal::{Armed, Shutdown};
 use crate::stats::Counts;
@@ -176,7 +177,16 @@ struct Wait {
     committed: Committed,
     /// Past this, the store counts as stuck and nothing waits for it any more.
     deadline: Instant,
-    items: Vec<(ConnId, Outbound)>,
+    /// The game's ratings, as the store's answer gave them.
+    ratings: Option<[Rated; 2]>,
+    items: Vec<HeldItem>,
+}
+
+/// What waits: an item for one connection, or the game's `game_over`,
+/// which is serialized once the store's answer has filled in its ratings.
+enum HeldItem {
+    One(ConnId, Outbound),
+    GameOver(ServerMessage, Vec<ConnId>),
 }
 
 impl Held {
@@ -190,7 +200,9 @@ impl Held {
     async fn committed(&mut self) {
         match self.waits.front_mut() {
             Some(w) => {
-                let _ = tokio::time::timeout_at(w.deadline, &mut w.committed).await;
+                if let Ok(Ok(ratings)) = tokio::time::timeout_at(w.deadline, &mut w.committed).await {
+                    w.ratings = ratings;
+                }
             }
             None => std::future::pending().await,
         }
@@ -200,20 +212,49 @@ impl Held {
     fn hold(&mut self, to: ConnId, item: Outbound) -> Option<(ConnId, Outbound)> {
         match self.waits.back_mut() {
             Some(w) => {
-                w.items.push((to, item));
+                w.items.push(HeldItem::One(to, item));
                 None
             }
             None => Some((to, item)),
         }
     }
+
+    /// Holds the `game_over` of the last record's game (something waits).
+    fn hold_game_over(&mut self, msg: ServerMessage, to: Vec<ConnId>) {
+        if let Some(w) = self.waits.back_mut() {
+            w.items.push(HeldItem::GameOver(msg, to));
+        }
+    }
 }
 
-/// The oldest wait is over: what it held is delivered.
+/// The oldest wait is over: the players learn their new ratings (before
+/// they can read `game_over` and ask for a new game), then what it held is
+/// delivered, `game_over` with the ratings the store gave.
 fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) {
     let Some(wait) = held.waits.pop_front() else { return };
     let mut failed = Vec::new();
-    for (to, item) in wait.items {
-        put(conns, to, item, room.is_closed(), &mut failed);
+    let keep = room.is_closed();
+    if let Some(ratings) = wait.ratings {
+        let rules = room.rules();
+        for (to, shown) in room.rated(ratings) {
+            put(conns, to, Outbound::Rated { rules, shown }, keep, &mut failed);
+        }
+    }
+    for item in wait.items {
+        match item {
+            HeldItem::One(to, item) => put(conns, to, item, keep, &mut failed),
+            HeldItem::GameOver(mut msg, to) => {
+                if let ServerMessage::GameOver { ratings, .. } = &mut msg {
+                    *ratings = wait.ratings.map(|r| {
+                        r.map(|p| RatingChange { before: p.before.shown(), after: p.after.shown() })
+                    });
+                }
+                let frame = encode(&msg);
+                for to in to {
+                    put(conns, to, Outbound::Frame(frame.clone()), keep, &mut failed);
+                }
+            }
+        }
     }
     disconnect(room, conns, failed);
 }
@@ -264,6 +305,10 @@ fn deliver(
                     }
                     (to, Outbound::Frame(encode(&msg)))
                 }
+                Output::Broadcast { msg: msg @ ServerMessage::GameOver { .. }, to } if held.waiting() => {
+                    held.hold_game_over(msg, recipients[to].to_vec());
+                    continue;
+                }
                 Output::Broadcast { msg, to } => {
                     let frame = encode(&msg);
                     for &to in &recipients[to] {
@@ -294,7 +339,7 @@ fn deliver(
                     if let Some(committed) = store.record(record) {
                         // The store's own limit, and a second: past it the store says it is stuck.
                         let deadline = Instant::now() + STUCK + Duration::from_secs(1);
-                        held.waits.push_back(Wait { committed, deadline, items: Vec::new() });
+                        held.waits.push_back(Wait { committed, deadline, ratings: None, items: Vec::new() });
                     }
                     continue;
                 }

@@ -1,6 +1,5 @@
 //! The room's rules, driven by a fake clock: no sockets, no sleeps.
 
-use crate::ratings::RatingBook;
 use crate::session::account::{self, Identity};
 use crate::store::changes::LiveGame;
 use crate::store::record::GameRecord;
@@ -41,7 +40,7 @@ pub(super) enum Got {
 }
 
 pub(super) fn settings() -> Settings {
-    Settings { turn_timeout: Some(TURN), grace: GRACE, records: None }
+    Settings { turn_timeout: Some(TURN), grace: GRACE, records: false }
 }
 
 /// The room's output, with every broadcast expanded to its recipients.
@@ -229,9 +228,15 @@ fn player_one_times_out() {
 #[test]
 fn a_game_ended_before_each_side_moved_is_aborted_and_unrated() {
     let t0 = Instant::now();
-    let book = Arc::new(RatingBook::default());
-    let rated = Settings { records: Some(book.clone()), ..settings() };
-    let accounts = |n: i64| Arc::new(Identity { name: format!("p{n}").into(), account: Some(n), bot: false });
+    let rated = Settings { records: true, ..settings() };
+    let accounts = |n: i64| {
+        Arc::new(Identity {
+            name: format!("p{n}").into(),
+            account: Some(n),
+            bot: false,
+            ratings: Box::default(),
+        })
+    };
     type End = fn(&mut Room, Instant);
     let end: [(&str, End); 3] = [
         ("timeout", |room, t0| room.tick(t0 + TURN)),
@@ -268,9 +273,14 @@ fn a_game_ended_before_each_side_moved_is_aborted_and_unrated() {
             let record = got.iter().find_map(|(_, g)| if let Got::Record(r) = g { Some(r) } else { None });
             let record = record.expect("an aborted game is recorded");
             assert_eq!((record.winner, record.reason, record.ratings), (None, EndReason::Aborted, None));
+            let players = [record.players[0].account, record.players[1].account];
+            assert_eq!(
+                crate::ratings::rated_pair(players, record.reason),
+                None,
+                "the store will not rate it"
+            );
         }
     }
-    assert_eq!(book.standing(1, Rules::classic(3)).games, 0, "nothing was rated");
 }
 
 #[test]
@@ -414,7 +424,7 @@ fn rematch_swaps_seats_and_renews_tokens() {
 #[test]
 fn disconnect_without_grace_loses_at_once() {
     let t0 = Instant::now();
-    let quick = Settings { turn_timeout: None, grace: Duration::ZERO, records: None };
+    let quick = Settings { turn_timeout: None, grace: Duration::ZERO, records: false };
     let mut room = Room::paired(
         "ROOM".into(),
         Rules::classic(3),
@@ -671,17 +681,17 @@ fn broadcast_ranges_index_their_recipients_and_the_buffer_is_reused() {
 }
 
 fn account(name: &str, id: i64) -> Arc<Identity> {
-    Arc::new(Identity { name: name.into(), account: Some(id), bot: false })
+    Arc::new(Identity { name: name.into(), account: Some(id), bot: false, ratings: Box::default() })
 }
 
-/// With records on: a game between two accounts is rated (the winner gains
-/// what the loser drops, from 1500 each) and recorded with its id; a game
-/// with a guest is recorded unrated; `game_over` carries both.
+/// With records on: a finished game is recorded with its id (which
+/// `game_over` carries); the store rates it if both players are accounts
+/// (the room's task fills `game_over`'s ratings in from the store's answer),
+/// and the room then shows its players' new ratings.
 #[test]
 fn finished_games_are_recorded_and_rated_between_accounts() {
     let t0 = Instant::now();
-    let book = Arc::new(RatingBook::default());
-    let with_records = Settings { records: Some(book.clone()), ..settings() };
+    let with_records = Settings { records: true, ..settings() };
     let rules = Rules { size: 4, win: 3 };
     for (o, rated) in [(account("bob", 2), true), (Identity::guest("bob"), false)] {
         let mut room = Room::paired(
@@ -713,16 +723,20 @@ fn finished_games_are_recorded_and_rated_between_accounts() {
         assert_eq!(game_id.as_deref(), Some(&*record.id));
         assert_eq!(record.moves.len(), 5);
         assert_eq!(record.winner, Some(Player::X));
-        assert_eq!(record.ratings.is_some(), rated);
-        match ratings {
-            Some([x, o]) => {
-                assert!(rated);
-                assert_eq!((x.before, o.before), (1500, 1500));
-                assert!(x.after > 1500 && o.after < 1500);
-                assert_eq!(x.after - 1500, 1500 - o.after);
-                assert_eq!(book.standing(1, rules).games, 1);
-            }
-            None => assert!(!rated),
+        assert_eq!((record.ratings, ratings), (None, None), "the room rates nothing itself");
+        let players = [record.players[0].account, record.players[1].account];
+        assert_eq!(crate::ratings::rated_pair(players, record.reason).is_some(), rated);
+        if rated {
+            let standings = crate::ratings::rate([crate::ratings::Standing::default(); 2], Some(0));
+            assert_eq!(
+                room.rated(standings),
+                [(A, standings[0].after.shown()), (B, standings[1].after.shown())]
+            );
+            let state = room.state(None, None, t0);
+            let ServerMessage::State { players, .. } = state else { panic!("state") };
+            let shown: Vec<_> = players.iter().map(|p| p.rating).collect();
+            assert_eq!(shown, [Some(standings[0].after.shown()), Some(standings[1].after.shown())]);
+            assert!(shown[0] > Some(1500) && shown[1] < Some(1500));
         }
     }
 }
@@ -755,7 +769,7 @@ fn token_of(got: &[(ConnId, Got)], conn: ConnId) -> Arc<str> {
 fn a_saved_game_goes_on_after_a_restart() {
     let t0 = Instant::now();
     let s = Duration::from_secs;
-    let with_records = Settings { records: Some(Arc::new(RatingBook::default())), ..settings() };
+    let with_records = Settings { records: true, ..settings() };
     let (ann, bob) = (Identity::guest("ann"), Identity::guest("bob"));
     let mut room = Room::paired(
         "ROOM".into(),
@@ -828,7 +842,7 @@ fn a_saved_game_goes_on_after_a_restart() {
 #[test]
 fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let t0 = Instant::now();
-    let with_records = Settings { records: Some(Arc::new(RatingBook::default())), ..settings() };
+    let with_records = Settings { records: true, ..settings() };
     let game = |moves: Vec<[u16; 2]>| LiveGame {
         id: "GAME1234".into(),
         room: "ROOM".into(),

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::rules::Rules;
+
 use rand::TryRngCore;
 use sha2::{Digest, Sha256};
 use std::fmt::Write;
@@ -20,6 +22,11 @@ pub struct Identity {
     pub account: Option<AccountId>,
     /// Whether the account is a bot's.
     pub bot: bool,
+    /// An account's ratings as shown, per pool it has played, as of when
+    /// it signed in or its last rated game here: what rooms and challenges
+    /// show of it. The store computes ratings; nothing reads them from a
+    /// shared book.
+    pub ratings: Box<[(Rules, i64)]>,
 }
 
 impl Identity {
@@ -32,9 +39,28 @@ impl Identity {
 
     /// A guest called `name`.
     pub fn guest(name: &str) -> Arc<Identity> {
-        Arc::new(Identity { name: name.into(), account: None, bot: false })
+        Arc::new(Identity { name: name.into(), account: None, bot: false, ratings: Box::default() })
+    }
+
+    /// The rating shown for this player in the pool of `rules`: an
+    /// account's, or a new account's (1500) for one it has not played;
+    /// none for a guest.
+    pub fn rating(&self, rules: Rules) -> Option<i64> {
+        self.account?;
+        let found = self.ratings.iter().find(|(r, _)| *r == rules);
+        Some(found.map_or(NEW_RATING, |&(_, shown)| shown))
+    }
+
+    /// The same player with its rating in the pool of `rules` now `shown`.
+    pub fn rated(&self, rules: Rules, shown: i64) -> Identity {
+        let mut ratings: Vec<_> = self.ratings.iter().copied().filter(|(r, _)| *r != rules).collect();
+        ratings.push((rules, shown));
+        Identity { ratings: ratings.into(), ..self.clone() }
     }
 }
+
+/// The rating a new account starts at, as shown.
+pub const NEW_RATING: i64 = 1500;
 
 /// The SHA-256 of a secret: all the server keeps of a token. Tokens carry 128
 /// random bits, so a fast hash is as good as a slow one.

@@ -246,6 +246,10 @@ impl Session {
 
     /// A signal from the lobby or a room, from the connection's queue.
     pub fn on_signal(&mut self, item: Outbound) -> Actions {
+        if let Outbound::Rated { rules, shown } = item {
+            self.who = Arc::new(self.who.rated(rules, shown));
+            return Actions::new();
+        }
         let effect = self.membership.signal(item);
         let mut actions: Actions = self.sync_presence().into_iter().collect();
         match effect {

@@ -233,8 +233,8 @@ impl Session {
     }
 
     /// The store's answer to [`Action::SignIn`]: this connection becomes the
-    /// account (the shell loads its ratings), or `auth_failed` and it stays
-    /// as it was. Returns the account signed in, for its ratings.
+    /// account, with its ratings as the store has them, or `auth_failed` and
+    /// it stays as it was.
     pub fn signed_in(
         &mut self,
         name: &str,
@@ -242,11 +242,11 @@ impl Session {
         found: Result<Option<(Account, TokenHash)>, StoreError>,
         id: Option<RequestId>,
         world: World,
-    ) -> (Actions, Option<Account>) {
+    ) -> Actions {
         let found = match found {
             Ok(found) => found,
             Err(StoreError::Disabled) => None,
-            Err(_) => return (self.listed(one(Action::Reply(unavailable(id)))), None),
+            Err(_) => return self.listed(one(Action::Reply(unavailable(id)))),
         };
         // The name must be the account's own (ignoring case), not a look-alike.
         let found = found.filter(|(account, _)| name_key(&account.name) == name_key(name));
@@ -256,12 +256,14 @@ impl Session {
             } else {
                 NO_ACCOUNTS_GUEST
             };
-            return (self.listed(refuse(ErrorCode::AuthFailed, text, id)), None);
+            return self.listed(refuse(ErrorCode::AuthFailed, text, id));
         };
-        self.who =
-            Arc::new(Identity { name: account.name.clone(), account: Some(account.id), bot: account.bot });
-        let msg = ServerMessage::Authenticated { name: account.name.clone(), bot: account.bot, id };
-        (self.listed(one(Action::Reply(msg))), Some(account))
+        let ratings = account.standings.iter().map(|(rules, s)| (*rules, s.shown())).collect();
+        let who =
+            Identity { name: account.name.clone(), account: Some(account.id), bot: account.bot, ratings };
+        self.who = Arc::new(who);
+        let msg = ServerMessage::Authenticated { name: account.name, bot: account.bot, id };
+        self.listed(one(Action::Reply(msg)))
     }
 
     /// After a `hello`: listed in the lobby's directory under its current

@@ -28,8 +28,6 @@ pub struct Shared {
     pub(crate) tls: Option<tokio_rustls::TlsAcceptor>,
     /// Accounts and records.
     pub(crate) store: crate::store::Store,
-    /// Ratings of the accounts signed in since the server started.
-    pub(crate) book: Arc<crate::ratings::RatingBook>,
     /// This instance's name (`--instance`, else random).
     pub(crate) instance: Arc<str>,
     /// The caps on connections.

@@ -35,7 +35,10 @@ fn link() -> (RoomLink, queue::Receiver<RoomCmd>) {
 }
 
 fn account(name: &str, token: &str) -> (Account, account::TokenHash) {
-    let acc = Account { id: 7, name: name.into(), bot: false, standings: Vec::new() };
+    let mut standing = crate::ratings::Standing::default();
+    standing.rating.rating = 1612.0;
+    let acc =
+        Account { id: 7, name: name.into(), bot: false, standings: vec![(Rules::classic(3), standing)] };
     (acc, account::hash(token))
 }
 
@@ -110,16 +113,24 @@ fn signing_in_takes_the_right_token_for_the_accounts_own_name() {
     assert!(
         matches!(&actions[..], [Action::SignIn { name, token, .. }] if name == "ann" && token == "ttt_good")
     );
-    let (wrong, who) = s.signed_in("ann", "ttt_bad", Ok(Some(account("Ann", "ttt_good"))), None, UP);
-    assert_eq!((refused(&wrong), who.is_some()), (Some(ErrorCode::AuthFailed), false));
-    let (alike, _) = s.signed_in("Ånn", "ttt_good", Ok(Some(account("Ann", "ttt_good"))), None, UP);
+    let wrong = s.signed_in("ann", "ttt_bad", Ok(Some(account("Ann", "ttt_good"))), None, UP);
+    assert_eq!((refused(&wrong), s.account()), (Some(ErrorCode::AuthFailed), None));
+    let alike = s.signed_in("Ånn", "ttt_good", Ok(Some(account("Ann", "ttt_good"))), None, UP);
     assert_eq!(refused(&alike), Some(ErrorCode::AuthFailed), "a look-alike name is not the account's");
-    let (ok, who) = s.signed_in("ann", "ttt_good", Ok(Some(account("Ann", "ttt_good"))), None, UP);
+    let ok = s.signed_in("ann", "ttt_good", Ok(Some(account("Ann", "ttt_good"))), None, UP);
     assert!(matches!(
         &ok[..],
         [Action::Reply(ServerMessage::Authenticated { .. }), Action::Lobby(LobbyCmd::Online { .. })]
     ));
-    assert_eq!((who.map(|a| a.id), s.account()), (Some(7), Some(7)));
+    assert_eq!(s.account(), Some(7));
+    // Its ratings are the store's, then what its rated games made them.
+    let rules = Rules::classic(3);
+    let Some(Action::Lobby(LobbyCmd::Online { who, .. })) = ok.last() else { panic!("listed") };
+    assert_eq!((who.rating(rules), who.rating(Rules::classic(4))), (Some(1612), Some(1500)));
+    assert!(s.on_signal(Outbound::Rated { rules, shown: 1630 }).is_empty());
+    let queued = text(&mut s, r#"{"type":"quick_match","size":3}"#);
+    let Some(Action::Lobby(LobbyCmd::QuickMatch { name, .. })) = queued.last() else { panic!("queued") };
+    assert_eq!(name.rating(rules), Some(1630));
 }
 
 #[test]

@@ -335,6 +335,7 @@ fn live_game(
             name: r.get::<_, String>(i).map_err(e)?.into(),
             account: r.get(i + 1).map_err(e)?,
             bot: r.get(i + 2).map_err(e)?,
+            ratings: Box::default(),
         }))
     };
     let token = |i: usize| -> Result<TokenHash, String> {

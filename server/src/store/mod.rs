@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::ratings::Standing;
+use crate::ratings::{Rated, Standing};
 use crate::rules::Rules;
 use crate::session::account::{AccountId, TokenHash};
 use crate::store::record::GameRecord;
@@ -127,10 +127,10 @@ pub enum Query {
 
 /// Told once the commit holding a record is done, or has failed (then the
 /// store is unhealthy and nobody waits for it).
-pub type Committed = oneshot::Receiver<()>;
+pub type Committed = oneshot::Receiver<Option<[Rated; 2]>>;
 
 enum Job {
-    Record(Box<GameRecord>, Option<oneshot::Sender<()>>),
+    Record(Box<GameRecord>, Option<oneshot::Sender<Option<[Rated; 2]>>>),
     Live(LiveWrite),
     Register {
         name: String,

@@ -102,8 +102,9 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
         2 => Some(Player::O),
         n => return Err(format!("winner {n} is not 0, 1 or 2")),
     };
-    let player =
-        |p: SpilledPlayer| Arc::new(Identity { name: p.name.into(), account: p.account, bot: p.bot });
+    let player = |p: SpilledPlayer| {
+        Arc::new(Identity { name: p.name.into(), account: p.account, bot: p.bot, ratings: Box::default() })
+    };
     let [x, o] = s.players;
     Ok(GameRecord {
         id: s.id.into(),
@@ -177,19 +178,28 @@ pub(super) fn waiting(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ratings::RatingBook;
+    use crate::ratings::{Standing, rate};
 
     #[test]
     fn a_spilled_game_reads_back_the_same() {
-        let book = RatingBook::default();
-        let ratings = Some(book.rate([1, 2], Rules::classic(3), Some(0)));
+        let ratings = Some(rate([Standing::default(); 2], Some(0)));
         let game = GameRecord {
             id: "abcdEFGH".into(),
             room: "ROOM1".into(),
             rules: Rules { size: 15, win: 5 },
             players: [
-                Arc::new(Identity { name: "ann".into(), account: Some(1), bot: false }),
-                Arc::new(Identity { name: "bob \"the\" bot".into(), account: Some(2), bot: true }),
+                Arc::new(Identity {
+                    name: "ann".into(),
+                    account: Some(1),
+                    bot: false,
+                    ratings: Box::default(),
+                }),
+                Arc::new(Identity {
+                    name: "bob \"the\" bot".into(),
+                    account: Some(2),
+                    bot: true,
+                    ratings: Box::default(),
+                }),
             ],
             moves: vec![[0, 0], [1, 1], [0, 1]],
             winner: Some(Player::X),

@@ -13,12 +13,13 @@ use skillratings::glicko2::Glicko2Rating;
 use super::json;
 use super::live::{Fold, HOLD};
 use super::{Account, BACKLOG, Job, Query, StoreError, StoreStats};
-use crate::ratings::Standing;
+use crate::ratings::{self, Rated, RatingBook, Standing};
 use crate::rules::Rules;
-use crate::session::account::{TokenHash, name_key};
+use crate::session::account::{AccountId, TokenHash, name_key};
 use crate::store::changes::LiveWrite;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::text::look_alike_key;
+use tictactoe_protocol::Player;
 use tokio::sync::oneshot;
 
 /// The schema's versions, in order; `PRAGMA user_version` says how many are applied.
@@ -169,13 +170,19 @@ fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
 /// accounts and changes to games in progress. Games and changes are kept
 /// (and retried) until a commit succeeds; a registration is answered by the
 /// first commit that holds it, whether or not it worked.
+/// A room waiting for a record's commit, and the game's ratings to tell it.
+type Ack = (oneshot::Sender<Option<[Rated; 2]>>, Option<[Rated; 2]>);
+
 #[derive(Default)]
 struct Batch {
     records: Vec<GameRecord>,
     /// Rough bytes of `records`, for the metrics.
     record_bytes: usize,
-    /// Told when the next commit attempt is over (rooms hold `game_over` for it).
-    acks: Vec<oneshot::Sender<()>>,
+    /// Told when the next commit attempt is over, with the game's ratings
+    /// (rooms hold `game_over` for it).
+    acks: Vec<Ack>,
+    /// The standings this writer has rated or read: it owns the ratings.
+    book: RatingBook,
     registrations: Vec<Registration>,
     live: Fold,
     /// When what is held must be committed: [`HOLD`] after the oldest of it.
@@ -298,7 +305,8 @@ fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, liv
         let now = Instant::now();
         for job in jobs.drain(..) {
             match job {
-                Job::Record(record, ack) => {
+                Job::Record(mut record, ack) => {
+                    rate(conn, &mut batch.book, &mut record);
                     // A `game_over` waits for this commit: sooner than moves.
                     batch.hold(match ack {
                         Some(_) => now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now),
@@ -306,8 +314,8 @@ fn write_jobs(conn: &mut Connection, rx: &Receiver<Job>, stats: &StoreStats, liv
                     });
                     batch.live.end(&record.room);
                     batch.record_bytes += record_bytes(&record);
+                    batch.acks.extend(ack.map(|ack| (ack, record.ratings)));
                     batch.records.push(*record);
-                    batch.acks.extend(ack);
                 }
                 Job::Live(write) => {
                     batch.hold(match &write {
@@ -439,8 +447,8 @@ fn write(conn: &mut Connection, batch: &mut Batch, stats: &StoreStats) {
             }
         }
     }
-    for ack in batch.acks.drain(..) {
-        let _ = ack.send(());
+    for (ack, ratings) in batch.acks.drain(..) {
+        let _ = ack.send(ratings);
     }
     stats.live_dropped.fetch_add(std::mem::take(&mut batch.live.dropped), Ordering::Relaxed);
 }
@@ -545,7 +553,11 @@ fn answer(conn: &mut Connection, job: Job, batch: &Batch) {
     match job {
         Job::Record(..) | Job::Live(_) | Job::Register { .. } => {}
         Job::Account { name, reply } => {
-            let _ = reply.send(account(conn, &name).map_err(failed));
+            let mut found = account(conn, &name);
+            if let Ok(Some((account, _))) = &mut found {
+                batch.book.newest(account.id, &mut account.standings);
+            }
+            let _ = reply.send(found.map_err(failed));
         }
         // A record still waiting for its commit (the disk is full, say) is
         // already the players'; the API shows it from memory.
@@ -611,4 +623,48 @@ fn account(conn: &mut Connection, name: &str) -> rusqlite::Result<Option<(Accoun
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Some((Account { id, name: name.into(), bot, standings }, hash)))
+}
+
+/// Rates a finished game if it is rated: from the book's standings, or the
+/// database's for an account the book has not seen; the book keeps the
+/// new ones. A standing that cannot be read leaves the game unrated (and
+/// says so): rating from a made-up standing would overwrite the real one.
+fn rate(conn: &mut Connection, book: &mut RatingBook, record: &mut GameRecord) {
+    let players = [record.players[0].account, record.players[1].account];
+    let Some(accounts) = ratings::rated_pair(players, record.reason) else { return };
+    let mut before = [Standing::default(); 2];
+    for (standing, &account) in before.iter_mut().zip(&accounts) {
+        *standing = match book.get(account, record.rules) {
+            Some(known) => known,
+            None => match stored_standing(conn, account, record.rules) {
+                Ok(stored) => stored.unwrap_or_default(),
+                Err(e) => {
+                    tracing::error!(game = %record.id, "game not rated: a standing could not be read: {e}");
+                    return;
+                }
+            },
+        };
+    }
+    let winner = record.winner.map(|w| usize::from(w != Player::X));
+    let rated = ratings::rate(before, winner);
+    for (account, r) in accounts.iter().zip(&rated) {
+        book.put(*account, record.rules, r.after);
+    }
+    record.ratings = Some(rated);
+}
+
+/// An account's stored standing in one pool.
+fn stored_standing(
+    conn: &mut Connection,
+    account: AccountId,
+    rules: Rules,
+) -> rusqlite::Result<Option<Standing>> {
+    conn.prepare_cached(
+        "SELECT rating, rd, volatility, games FROM ratings WHERE account = ?1 AND size = ?2 AND win = ?3",
+    )?
+    .query_row(rusqlite::params![account, rules.size, rules.win], |r| {
+        let rating = Glicko2Rating { rating: r.get(0)?, deviation: r.get(1)?, volatility: r.get(2)? };
+        Ok(Standing { rating, games: r.get(3)? })
+    })
+    .optional()
 }
