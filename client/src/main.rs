@@ -5,6 +5,8 @@ mod api;
 mod bot;
 mod bot_cmd;
 mod error;
+#[cfg(test)]
+mod fixtures;
 mod judge_cmd;
 mod net;
 mod records_cmd;

@@ -463,17 +463,7 @@ mod tests {
         v.apply(&ended("c1"));
         assert!(v.offer.is_none());
         v.apply(&offer("c2"));
-        v.apply(&ServerMessage::GameStarted {
-            room: Arc::from("R"),
-            size: 3,
-            win: 3,
-            you: Player::X,
-            mark: Player::X,
-            players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
-            turn: Player::X,
-            resume_token: Arc::from("t"),
-            turn_timeout_ms: 0,
-        });
+        v.apply(&crate::fixtures::game_started("t"));
         assert!(v.offer.is_none(), "a game started: the server ended it");
     }
 

@@ -2,24 +2,16 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::{ClosedReason, EndReason, Player, PlayerInfo};
+use tictactoe_protocol::{ClosedReason, EndReason, Player};
 
 use super::*;
-
-const GRACE: Duration = Duration::from_secs(30);
+use crate::fixtures;
 
 fn limits() -> Limits {
-    Limits {
-        min_size: 3,
-        max_size: 10,
-        turn_timeout_ms: 0,
-        reconnect_grace_ms: GRACE.as_millis() as u64,
-        max_message_bytes: 4096,
-        max_messages_per_second: 0,
-        ping_interval_ms: 10_000,
-        handshake_timeout_ms: 5_000,
-    }
+    fixtures::limits(GRACE)
 }
+
+const GRACE: Duration = Duration::from_secs(30);
 
 fn hello() -> ClientMessage {
     ClientMessage::Hello { name: "ann".into(), protocol: Some(1), token: None }
@@ -34,17 +26,7 @@ fn server(msg: &ServerMessage) -> String {
 }
 
 fn game_started(token: &str) -> String {
-    server(&ServerMessage::GameStarted {
-        room: Arc::from("R"),
-        size: 3,
-        win: 3,
-        you: Player::X,
-        mark: Player::X,
-        players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
-        turn: Player::X,
-        resume_token: Arc::from(token),
-        turn_timeout_ms: 0,
-    })
+    server(&fixtures::game_started(token))
 }
 
 /// A connection that said hello at `t0`.

@@ -5,36 +5,18 @@ use std::sync::Arc;
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, PlayerInfo};
 
 use super::*;
-use crate::session::Rules;
-
-const URL: &str = "ws://127.0.0.1:1";
+use crate::fixtures;
 
 fn limits() -> Limits {
-    Limits {
-        min_size: 3,
-        max_size: 10,
-        turn_timeout_ms: 0,
-        reconnect_grace_ms: 30_000,
-        max_message_bytes: 4096,
-        max_messages_per_second: 0,
-        ping_interval_ms: 10_000,
-        handshake_timeout_ms: 5_000,
-    }
+    fixtures::limits(std::time::Duration::from_secs(30))
 }
 
 fn started() -> ServerMessage {
-    ServerMessage::GameStarted {
-        room: Arc::from("R"),
-        size: 3,
-        win: 3,
-        you: Player::X,
-        mark: Player::X,
-        players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
-        turn: Player::X,
-        resume_token: Arc::from("t"),
-        turn_timeout_ms: 0,
-    }
+    fixtures::game_started("t")
 }
+use crate::session::Rules;
+
+const URL: &str = "ws://127.0.0.1:1";
 
 fn game_over() -> ServerMessage {
     ServerMessage::GameOver {

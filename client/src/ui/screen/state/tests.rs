@@ -5,32 +5,14 @@ use std::sync::Arc;
 use tictactoe_protocol::{ClosedReason, EndReason, Player, PlayerInfo};
 
 use super::*;
-
-fn started() -> ServerMessage {
-    ServerMessage::GameStarted {
-        room: Arc::from("R"),
-        size: 3,
-        win: 3,
-        you: Player::X,
-        mark: Player::X,
-        players: vec![PlayerInfo::guest("a"), PlayerInfo::guest("b")],
-        turn: Player::X,
-        resume_token: Arc::from("t"),
-        turn_timeout_ms: 0,
-    }
-}
+use crate::fixtures;
 
 fn limits() -> Limits {
-    Limits {
-        min_size: 3,
-        max_size: 10,
-        turn_timeout_ms: 0,
-        reconnect_grace_ms: 30_000,
-        max_message_bytes: 4096,
-        max_messages_per_second: 0,
-        ping_interval_ms: 10_000,
-        handshake_timeout_ms: 5_000,
-    }
+    fixtures::limits(std::time::Duration::from_secs(30))
+}
+
+fn started() -> ServerMessage {
+    fixtures::game_started("t")
 }
 
 fn error(code: ErrorCode) -> ServerMessage {
