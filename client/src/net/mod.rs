@@ -32,14 +32,21 @@ pub struct Link {
     machine: Machine,
     /// Where the seat's token is kept on disk while a game lasts, if it is.
     keep: Option<crate::seats::Seats>,
+    /// A reconnect under way: kept across calls, so that a caller that
+    /// races [`Link::next`] against a short timer (the screen redraws every
+    /// 200 ms) does not restart a slow handshake each time and never finish.
+    attempt: Option<Attempt>,
 }
+
+/// A new connection being opened, with its first frames.
+type Attempt = std::pin::Pin<Box<dyn std::future::Future<Output = Option<(Ws, Limits)>> + Send>>;
 
 impl Link {
     /// Connects to `url` and reads `welcome`; the error says what to do in one line.
     pub async fn connect(url: &str) -> Result<Link, ConnectError> {
         let (ws, limits) = connect::open(url).await?;
         let machine = Machine::new(limits.clone(), Instant::now());
-        Ok(Link { url: url.to_owned(), ws, limits, machine, keep: None })
+        Ok(Link { url: url.to_owned(), ws, limits, machine, keep: None, attempt: None })
     }
 
     /// When the grace period of a connection being re-established ends;
@@ -93,9 +100,8 @@ impl Link {
     /// while the grace period lasts.
     ///
     /// Cancel-safe (callers race it against keys and timers): the machine
-    /// changes only once an await is over, and a new socket replaces the old
-    /// one only once its frames are on their way, so a cancelled attempt
-    /// leaves a dead socket and the next call tries again.
+    /// changes only once an await is over, and a reconnect under way is
+    /// kept, so the next call goes on with it.
     pub async fn next(&mut self) -> Event {
         loop {
             match self.machine.poll(Instant::now()) {
@@ -124,14 +130,20 @@ impl Link {
                     }
                 }
                 Step::Wait(at) => tokio::time::sleep_until(at.into()).await,
-                Step::Reconnect(frames) => match reopen(&self.url, frames).await {
-                    Some((ws, limits)) => {
-                        self.ws = ws;
-                        self.limits = limits.clone();
-                        self.machine.reconnected(limits);
+                Step::Reconnect(frames) => {
+                    let url = self.url.clone();
+                    let attempt = self.attempt.get_or_insert_with(|| Box::pin(reopen(url, frames)));
+                    let opened = attempt.await;
+                    self.attempt = None;
+                    match opened {
+                        Some((ws, limits)) => {
+                            self.ws = ws;
+                            self.limits = limits.clone();
+                            self.machine.reconnected(limits);
+                        }
+                        None => self.machine.attempt_failed(Instant::now(), rand::random::<f64>()),
                     }
-                    None => self.machine.attempt_failed(Instant::now(), rand::random::<f64>()),
-                },
+                }
             }
         }
     }
@@ -145,11 +157,78 @@ pub fn join_command(url: &str, room: &str) -> String {
 }
 
 /// A new connection to `url` with `frames` sent on it, if it worked.
-async fn reopen(url: &str, frames: Vec<String>) -> Option<(Ws, Limits)> {
-    let (mut ws, limits) = connect::open(url).await.ok()?;
+async fn reopen(url: String, frames: Vec<String>) -> Option<(Ws, Limits)> {
+    let (mut ws, limits) = connect::open(&url).await.ok()?;
     for text in frames {
         ws.feed(Message::text(text)).await.ok()?;
     }
     ws.flush().await.ok()?;
     Some((ws, limits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
+    use tokio::net::TcpListener;
+
+    /// A server whose first connection drops once the client said hello,
+    /// and whose handshakes after that take `slow`.
+    async fn flaky_server(slow: Duration) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("ws://{}", listener.local_addr().expect("addr"));
+        let welcome = serde_json::to_string(&ServerMessage::Welcome {
+            protocol: PROTOCOL_VERSION,
+            server: "flaky".into(),
+            limits: crate::fixtures::limits(Duration::from_secs(30)),
+        })
+        .expect("welcome");
+        tokio::spawn(async move {
+            let mut first = true;
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (welcome, drop_it) = (welcome.clone(), std::mem::replace(&mut first, false));
+                tokio::spawn(async move {
+                    if !drop_it {
+                        tokio::time::sleep(slow).await;
+                    }
+                    let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else { return };
+                    let _ = ws.send(Message::text(welcome)).await;
+                    // Reads until the client goes; the first connection goes after one frame.
+                    while let Some(Ok(_)) = ws.next().await {
+                        if drop_it {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_slow_reconnect_survives_a_caller_that_stops_waiting_every_200_ms() {
+        let url = flaky_server(Duration::from_millis(700)).await;
+        let mut link = Link::connect(&url).await.expect("connect");
+        link.stay_listed();
+        link.send(ClientMessage::Hello { name: "ann".into(), protocol: None, token: None })
+            .await
+            .expect("hello");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let mut events = Vec::new();
+        while tokio::time::Instant::now() < deadline {
+            // As the screen does: the next event, or a redraw after 200 ms.
+            tokio::select! {
+                event = link.next() => {
+                    let back = matches!(event, Event::Resumed);
+                    events.push(format!("{event:?}"));
+                    if back {
+                        return;
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            }
+        }
+        panic!("never reconnected through a 700 ms handshake: {events:?}");
+    }
 }
