@@ -2,6 +2,7 @@
 //! wire protocol's message types. No I/O, no runtime.
 
 mod bitlines;
+pub mod api;
 pub mod classic;
 pub mod game;
 pub mod judge;
