@@ -262,17 +262,22 @@ async fn main() -> ExitCode {
     let result: Result<(), String> = async {
         match cli.command {
             Command::Judge(args) => judge_cmd::run(&args),
-            Command::Register { server, name, bot } => records_cmd::register(server.url()?, &name, bot).await,
+            Command::Register { server, name, bot } => {
+                records_cmd::register(server.url()?, &name, bot).await.map_err(|e| e.to_string())
+            }
             Command::History { server, name, limit } => {
-                records_cmd::history(server.url()?, name, limit).await
+                records_cmd::history(server.url()?, name, limit).await.map_err(|e| e.to_string())
             }
             Command::Replay { server, game_id, delay } => {
-                records_cmd::replay(server.url()?, &game_id, delay.map(Duration::from_millis)).await
+                let delay = delay.map(Duration::from_millis);
+                records_cmd::replay(server.url()?, &game_id, delay).await.map_err(|e| e.to_string())
             }
             Command::Top { server, size, win, limit } => {
-                records_cmd::top(server.url()?, size, win, limit).await
+                records_cmd::top(server.url()?, size, win, limit).await.map_err(|e| e.to_string())
             }
-            Command::Profile { server, name } => records_cmd::profile(server.url()?, name).await,
+            Command::Profile { server, name } => {
+                records_cmd::profile(server.url()?, name).await.map_err(|e| e.to_string())
+            }
             Command::Play { server, name, game } => {
                 let url = server.url()?;
                 game.check()?;

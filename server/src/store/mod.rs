@@ -1,18 +1,26 @@
 //! What the server remembers — accounts, finished games, ratings, games in
 //! progress — behind one small handle, so that another backend (Postgres, for
-//! many instances) can take SQLite's place. The SQLite backend runs on a
-//! thread of its own and reads one queue: finished games and every accepted
-//! move are put on it without waiting (never blocking the move path) and
-//! written in batches, one transaction per batch; account requests and API
-//! queries wait for their answers, which come in queue order, so a query sent
-//! after a `game_over` sees that game.
+//! many instances) can take SQLite's place.
+//!
+//! Writes go on one queue, read by the writer's thread (`writer`): finished
+//! games and every accepted move are put on it without waiting (never
+//! blocking the move path) and committed in batches, one transaction per
+//! batch, by a [`backend::Backend`]. Reads (the API, sign-in's lookups) go
+//! on another queue, to reader threads (`reads`) with connections of their
+//! own, so a read never waits behind a batch. A `game_over` is sent once its
+//! record is committed, so a query sent after it sees that game; a record
+//! that cannot be committed yet is shown from memory.
 
+mod answer;
+pub mod backend;
 pub mod changes;
-mod json;
+mod held;
 mod live;
+mod reads;
 pub mod record;
 mod spill;
 mod sqlite;
+mod writer;
 
 pub use crate::store::changes::{LiveGame, LiveWrite};
 
@@ -23,13 +31,17 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
 use crate::ratings::Standing;
 use crate::rules::Rules;
 use crate::session::account::{AccountId, TokenHash};
+use crate::store::backend::{Backend, NewAccount};
+use crate::store::held::Held;
+use crate::store::reads::Read;
 use crate::store::record::GameRecord;
+use crate::store::sqlite::SqliteBackend;
 
 /// Where the server keeps its records: `--database sqlite:PATH` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +112,7 @@ pub enum StoreError {
     Unavailable,
 }
 
-/// A read for the HTTP API; each answers the JSON body, or `None` for 404.
+/// A read for the HTTP API; each answers an [`Answer`], or `None` for 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Query {
     /// `/api/games/{id}`.
@@ -125,24 +137,32 @@ pub enum Query {
     },
 }
 
+/// What an API query answers: the body of a 200, as the contract spells it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// `/api/games/{id}`.
+    Game(api::GameRecord),
+    /// `/api/players/{name}`.
+    Player(api::PlayerProfile),
+    /// `/api/players/{name}/games`.
+    PlayerGames(api::PlayerGames),
+    /// `/api/leaderboard`.
+    Leaderboard(api::Leaderboard),
+}
+
 /// Told once the commit holding a record is done, or has failed (then the
 /// store is unhealthy and nobody waits for it).
 pub type Committed = oneshot::Receiver<()>;
 
+/// A write for the writer's thread.
 enum Job {
+    /// A finished game, and who waits for its commit.
     Record(Box<GameRecord>, Option<oneshot::Sender<()>>),
+    /// A change to a game in progress.
     Live(LiveWrite),
-    Register {
-        name: String,
-        bot: bool,
-        token: TokenHash,
-        reply: oneshot::Sender<Result<Account, StoreError>>,
-    },
-    Account {
-        name: String,
-        reply: oneshot::Sender<Result<Option<(Account, TokenHash)>, StoreError>>,
-    },
-    Query(Query, oneshot::Sender<Result<Option<Value>, StoreError>>),
+    /// An account to create, and who waits for it.
+    Register(NewAccount, oneshot::Sender<Result<Account, StoreError>>),
 }
 
 /// The store's counters, for `/metrics` and the benches.
@@ -169,8 +189,7 @@ pub struct StoreStats {
     pub batches: AtomicU64,
     /// Total time of committed write transactions, in microseconds.
     pub write_micros: AtomicU64,
-    /// When the writer began what it is doing now (a commit, a probe, a
-    /// query), in milliseconds since [`StoreStats::epoch`]; 0 when it waits.
+    /// When the writer began what it is doing now (a commit, a probe), in milliseconds since [`StoreStats::epoch`]; 0 when it waits.
     pub busy_since_ms: AtomicU64,
     /// Finished games held in memory, not yet committed.
     pub held_games: AtomicUsize,
@@ -255,6 +274,8 @@ pub struct Restored {
 #[derive(Clone)]
 pub struct Store {
     tx: Option<SyncSender<Job>>,
+    reads: Option<SyncSender<Read>>,
+    held: Arc<Held>,
     stats: Arc<StoreStats>,
 }
 
@@ -303,9 +324,8 @@ pub fn import(db: &Database, file: &Path) -> Result<usize, String> {
         return Err("import needs a database (--database sqlite:PATH)".into());
     };
     let games = spill::read(file)?;
-    let mut conn = sqlite::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
-    sqlite::import(&mut conn, &games)
-        .map_err(|e| format!("database {}: the import failed: {e}", path.display()))
+    let mut db = SqliteBackend::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
+    db.import(&games).map_err(|e| format!("database {}: the import failed: {e}", path.display()))
 }
 
 impl Store {
@@ -323,34 +343,51 @@ impl Store {
         spill_dir: &Path,
     ) -> Result<(Store, StoreThread, Restored), String> {
         let stats = Arc::new(StoreStats::default());
+        let held = Arc::new(Held::default());
         match db {
-            Database::None => Ok((Store { tx: None, stats }, StoreThread(None), Restored::default())),
+            Database::None => {
+                Ok((Store { tx: None, reads: None, held, stats }, StoreThread(None), Restored::default()))
+            }
             Database::Sqlite(path) => {
                 let named = |e: String| format!("database {}: {e}", path.display());
-                let mut conn = sqlite::open(path, max_pages).map_err(named)?;
-                for file in spill::waiting(spill_dir) {
-                    let games = spill::read(&file)?;
-                    let new = sqlite::import(&mut conn, &games)
-                        .map_err(|e| named(format!("importing {}: {e}", file.display())))?;
-                    let done = file.with_extension("jsonl.imported");
-                    std::fs::rename(&file, &done)
-                        .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
-                    tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
-                }
-                let checkpointer = sqlite::checkpointer(path).map_err(named)?;
-                let restored = live::load(&mut conn)
-                    .map_err(|e| named(format!("reading the games in progress: {e}")))?;
-                let saved = restored.games.iter().map(|g| g.room.clone()).collect();
-                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
-                let thread_stats = stats.clone();
-                let thread = std::thread::Builder::new()
-                    .name("ttt-store".into())
-                    .spawn(move || sqlite::run(conn, checkpointer, rx, thread_stats, saved))
-                    .map_err(|e| named(format!("cannot start its thread: {e}")))?;
-                let handle = StoreThread(Some((thread, spill_dir.to_owned())));
-                Ok((Store { tx: Some(tx), stats }, handle, restored))
+                let backend = SqliteBackend::open(path, max_pages).map_err(named)?;
+                Store::start(backend, spill_dir, stats, held).map_err(named)
             }
         }
+    }
+
+    /// Puts back what earlier stops spilled, reads the saved games, and
+    /// starts the writer and the readers over `db`.
+    fn start(
+        mut db: SqliteBackend,
+        spill_dir: &Path,
+        stats: Arc<StoreStats>,
+        held: Arc<Held>,
+    ) -> Result<(Store, StoreThread, Restored), String> {
+        for file in spill::waiting(spill_dir) {
+            let games = spill::read(&file)?;
+            let new = db.import(&games).map_err(|e| format!("importing {}: {e}", file.display()))?;
+            let done = file.with_extension("jsonl.imported");
+            std::fs::rename(&file, &done)
+                .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
+            tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
+        }
+        db.start()?;
+        let restored = db.load().map_err(|e| format!("reading the games in progress: {e}"))?;
+        let readers = (0..reads::READERS)
+            .map(|_| db.reader())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("cannot open a reader: {e}"))?;
+        let reads = reads::start(readers, held.clone()).map_err(|e| format!("cannot start a reader: {e}"))?;
+        let saved = restored.games.iter().map(|g| g.room.clone()).collect();
+        let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+        let shared = writer::Shared { stats: stats.clone(), held: held.clone() };
+        let thread = std::thread::Builder::new()
+            .name("ttt-store".into())
+            .spawn(move || writer::run(db, rx, shared, saved))
+            .map_err(|e| format!("cannot start its thread: {e}"))?;
+        let handle = StoreThread(Some((thread, spill_dir.to_owned())));
+        Ok((Store { tx: Some(tx), reads: Some(reads), held, stats }, handle, restored))
     }
 
     /// Whether records are kept.
@@ -417,9 +454,15 @@ impl Store {
             }
             false => (None, None),
         };
+        if committed.is_none() {
+            // Its players are told it ended without waiting: the API shows
+            // it from memory until it is written.
+            self.held.keep([&*record]);
+        }
         match self.try_put(Job::Record(record, ack)) {
             Ok(()) => committed,
             Err(_) => {
+                self.held.forget([&id]);
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(game = %id, "game record not kept: the store's queue is full");
                 None
@@ -442,28 +485,35 @@ impl Store {
         }
     }
 
-    async fn ask<T>(
-        &self,
-        job: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Job,
-    ) -> Result<T, StoreError> {
+    /// Creates an account whose token hashes to `token`.
+    pub async fn register(&self, name: &str, bot: bool, token: TokenHash) -> Result<Account, StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.try_put(job(reply))?;
+        self.try_put(Job::Register(NewAccount { name: name.to_owned(), bot, token }, reply))?;
         answer.await.unwrap_or(Err(StoreError::Unavailable))
     }
 
-    /// Creates an account whose token hashes to `token`.
-    pub async fn register(&self, name: &str, bot: bool, token: TokenHash) -> Result<Account, StoreError> {
-        self.ask(|reply| Job::Register { name: name.to_owned(), bot, token, reply }).await
+    /// Puts a read on the readers' queue and waits for its answer.
+    async fn read<T>(
+        &self,
+        read: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Read,
+    ) -> Result<T, StoreError> {
+        let reads = self.reads.as_ref().ok_or(StoreError::Disabled)?;
+        let (reply, answer) = oneshot::channel();
+        match reads.try_send(read(reply)) {
+            Ok(()) => answer.await.unwrap_or(Err(StoreError::Unavailable)),
+            Err(TrySendError::Full(_)) => Err(StoreError::Busy),
+            Err(TrySendError::Disconnected(_)) => Err(StoreError::Unavailable),
+        }
     }
 
     /// The account called `name` (ignoring case), else one whose name looks
     /// like it (`text::look_alike_key`), with its token's hash, if any.
     pub async fn account(&self, name: &str) -> Result<Option<(Account, TokenHash)>, StoreError> {
-        self.ask(|reply| Job::Account { name: name.to_owned(), reply }).await
+        self.read(|reply| Read::Account(name.to_owned(), reply)).await
     }
 
-    /// Answers an API query: its JSON, or `None` when there is no such thing.
-    pub async fn query(&self, query: Query) -> Result<Option<Value>, StoreError> {
-        self.ask(|reply| Job::Query(query, reply)).await
+    /// Answers an API query, or `None` when there is no such thing.
+    pub async fn query(&self, query: Query) -> Result<Option<Answer>, StoreError> {
+        self.read(|reply| Read::Query(query, reply)).await
     }
 }

@@ -1,0 +1,380 @@
+//! The SQLite backend: opening, checking and migrating the file; the
+//! writer's connection ([`SqliteBackend`]) with the thread that checkpoints
+//! its log; the readers' connections ([`SqliteReader`]).
+
+mod live;
+mod read;
+mod write;
+
+pub use read::SqliteReader;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use rusqlite::{Connection, params};
+
+use crate::store::backend::{Backend, BackendError, Commit};
+use crate::store::record::{GameRecord, unix_ms};
+use crate::store::{Account, Restored, StoreError};
+
+/// The schema's versions, in order, each a numbered file in
+/// `server/migrations/`: version N is the first N applied. `PRAGMA
+/// user_version` records the version of a file; one newer than this list
+/// is refused.
+const MIGRATIONS: [(&str, &str); 5] = [
+    ("0001_accounts_games_ratings.sql", include_str!("../../../migrations/0001_accounts_games_ratings.sql")),
+    ("0002_live_games.sql", include_str!("../../../migrations/0002_live_games.sql")),
+    ("0003_house_level.sql", include_str!("../../../migrations/0003_house_level.sql")),
+    ("0004_quarantine_heartbeat.sql", include_str!("../../../migrations/0004_quarantine_heartbeat.sql")),
+    ("0005_name_skeleton.sql", include_str!("../../../migrations/0005_name_skeleton.sql")),
+];
+
+impl From<rusqlite::Error> for BackendError {
+    fn from(e: rusqlite::Error) -> BackendError {
+        BackendError(e.to_string())
+    }
+}
+
+/// The writer's connection to a SQLite file, and the thread that moves
+/// its log into the file (stopped and waited for when this is dropped).
+pub struct SqliteBackend {
+    conn: Connection,
+    path: PathBuf,
+    checkpoints: Option<(Sender<()>, std::thread::JoinHandle<()>)>,
+}
+
+impl SqliteBackend {
+    /// Opens (creating, checking and migrating) the file at `path`; see
+    /// [`open`]. Its checkpoints start with [`SqliteBackend::start`].
+    pub fn open(path: &Path, max_pages: Option<u64>) -> Result<SqliteBackend, String> {
+        Ok(SqliteBackend { conn: open(path, max_pages)?, path: path.to_owned(), checkpoints: None })
+    }
+
+    /// Starts the checkpoints of the log, on a thread and connection of their own.
+    pub fn start(&mut self) -> Result<(), String> {
+        let conn = checkpointer(&self.path)?;
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("ttt-checkpoint".into())
+            .spawn(move || checkpoints(conn, stopped))
+            .map_err(|e| format!("cannot start its checkpoint thread: {e}"))?;
+        self.checkpoints = Some((stop, thread));
+        Ok(())
+    }
+}
+
+impl Drop for SqliteBackend {
+    fn drop(&mut self) {
+        if let Some((stop, thread)) = self.checkpoints.take() {
+            drop(stop);
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Backend for SqliteBackend {
+    type Reader = SqliteReader;
+
+    fn commit(&mut self, batch: &Commit<'_>) -> Result<Vec<Result<Account, StoreError>>, BackendError> {
+        Ok(write::commit(&mut self.conn, batch)?)
+    }
+
+    fn probe(&mut self) -> Result<(), BackendError> {
+        let now = unix_ms(std::time::SystemTime::now());
+        self.conn.execute("INSERT OR REPLACE INTO heartbeat (id, at) VALUES (1, ?1)", [now])?;
+        Ok(())
+    }
+
+    fn import(&mut self, games: &[GameRecord]) -> Result<usize, BackendError> {
+        Ok(write::import(&mut self.conn, games)?)
+    }
+
+    fn load(&mut self) -> Result<Restored, BackendError> {
+        Ok(live::load(&mut self.conn)?)
+    }
+
+    fn reader(&self) -> Result<SqliteReader, BackendError> {
+        Ok(SqliteReader::open(&self.path)?)
+    }
+}
+
+/// Opens `path`, creating it if missing, in WAL mode, checks an existing
+/// file (`PRAGMA quick_check`) and applies the migrations it lacks. A file
+/// that is not a database, or is damaged, is refused with what to do.
+fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, String> {
+    let existed = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+    let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+    let damaged = |e: rusqlite::Error| {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match e.sqlite_error_code() {
+            Some(NotADatabase | DatabaseCorrupt) => format!(
+                "it is not a SQLite database or it is damaged ({e}); restore it from a backup, or move it \
+                 away to start with an empty one (every record in it would then be missing)"
+            ),
+            _ => format!("cannot open it ({e}); check the disk and the file's permissions"),
+        }
+    };
+    // WAL: readers never wait for the writer. FULL sync: a commit is on the
+    // disk when it returns, so power loss takes no more than a crash does;
+    // commits are batched, so that is a few dozen syncs a second at most.
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
+    conn.pragma_update(None, "synchronous", "FULL").map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| e.to_string())?;
+    // After a checkpoint resets the log, its file is cut back to this.
+    conn.pragma_update(None, "journal_size_limit", WAL_KEEP).map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    // The checkpointer's thread moves the log into the file: a commit never
+    // waits for that.
+    conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| e.to_string())?;
+    if existed {
+        let verdict: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(damaged)?;
+        if verdict != "ok" {
+            return Err(format!(
+                "it is damaged (quick_check: {verdict}); restore it from a backup, or try \
+                 `sqlite3 FILE .recover` into a new file and start on that"
+            ));
+        }
+    }
+    migrate(&mut conn)?;
+    if let Some(pages) = max_pages {
+        conn.pragma_update(None, "max_page_count", pages).map_err(|e| e.to_string())?;
+    }
+    Ok(conn)
+}
+
+/// Bytes of write-ahead log kept on disk after a checkpoint resets it.
+const WAL_KEEP: i64 = 16 << 20;
+
+/// Log frames (pages) past which a checkpoint also resets the log, waiting
+/// for the writer's transaction to end: the log stays well below 64 MiB.
+const WAL_RESET_FRAMES: i64 = 4096;
+
+/// How often the write-ahead log is copied into the database file.
+const CHECKPOINT: Duration = Duration::from_millis(250);
+
+/// A second connection to `path`, for [`checkpoints`].
+fn checkpointer(path: &Path) -> Result<Connection, String> {
+    let conn = Connection::open(path).map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// Copies the write-ahead log into the database file every [`CHECKPOINT`]
+/// (a passive checkpoint: the writer goes on meanwhile). A writer that
+/// commits all the time never lets a passive checkpoint reset the log, so
+/// past [`WAL_RESET_FRAMES`] it truncates the log (waiting for the current
+/// transaction, then holding the next one for the copy). At `stop` it
+/// truncates once more.
+fn checkpoints(conn: Connection, stop: Receiver<()>) {
+    // Said once when checkpoints start failing and once when they work again.
+    let failing = std::cell::Cell::new(false);
+    let run = |mode: &str| -> Option<i64> {
+        match conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get::<_, i64>(1)) {
+            Ok(frames) => {
+                if failing.replace(false) {
+                    tracing::info!("checkpoints of the database log work again");
+                }
+                Some(frames)
+            }
+            Err(e) => {
+                if !failing.replace(true) {
+                    tracing::warn!("checkpoint of the database log failed (retried every 250 ms): {e}");
+                }
+                None
+            }
+        }
+    };
+    while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT) {
+        if run("PASSIVE").is_some_and(|frames| frames >= WAL_RESET_FRAMES) {
+            run("TRUNCATE");
+        }
+    }
+    run("TRUNCATE");
+}
+
+/// Applies the migrations `conn`'s file lacks, recording each version as it
+/// goes; a file of a newer version than this server knows is refused.
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), String> {
+    let applied: usize =
+        conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
+    if applied > MIGRATIONS.len() {
+        return Err(format!(
+            "its schema is version {applied}, newer than this server's {}; run a newer ttt-server",
+            MIGRATIONS.len()
+        ));
+    }
+    for (i, (file, sql)) in MIGRATIONS.iter().enumerate().skip(applied) {
+        let tx = conn.transaction().map_err(|e| e.to_string())?;
+        tx.execute_batch(sql).map_err(|e| format!("migration {} ({file}) failed: {e}", i + 1))?;
+        tx.pragma_update(None, "user_version", i + 1).map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())?;
+    }
+    fill_look_alike_keys(conn).map_err(|e| format!("cannot give accounts their look-alike keys: {e}"))
+}
+
+/// Gives every account without one its look-alike key (accounts made
+/// before the column). One that looks like an older account keeps none.
+fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    let missing: Vec<(i64, String)> = tx
+        .prepare("SELECT id, name FROM accounts WHERE name_skeleton IS NULL ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, name) in missing {
+        tx.execute(
+            "UPDATE OR IGNORE accounts SET name_skeleton = ?1 WHERE id = ?2",
+            params![crate::text::look_alike_key(&name), id],
+        )?;
+    }
+    tx.commit()
+}
+
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use tictactoe_protocol::{EndReason, Player};
+
+    use super::*;
+    use crate::ratings::RatingBook;
+    use crate::rules::Rules;
+    use crate::session::account::Identity;
+    use crate::store::backend::{NewAccount, Reader};
+    use crate::store::live::Fold;
+
+    /// A fresh directory for one test's database, removed at the end.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let dir = std::env::temp_dir().join(format!("ttt-sqlite-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("dir");
+            Dir(dir)
+        }
+
+        fn db(&self) -> PathBuf {
+            self.0.join("ttt.db")
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn record(id: &str, rated: bool) -> GameRecord {
+        let book = RatingBook::default();
+        GameRecord {
+            id: id.into(),
+            room: "ROOM1".into(),
+            rules: Rules::classic(3),
+            players: [
+                Arc::new(Identity { name: "ann".into(), account: rated.then_some(1), bot: false }),
+                Arc::new(Identity { name: "bob".into(), account: rated.then_some(2), bot: true }),
+            ],
+            moves: vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]],
+            winner: Some(Player::X),
+            reason: if rated { EndReason::Line } else { EndReason::Resign },
+            line: None,
+            ratings: rated.then(|| book.rate([1, 2], Rules::classic(3), Some(0))),
+            started_at_ms: 1_764_052_289_123,
+            ended_at_ms: 1_764_052_300_001,
+        }
+    }
+
+    fn accounts() -> Vec<NewAccount> {
+        ["ann", "bob"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NewAccount { name: (*n).into(), bot: i == 1, token: [i as u8; 32] })
+            .collect()
+    }
+
+    #[test]
+    fn the_schema_version_is_recorded_and_a_newer_file_is_refused() {
+        let dir = Dir::new("version");
+        drop(SqliteBackend::open(&dir.db(), None).expect("open"));
+        let conn = Connection::open(dir.db()).expect("open");
+        let version: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0)).expect("version");
+        assert_eq!(version, MIGRATIONS.len());
+        // Opening again applies nothing and keeps the version.
+        drop(SqliteBackend::open(&dir.db(), None).expect("open again"));
+        conn.pragma_update(None, "user_version", MIGRATIONS.len() + 1).expect("bump");
+        let refused = SqliteBackend::open(&dir.db(), None).err().expect("a newer file is refused");
+        assert!(refused.contains("newer") && refused.contains(&(MIGRATIONS.len() + 1).to_string()), "{refused}");
+    }
+
+    /// Every file in `server/migrations/` is in the list, in order, numbered
+    /// from 1 without a gap: the next backend mirrors them one for one.
+    #[test]
+    fn the_migration_files_are_numbered_and_all_applied() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .expect("migrations")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, MIGRATIONS.map(|(name, _)| name.to_owned()));
+        for (i, name) in files.iter().enumerate() {
+            assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+        }
+    }
+
+    /// A reader answers from the last commit at once while the writer holds
+    /// a transaction open: API reads never wait behind a batch.
+    #[test]
+    fn a_read_does_not_wait_for_the_writers_transaction() {
+        let dir = Dir::new("readers");
+        let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
+        let fold = Fold::default();
+        let games = [record("Committd", true)];
+        let made = db.commit(&Commit::new(&[], &accounts(), &fold)).expect("accounts");
+        assert!(made.iter().all(Result::is_ok), "{made:?}");
+        db.commit(&Commit::new(&games, &[], &fold)).expect("games");
+        let mut reader = db.reader().expect("reader");
+        // The writer is in the middle of a batch.
+        let tx = db.conn.transaction().expect("begin");
+        write::insert_games(&tx, &[record("Pending1", false)]).expect("insert");
+        let asked = Instant::now();
+        let game = reader.game("Committd").expect("read").expect("the committed game");
+        assert!(reader.game("Pending1").expect("read").is_none(), "an uncommitted game is not seen");
+        assert!(asked.elapsed() < Duration::from_secs(1), "the read waited {:?}", asked.elapsed());
+        assert!(reader.player("ann").expect("read").is_some());
+        assert_eq!(reader.leaderboard(Rules::classic(3), 10).expect("read").players.len(), 2);
+        tx.commit().expect("commit");
+        assert!(reader.game("Pending1").expect("read").is_some(), "committed now");
+        // The database's answer is the one a held record gives.
+        assert_eq!(game, crate::store::answer::held(&games[0]));
+    }
+
+    #[test]
+    fn a_record_reads_back_as_it_was_held() {
+        let dir = Dir::new("held");
+        let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
+        let games = [record("Unrated1", false), record("Rated001", true)];
+        db.commit(&Commit::new(&[], &accounts(), &Fold::default())).expect("accounts");
+        db.commit(&Commit::new(&games, &[], &Fold::default())).expect("games");
+        let mut reader = db.reader().expect("reader");
+        for g in &games {
+            let read = reader.game(&g.id).expect("read").expect("found");
+            assert_eq!(read, crate::store::answer::held(g));
+            assert_eq!(serde_json::to_string(&read).ok(), serde_json::to_string(&crate::store::answer::held(g)).ok());
+        }
+        let page = reader.player_games("ANN", 1, None).expect("read").expect("an account");
+        assert_eq!(page.games.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["Rated001"]);
+        let older = reader.player_games("ann", 5, Some("Rated001")).expect("read").expect("an account");
+        assert!(older.games.is_empty(), "the unrated game has no account of ann's");
+        let profile = reader.player("ann").expect("read").expect("an account");
+        assert_eq!((profile.results.wins, profile.ratings["3"].games), (1, 1));
+        assert!(reader.player("nobody").expect("read").is_none());
+        assert!(reader.player_games("nobody", 5, None).expect("read").is_none());
+        let (account, hash) = reader.account("ANN").expect("read").expect("found");
+        assert_eq!((&*account.name, hash, account.standings.len()), ("ann", [0; 32], 1));
+    }
+}
