@@ -71,7 +71,9 @@ pub enum ApiError {
     #[error("the API request failed: {0}")]
     Request(hyper::Error),
     /// The answer is not JSON at all.
-    #[error("{url} answered {path} with something that is not JSON (HTTP {status}); is it a tictactoe server?")]
+    #[error(
+        "{url} answered {path} with something that is not JSON (HTTP {status}); is it a tictactoe server?"
+    )]
     NotJson {
         /// The server's URL.
         url: String,
@@ -106,8 +108,9 @@ pub async fn get<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiErr
     let (status, bytes) = if tls {
         let name = rustls_pki_types::ServerName::try_from(host.clone())
             .map_err(|e| ApiError::BadHost { host: host.clone(), reason: e.to_string() })?;
-        let connector =
-            tokio_rustls::TlsConnector::from(Arc::new(crate::net::tls_config().map_err(ApiError::TlsConfig)?));
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(
+            crate::net::tls_config().map_err(ApiError::TlsConfig)?,
+        ));
         let stream = connector
             .connect(name, stream)
             .await

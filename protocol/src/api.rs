@@ -191,8 +191,10 @@ mod tests {
             moves: vec![[0, 0], [1, 1], [0, 1], [2, 2], [0, 2]],
             players: [player("ann"), player("bob")],
             rated,
-            ratings: rated
-                .then_some([RatingMove { after: 1662, before: 1500 }, RatingMove { after: 1338, before: 1500 }]),
+            ratings: rated.then_some([
+                RatingMove { after: 1662, before: 1500 },
+                RatingMove { after: 1338, before: 1500 },
+            ]),
             reason: if rated { EndReason::Line } else { EndReason::Resign },
             room: "K7PX".into(),
             size: 3,
@@ -203,8 +205,19 @@ mod tests {
     }
 
     const RECORD_KEYS: [&str; 13] = [
-        "ended_at", "id", "line", "moves", "players", "rated", "ratings", "reason", "room", "size",
-        "started_at", "win", "winner",
+        "ended_at",
+        "id",
+        "line",
+        "moves",
+        "players",
+        "rated",
+        "ratings",
+        "reason",
+        "room",
+        "size",
+        "started_at",
+        "win",
+        "winner",
     ];
 
     #[test]
@@ -245,7 +258,10 @@ mod tests {
         assert_eq!(json["reason"], json!("resign"));
         let json = serde_json::to_value(record(true)).expect("serialize");
         assert_eq!(json["line"], json!({"kind": "row", "index": 0, "cells": [[0, 0], [0, 1], [0, 2]]}));
-        assert_eq!(json["ratings"], json!([{"before": 1500, "after": 1662}, {"before": 1500, "after": 1338}]));
+        assert_eq!(
+            json["ratings"],
+            json!([{"before": 1500, "after": 1662}, {"before": 1500, "after": 1338}])
+        );
         assert_eq!(json["moves"][4], json!([0, 2]));
     }
 }

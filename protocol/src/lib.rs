@@ -1,8 +1,8 @@
 //! The shared vocabulary of tictactoe: the counter engine, the judge and the
 //! wire protocol's message types. No I/O, no runtime.
 
-mod bitlines;
 pub mod api;
+mod bitlines;
 pub mod classic;
 pub mod game;
 pub mod judge;

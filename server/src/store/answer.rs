@@ -30,9 +30,15 @@ pub(crate) fn held(g: &GameRecord) -> api::GameRecord {
     };
     let player = |i: usize| {
         let p = &g.players[i];
-        GamePlayer { account: p.account.is_some(), bot: p.bot, name: p.name.to_string(), rating: shown(i, false) }
+        GamePlayer {
+            account: p.account.is_some(),
+            bot: p.bot,
+            name: p.name.to_string(),
+            rating: shown(i, false),
+        }
     };
-    let change = |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
+    let change =
+        |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
     api::GameRecord {
         ended_at: rfc3339(g.ended_at_ms),
         id: g.id.to_string(),

@@ -205,4 +205,3 @@ impl Fold {
         moves
     }
 }
-

@@ -230,7 +230,6 @@ fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -306,7 +305,10 @@ mod tests {
         drop(SqliteBackend::open(&dir.db(), None).expect("open again"));
         conn.pragma_update(None, "user_version", MIGRATIONS.len() + 1).expect("bump");
         let refused = SqliteBackend::open(&dir.db(), None).err().expect("a newer file is refused");
-        assert!(refused.contains("newer") && refused.contains(&(MIGRATIONS.len() + 1).to_string()), "{refused}");
+        assert!(
+            refused.contains("newer") && refused.contains(&(MIGRATIONS.len() + 1).to_string()),
+            "{refused}"
+        );
     }
 
     /// Every file in `server/migrations/` is in the list, in order, numbered
@@ -364,7 +366,10 @@ mod tests {
         for g in &games {
             let read = reader.game(&g.id).expect("read").expect("found");
             assert_eq!(read, crate::store::answer::held(g));
-            assert_eq!(serde_json::to_string(&read).ok(), serde_json::to_string(&crate::store::answer::held(g)).ok());
+            assert_eq!(
+                serde_json::to_string(&read).ok(),
+                serde_json::to_string(&crate::store::answer::held(g)).ok()
+            );
         }
         let page = reader.player_games("ANN", 1, None).expect("read").expect("an account");
         assert_eq!(page.games.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["Rated001"]);

@@ -29,7 +29,8 @@ pub struct SqliteReader {
 impl SqliteReader {
     /// Opens `path` read-only (the writer has created and migrated it).
     pub(super) fn open(path: &Path) -> rusqlite::Result<SqliteReader> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let flags =
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         Ok(SqliteReader { conn })
@@ -209,13 +210,19 @@ impl SqliteReader {
                  ORDER BY name_key = ?1 DESC LIMIT 1",
             )?
             .query_row([name_key(name), look_alike_key(name)], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, Vec<u8>>(3)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, Vec<u8>>(3)?,
+                ))
             })
             .optional()?;
         let Some((id, name, bot, hash)) = row else { return Ok(None) };
         let Ok(hash) = TokenHash::try_from(hash.as_slice()) else { return Ok(None) };
-        let mut stmt = conn
-            .prepare_cached("SELECT size, win, rating, rd, volatility, games FROM ratings WHERE account = ?1")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT size, win, rating, rd, volatility, games FROM ratings WHERE account = ?1",
+        )?;
         let standings = stmt
             .query_map([id], |r| {
                 let rules = Rules { size: r.get(0)?, win: r.get(1)? };
@@ -261,7 +268,9 @@ mod tests {
         let conn = rusqlite::Connection::open_in_memory().expect("open");
         for ms in [0, 1_764_052_289_123, 951_782_400_000, 4_102_444_799_999, 1_709_208_000_001] {
             let sqlite: String = conn
-                .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1000.0, 'unixepoch')", [ms], |r| r.get(0))
+                .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1000.0, 'unixepoch')", [ms], |r| {
+                    r.get(0)
+                })
                 .expect("strftime");
             assert_eq!(super::rfc3339(ms), sqlite, "{ms}");
         }

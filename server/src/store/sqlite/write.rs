@@ -132,4 +132,3 @@ fn register(
         _ => Ok(Account { id: tx.last_insert_rowid(), name: name.into(), bot, standings: Vec::new() }),
     })
 }
-
