@@ -20,6 +20,8 @@ mod reads;
 pub mod record;
 mod spill;
 mod sqlite;
+#[cfg(test)]
+mod tests;
 mod writer;
 
 pub use crate::store::changes::{LiveGame, LiveWrite};
@@ -350,7 +352,8 @@ impl Store {
             }
             Database::Sqlite(path) => {
                 let named = |e: String| format!("database {}: {e}", path.display());
-                let backend = SqliteBackend::open(path, max_pages).map_err(named)?;
+                let mut backend = SqliteBackend::open(path, max_pages).map_err(named)?;
+                backend.start().map_err(named)?;
                 Store::start(backend, spill_dir, stats, held).map_err(named)
             }
         }
@@ -358,8 +361,8 @@ impl Store {
 
     /// Puts back what earlier stops spilled, reads the saved games, and
     /// starts the writer and the readers over `db`.
-    fn start(
-        mut db: SqliteBackend,
+    fn start<B: Backend>(
+        mut db: B,
         spill_dir: &Path,
         stats: Arc<StoreStats>,
         held: Arc<Held>,
@@ -372,7 +375,6 @@ impl Store {
                 .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
             tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
         }
-        db.start()?;
         let restored = db.load().map_err(|e| format!("reading the games in progress: {e}"))?;
         let readers = (0..reads::READERS)
             .map(|_| db.reader())
