@@ -94,7 +94,9 @@ fn record_bytes(r: &GameRecord) -> usize {
 /// Who the writer tells what: the counters, and the records shown from
 /// memory while they cannot be written.
 pub(super) struct Shared {
+    /// The store's counters and health.
     pub(super) stats: Arc<StoreStats>,
+    /// Records shown from memory while they cannot be committed.
     pub(super) held: Arc<Held>,
 }
 
