@@ -1,7 +1,7 @@
-//! Finished games the database has not taken yet (it cannot write: a full
-//! disk, say). Their players have seen them end, so the API shows them from
-//! here until a commit keeps them. Touched only while writes fail, never on
-//! the move path.
+//! Finished games the database has not taken yet: their commit is under
+//! way, or the database cannot write (a full disk, say). Their players may
+//! have seen them end, so the API shows them from here until a commit keeps
+//! them. Touched once per commit and per API game read, never on the move path.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

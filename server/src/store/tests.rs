@@ -64,3 +64,47 @@ async fn without_a_database_reads_say_so() {
     assert_eq!(store.account("ann").await, Err(StoreError::Disabled));
     thread.join().expect("nothing to write");
 }
+
+/// A guests' game that X won.
+fn record(id: &str) -> GameRecord {
+    use crate::session::account::Identity;
+    GameRecord {
+        id: id.into(),
+        room: "ROOM1".into(),
+        rules: Rules::classic(3),
+        players: [Identity::guest("ann"), Identity::guest("bob")],
+        moves: vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]],
+        winner: Some(tictactoe_protocol::Player::X),
+        reason: tictactoe_protocol::EndReason::Line,
+        line: None,
+        ratings: None,
+        started_at_ms: 1_764_052_289_123,
+        ended_at_ms: 1_764_052_300_001,
+    }
+}
+
+/// A room tells its players a game ended once its record is committed, or
+/// after `STUCK` if the commit does not return: meanwhile the API shows the
+/// record from memory, then from the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_whose_commit_waits_is_shown_from_memory() {
+    let dir = Dir::new("held");
+    let file = dir.0.join("ttt.db");
+    let (store, thread, _) =
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
+    let blocker = rusqlite::Connection::open(&file).expect("open");
+    blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let committed = store.record(Box::new(record("Waiting1"))).expect("the store writes");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    let held = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("shown");
+    assert!(asked.elapsed() < Duration::from_secs(1), "the read waited {:?}", asked.elapsed());
+    let Answer::Game(game) = &held else { panic!("{held:?}") };
+    assert_eq!((game.id.as_str(), game.winner, game.moves.len()), ("Waiting1", 1, 5));
+    blocker.execute_batch("COMMIT").expect("unlock");
+    committed.await.expect("told");
+    let kept = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("kept");
+    assert_eq!(kept, held, "the database's answer is the one shown from memory");
+    drop(store);
+    thread.join().expect("everything written");
+}

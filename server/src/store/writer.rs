@@ -220,9 +220,9 @@ fn stop(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) -> Vec<GameRe
     Vec::new()
 }
 
-/// Commits everything held in one transaction. On failure games and live
-/// changes stay (up to [`BACKLOG`] records), to be retried [`RETRY`] later
-/// with what comes next, and the records are shown from memory meanwhile;
+/// Commits everything held in one transaction; until it is done the records
+/// are shown from memory. On failure games and live changes stay (up to
+/// [`BACKLOG`] records), to be retried [`RETRY`] later with what comes next;
 /// registrations are refused. Either way whoever waits for the attempt is told.
 fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     let stats = &*shared.stats;
@@ -230,6 +230,11 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     if batch.records.is_empty() && batch.live.is_empty() && batch.accounts.is_empty() {
         batch.due = None;
         return;
+    }
+    // Shown from memory until committed: a room whose record's commit takes
+    // too long (`STUCK`) tells its players the game ended without waiting.
+    if !batch.records.is_empty() {
+        shared.held.keep(&batch.records);
     }
     let started = Instant::now();
     stats.busy();
@@ -285,8 +290,6 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
                 stats.dropped.fetch_add(over as u64, Ordering::Relaxed);
                 tracing::error!(games = over, "game records dropped: the backlog of failed writes is full");
             }
-            // Their players are told the games ended: the API shows them.
-            shared.held.keep(&batch.records);
         }
     }
     for ack in batch.acks.drain(..) {
