@@ -261,40 +261,43 @@ impl Store {
                 let named = |e: String| format!("database {}: {e}", path.display());
                 let mut backend = SqliteBackend::open(path, max_pages).map_err(named)?;
                 backend.start().map_err(named)?;
-                Store::start(backend, spill_dir, stats, held).map_err(named)
+                Store::start(backend, spill_dir, stats, held, named)
             }
         }
     }
 
     /// Puts back what earlier stops spilled, reads the saved games, and
-    /// starts the writer and the readers over `db`.
+    /// starts the writer and the readers over `db`. `named` says which
+    /// database an error of the database is about.
     fn start<B: Backend>(
         mut db: B,
         spill_dir: &Path,
         stats: Arc<StoreStats>,
         held: Arc<Held>,
+        named: impl Fn(String) -> String,
     ) -> Result<(Store, StoreThread, Restored), String> {
         for file in spill::waiting(spill_dir) {
             let games = spill::read(&file)?;
-            let new = db.import(&games).map_err(|e| format!("importing {}: {e}", file.display()))?;
+            let new = db.import(&games).map_err(|e| named(format!("importing {}: {e}", file.display())))?;
             let done = file.with_extension("jsonl.imported");
             std::fs::rename(&file, &done)
                 .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
             tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
         }
-        let restored = db.load().map_err(|e| format!("reading the games in progress: {e}"))?;
+        let restored = db.load().map_err(|e| named(format!("reading the games in progress: {e}")))?;
         let readers = (0..reads::READERS)
             .map(|_| db.reader())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot open a reader: {e}"))?;
-        let reads = reads::start(readers, held.clone()).map_err(|e| format!("cannot start a reader: {e}"))?;
+            .map_err(|e| named(format!("cannot open a reader: {e}")))?;
+        let reads =
+            reads::start(readers, held.clone()).map_err(|e| named(format!("cannot start a reader: {e}")))?;
         let saved = restored.games.iter().map(|g| g.room.clone()).collect();
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let shared = writer::Shared { stats: stats.clone(), held: held.clone() };
         let thread = std::thread::Builder::new()
             .name("ttt-store".into())
             .spawn(move || writer::run(db, rx, shared, saved))
-            .map_err(|e| format!("cannot start its thread: {e}"))?;
+            .map_err(|e| named(format!("cannot start its thread: {e}")))?;
         let handle = StoreThread(Some((thread, spill_dir.to_owned())));
         Ok((Store { tx: Some(tx), reads: Some(reads), held, stats }, handle, restored))
     }
