@@ -165,7 +165,8 @@ mod tests {
         assert_eq!(endpoint("ws://127.0.0.1:7878").unwrap(), ("127.0.0.1".into(), 7878, false));
         assert_eq!(endpoint("wss://example.org/").unwrap(), ("example.org".into(), 443, true));
         assert_eq!(endpoint("ws://[::1]:9/").unwrap(), ("::1".into(), 9, false));
-        assert!(endpoint("http://x").is_err());
+        let refused = endpoint("http://x").unwrap_err().to_string();
+        assert_eq!(refused, "\"http://x\" is not a server URL; use ws://HOST:PORT or wss://HOST:PORT");
         assert_eq!(segment("Zoë b"), "Zo%C3%AB%20b");
     }
 }
