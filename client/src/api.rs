@@ -6,15 +6,16 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use tictactoe_protocol::api;
 use tokio::net::TcpStream;
 
 /// The host, port and whether TLS is spoken, from a server URL.
-fn endpoint(url: &str) -> Result<(String, u16, bool), String> {
+fn endpoint(url: &str) -> Result<(String, u16, bool), ApiError> {
     let (tls, rest) = match (url.strip_prefix("ws://"), url.strip_prefix("wss://")) {
         (Some(rest), _) => (false, rest),
         (_, Some(rest)) => (true, rest),
-        _ => return Err(format!("{url:?} is not a server URL; use ws://HOST:PORT or wss://HOST:PORT")),
+        _ => return Err(ApiError::NotAUrl(url.to_owned())),
     };
     let authority = rest.split('/').next().unwrap_or_default();
     let (host, port) = match authority.rsplit_once(':') {
@@ -27,55 +28,120 @@ fn endpoint(url: &str) -> Result<(String, u16, bool), String> {
     Ok((host.trim_start_matches('[').trim_end_matches(']').to_owned(), port, tls))
 }
 
-/// GETs `path` from the server at `url`: the status and the JSON body.
-pub async fn get(url: &str, path: &str) -> Result<(u16, Value), String> {
+/// Why an API answer could not be had, in words for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The URL is not `ws://…` or `wss://…`.
+    #[error("{0:?} is not a server URL; use ws://HOST:PORT or wss://HOST:PORT")]
+    NotAUrl(String),
+    /// No TCP connection to the server.
+    #[error("cannot reach the server at {url}: {source} (is ttt-server running?)")]
+    Unreachable {
+        /// The server's URL.
+        url: String,
+        /// What the connect said.
+        source: std::io::Error,
+    },
+    /// The host cannot be a TLS server name.
+    #[error("{host}: {reason}")]
+    BadHost {
+        /// The host.
+        host: String,
+        /// Why not.
+        reason: String,
+    },
+    /// No TLS configuration could be built.
+    #[error(transparent)]
+    TlsConfig(#[from] crate::net::TlsError),
+    /// The TLS handshake failed.
+    #[error("TLS with {url}: {source}")]
+    Tls {
+        /// The server's URL.
+        url: String,
+        /// What the handshake said.
+        source: std::io::Error,
+    },
+    /// HTTP failed before the request was sent, or while its answer came.
+    #[error("{0}")]
+    Http(#[from] hyper::Error),
+    /// The request could not be built (a path no URL can hold).
+    #[error("{0}")]
+    BadRequest(#[from] hyper::http::Error),
+    /// Sending the request failed.
+    #[error("the API request failed: {0}")]
+    Request(hyper::Error),
+    /// The answer is not JSON at all.
+    #[error(
+        "{url} answered {path} with something that is not JSON (HTTP {status}); is it a tictactoe server?"
+    )]
+    NotJson {
+        /// The server's URL.
+        url: String,
+        /// The path asked for.
+        path: String,
+        /// The answer's status.
+        status: u16,
+    },
+    /// The answer is JSON, but not the contract's shape.
+    #[error("{url} answered {path} with JSON this client cannot read ({source}); is it a tictactoe server?")]
+    NotTheContract {
+        /// The server's URL.
+        url: String,
+        /// The path asked for.
+        path: String,
+        /// What did not fit.
+        source: serde_json::Error,
+    },
+    /// The server said no: its `error` (cleaned for a terminal), or the
+    /// HTTP status when it gave none.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// GETs `path` from the server at `url` and reads a 200's body as `T`; any
+/// other status is [`ApiError::Refused`] with the server's words.
+pub async fn get<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiError> {
     let (host, port, tls) = endpoint(url)?;
     let stream = TcpStream::connect((host.as_str(), port))
         .await
-        .map_err(|e| format!("cannot reach the server at {url}: {e} (is ttt-server running?)"))?;
-    let body = if tls {
-        let name =
-            rustls_pki_types::ServerName::try_from(host.clone()).map_err(|e| format!("{host}: {e}"))?;
+        .map_err(|source| ApiError::Unreachable { url: url.to_owned(), source })?;
+    let (status, bytes) = if tls {
+        let name = rustls_pki_types::ServerName::try_from(host.clone())
+            .map_err(|e| ApiError::BadHost { host: host.clone(), reason: e.to_string() })?;
         let connector = tokio_rustls::TlsConnector::from(Arc::new(crate::net::tls_config()?));
-        let stream = connector.connect(name, stream).await.map_err(|e| format!("TLS with {url}: {e}"))?;
+        let stream = connector
+            .connect(name, stream)
+            .await
+            .map_err(|source| ApiError::Tls { url: url.to_owned(), source })?;
         request(TokioIo::new(stream), &host, path).await?
     } else {
         request(TokioIo::new(stream), &host, path).await?
     };
-    let (status, bytes) = body;
-    let json = serde_json::from_slice(&bytes).map_err(|_| {
-        format!(
-            "{url} answered {path} with something that is not JSON (HTTP {status}); is it a tictactoe server?"
-        )
-    })?;
-    Ok((status, json))
+    let not_json = || ApiError::NotJson { url: url.to_owned(), path: path.to_owned(), status };
+    if status != 200 {
+        return match serde_json::from_slice::<api::ApiError>(&bytes) {
+            Ok(body) => Err(ApiError::Refused(crate::say::clean(&body.error))),
+            Err(e) if e.is_data() => Err(ApiError::Refused(format!("HTTP {status}"))),
+            Err(_) => Err(not_json()),
+        };
+    }
+    serde_json::from_slice(&bytes).map_err(|source| match source.is_data() {
+        true => ApiError::NotTheContract { url: url.to_owned(), path: path.to_owned(), source },
+        false => not_json(),
+    })
 }
 
-async fn request<I>(io: I, host: &str, path: &str) -> Result<(u16, Bytes), String>
+async fn request<I>(io: I, host: &str, path: &str) -> Result<(u16, Bytes), ApiError>
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let (mut sender, conn) =
-        hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(io).await.map_err(|e| e.to_string())?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(io).await?;
     tokio::spawn(conn);
-    let req = hyper::Request::get(path)
-        .header(hyper::header::HOST, host)
-        .body(Empty::new())
-        .map_err(|e| e.to_string())?;
-    let resp = sender.send_request(req).await.map_err(|e| format!("the API request failed: {e}"))?;
+    let req = hyper::Request::get(path).header(hyper::header::HOST, host).body(Empty::new())?;
+    let resp = sender.send_request(req).await.map_err(ApiError::Request)?;
     let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+    let body = resp.into_body().collect().await?.to_bytes();
     Ok((status, body))
-}
-
-/// The `error` of a non-200 answer, or the body.
-pub fn ok(answer: (u16, Value)) -> Result<Value, String> {
-    match answer {
-        (200, body) => Ok(body),
-        (status, body) => {
-            Err(body["error"].as_str().map_or_else(|| format!("HTTP {status}"), crate::say::clean))
-        }
-    }
 }
 
 /// `s` percent-encoded for a path segment.
@@ -97,7 +163,8 @@ mod tests {
         assert_eq!(endpoint("ws://127.0.0.1:7878").unwrap(), ("127.0.0.1".into(), 7878, false));
         assert_eq!(endpoint("wss://example.org/").unwrap(), ("example.org".into(), 443, true));
         assert_eq!(endpoint("ws://[::1]:9/").unwrap(), ("::1".into(), 9, false));
-        assert!(endpoint("http://x").is_err());
+        let refused = endpoint("http://x").unwrap_err().to_string();
+        assert_eq!(refused, "\"http://x\" is not a server URL; use ws://HOST:PORT or wss://HOST:PORT");
         assert_eq!(segment("Zoë b"), "Zo%C3%AB%20b");
     }
 }

@@ -84,6 +84,6 @@ pub enum Error {
         tally: Tally,
     },
     /// An account or records command failed, in its own words.
-    #[error("{0}")]
-    Records(String),
+    #[error(transparent)]
+    Records(#[from] crate::records_cmd::RecordsError),
 }

@@ -4,21 +4,62 @@
 use std::io::{BufRead, IsTerminal};
 use std::time::Duration;
 
-use serde_json::Value;
-use tictactoe_protocol::{ClientMessage, EndReason, Line, Player, ServerMessage};
+use tictactoe_protocol::api::{GamePlayer, GameRecord, Leaderboard, PlayerGames, PlayerProfile};
+use tictactoe_protocol::{ClientMessage, EndReason, MoveError, Player, ServerMessage};
 
 use crate::accounts::{self, Saved};
-use crate::api::{self, segment};
+use crate::api::{self, ApiError, segment};
 use crate::net::{Event, Link};
 use crate::say::clean;
 use crate::ui::board::render;
 use crate::ui::input::cell_name;
 use crate::view::View;
 
+/// Why a records command failed, in words for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    /// The HTTP API did not answer as asked.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// No name was given and no single account is saved for the server.
+    #[error("whose? give a name (no single account is saved for this server)")]
+    Whose,
+    /// The server refused, the connection failed, or the token could not be
+    /// saved: in the words of the part that failed.
+    #[error("{0}")]
+    Said(String),
+    /// A recorded move cannot be replayed.
+    #[error("move {n} of the record is illegal: {error:?}")]
+    IllegalMove {
+        /// The move's number, from 1.
+        n: usize,
+        /// Why the board refuses it.
+        error: MoveError,
+    },
+}
+
+impl From<String> for RecordsError {
+    fn from(words: String) -> RecordsError {
+        RecordsError::Said(words)
+    }
+}
+
+impl From<crate::net::ConnectError> for RecordsError {
+    fn from(e: crate::net::ConnectError) -> RecordsError {
+        RecordsError::Said(e.to_string())
+    }
+}
+
+impl From<crate::accounts::AccountsError> for RecordsError {
+    fn from(e: crate::accounts::AccountsError) -> RecordsError {
+        RecordsError::Said(e.to_string())
+    }
+}
+
 /// Creates an account on the server and saves its token for this server.
-pub async fn register(url: &str, name: &str, bot: bool) -> Result<(), String> {
+pub async fn register(url: &str, name: &str, bot: bool) -> Result<(), RecordsError> {
     let mut link = Link::connect(url).await?;
-    link.send(ClientMessage::Register { name: name.to_owned(), bot }).await?;
+    link.send(ClientMessage::Register { name: name.to_owned(), bot }).await.map_err(String::from)?;
     loop {
         match link.next().await {
             Event::Msg(ServerMessage::Registered { name, token, bot, .. }) => {
@@ -36,25 +77,24 @@ pub async fn register(url: &str, name: &str, bot: bool) -> Result<(), String> {
                 return Ok(());
             }
             Event::Msg(ServerMessage::Error { code, message, .. }) => {
-                return Err(crate::say::refusal(code, &message, None, None));
+                return Err(crate::say::refusal(code, &message, None, None).into());
             }
             Event::Msg(_) => {}
             Event::Down { .. } | Event::Resumed => {}
-            Event::Closed(why) => return Err(why),
+            Event::Closed(why) => return Err(why.into()),
         }
     }
 }
 
 /// The name a records command is about: the one given, or the one account
 /// saved for this server.
-fn who(url: &str, name: Option<String>) -> Result<String, String> {
-    name.or_else(|| accounts::only_name(url))
-        .ok_or_else(|| "whose? give a name (no single account is saved for this server)".to_owned())
+fn who(url: &str, name: Option<String>) -> Result<String, RecordsError> {
+    name.or_else(|| accounts::only_name(url)).ok_or(RecordsError::Whose)
 }
 
 /// The pool a record's rules belong to, as players read it.
-fn rules(game: &Value) -> String {
-    let (size, win) = (game["size"].as_u64().unwrap_or(0), game["win"].as_u64().unwrap_or(0));
+fn rules(game: &GameRecord) -> String {
+    let (size, win) = (game.size, game.win);
     if size == win { format!("{size}x{size}") } else { format!("{size}x{size}, {win} in a row") }
 }
 
@@ -68,135 +108,119 @@ fn local_time(when: &str) -> String {
 }
 
 /// How a game was won or lost, after "won" or "lost": nothing for a line.
-fn how(reason: &str) -> &'static str {
+fn how(reason: EndReason) -> &'static str {
     match reason {
-        "resign" => " by resignation",
-        "timeout" => " on time",
-        "disconnect" => " by disconnection",
+        EndReason::Resign => " by resignation",
+        EndReason::Timeout => " on time",
+        EndReason::Disconnect => " by disconnection",
         _ => "",
     }
 }
 
 /// A game with no winner, in words.
-fn no_winner(reason: &str) -> &'static str {
+fn no_winner(reason: EndReason) -> &'static str {
     match reason {
-        "draw" => "draw",
-        "shutdown" => "no result (the server shut down)",
-        "aborted" => "aborted (ended before both players had moved)",
+        EndReason::Draw => "draw",
+        EndReason::Shutdown => "no result (the server shut down)",
+        EndReason::Aborted => "aborted (ended before both players had moved)",
         _ => "no result",
     }
 }
 
 /// A number of things, in the singular for one: `1 loss`, `2 losses`.
-fn count(n: &Value, one: &str, many: &str) -> String {
-    match n.as_u64().unwrap_or(0) {
+fn count(n: u64, one: &str, many: &str) -> String {
+    match n {
         1 => format!("1 {one}"),
         n => format!("{n} {many}"),
     }
 }
 
-/// A player of a record as listings show them.
-fn player(p: &Value) -> String {
-    let mut out = clean(p["name"].as_str().unwrap_or("?"));
-    if p["bot"] == true {
+/// A player as listings show them.
+fn player(name: &str, bot: bool) -> String {
+    let mut out = clean(name);
+    if bot {
         out.push_str(" (bot)");
     }
     out
 }
 
+/// A seat of a record as listings show it.
+fn seat(p: &GamePlayer) -> String {
+    player(&p.name, p.bot)
+}
+
 /// `ttt history`: a player's recent games, newest first.
-pub async fn history(url: &str, name: Option<String>, limit: usize) -> Result<(), String> {
+pub async fn history(url: &str, name: Option<String>, limit: usize) -> Result<(), RecordsError> {
     let name = who(url, name)?;
     let path = format!("/api/players/{}/games?limit={limit}", segment(&name));
-    let body = api::ok(api::get(url, &path).await?)?;
-    let games = body["games"].as_array().cloned().unwrap_or_default();
+    let PlayerGames { games } = api::get(url, &path).await?;
     if games.is_empty() {
         println!("{name} has no recorded games yet.");
         return Ok(());
     }
     println!("Games of {name}, newest first:");
     for g in &games {
-        let players = g["players"].as_array().cloned().unwrap_or_default();
-        let seat =
-            players.iter().position(|p| p["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(&name)));
-        let winner = g["winner"].as_u64().unwrap_or(0);
-        let reason = g["reason"].as_str().unwrap_or("");
-        let result = match (seat, winner) {
-            (_, 0) => no_winner(reason).to_owned(),
-            (Some(s), w) if w == s as u64 + 1 => format!("won{}", how(reason)),
-            (Some(_), _) => format!("lost{}", how(reason)),
-            (None, w) => format!("{} won{}", if w == 1 { "X" } else { "O" }, how(reason)),
+        let seat_of = g.players.iter().position(|p| p.name.eq_ignore_ascii_case(&name));
+        let result = match (seat_of, g.winner) {
+            (_, 0) => no_winner(g.reason).to_owned(),
+            (Some(s), w) if usize::from(w) == s + 1 => format!("won{}", how(g.reason)),
+            (Some(_), _) => format!("lost{}", how(g.reason)),
+            (None, w) => format!("{} won{}", if w == 1 { "X" } else { "O" }, how(g.reason)),
         };
-        let change = match (seat, g["ratings"].as_array()) {
+        let change = match (seat_of, &g.ratings) {
             (Some(s), Some(r)) => {
-                let (b, a) = (r[s]["before"].as_i64().unwrap_or(0), r[s]["after"].as_i64().unwrap_or(0));
+                let (b, a) = (r[s].before, r[s].after);
                 format!("  {b} → {a} ({:+})", a - b)
             }
             _ => String::new(),
         };
-        let when = local_time(g["ended_at"].as_str().unwrap_or(""));
-        let x = players.first().map(player).unwrap_or_default();
-        let o = players.get(1).map(player).unwrap_or_default();
-        println!(
-            "{}  {when}  {:<18} X {x} vs O {o}: {result}{change}",
-            clean(g["id"].as_str().unwrap_or("?")),
-            rules(g)
-        );
+        let when = local_time(&g.ended_at);
+        let [x, o] = g.players.each_ref().map(seat);
+        println!("{}  {when}  {:<18} X {x} vs O {o}: {result}{change}", clean(&g.id), rules(g));
     }
     println!("Replay one with: {} replay GAME_ID", crate::say::invoked_as());
     Ok(())
 }
 
 /// `ttt profile`: a player's ratings and results.
-pub async fn profile(url: &str, name: Option<String>) -> Result<(), String> {
+pub async fn profile(url: &str, name: Option<String>) -> Result<(), RecordsError> {
     let name = who(url, name)?;
-    let p = api::ok(api::get(url, &format!("/api/players/{}", segment(&name))).await?)?;
-    let bot = if p["bot"] == true { " (bot)" } else { "" };
-    println!(
-        "{}{bot}, registered {}",
-        clean(p["name"].as_str().unwrap_or("?")),
-        local_time(p["created_at"].as_str().unwrap_or("?"))
-    );
-    let r = &p["results"];
+    let p: PlayerProfile = api::get(url, &format!("/api/players/{}", segment(&name))).await?;
+    let bot = if p.bot { " (bot)" } else { "" };
+    println!("{}{bot}, registered {}", clean(&p.name), local_time(&p.created_at));
+    let r = &p.results;
     println!(
         "Results: {}, {}, {}",
-        count(&r["wins"], "win", "wins"),
-        count(&r["draws"], "draw", "draws"),
-        count(&r["losses"], "loss", "losses")
+        count(r.wins, "win", "wins"),
+        count(r.draws, "draw", "draws"),
+        count(r.losses, "loss", "losses")
     );
-    match p["ratings"].as_object().filter(|m| !m.is_empty()) {
-        None => println!("No rated games yet."),
-        Some(pools) => {
-            println!("Ratings (Glicko-2, per board):");
-            for (pool, s) in pools {
-                println!(
-                    "  {pool:<8} {} ± {}  ({})",
-                    s["rating"],
-                    s["rd"],
-                    count(&s["games"], "game", "games")
-                );
-            }
+    if p.ratings.is_empty() {
+        println!("No rated games yet.");
+    } else {
+        println!("Ratings (Glicko-2, per board):");
+        for (pool, s) in &p.ratings {
+            println!("  {pool:<8} {} ± {}  ({})", s.rating, s.rd, count(s.games, "game", "games"));
         }
     }
     Ok(())
 }
 
 /// `ttt top`: the leaderboard of one pool.
-pub async fn top(url: &str, size: usize, win: Option<usize>, limit: usize) -> Result<(), String> {
+pub async fn top(url: &str, size: usize, win: Option<usize>, limit: usize) -> Result<(), RecordsError> {
     let win = win.unwrap_or(size);
     let path = format!("/api/leaderboard?size={size}&win={win}&limit={limit}");
-    let body = api::ok(api::get(url, &path).await?)?;
+    let board: Leaderboard = api::get(url, &path).await?;
     let pool = if win == size { format!("{size}x{size}") } else { format!("{size}x{size}, {win} in a row") };
-    let players = body["players"].as_array().cloned().unwrap_or_default();
-    if players.is_empty() {
+    if board.players.is_empty() {
         println!("No rated games on {pool} yet.");
         return Ok(());
     }
     println!("Leaderboard, {pool}:");
     println!("  #  {:<24} {:>6} {:>5} {:>6}", "name", "rating", "±", "games");
-    for (i, p) in players.iter().enumerate() {
-        let [rating, rd, games] = [&p["rating"], &p["rd"], &p["games"]].map(Value::to_string);
-        println!("{:>3}  {:<24} {rating:>6} {rd:>5} {games:>6}", i + 1, player(p));
+    for (i, p) in board.players.iter().enumerate() {
+        let (rating, rd, games) = (p.rating, p.rd, p.games);
+        println!("{:>3}  {:<24} {rating:>6} {rd:>5} {games:>6}", i + 1, player(&p.name, p.bot));
     }
     Ok(())
 }
@@ -204,15 +228,11 @@ pub async fn top(url: &str, size: usize, win: Option<usize>, limit: usize) -> Re
 /// `ttt replay`: a recorded game move by move — stepped with Enter at a
 /// terminal, played back every `delay` with `--delay`, or printed whole
 /// through a pipe.
-pub async fn replay(url: &str, id: &str, delay: Option<Duration>) -> Result<(), String> {
-    let g = api::ok(api::get(url, &format!("/api/games/{}", segment(id))).await?)?;
-    let size = g["size"].as_u64().unwrap_or(3) as usize;
-    let win = g["win"].as_u64().unwrap_or(size as u64) as usize;
-    let moves: Vec<[usize; 2]> =
-        serde_json::from_value(g["moves"].clone()).map_err(|e| format!("a bad record: {e}"))?;
-    let mut view = View::new(size, win);
-    let players = g["players"].as_array().cloned().unwrap_or_default();
-    view.names = players.iter().map(player).collect();
+pub async fn replay(url: &str, id: &str, delay: Option<Duration>) -> Result<(), RecordsError> {
+    let g: GameRecord = api::get(url, &format!("/api/games/{}", segment(id))).await?;
+    let moves: Vec<[usize; 2]> = g.moves.iter().map(|&[r, c]| [usize::from(r), usize::from(c)]).collect();
+    let mut view = View::new(g.size, g.win);
+    view.names = g.players.iter().map(seat).collect();
     println!(
         "Game {id}: X {} vs O {} on {}, {} moves.",
         view.names.first().cloned().unwrap_or_default(),
@@ -225,23 +245,21 @@ pub async fn replay(url: &str, id: &str, delay: Option<Duration>) -> Result<(), 
     if step {
         println!("Enter: next move, q then Enter: stop.");
     }
+    let winner = match g.winner {
+        1 => Some(Player::X),
+        2 => Some(Player::O),
+        _ => None,
+    };
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     for (i, &[r, c]) in moves.iter().enumerate() {
         let mover = Player::for_move(i);
-        view.game.play(r, c).map_err(|e| format!("move {} of the record is illegal: {e:?}", i + 1))?;
+        view.game.play(r, c).map_err(|error| RecordsError::IllegalMove { n: i + 1, error })?;
         view.last = Some((r, c));
         println!();
         println!("Move {}/{}: {} plays {}", i + 1, moves.len(), mover.mark(), cell_name(r, c));
         if i + 1 == moves.len() {
-            let winner = match g["winner"].as_u64() {
-                Some(1) => Some(Player::X),
-                Some(2) => Some(Player::O),
-                _ => None,
-            };
-            let reason: EndReason = serde_json::from_value(g["reason"].clone()).unwrap_or(EndReason::Draw);
-            let line: Option<Line> = serde_json::from_value(g["line"].clone()).ok();
-            view.over = Some((winner, reason, line));
+            view.over = Some((winner, g.reason, g.line));
         }
         for l in render(&view, None, colour) {
             println!("{l}");
@@ -256,22 +274,16 @@ pub async fn replay(url: &str, id: &str, delay: Option<Duration>) -> Result<(), 
             }
         }
     }
-    let result = match (g["winner"].as_u64(), g["reason"].as_str()) {
-        (Some(0), Some(r)) => {
-            let said = no_winner(r);
+    let result = match winner {
+        None if g.winner == 0 => {
+            let said = no_winner(g.reason);
             format!("{}{}.", said[..1].to_uppercase(), &said[1..])
         }
-        (Some(w @ (1 | 2)), Some(r)) => {
-            let mover = if w == 1 { Player::X } else { Player::O };
-            format!("{} wins{}.", view.player(mover), how(r))
-        }
-        _ => String::new(),
+        Some(w) => format!("{} wins{}.", view.player(w), how(g.reason)),
+        None => String::new(),
     };
-    let rated = match g["ratings"].as_array() {
-        Some(r) => format!(
-            " Rated: X {} → {}, O {} → {}.",
-            r[0]["before"], r[0]["after"], r[1]["before"], r[1]["after"]
-        ),
+    let rated = match &g.ratings {
+        Some(r) => format!(" Rated: X {} → {}, O {} → {}.", r[0].before, r[0].after, r[1].before, r[1].after),
         None => " Unrated.".to_owned(),
     };
     println!("{result}{rated}");

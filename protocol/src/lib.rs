@@ -1,6 +1,7 @@
 //! The shared vocabulary of tictactoe: the counter engine, the judge and the
-//! wire protocol's message types. No I/O, no runtime.
+//! wire protocol's message types, and the HTTP API's answers. No I/O, no runtime.
 
+pub mod api;
 mod bitlines;
 pub mod classic;
 pub mod game;

@@ -165,6 +165,57 @@ async fn games_between_accounts_are_rated_and_recorded_and_the_api_shows_them() 
     server.shutdown().await;
 }
 
+/// Reads `path`'s body as `T` and checks that writing it back gives the
+/// very bytes the server sent: the protocol's types are the answers.
+async fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(server: &TestServer, path: &str) -> T {
+    let (status, body) = http_get(server.addr, path).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    let value: T = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));
+    assert_eq!(serde_json::to_string(&value).expect("serialize"), body, "{path}");
+    value
+}
+
+#[tokio::test]
+async fn a_running_servers_answers_are_the_protocols_types_byte_for_byte() {
+    use tictactoe_protocol::api::{GameRecord, Leaderboard, PlayerGames, PlayerProfile};
+    let dir = TempDir::new("typed");
+    let server = TestServer::start(with_db(&dir)).await;
+    let ann = registered(&server, "ann", false).await;
+    let bot = registered(&server, "botty", true).await;
+    let (mut p, _) = signed_pair(&server, ("ann", &ann), ("botty", &bot), json!({})).await;
+    let over = play_out(&mut p, &X_WINS).await;
+    let rated = over["game_id"].as_str().expect("a game id").to_owned();
+    // And an unrated one, with no line: a guest resigns.
+    let mut guest = server.client().await;
+    guest.send(json!({"type": "hello", "name": "walk-in"})).await;
+    let mut acct = server.client().await;
+    acct.sign_in("ann", &ann).await;
+    guest.send(json!({"type": "quick_match"})).await;
+    guest.recv_type("queued").await;
+    acct.send(json!({"type": "quick_match"})).await;
+    guest.recv_type("game_started").await;
+    acct.recv_type("game_started").await;
+    guest.send(json!({"type": "resign"})).await;
+    let unrated = guest.recv_type("game_over").await["game_id"].as_str().expect("id").to_owned();
+
+    let game: GameRecord = typed(&server, &format!("/api/games/{rated}")).await;
+    assert_eq!((game.id.as_str(), game.rated, game.winner), (rated.as_str(), true, 1));
+    assert_eq!(serde_json::to_value(game.line).expect("line"), over["line"]);
+    assert_eq!(serde_json::to_value(game.ratings).expect("ratings"), over["ratings"]);
+    let game: GameRecord = typed(&server, &format!("/api/games/{unrated}")).await;
+    assert_eq!((game.rated, game.ratings, game.line), (false, None, None));
+    assert_eq!(game.players.iter().filter(|p| p.name == "walk-in" && !p.account).count(), 1);
+    let profile: PlayerProfile = typed(&server, "/api/players/ANN").await;
+    assert_eq!((profile.name.as_str(), profile.ratings["3"].games), ("ann", 1));
+    let games: PlayerGames = typed(&server, "/api/players/ann/games?limit=5").await;
+    assert_eq!(games.games.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), [&*unrated, &*rated]);
+    let games: PlayerGames = typed(&server, &format!("/api/players/ann/games?before={rated}")).await;
+    assert!(games.games.is_empty());
+    let board: Leaderboard = typed(&server, "/api/leaderboard?size=3").await;
+    assert_eq!((board.size, board.win, board.players.len()), (3, 3, 2));
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn connect_k_games_are_rated_in_their_own_pool() {
     let dir = TempDir::new("pools");

@@ -18,7 +18,7 @@ pub use connect::ConnectError;
 use connect::Ws;
 pub use machine::{Event, NOT_CONNECTED, SendError};
 use machine::{Input, Machine, Seat, Step};
-pub use tls::{CaError, tls_config, trust_ca};
+pub use tls::{CaError, TlsError, tls_config, trust_ca};
 
 /// The server URL from `--server`, `TTT_SERVER`, or the default.
 pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";

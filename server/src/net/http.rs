@@ -15,7 +15,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::upgrade::OnUpgrade;
 use hyper::{Method, Request, Response, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
+use tictactoe_protocol::api::ApiError;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
@@ -276,15 +277,16 @@ fn decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
-fn json_answer(status: StatusCode, body: &Value) -> Answer {
-    let mut resp = Response::new(Full::new(Bytes::from(body.to_string())));
+fn json_answer(status: StatusCode, body: &impl serde::Serialize) -> Answer {
+    // Nothing these types hold can fail to serialize.
+    let mut resp = Response::new(Full::new(Bytes::from(serde_json::to_vec(body).unwrap_or_default())));
     *resp.status_mut() = status;
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     resp
 }
 
 fn error(status: StatusCode, message: &str) -> Answer {
-    json_answer(status, &json!({ "error": message }))
+    json_answer(status, &ApiError { error: message.to_owned() })
 }
 
 fn text(status: StatusCode, body: &str) -> Answer {

@@ -1,35 +1,50 @@
 //! What the server remembers — accounts, finished games, ratings, games in
 //! progress — behind one small handle, so that another backend (Postgres, for
-//! many instances) can take SQLite's place. The SQLite backend runs on a
-//! thread of its own and reads one queue: finished games and every accepted
-//! move are put on it without waiting (never blocking the move path) and
-//! written in batches, one transaction per batch; account requests and API
-//! queries wait for their answers, which come in queue order, so a query sent
-//! after a `game_over` sees that game.
+//! many instances) can take SQLite's place.
+//!
+//! Writes go on one queue, read by the writer's thread (`writer`): finished
+//! games and every accepted move are put on it without waiting (never
+//! blocking the move path) and committed in batches, one transaction per
+//! batch, by a [`backend::Backend`]. Reads (the API, sign-in's lookups) go
+//! on another queue, to reader threads (`reads`) with connections of their
+//! own, so a read never waits behind a batch. A `game_over` is sent once its
+//! record is committed, so a query sent after it sees that game; a record
+//! that cannot be committed yet is shown from memory.
 
+mod answer;
+pub mod backend;
 pub mod changes;
-mod json;
+mod health;
+mod held;
 mod live;
+mod reads;
 pub mod record;
 mod spill;
 mod sqlite;
+#[cfg(test)]
+mod tests;
+mod writer;
 
 pub use crate::store::changes::{LiveGame, LiveWrite};
+pub use crate::store::health::{Health, STUCK, StoreStats};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{SyncSender, TrySendError};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
 use crate::ratings::{Rated, Standing};
 use crate::rules::Rules;
 use crate::session::account::{AccountId, TokenHash};
+use crate::store::backend::{Backend, NewAccount};
+use crate::store::held::Held;
+use crate::store::reads::Read;
 use crate::store::record::GameRecord;
+use crate::store::sqlite::SqliteBackend;
 
 /// Where the server keeps its records: `--database sqlite:PATH` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +115,7 @@ pub enum StoreError {
     Unavailable,
 }
 
-/// A read for the HTTP API; each answers the JSON body, or `None` for 404.
+/// A read for the HTTP API; each answers an [`Answer`], or `None` for 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Query {
     /// `/api/games/{id}`.
@@ -125,119 +140,32 @@ pub enum Query {
     },
 }
 
+/// What an API query answers: the body of a 200, as the contract spells it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// `/api/games/{id}`.
+    Game(api::GameRecord),
+    /// `/api/players/{name}`.
+    Player(api::PlayerProfile),
+    /// `/api/players/{name}/games`.
+    PlayerGames(api::PlayerGames),
+    /// `/api/leaderboard`.
+    Leaderboard(api::Leaderboard),
+}
+
 /// Told once the commit holding a record is done, or has failed (then the
 /// store is unhealthy and nobody waits for it).
 pub type Committed = oneshot::Receiver<Option<[Rated; 2]>>;
 
+/// A write for the writer's thread.
 enum Job {
+    /// A finished game, and who waits for its commit.
     Record(Box<GameRecord>, Option<oneshot::Sender<Option<[Rated; 2]>>>),
+    /// A change to a game in progress.
     Live(LiveWrite),
-    Register {
-        name: String,
-        bot: bool,
-        token: TokenHash,
-        reply: oneshot::Sender<Result<Account, StoreError>>,
-    },
-    Account {
-        name: String,
-        reply: oneshot::Sender<Result<Option<(Account, TokenHash)>, StoreError>>,
-    },
-    Query(Query, oneshot::Sender<Result<Option<Value>, StoreError>>),
-}
-
-/// The store's counters, for `/metrics` and the benches.
-#[derive(Debug, Default)]
-pub struct StoreStats {
-    /// Jobs waiting now.
-    pub queued: AtomicUsize,
-    /// The most jobs that ever waited at once.
-    pub max_queued: AtomicUsize,
-    /// Games written.
-    pub written: AtomicU64,
-    /// Moves of games in progress committed.
-    pub moves_saved: AtomicU64,
-    /// Writes of games in progress lost on a full queue.
-    pub live_dropped: AtomicU64,
-    /// The last commit failed (a full disk, say): what is held may not be kept.
-    pub failing: AtomicBool,
-    /// Transactions that failed (their games are retried).
-    pub failed_writes: AtomicU64,
-    /// Games given up on: the queue was full, or the backlog of failed
-    /// writes reached its bound.
-    pub dropped: AtomicU64,
-    /// Write transactions committed, and their total time in microseconds.
-    pub batches: AtomicU64,
-    /// Total time of committed write transactions, in microseconds.
-    pub write_micros: AtomicU64,
-    /// When the writer began what it is doing now (a commit, a probe, a
-    /// query), in milliseconds since [`StoreStats::epoch`]; 0 when it waits.
-    pub busy_since_ms: AtomicU64,
-    /// Finished games held in memory, not yet committed.
-    pub held_games: AtomicUsize,
-    /// Changes to games in progress held in memory, not yet committed.
-    pub held_live: AtomicUsize,
-    /// Rough bytes of what is held, records and live changes together.
-    pub held_bytes: AtomicUsize,
-    /// The origin of `busy_since_ms`.
-    epoch: OnceLock<Instant>,
-}
-
-/// What `/healthz` says of the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Health {
-    /// It writes.
-    Ok,
-    /// `--database none`: nothing to be unhealthy.
-    Disabled,
-    /// Its last write (or probe) failed: a full disk, a lost database.
-    Failing,
-    /// One of its operations has not returned for [`STUCK`].
-    Stuck,
-}
-
-impl Health {
-    /// The plain words for `/healthz`'s `store` field: `"ok"` or why not.
-    pub fn text(self) -> &'static str {
-        match self {
-            // No store is nothing wrong.
-            Health::Ok | Health::Disabled => "ok",
-            Health::Failing => "cannot write to the database",
-            Health::Stuck => "the database is not answering",
-        }
-    }
-}
-
-/// An operation of the store that takes this long counts as stuck.
-pub const STUCK: Duration = Duration::from_secs(4);
-
-impl StoreStats {
-    fn epoch(&self) -> Instant {
-        *self.epoch.get_or_init(Instant::now)
-    }
-
-    /// The writer starts an operation (ended by [`StoreStats::idle`]).
-    pub(crate) fn busy(&self) {
-        let ms = u64::try_from(self.epoch().elapsed().as_millis()).unwrap_or(u64::MAX).max(1);
-        self.busy_since_ms.store(ms, Ordering::Relaxed);
-    }
-
-    /// The writer's operation returned.
-    pub(crate) fn idle(&self) {
-        self.busy_since_ms.store(0, Ordering::Relaxed);
-    }
-
-    /// Failing, stuck or fine.
-    pub fn health(&self) -> Health {
-        if self.failing.load(Ordering::Relaxed) {
-            return Health::Failing;
-        }
-        let since = self.busy_since_ms.load(Ordering::Relaxed);
-        let now = u64::try_from(self.epoch().elapsed().as_millis()).unwrap_or(u64::MAX);
-        if since != 0 && now.saturating_sub(since) >= STUCK.as_millis() as u64 {
-            return Health::Stuck;
-        }
-        Health::Ok
-    }
+    /// An account to create, and who waits for it.
+    Register(NewAccount, oneshot::Sender<Result<Account, StoreError>>),
 }
 
 /// What the store held when it opened: the games in progress when the
@@ -255,6 +183,8 @@ pub struct Restored {
 #[derive(Clone)]
 pub struct Store {
     tx: Option<SyncSender<Job>>,
+    reads: Option<SyncSender<Read>>,
+    held: Arc<Held>,
     stats: Arc<StoreStats>,
 }
 
@@ -303,9 +233,8 @@ pub fn import(db: &Database, file: &Path) -> Result<usize, String> {
         return Err("import needs a database (--database sqlite:PATH)".into());
     };
     let games = spill::read(file)?;
-    let mut conn = sqlite::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
-    sqlite::import(&mut conn, &games)
-        .map_err(|e| format!("database {}: the import failed: {e}", path.display()))
+    let mut db = SqliteBackend::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
+    db.import(&games).map_err(|e| format!("database {}: the import failed: {e}", path.display()))
 }
 
 impl Store {
@@ -323,34 +252,54 @@ impl Store {
         spill_dir: &Path,
     ) -> Result<(Store, StoreThread, Restored), String> {
         let stats = Arc::new(StoreStats::default());
+        let held = Arc::new(Held::default());
         match db {
-            Database::None => Ok((Store { tx: None, stats }, StoreThread(None), Restored::default())),
+            Database::None => {
+                Ok((Store { tx: None, reads: None, held, stats }, StoreThread(None), Restored::default()))
+            }
             Database::Sqlite(path) => {
                 let named = |e: String| format!("database {}: {e}", path.display());
-                let mut conn = sqlite::open(path, max_pages).map_err(named)?;
-                for file in spill::waiting(spill_dir) {
-                    let games = spill::read(&file)?;
-                    let new = sqlite::import(&mut conn, &games)
-                        .map_err(|e| named(format!("importing {}: {e}", file.display())))?;
-                    let done = file.with_extension("jsonl.imported");
-                    std::fs::rename(&file, &done)
-                        .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
-                    tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
-                }
-                let checkpointer = sqlite::checkpointer(path).map_err(named)?;
-                let restored = live::load(&mut conn)
-                    .map_err(|e| named(format!("reading the games in progress: {e}")))?;
-                let saved = restored.games.iter().map(|g| g.room.clone()).collect();
-                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
-                let thread_stats = stats.clone();
-                let thread = std::thread::Builder::new()
-                    .name("ttt-store".into())
-                    .spawn(move || sqlite::run(conn, checkpointer, rx, thread_stats, saved))
-                    .map_err(|e| named(format!("cannot start its thread: {e}")))?;
-                let handle = StoreThread(Some((thread, spill_dir.to_owned())));
-                Ok((Store { tx: Some(tx), stats }, handle, restored))
+                let mut backend = SqliteBackend::open(path, max_pages).map_err(named)?;
+                backend.start().map_err(named)?;
+                Store::start(backend, spill_dir, stats, held, named)
             }
         }
+    }
+
+    /// Puts back what earlier stops spilled, reads the saved games, and
+    /// starts the writer and the readers over `db`. `named` says which
+    /// database an error of the database is about.
+    fn start<B: Backend>(
+        mut db: B,
+        spill_dir: &Path,
+        stats: Arc<StoreStats>,
+        held: Arc<Held>,
+        named: impl Fn(String) -> String,
+    ) -> Result<(Store, StoreThread, Restored), String> {
+        for file in spill::waiting(spill_dir) {
+            let games = spill::read(&file)?;
+            let new = db.import(&games).map_err(|e| named(format!("importing {}: {e}", file.display())))?;
+            let done = file.with_extension("jsonl.imported");
+            std::fs::rename(&file, &done)
+                .map_err(|e| format!("{} was imported but cannot be renamed: {e}", file.display()))?;
+            tracing::warn!(file = %file.display(), games = games.len(), new, "unsaved games of an earlier stop imported");
+        }
+        let restored = db.load().map_err(|e| named(format!("reading the games in progress: {e}")))?;
+        let readers = (0..reads::READERS)
+            .map(|_| db.reader())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| named(format!("cannot open a reader: {e}")))?;
+        let reads =
+            reads::start(readers, held.clone()).map_err(|e| named(format!("cannot start a reader: {e}")))?;
+        let saved = restored.games.iter().map(|g| g.room.clone()).collect();
+        let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+        let shared = writer::Shared { stats: stats.clone(), held: held.clone() };
+        let thread = std::thread::Builder::new()
+            .name("ttt-store".into())
+            .spawn(move || writer::run(db, rx, shared, saved))
+            .map_err(|e| named(format!("cannot start its thread: {e}")))?;
+        let handle = StoreThread(Some((thread, spill_dir.to_owned())));
+        Ok((Store { tx: Some(tx), reads: Some(reads), held, stats }, handle, restored))
     }
 
     /// Whether records are kept.
@@ -417,9 +366,15 @@ impl Store {
             }
             false => (None, None),
         };
+        if committed.is_none() {
+            // Its players are told it ended without waiting: the API shows
+            // it from memory until it is written.
+            self.held.keep([&*record]);
+        }
         match self.try_put(Job::Record(record, ack)) {
             Ok(()) => committed,
             Err(_) => {
+                self.held.forget([&id]);
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(game = %id, "game record not kept: the store's queue is full");
                 None
@@ -442,28 +397,35 @@ impl Store {
         }
     }
 
-    async fn ask<T>(
-        &self,
-        job: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Job,
-    ) -> Result<T, StoreError> {
+    /// Creates an account whose token hashes to `token`.
+    pub async fn register(&self, name: &str, bot: bool, token: TokenHash) -> Result<Account, StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.try_put(job(reply))?;
+        self.try_put(Job::Register(NewAccount { name: name.to_owned(), bot, token }, reply))?;
         answer.await.unwrap_or(Err(StoreError::Unavailable))
     }
 
-    /// Creates an account whose token hashes to `token`.
-    pub async fn register(&self, name: &str, bot: bool, token: TokenHash) -> Result<Account, StoreError> {
-        self.ask(|reply| Job::Register { name: name.to_owned(), bot, token, reply }).await
+    /// Puts a read on the readers' queue and waits for its answer.
+    async fn read<T>(
+        &self,
+        read: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Read,
+    ) -> Result<T, StoreError> {
+        let reads = self.reads.as_ref().ok_or(StoreError::Disabled)?;
+        let (reply, answer) = oneshot::channel();
+        match reads.try_send(read(reply)) {
+            Ok(()) => answer.await.unwrap_or(Err(StoreError::Unavailable)),
+            Err(TrySendError::Full(_)) => Err(StoreError::Busy),
+            Err(TrySendError::Disconnected(_)) => Err(StoreError::Unavailable),
+        }
     }
 
     /// The account called `name` (ignoring case), else one whose name looks
     /// like it (`text::look_alike_key`), with its token's hash, if any.
     pub async fn account(&self, name: &str) -> Result<Option<(Account, TokenHash)>, StoreError> {
-        self.ask(|reply| Job::Account { name: name.to_owned(), reply }).await
+        self.read(|reply| Read::Account(name.to_owned(), reply)).await
     }
 
-    /// Answers an API query: its JSON, or `None` when there is no such thing.
-    pub async fn query(&self, query: Query) -> Result<Option<Value>, StoreError> {
-        self.ask(|reply| Job::Query(query, reply)).await
+    /// Answers an API query, or `None` when there is no such thing.
+    pub async fn query(&self, query: Query) -> Result<Option<Answer>, StoreError> {
+        self.read(|reply| Read::Query(query, reply)).await
     }
 }

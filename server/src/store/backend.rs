@@ -1,0 +1,105 @@
+//! The seam between the store and a database: what a backend (SQLite now,
+//! Postgres next) must do. The writer's batching (`writer`) and the API's
+//! reads (`reads`) know only these traits; SQL and a driver's types stay in
+//! the backend's own module.
+
+use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
+
+use crate::ratings::Standing;
+use crate::rules::Rules;
+use crate::session::account::{AccountId, TokenHash};
+use crate::store::live::{Fold, RoomChange};
+use crate::store::record::GameRecord;
+use crate::store::{Account, Restored, StoreError};
+
+/// A database's own words for what failed: for the log, never for a client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BackendError(pub String);
+
+/// An account to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAccount {
+    /// Its name as asked for.
+    pub name: String,
+    /// Whether it is a bot's.
+    pub bot: bool,
+    /// The hash of its token.
+    pub token: TokenHash,
+}
+
+/// Everything one commit writes, in one transaction: finished games (with
+/// the ratings they moved), new accounts, changes to games in progress.
+pub struct Commit<'a> {
+    /// Finished games; one already kept (by id) is left as it is.
+    pub records: &'a [GameRecord],
+    /// New accounts, in order.
+    pub accounts: &'a [NewAccount],
+    live: &'a Fold,
+}
+
+impl<'a> Commit<'a> {
+    pub(super) fn new(records: &'a [GameRecord], accounts: &'a [NewAccount], live: &'a Fold) -> Commit<'a> {
+        Commit { records, accounts, live }
+    }
+
+    /// The changes to games in progress, in the order they apply.
+    pub fn live(&self) -> Vec<RoomChange<'a>> {
+        self.live.changes()
+    }
+}
+
+/// The write side of a database, owned by the store's writer thread.
+pub trait Backend: Send + 'static {
+    /// What answers the API's reads, each on a connection of its own.
+    type Reader: Reader;
+
+    /// Writes `batch` in one transaction, durable when it returns `Ok`:
+    /// each new account's row, or [`StoreError::NameTaken`], in order.
+    /// On `Err` nothing of it was kept.
+    fn commit(&mut self, batch: &Commit<'_>) -> Result<Vec<Result<Account, StoreError>>, BackendError>;
+
+    /// Checks that the database still takes a write (an idle server's
+    /// `/healthz` must tell the truth too).
+    fn probe(&mut self) -> Result<(), BackendError>;
+
+    /// An account's stored standing in the pool of `rules`, if it has one
+    /// (what the writer rates a game from, for an account it has not seen).
+    fn standing(&mut self, account: AccountId, rules: Rules) -> Result<Option<Standing>, BackendError>;
+
+    /// Puts spilled records back, and drops the saved rows of games in
+    /// progress they ended. Returns how many records were new.
+    fn import(&mut self, games: &[GameRecord]) -> Result<usize, BackendError>;
+
+    /// The games in progress when the server last stopped, and their
+    /// players' standings; rows that cannot be read back are set aside.
+    fn load(&mut self) -> Result<Restored, BackendError>;
+
+    /// A reader of its own, which never waits for this writer's transactions.
+    fn reader(&self) -> Result<Self::Reader, BackendError>;
+}
+
+/// The read side of a database: the API's answers and sign-in's lookups.
+pub trait Reader: Send + 'static {
+    /// The account called `name` (ignoring case), else one whose name looks
+    /// like it, with its token's hash.
+    fn account(&mut self, name: &str) -> Result<Option<(Account, TokenHash)>, BackendError>;
+
+    /// The record of game `id`.
+    fn game(&mut self, id: &str) -> Result<Option<api::GameRecord>, BackendError>;
+
+    /// The profile of the account called `name` (ignoring case).
+    fn player(&mut self, name: &str) -> Result<Option<PlayerProfile>, BackendError>;
+
+    /// Up to `limit` of the games of the account called `name`, newest
+    /// first, older than game `before`; an unknown `before` is an empty page.
+    fn player_games(
+        &mut self,
+        name: &str,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<Option<PlayerGames>, BackendError>;
+
+    /// The best `limit` accounts of a pool.
+    fn leaderboard(&mut self, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError>;
+}

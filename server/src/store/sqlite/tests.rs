@@ -1,0 +1,159 @@
+//! The SQLite backend over real files: versions, readers beside the
+//! writer, and records read back as they were held.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{EndReason, Player};
+
+use super::*;
+use crate::ratings::{Standing, rate};
+use crate::rules::Rules;
+use crate::session::account::Identity;
+use crate::store::backend::{NewAccount, Reader};
+use crate::store::live::Fold;
+
+/// A fresh directory for one test's database, removed at the end.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let dir = std::env::temp_dir().join(format!("ttt-sqlite-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        Dir(dir)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.0.join("ttt.db")
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn record(id: &str, rated: bool) -> GameRecord {
+    GameRecord {
+        id: id.into(),
+        room: "ROOM1".into(),
+        rules: Rules::classic(3),
+        players: [
+            Arc::new(Identity {
+                name: "ann".into(),
+                account: rated.then_some(1),
+                bot: false,
+                ratings: Box::default(),
+            }),
+            Arc::new(Identity {
+                name: "bob".into(),
+                account: rated.then_some(2),
+                bot: true,
+                ratings: Box::default(),
+            }),
+        ],
+        moves: vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]],
+        winner: Some(Player::X),
+        reason: if rated { EndReason::Line } else { EndReason::Resign },
+        line: None,
+        ratings: rated.then(|| rate([Standing::default(); 2], Some(0))),
+        started_at_ms: 1_764_052_289_123,
+        ended_at_ms: 1_764_052_300_001,
+    }
+}
+
+fn accounts() -> Vec<NewAccount> {
+    ["ann", "bob"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| NewAccount { name: (*n).into(), bot: i == 1, token: [i as u8; 32] })
+        .collect()
+}
+
+#[test]
+fn the_schema_version_is_recorded_and_a_newer_file_is_refused() {
+    let dir = Dir::new("version");
+    drop(SqliteBackend::open(&dir.db(), None).expect("open"));
+    let conn = Connection::open(dir.db()).expect("open");
+    let version: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0)).expect("version");
+    assert_eq!(version, MIGRATIONS.len());
+    // Opening again applies nothing and keeps the version.
+    drop(SqliteBackend::open(&dir.db(), None).expect("open again"));
+    conn.pragma_update(None, "user_version", MIGRATIONS.len() + 1).expect("bump");
+    let refused = SqliteBackend::open(&dir.db(), None).err().expect("a newer file is refused");
+    assert!(refused.contains("newer") && refused.contains(&(MIGRATIONS.len() + 1).to_string()), "{refused}");
+}
+
+/// Every file in `server/migrations/` is in the list, in order, numbered
+/// from 1 without a gap: the next backend mirrors them one for one.
+#[test]
+fn the_migration_files_are_numbered_and_all_applied() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .expect("migrations")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, MIGRATIONS.map(|(name, _)| name.to_owned()));
+    for (i, name) in files.iter().enumerate() {
+        assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+    }
+}
+
+/// A reader answers from the last commit at once while the writer holds
+/// a transaction open: API reads never wait behind a batch.
+#[test]
+fn a_read_does_not_wait_for_the_writers_transaction() {
+    let dir = Dir::new("readers");
+    let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
+    let fold = Fold::default();
+    let games = [record("Committd", true)];
+    let made = db.commit(&Commit::new(&[], &accounts(), &fold)).expect("accounts");
+    assert!(made.iter().all(Result::is_ok), "{made:?}");
+    db.commit(&Commit::new(&games, &[], &fold)).expect("games");
+    let mut reader = db.reader().expect("reader");
+    // The writer is in the middle of a batch.
+    let tx = db.conn.transaction().expect("begin");
+    write::insert_games(&tx, &[record("Pending1", false)]).expect("insert");
+    let asked = Instant::now();
+    let game = reader.game("Committd").expect("read").expect("the committed game");
+    assert!(reader.game("Pending1").expect("read").is_none(), "an uncommitted game is not seen");
+    assert!(asked.elapsed() < Duration::from_secs(1), "the read waited {:?}", asked.elapsed());
+    assert!(reader.player("ann").expect("read").is_some());
+    assert_eq!(reader.leaderboard(Rules::classic(3), 10).expect("read").players.len(), 2);
+    tx.commit().expect("commit");
+    assert!(reader.game("Pending1").expect("read").is_some(), "committed now");
+    // The database's answer is the one a held record gives.
+    assert_eq!(game, crate::store::answer::held(&games[0]));
+}
+
+#[test]
+fn a_record_reads_back_as_it_was_held() {
+    let dir = Dir::new("held");
+    let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
+    let games = [record("Unrated1", false), record("Rated001", true)];
+    db.commit(&Commit::new(&[], &accounts(), &Fold::default())).expect("accounts");
+    db.commit(&Commit::new(&games, &[], &Fold::default())).expect("games");
+    let mut reader = db.reader().expect("reader");
+    for g in &games {
+        let read = reader.game(&g.id).expect("read").expect("found");
+        assert_eq!(read, crate::store::answer::held(g));
+        assert_eq!(
+            serde_json::to_string(&read).ok(),
+            serde_json::to_string(&crate::store::answer::held(g)).ok()
+        );
+    }
+    let page = reader.player_games("ANN", 1, None).expect("read").expect("an account");
+    assert_eq!(page.games.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["Rated001"]);
+    let older = reader.player_games("ann", 5, Some("Rated001")).expect("read").expect("an account");
+    assert!(older.games.is_empty(), "the unrated game has no account of ann's");
+    let profile = reader.player("ann").expect("read").expect("an account");
+    assert_eq!((profile.results.wins, profile.ratings["3"].games), (1, 1));
+    assert!(reader.player("nobody").expect("read").is_none());
+    assert!(reader.player_games("nobody", 5, None).expect("read").is_none());
+    let (account, hash) = reader.account("ANN").expect("read").expect("found");
+    assert_eq!((&*account.name, hash, account.standings.len()), ("ann", [0; 32], 1));
+}

@@ -1,0 +1,110 @@
+//! The store's handle over a real SQLite file: reads go to their own
+//! connections, so they answer while the writer waits for the database.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// A fresh directory, removed at the end.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let dir = std::env::temp_dir().join(format!("ttt-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        Dir(dir)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_answers_while_the_writer_waits_for_the_database() {
+    let dir = Dir::new("reads");
+    let file = dir.0.join("ttt.db");
+    let (store, thread, _) =
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
+    store.register("ann", false, [1; 32]).await.expect("ann");
+    // Another connection holds the write lock: the writer's next commit
+    // waits for it (up to its busy timeout).
+    let blocker = rusqlite::Connection::open(&file).expect("open");
+    blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let writer = store.clone();
+    let bob = tokio::spawn(async move { writer.register("bob", true, [2; 32]).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!bob.is_finished(), "the writer is waiting for the lock");
+    let asked = Instant::now();
+    let answer = store.query(Query::Player("ANN".into())).await.expect("read").expect("ann");
+    let Answer::Player(profile) = answer else { panic!("{answer:?}") };
+    assert_eq!((profile.name.as_str(), profile.bot), ("ann", false));
+    let (account, token) = store.account("ann").await.expect("read").expect("ann");
+    assert_eq!((&*account.name, token), ("ann", [1; 32]));
+    let board = store.query(Query::Leaderboard { rules: Rules::classic(3), limit: 5 }).await;
+    assert!(matches!(board, Ok(Some(Answer::Leaderboard(_)))), "{board:?}");
+    assert!(store.query(Query::Game("Nonesuch".into())).await.expect("read").is_none());
+    assert!(asked.elapsed() < Duration::from_secs(1), "the reads waited {:?}", asked.elapsed());
+    blocker.execute_batch("COMMIT").expect("unlock");
+    let bob = bob.await.expect("task").expect("bob registered once the lock is free");
+    assert!(bob.bot);
+    assert_eq!(store.health(), Health::Ok);
+    drop(store);
+    thread.join().expect("everything written");
+}
+
+#[tokio::test]
+async fn without_a_database_reads_say_so() {
+    let (store, thread, _) = Store::open(&Database::None, None, std::path::Path::new(".")).expect("open");
+    assert_eq!(store.query(Query::Player("ann".into())).await, Err(StoreError::Disabled));
+    assert_eq!(store.account("ann").await, Err(StoreError::Disabled));
+    thread.join().expect("nothing to write");
+}
+
+/// A guests' game that X won.
+fn record(id: &str) -> GameRecord {
+    use crate::session::account::Identity;
+    GameRecord {
+        id: id.into(),
+        room: "ROOM1".into(),
+        rules: Rules::classic(3),
+        players: [Identity::guest("ann"), Identity::guest("bob")],
+        moves: vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]],
+        winner: Some(tictactoe_protocol::Player::X),
+        reason: tictactoe_protocol::EndReason::Line,
+        line: None,
+        ratings: None,
+        started_at_ms: 1_764_052_289_123,
+        ended_at_ms: 1_764_052_300_001,
+    }
+}
+
+/// A room tells its players a game ended once its record is committed, or
+/// after `STUCK` if the commit does not return: meanwhile the API shows the
+/// record from memory, then from the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_whose_commit_waits_is_shown_from_memory() {
+    let dir = Dir::new("held");
+    let file = dir.0.join("ttt.db");
+    let (store, thread, _) =
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
+    let blocker = rusqlite::Connection::open(&file).expect("open");
+    blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let committed = store.record(Box::new(record("Waiting1"))).expect("the store writes");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    let held = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("shown");
+    assert!(asked.elapsed() < Duration::from_secs(1), "the read waited {:?}", asked.elapsed());
+    let Answer::Game(game) = &held else { panic!("{held:?}") };
+    assert_eq!((game.id.as_str(), game.winner, game.moves.len()), ("Waiting1", 1, 5));
+    blocker.execute_batch("COMMIT").expect("unlock");
+    committed.await.expect("told");
+    let kept = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("kept");
+    assert_eq!(kept, held, "the database's answer is the one shown from memory");
+    drop(store);
+    thread.join().expect("everything written");
+}
