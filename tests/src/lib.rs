@@ -675,3 +675,45 @@ impl Drop for Proxy {
         self.task.abort();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn over(reason: &str, winner: u64, moves: Value, line: Value) -> Value {
+        json!({"type": "game_over", "reason": reason, "winner": winner, "moves": moves, "line": line})
+    }
+
+    fn fails(game_over: Value) -> bool {
+        std::panic::catch_unwind(|| assert_judged(3, &game_over)).is_err()
+    }
+
+    #[test]
+    fn a_game_over_is_judged_by_its_reason() {
+        let row = json!({"kind": "row", "index": 0});
+        let won = json!([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]);
+        let going = json!([[0, 0], [1, 0], [0, 1]]);
+        // What the contract allows.
+        assert_judged(3, &over("line", 1, won.clone(), row.clone()));
+        assert_judged(3, &over("resign", 2, going.clone(), Value::Null));
+        assert_judged(3, &over("timeout", 1, going.clone(), Value::Null));
+        assert_judged(3, &over("disconnect", 1, going.clone(), Value::Null));
+        assert_judged(3, &over("shutdown", 0, going.clone(), Value::Null));
+        assert_judged(3, &over("aborted", 0, json!([[1, 1]]), Value::Null));
+        // A game the board had already decided, ended by anything but its line.
+        for reason in ["resign", "timeout", "disconnect"] {
+            assert!(fails(over(reason, 1, won.clone(), Value::Null)), "{reason}");
+        }
+        assert!(fails(over("shutdown", 0, won.clone(), Value::Null)));
+        // A line that is not on the board, or a winner the reason does not give.
+        assert!(fails(over("line", 1, going.clone(), row.clone())));
+        assert!(fails(over("line", 2, won.clone(), row)));
+        assert!(fails(over("line", 1, won, Value::Null)));
+        assert!(fails(over("timeout", 2, going.clone(), Value::Null)), "player 2 was not to move");
+        assert!(fails(over("resign", 0, going.clone(), Value::Null)));
+        assert!(fails(over("shutdown", 1, going.clone(), Value::Null)));
+        assert!(fails(over("aborted", 0, going.clone(), Value::Null)), "each side had moved");
+        assert!(fails(over("disconnect", 2, json!([[0, 0]]), Value::Null)), "before each side moved");
+        assert!(fails(over("gave_up", 1, going, Value::Null)));
+    }
+}
