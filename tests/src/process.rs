@@ -114,11 +114,11 @@ impl ServerProcess {
         let mut restored = 0;
         let addr = loop {
             let line = lines.next().expect("a log line before the server exits").expect("utf-8");
-            if line.contains("games in progress restored") {
-                restored = field(&line, "games=").and_then(|g| g.parse().ok()).unwrap_or(0);
-            }
-            if let Some(addr) = field(&line, "addr=") {
-                break addr.parse().expect("the address it listens on");
+            match start_line(&line) {
+                StartLine::Restored(games) => restored = games,
+                StartLine::Listening(addr) => break addr,
+                StartLine::BadAddress(line) => panic!("no address on the listening line {line:?}"),
+                StartLine::Other => {}
             }
         };
         // Keep draining the log so the server never blocks on a full pipe.
@@ -181,9 +181,29 @@ impl Drop for ServerProcess {
     }
 }
 
-/// The value after `key` in a log line, up to the next space.
-fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.split(key).nth(1)?.split_whitespace().next()
+/// What a line of a starting server's log says.
+pub(crate) enum StartLine {
+    /// It restored this many games in progress.
+    Restored(u64),
+    /// It listens here.
+    Listening(SocketAddr),
+    /// It says it listens, at an address that does not parse.
+    BadAddress(String),
+    /// Anything else.
+    Other,
+}
+
+/// Reads one line of a starting server's log.
+pub(crate) fn start_line(line: &str) -> StartLine {
+    let field = |key: &str| line.split(key).nth(1)?.split_whitespace().next();
+    if line.contains("games in progress restored") {
+        return StartLine::Restored(field("games=").and_then(|g| g.parse().ok()).unwrap_or(0));
+    }
+    match field("addr=").map(str::parse) {
+        Some(Ok(addr)) => StartLine::Listening(addr),
+        Some(Err(_)) => StartLine::BadAddress(line.to_owned()),
+        None => StartLine::Other,
+    }
 }
 
 /// The CPU time (user and system) process `pid` has used so far, from /proc.
