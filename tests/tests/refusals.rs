@@ -60,8 +60,15 @@ async fn a_flood_of_refused_connections_is_one_summary_line_a_second() {
     // slack).
     let refused_lines = log.iter().filter(|l| l.contains("refused")).count();
     assert_eq!(refused_lines, summaries.len(), "a line per refusal: {log:#?}");
-    for pair in summaries.windows(2) {
-        let gap = stamp(&pair[1]) - stamp(&pair[0]);
-        assert!(gap >= 0.9, "two summaries {gap:.3} s apart: {pair:#?}");
+    let times: Vec<f64> = summaries.iter().map(|l| stamp(l)).collect();
+    for (i, gap) in times.windows(2).map(|t| t[1] - t[0]).enumerate() {
+        assert!(gap >= 0.9, "two summaries {gap:.3} s apart: {:#?}", &summaries[i..i + 2]);
     }
+}
+
+#[test]
+fn a_log_line_s_time_stamp_is_read() {
+    assert_eq!(stamp("1970-01-02T00:00:01.500000Z  WARN x: y"), 86_401.5);
+    let line = "2026-11-25T09:03:52.890000Z  WARN tictactoe_server::net::admission: connections refused";
+    assert!((stamp(line) - 1_795_597_432.89).abs() < 1e-3, "{}", stamp(line));
 }
