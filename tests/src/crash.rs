@@ -22,6 +22,7 @@ use tokio::time::{Instant, sleep, timeout};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::chaos::Failures;
+use crate::process::{StartLine, start_line};
 use crate::{TempDir, api, random_game};
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -128,20 +129,16 @@ async fn start(bin: &PathBuf, args: &[String]) -> Fallible<(Process, u64)> {
             .map_err(|_| "the server did not start listening within 20 s".to_owned())?
             .map_err(|e| e.to_string())?
             .ok_or("the server exited before listening")?;
-        if line.contains("games in progress restored") {
-            restored = field(&line, "games=").and_then(|g| g.parse().ok()).unwrap_or(0);
-        }
-        if let Some(addr) = field(&line, "addr=") {
-            break addr.parse::<SocketAddr>().map_err(|e| e.to_string())?;
+        match start_line(&line) {
+            StartLine::Restored(games) => restored = games,
+            StartLine::Listening(addr) => break addr,
+            StartLine::BadAddress(line) => return Err(format!("no address on the listening line {line:?}")),
+            StartLine::Other => {}
         }
     };
     // Keep draining the log so the server never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok((Process { child, addr }, restored))
-}
-
-fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.split(key).nth(1)?.split_whitespace().next()
 }
 
 /// Shared by the pairs.

@@ -7,6 +7,7 @@ pub mod chaos;
 pub mod crash;
 pub mod load;
 pub mod pki;
+pub mod process;
 pub mod relay;
 pub mod tmux;
 pub mod tools;
@@ -216,6 +217,61 @@ impl Client {
         }
     }
 
+    /// Reads until a message whose `type` is one of `kinds` arrives, returning it.
+    pub async fn recv_any(&mut self, kinds: &[&str]) -> Value {
+        loop {
+            let v = self.recv_json().await;
+            if kinds.iter().any(|k| v["type"] == *k) {
+                return v;
+            }
+        }
+    }
+
+    /// The next text frame as JSON, or `None` once the connection is closed
+    /// or broken. No timeout of its own: the caller bounds the wait.
+    pub async fn next_json(&mut self) -> Option<Value> {
+        loop {
+            match self.ws.next().await? {
+                Ok(Message::Text(text)) => {
+                    let value: Value = serde_json::from_str(&text).ok()?;
+                    self.received.push(value.clone());
+                    return Some(value);
+                }
+                Ok(Message::Close(_)) | Err(_) => return None,
+                Ok(_) => continue,
+            }
+        }
+    }
+
+    /// Sends one JSON value; `false` when the connection is gone.
+    pub async fn try_send(&mut self, value: Value) -> bool {
+        let sent = self.ws.send(Message::text(value.to_string())).await.is_ok();
+        self.sent.push(value);
+        sent
+    }
+
+    /// Reads until the server closes: the messages that came before the
+    /// close (within the read timeout each), and the close frame's code, if
+    /// it sent one.
+    pub async fn until_close(&mut self) -> (Vec<Value>, Option<CloseCode>) {
+        let mut before = Vec::new();
+        loop {
+            let next = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
+                .await
+                .expect("close within the read timeout");
+            match next {
+                Some(Ok(Message::Close(frame))) => return (before, frame.map(|f| f.code)),
+                Some(Ok(Message::Text(text))) => {
+                    let value: Value = serde_json::from_str(&text).expect("JSON from server");
+                    self.received.push(value.clone());
+                    before.push(value);
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return (before, None),
+            }
+        }
+    }
+
     /// Reads the next message and checks it is an `error` with `code` (and `id`, if given).
     pub async fn expect_error(&mut self, code: ErrorCode, id: Option<Value>) -> Value {
         let v = self.recv_json().await;
@@ -364,23 +420,66 @@ pub async fn play_out(pair: &mut Pair, moves: &[[usize; 2]]) -> Value {
     gx
 }
 
-/// Checks that a `game_over` with reason `line` or `draw` judges to its winner
-/// (the classic rule: a whole line wins).
+/// Checks a `game_over` against the contract (the classic rule: a whole
+/// line wins); see [`assert_judged_k`].
 pub fn assert_judged(size: usize, game_over: &Value) {
     assert_judged_k(size, size, game_over);
 }
 
-/// Checks that a `game_over` with reason `line` or `draw` judges to its
-/// winner on a `size` board won by `win` in a row.
+/// Checks a `game_over` on a `size` board won by `win` in a row against the
+/// contract (PROTOCOL.md, `game_over` and "Judge"): its `moves` are a legal
+/// game; `line` and `draw` judge to their `winner` (and only a line has a
+/// `line`); every other reason ends a game that was not already decided on
+/// the board (a game won by a line or drawn by a full board must have ended
+/// with that reason), with the winner the reason gives: `resign` and
+/// `disconnect` a player (the opponent of whoever resigned or dropped),
+/// `timeout` the player who was not to move, `shutdown` and `aborted`
+/// nobody; `timeout` and `disconnect` only once each side has moved (before
+/// that they are `aborted`), `aborted` only before.
 pub fn assert_judged_k(size: usize, win: usize, game_over: &Value) {
     let moves: Vec<[usize; 2]> = serde_json::from_value(game_over["moves"].clone()).expect("moves");
-    let winner = game_over["winner"].as_u64().unwrap_or(99);
-    let verdict = judge(size, win, &moves).expect("a legal game");
-    match game_over["reason"].as_str() {
-        Some("line") | Some("draw") => {
-            assert_eq!(u64::from(verdict.winner_number()), winner, "{game_over}")
+    let winner = game_over["winner"].as_u64().unwrap_or_else(|| panic!("no winner: {game_over}"));
+    let verdict = judge(size, win, &moves).unwrap_or_else(|e| panic!("not a legal game ({e}): {game_over}"));
+    let reason = game_over["reason"].as_str().unwrap_or_else(|| panic!("no reason: {game_over}"));
+    let has_line = !game_over["line"].is_null();
+    match reason {
+        "line" => {
+            assert!(
+                matches!(verdict, Verdict::A | Verdict::B),
+                "a line that judges {verdict:?}: {game_over}"
+            );
+            assert_eq!(u64::from(verdict.winner_number()), winner, "{game_over}");
+            assert!(has_line, "a game won by a line names no line: {game_over}");
+            return;
         }
-        _ => assert!(verdict == Verdict::Pending || verdict.winner_number() == 0 || winner != 0),
+        "draw" => {
+            assert_eq!((verdict, winner), (Verdict::Draw, 0), "{game_over}");
+            assert!(!has_line, "a draw with a line: {game_over}");
+            return;
+        }
+        _ => {}
+    }
+    // Not by the board: the board must not have decided the game already.
+    assert_eq!(verdict, Verdict::Pending, "a game the board had decided ended with {reason}: {game_over}");
+    assert!(!has_line, "a game ended with {reason} names a line: {game_over}");
+    let to_move = if moves.len() % 2 == 0 { 1 } else { 2 };
+    let both_moved = moves.len() >= 2;
+    match reason {
+        "resign" => assert!(winner == 1 || winner == 2, "a resignation without a winner: {game_over}"),
+        "disconnect" => {
+            assert!(winner == 1 || winner == 2, "a disconnect without a winner: {game_over}");
+            assert!(both_moved, "a disconnect before each side moved is aborted: {game_over}");
+        }
+        "timeout" => {
+            assert_eq!(winner, 3 - to_move, "the player to move ({to_move}) lost on time: {game_over}");
+            assert!(both_moved, "a timeout before each side moved is aborted: {game_over}");
+        }
+        "shutdown" => assert_eq!(winner, 0, "{game_over}"),
+        "aborted" => {
+            assert_eq!(winner, 0, "{game_over}");
+            assert!(!both_moved, "a game each side had moved in was aborted: {game_over}");
+        }
+        other => panic!("a reason the contract does not have: {other:?}: {game_over}"),
     }
 }
 
@@ -574,5 +673,47 @@ impl Drop for Proxy {
     fn drop(&mut self) {
         self.cut();
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn over(reason: &str, winner: u64, moves: Value, line: Value) -> Value {
+        json!({"type": "game_over", "reason": reason, "winner": winner, "moves": moves, "line": line})
+    }
+
+    fn fails(game_over: Value) -> bool {
+        std::panic::catch_unwind(|| assert_judged(3, &game_over)).is_err()
+    }
+
+    #[test]
+    fn a_game_over_is_judged_by_its_reason() {
+        let row = json!({"kind": "row", "index": 0});
+        let won = json!([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]);
+        let going = json!([[0, 0], [1, 0], [0, 1]]);
+        // What the contract allows.
+        assert_judged(3, &over("line", 1, won.clone(), row.clone()));
+        assert_judged(3, &over("resign", 2, going.clone(), Value::Null));
+        assert_judged(3, &over("timeout", 1, going.clone(), Value::Null));
+        assert_judged(3, &over("disconnect", 1, going.clone(), Value::Null));
+        assert_judged(3, &over("shutdown", 0, going.clone(), Value::Null));
+        assert_judged(3, &over("aborted", 0, json!([[1, 1]]), Value::Null));
+        // A game the board had already decided, ended by anything but its line.
+        for reason in ["resign", "timeout", "disconnect"] {
+            assert!(fails(over(reason, 1, won.clone(), Value::Null)), "{reason}");
+        }
+        assert!(fails(over("shutdown", 0, won.clone(), Value::Null)));
+        // A line that is not on the board, or a winner the reason does not give.
+        assert!(fails(over("line", 1, going.clone(), row.clone())));
+        assert!(fails(over("line", 2, won.clone(), row)));
+        assert!(fails(over("line", 1, won, Value::Null)));
+        assert!(fails(over("timeout", 2, going.clone(), Value::Null)), "player 2 was not to move");
+        assert!(fails(over("resign", 0, going.clone(), Value::Null)));
+        assert!(fails(over("shutdown", 1, going.clone(), Value::Null)));
+        assert!(fails(over("aborted", 0, going.clone(), Value::Null)), "each side had moved");
+        assert!(fails(over("disconnect", 2, json!([[0, 0]]), Value::Null)), "before each side moved");
+        assert!(fails(over("gave_up", 1, going, Value::Null)));
     }
 }

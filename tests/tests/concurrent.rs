@@ -1,17 +1,22 @@
 //! Many games at once on one server: all complete, all judge-consistent, and
 //! the server's rooms and connections return to zero.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
 
 use rand::{SeedableRng, rngs::StdRng};
 use serde_json::json;
 use tictactoe_tests::{Pair, TestServer, assert_judged, play_out, private_pair, random_game, test_config};
 
-async fn play_random(mut pair: Pair, size: usize, seed: u64) -> usize {
+/// Plays a random game to its end; returns the room its `game_over` names
+/// and how many moves were played.
+async fn play_random(mut pair: Pair, size: usize, seed: u64) -> (String, usize) {
     let moves = random_game(size, &mut StdRng::seed_from_u64(seed));
     let over = play_out(&mut pair, &moves).await;
     assert_judged(size, &over);
-    over["moves"].as_array().map_or(0, Vec::len)
+    assert_eq!(over["moves"], json!(moves), "the record is the game played, every move once");
+    assert_eq!(over["room"], pair.room, "game_over names the game's room");
+    (pair.room, moves.len())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,14 +49,18 @@ async fn two_hundred_concurrent_games_complete() {
         let server_pair = private_pair(&server, 3 + (g % 3) as usize).await;
         tasks.push(tokio::spawn(play_random(server_pair, 3 + (g % 3) as usize, 1000 + g)));
     }
-    assert_eq!(tasks.len(), 200);
-    let mut moves = 0;
+    // Every game ends in its own room, and the server counts each move played once.
+    let (mut ended, mut moves) = (HashSet::new(), 0);
     for t in tasks {
-        moves += t.await.expect("game task");
+        let (room, played) = t.await.expect("game task");
+        assert!(ended.insert(room.clone()), "two games ended in room {room}");
+        moves += played as u64;
     }
-    assert!(moves >= 200 * 3);
-    assert_eq!(server.stats.games_finished.load(std::sync::atomic::Ordering::Relaxed), 200);
+    assert_eq!(ended.len(), 200);
+    assert_eq!(server.stats.games_finished.load(Ordering::Relaxed), 200);
     // Every client is dropped by now: nothing is left behind.
     server.wait_idle().await;
+    assert_eq!(server.stats.games_started.load(Ordering::Relaxed), 200);
+    assert_eq!(server.stats.moves.load(Ordering::Relaxed), moves, "moves the server counted");
     server.shutdown().await;
 }

@@ -134,7 +134,9 @@ async fn sync_answers_seated_players_and_spectators_and_refuses_the_rest() {
     server.shutdown().await;
 }
 
-#[tokio::test]
+/// On tokio's paused clock, which the limiter reads: exactly the time told
+/// passes, whatever the machine's load.
+#[tokio::test(start_paused = true)]
 async fn rate_limited_says_when_to_retry_and_that_time_is_enough() {
     let server = TestServer::start(Config { max_messages_per_second: 10, ..test_config() }).await;
     let mut c = server.client().await;

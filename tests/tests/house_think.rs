@@ -3,39 +3,40 @@
 //! the runtime's threads. In a file of its own, so that no other test's
 //! searches share the machine's cores with it.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 use tictactoe_server::Config;
 use tictactoe_tests::{TestServer, test_config};
 
 #[tokio::test]
-async fn pings_and_syncs_are_answered_within_50_ms_while_the_house_thinks() {
+async fn pings_and_syncs_are_answered_while_the_house_thinks() {
     // 900 ms to think about a 10×10 board: the exact search cannot finish,
     // so the house uses all of it.
     let server = TestServer::start(Config { house_think_ms: 900, ..test_config() }).await;
     let mut c = server.client().await;
     c.send(json!({"type": "play_house", "size": 10, "level": "perfect"})).await;
     let started = c.recv_type("game_started").await;
-    if started["you"] == 1 {
+    let me = started["you"].clone();
+    let house = if me == 1 { 2 } else { 1 };
+    let mut before = 0;
+    if me == 1 {
         c.play(4, 4).await;
+        before = 1;
     }
-    // The house is thinking now.
-    let thinking = Instant::now();
-    let mut slowest = Duration::ZERO;
+    // The house is thinking now: every request is answered before its move,
+    // each answer the very next message, and every state still waits for it.
     for i in 0..5 {
         for (request, reply) in [("ping", "pong"), ("sync", "state")] {
-            let asked = Instant::now();
             c.send(json!({"type": request, "id": i})).await;
             let answer = c.recv_json().await;
-            slowest = slowest.max(asked.elapsed());
             assert_eq!((answer["type"].as_str(), answer["id"].as_i64()), (Some(reply), Some(i)), "{answer}");
+            if reply == "state" {
+                let moves = answer["moves"].as_array().map(Vec::len);
+                assert_eq!((moves, answer["turn"].clone()), (Some(before), json!(house)), "{answer}");
+            }
         }
     }
-    assert!(thinking.elapsed() < Duration::from_millis(900), "the answers came while the house thought");
-    assert!(slowest < Duration::from_millis(50), "a request waited {slowest:?} while the house thought");
-    // And the house does move.
-    let moved = c.recv_type("moved").await;
-    assert_ne!(moved["player"], started["you"]);
-    assert!(thinking.elapsed() < Duration::from_secs(3), "the house took {:?}", thinking.elapsed());
+    // And the house does move, after all of them.
+    let moved = c.recv_json().await;
+    assert_eq!((moved["type"].as_str(), moved["player"].clone()), (Some("moved"), json!(house)), "{moved}");
+    assert_eq!(moved["seq"], before + 1);
 }

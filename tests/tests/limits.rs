@@ -67,7 +67,9 @@ async fn wrong_path_is_404_and_unfinished_handshakes_are_dropped() {
     server.shutdown().await;
 }
 
-#[tokio::test]
+/// On tokio's paused clock: the 4+ intervals are the server's time, not the
+/// machine's, however loaded it is.
+#[tokio::test(start_paused = true)]
 async fn a_client_that_stops_answering_pings_is_dropped() {
     let config = Config { ping_interval_ms: 250, ..test_config() };
     let server = TestServer::start(config).await;
@@ -86,26 +88,39 @@ async fn a_client_that_stops_answering_pings_is_dropped() {
     server.shutdown().await;
 }
 
-#[tokio::test]
+/// On tokio's paused clock: the server's timers and the test's readings are
+/// the same virtual time, which moves only when everything waits, so the
+/// pings' times are the server's schedule, not the machine's load.
+#[tokio::test(start_paused = true)]
 async fn a_client_that_only_answers_pings_stays_and_is_pinged_every_interval() {
+    let interval = Duration::from_millis(200);
     let config = Config { ping_interval_ms: 200, ..test_config() };
     let server = TestServer::start(config).await;
     let (mut ws, _) = tokio_tungstenite::connect_async(server.url()).await.expect("connect");
     let start = tokio::time::Instant::now();
     // Reading is all this client does; tungstenite answers each ping with a pong.
+    let mut pings = Vec::new();
     let four_pings = async {
-        let mut pings = 0;
         while let Some(Ok(msg)) = ws.next().await {
-            pings += usize::from(matches!(msg, Message::Ping(_)));
-            if pings == 4 {
-                return;
+            if matches!(msg, Message::Ping(_)) {
+                pings.push(start.elapsed());
+                if pings.len() == 4 {
+                    return;
+                }
             }
         }
-        panic!("the connection ended after {pings} pings");
+        panic!("the connection ended after {} pings", pings.len());
     };
     tokio::time::timeout(Duration::from_secs(10), four_pings).await.expect("four pings");
+    println!("pings at {pings:?}");
     // The first comes in the second half of the first interval, then one per interval.
-    assert!(start.elapsed() >= Duration::from_millis(3 * 200), "pinged more often than every interval");
+    assert!(interval / 2 <= pings[0] && pings[0] <= interval, "first ping at {:?}", pings[0]);
+    for gap in pings.windows(2).map(|p| p[1] - p[0]) {
+        assert!(
+            interval <= gap && gap <= interval + Duration::from_millis(5),
+            "pings {gap:?} apart: {pings:?}"
+        );
+    }
     assert_eq!(server.stats.connections(), 1, "pongs alone keep a client connected");
     drop(ws);
     server.shutdown().await;

@@ -1,7 +1,7 @@
 //! A restart with a database, in process: a player who does not come back
 //! within the fresh grace loses by `disconnect`, and the one who did wins;
 //! the game's record is kept. (The real binary under SIGTERM and SIGKILL is
-//! `server/tests/restart.rs`.)
+//! `restart_process.rs`.)
 
 use serde_json::json;
 use tictactoe_server::Config;

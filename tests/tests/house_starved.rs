@@ -8,47 +8,17 @@
 //! `TTT_HOUSE_ABUSERS` sets how many abusers (default 40, so that a loaded
 //! CI machine runs it in time; the figure was 200).
 
-mod common;
-
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_tungstenite::tungstenite::Message;
-
-use common::{Server, Ws, load};
+use tictactoe_tests::process::{ServerProcess, load};
+use tictactoe_tests::{Client, http_get};
 
 /// Replies of the house the honest player times.
 const SAMPLES: usize = 40;
-
-async fn send(ws: &mut Ws, msg: Value) {
-    ws.send(Message::text(msg.to_string())).await.expect("send");
-}
-
-/// The next JSON message, within 10 s.
-async fn recv(ws: &mut Ws) -> Value {
-    loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("open")
-            .expect("frame");
-        if let Message::Text(t) = msg {
-            return serde_json::from_str(&t).expect("json");
-        }
-    }
-}
-
-/// `/metrics` of the server at `addr`.
-async fn metrics(addr: &str) -> String {
-    let mut tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    tcp.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await.expect("write");
-    let mut page = String::new();
-    tcp.read_to_string(&mut page).await.expect("read");
-    page
-}
 
 /// The value of the `ttt_house_moves_total` line with `label`, or 0.
 fn house_moves(page: &str, label: &str) -> u64 {
@@ -57,10 +27,11 @@ fn house_moves(page: &str, label: &str) -> u64 {
 }
 
 /// One abuser: a 100×100 house game, answered the moment the house moves,
-/// for ever (a whole line of 100 is never made). Ends when `ws` is closed.
-async fn abuse(mut ws: Ws, i: usize) {
-    send(&mut ws, json!({"type": "hello", "name": format!("abuser{i}")})).await;
-    send(&mut ws, json!({"type": "play_house", "size": 100, "level": "perfect"})).await;
+/// for ever (a whole line of 100 is never made); `started` counts it once
+/// its game has started. Ends when its connection does.
+async fn abuse(mut c: Client, i: usize, started: Arc<AtomicUsize>) {
+    c.send(json!({"type": "hello", "name": format!("abuser{i}")})).await;
+    c.send(json!({"type": "play_house", "size": 100, "level": "perfect"})).await;
     let mut taken = HashSet::new();
     let mut me = Value::Null;
     let mut next = 0usize;
@@ -70,22 +41,21 @@ async fn abuse(mut ws: Ws, i: usize) {
         }
         json!({"type": "move", "row": *next / 100, "col": *next % 100})
     };
-    while let Some(Ok(msg)) = ws.next().await {
-        let Message::Text(t) = msg else { continue };
-        let Ok(msg) = serde_json::from_str::<Value>(&t) else { continue };
+    while let Some(msg) = c.next_json().await {
         let ours = match msg["type"].as_str() {
             Some("game_started") => {
+                started.fetch_add(1, Ordering::Relaxed);
                 me = msg["you"].clone();
                 me == 1
             }
             Some("moved") => {
-                let (r, c) = (msg["row"].as_u64().unwrap_or(0), msg["col"].as_u64().unwrap_or(0));
-                taken.insert((r * 100 + c) as usize);
+                let (r, col) = (msg["row"].as_u64().unwrap_or(0), msg["col"].as_u64().unwrap_or(0));
+                taken.insert((r * 100 + col) as usize);
                 msg["next"] == me
             }
             _ => false,
         };
-        if ours && ws.send(Message::text(play(&taken, &mut next).to_string())).await.is_err() {
+        if ours && !c.try_send(play(&taken, &mut next)).await {
             return;
         }
     }
@@ -95,26 +65,33 @@ async fn abuse(mut ws: Ws, i: usize) {
 async fn an_honest_3x3_player_gets_the_house_within_a_second_while_abusers_play_100x100() {
     let abusers: usize = std::env::var("TTT_HOUSE_ABUSERS").ok().and_then(|n| n.parse().ok()).unwrap_or(40);
     // Defaults but for the database: the house's 500 ms and its pool of all cores but one.
-    let server = Server::start(&["--database", "none"]);
+    let server = ServerProcess::start(&["--database", "none"]);
     let pid = server.child.id();
     let mut crowd = tokio::task::JoinSet::new();
+    let started = Arc::new(AtomicUsize::new(0));
     for i in 0..abusers {
-        let ws = server.client().await;
-        crowd.spawn(abuse(ws, i));
+        let c = server.client().await;
+        crowd.spawn(abuse(c, i, started.clone()));
     }
-    // Let every abuser's game start and the pool fill.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Every abuser's game has started (within 20 s), and so the pool is full.
+    for _ in 0..200 {
+        if started.load(Ordering::Relaxed) == abusers {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(started.load(Ordering::Relaxed), abusers, "abusers' games started");
     let busy = load(pid, Duration::from_secs(1)).await;
 
     let mut honest = server.client().await;
-    send(&mut honest, json!({"type": "hello", "name": "honest"})).await;
+    honest.send(json!({"type": "hello", "name": "honest"})).await;
     let mut asked = Instant::now();
-    send(&mut honest, json!({"type": "play_house", "size": 3, "level": "perfect"})).await;
+    honest.send(json!({"type": "play_house", "size": 3, "level": "perfect"})).await;
     let mut replies = Vec::new();
     let (mut me, mut free) = (Value::Null, Vec::new());
     let mut games = 0;
     while replies.len() < SAMPLES {
-        let msg = recv(&mut honest).await;
+        let msg = honest.recv_json().await;
         match msg["type"].as_str() {
             Some("game_started") => {
                 games += 1;
@@ -123,7 +100,7 @@ async fn an_honest_3x3_player_gets_the_house_within_a_second_while_abusers_play_
                 if me == 1 {
                     asked = Instant::now();
                     let cell = free.remove(0);
-                    send(&mut honest, json!({"type": "move", "row": cell / 3, "col": cell % 3})).await;
+                    honest.send(json!({"type": "move", "row": cell / 3, "col": cell % 3})).await;
                 }
             }
             Some("moved") => {
@@ -136,18 +113,18 @@ async fn an_honest_3x3_player_gets_the_house_within_a_second_while_abusers_play_
                     asked = Instant::now();
                     // Not the first free cell: the house gets positions to think about.
                     let cell = free.remove(free.len() / 2);
-                    send(&mut honest, json!({"type": "move", "row": cell / 3, "col": cell % 3})).await;
+                    honest.send(json!({"type": "move", "row": cell / 3, "col": cell % 3})).await;
                 }
             }
             Some("game_over") => {
                 asked = Instant::now();
-                send(&mut honest, json!({"type": "rematch"})).await;
+                honest.send(json!({"type": "rematch"})).await;
             }
             Some("error") => panic!("the honest player was refused: {msg}"),
             _ => {}
         }
     }
-    let page = metrics(&server.addr).await;
+    let page = http_get(server.addr, "/metrics").await.1;
     let (no_turn, late) = (house_moves(&page, "no_turn"), house_moves(&page, "late"));
 
     // The abusers leave; the server's CPU is idle 2 s later.

@@ -4,38 +4,17 @@
 //! that `ttt-server import` puts back), a damaged saved row (set aside, the
 //! other games resume) and a file that is not a database (a clear refusal).
 
-mod common;
-
 use std::time::Duration;
 
-use futures::SinkExt;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_tungstenite::tungstenite::Message;
-
-use common::{Server, Ws, next_of, next_of_any, temp_dir};
-
-async fn send(ws: &mut Ws, v: Value) {
-    ws.send(Message::text(v.to_string())).await.expect("send");
-}
-
-/// `GET path`: the status and the JSON body.
-async fn get(addr: &str, path: &str) -> (u16, Value) {
-    let mut tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    tcp.write_all(req.as_bytes()).await.expect("write");
-    let mut text = String::new();
-    tcp.read_to_string(&mut text).await.expect("read");
-    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
-}
+use tictactoe_tests::process::{ServerProcess, server_bin};
+use tictactoe_tests::{Client, TempDir, api};
 
 /// Waits up to 10 s for `/healthz` to answer `status`; its body.
-async fn health_becomes(addr: &str, status: u16) -> Value {
+async fn health_becomes(addr: std::net::SocketAddr, status: u16) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let (got, body) = get(addr, "/healthz").await;
+        let (got, body) = api(addr, "/healthz").await;
         if got == status {
             return body;
         }
@@ -44,22 +23,23 @@ async fn health_becomes(addr: &str, status: u16) -> Value {
     }
 }
 
-/// Two players in a private room: X (the creator), O, and their tokens.
+/// Two players in a private room: X (the creator), O, their tokens and the room.
 struct Pair {
-    x: Ws,
-    o: Ws,
+    x: Client,
+    o: Client,
     tokens: [String; 2],
+    room: String,
 }
 
-async fn pair(server: &Server) -> Pair {
+async fn pair(server: &ServerProcess) -> Pair {
     let (mut x, mut o) = (server.client().await, server.client().await);
-    send(&mut x, json!({"type": "create_room", "mark": "X"})).await;
-    let room = next_of(&mut x, "room_created").await["room"].clone();
-    send(&mut o, json!({"type": "join_room", "room": room})).await;
-    let (sx, so) = (next_of(&mut x, "game_started").await, next_of(&mut o, "game_started").await);
+    x.send(json!({"type": "create_room", "mark": "X"})).await;
+    let room = x.recv_type("room_created").await["room"].as_str().expect("a room").to_owned();
+    o.send(json!({"type": "join_room", "room": room})).await;
+    let (sx, so) = (x.recv_type("game_started").await, o.recv_type("game_started").await);
     assert_eq!(sx["you"], 1);
     let token = |v: &Value| v["resume_token"].as_str().expect("token").to_owned();
-    Pair { tokens: [token(&sx), token(&so)], x, o }
+    Pair { tokens: [token(&sx), token(&so)], x, o, room }
 }
 
 /// X wins down the first column; this plays all but the last move.
@@ -67,40 +47,33 @@ const OPENING: [(usize, [u8; 2]); 4] = [(0, [0, 0]), (1, [0, 1]), (0, [1, 0]), (
 
 impl Pair {
     async fn play(&mut self, who: usize, cell: [u8; 2]) {
-        let ws = if who == 0 { &mut self.x } else { &mut self.o };
-        send(ws, json!({"type": "move", "row": cell[0], "col": cell[1]})).await;
-        next_of(&mut self.x, "moved").await;
-        next_of(&mut self.o, "moved").await;
+        let c = if who == 0 { &mut self.x } else { &mut self.o };
+        c.send(json!({"type": "move", "row": cell[0], "col": cell[1]})).await;
+        self.x.recv_type("moved").await;
+        self.o.recv_type("moved").await;
     }
 }
 
-/// What a connection has already received of `kind`, within `wait`.
-async fn seen(ws: &mut Ws, kind: &str, wait: Duration) -> Option<Value> {
-    tokio::time::timeout(wait, next_of_or_close(ws, kind)).await.ok().flatten()
-}
-
-async fn next_of_or_close(ws: &mut Ws, kind: &str) -> Option<Value> {
-    use futures::StreamExt;
-    loop {
-        match ws.next().await {
-            Some(Ok(Message::Text(t))) => {
-                let v: Value = serde_json::from_str(&t).ok()?;
-                if v["type"] == kind {
-                    return Some(v);
-                }
+/// What a connection has already received of `kind`, within `wait`
+/// (`None` when it closes first).
+async fn seen(c: &mut Client, kind: &str, wait: Duration) -> Option<Value> {
+    let next = async {
+        while let Some(v) = c.next_json().await {
+            if v["type"] == kind {
+                return Some(v);
             }
-            Some(Ok(_)) => continue,
-            _ => return None,
         }
-    }
+        None
+    };
+    tokio::time::timeout(wait, next).await.ok().flatten()
 }
 
 #[tokio::test]
 async fn a_kill_right_after_game_over_never_brings_an_ended_game_back() {
-    let dir = temp_dir("faults-kill");
-    let db = format!("sqlite:{}", dir.join("ttt.db").display());
+    let dir = TempDir::new("faults-kill");
+    let db = format!("sqlite:{}", dir.path.join("ttt.db").display());
     let args = ["--database", &db, "--turn-timeout-ms", "60000"];
-    let server = Server::start(&args);
+    let server = ServerProcess::start(&args);
     let mut pairs = Vec::new();
     for _ in 0..30 {
         let mut p = pair(&server).await;
@@ -111,9 +84,9 @@ async fn a_kill_right_after_game_over_never_brings_an_ended_game_back() {
     }
     // Every last move at once; the kill follows the first game_over seen.
     for p in &mut pairs {
-        send(&mut p.x, json!({"type": "move", "row": 2, "col": 0})).await;
+        p.x.send(json!({"type": "move", "row": 2, "col": 0})).await;
     }
-    let first = next_of(&mut pairs[0].o, "game_over").await;
+    let first = pairs[0].o.recv_type("game_over").await;
     server.signal("KILL");
     let mut ended = vec![(first["game_id"].as_str().expect("id").to_owned(), pairs[0].tokens.clone())];
     for p in pairs.iter_mut().skip(1) {
@@ -124,21 +97,53 @@ async fn a_kill_right_after_game_over_never_brings_an_ended_game_back() {
         }
     }
     server.exits_within(Duration::from_secs(5)).await;
-    let server = Server::start(&args);
-    assert_eq!(server.restored as usize, pairs.len() - ended.len(), "ended games restored");
+    let server = ServerProcess::start(&args);
+    assert!(server.restored as usize <= pairs.len() - ended.len(), "ended games restored");
+    // `game_over` leaves only after the record is committed, so the kill may
+    // fall between the two: a game not seen ended is either restored, and
+    // resumes where it was, or was recorded ended; never lost, never both.
+    let seen_ended: Vec<&[String; 2]> = ended.iter().map(|(_, tokens)| tokens).collect();
+    let (mut resumed, mut recorded) = (0, Vec::new());
+    for p in pairs.iter().filter(|p| !seen_ended.contains(&&p.tokens)) {
+        let mut c = server.client().await;
+        c.send(json!({"type": "resume", "token": p.tokens[0], "id": 1})).await;
+        let answer = c.recv_any(&["state", "error"]).await;
+        if answer["type"] == "state" {
+            // As of its last saved move (a crash may lose the last ~100 ms).
+            let opening: Vec<[u8; 2]> = OPENING.iter().map(|&(_, cell)| cell).collect();
+            let moves: Vec<[u8; 2]> = serde_json::from_value(answer["moves"].clone()).expect("moves");
+            assert!(opening.starts_with(&moves), "not the game played: {answer}");
+            resumed += 1;
+        } else {
+            assert_eq!(answer["code"], "invalid_token", "{answer}");
+            recorded.push(p.room.clone());
+        }
+    }
+    println!("{} games seen ended, {resumed} restored, {} ended unseen", ended.len(), recorded.len());
+    assert_eq!(server.restored, resumed, "the games restored are the ones that resume");
     for (id, tokens) in &ended {
-        let (status, record) = get(&server.addr, &format!("/api/games/{id}")).await;
+        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
         assert_eq!(status, 200, "game {id} seen ended has no record");
         assert_eq!((record["winner"].clone(), record["reason"].clone()), (json!(1), json!("line")));
         for token in tokens {
-            let mut ws = server.client().await;
-            send(&mut ws, json!({"type": "resume", "token": token, "id": 1})).await;
-            let refused = next_of(&mut ws, "error").await;
+            let mut c = server.client().await;
+            c.send(json!({"type": "resume", "token": token, "id": 1})).await;
+            let refused = c.recv_type("error").await;
             assert_eq!(refused["code"], "invalid_token", "{refused}");
         }
     }
     drop(server);
-    let _ = std::fs::remove_dir_all(dir);
+    let conn = rusqlite::Connection::open(dir.path.join("ttt.db")).expect("open");
+    for room in &recorded {
+        let ends: Vec<(i64, String)> = conn
+            .prepare("SELECT winner, reason FROM games WHERE room = ?1")
+            .expect("prepare")
+            .query_map([room], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(ends, [(1, "line".to_owned())], "room {room}: not restored, so recorded ended once");
+    }
 }
 
 /// `sh` ignoring SIGXFSZ (inherited through exec) around `prlimit`, so that
@@ -154,7 +159,7 @@ fn full_disk(bytes: u64) -> Vec<String> {
 
 /// A database in its own directory, with a spill directory beside it.
 struct Disk {
-    dir: std::path::PathBuf,
+    _dir: TempDir,
     path: std::path::PathBuf,
     db: String,
     spill: std::path::PathBuf,
@@ -162,11 +167,11 @@ struct Disk {
 
 impl Disk {
     fn new(label: &str) -> Disk {
-        let dir = temp_dir(label);
-        let path = dir.join("ttt.db");
-        let spill = dir.join("spill");
+        let dir = TempDir::new(label);
+        let path = dir.path.join("ttt.db");
+        let spill = dir.path.join("spill");
         std::fs::create_dir_all(&spill).expect("spill dir");
-        Disk { db: format!("sqlite:{}", path.display()), path, spill, dir }
+        Disk { db: format!("sqlite:{}", path.display()), path, spill, _dir: dir }
     }
 
     fn args(&self) -> Vec<String> {
@@ -180,21 +185,15 @@ impl Disk {
     /// may be written past 40 KiB (the shared-memory index takes 32): the
     /// log holds nine pages, and none past the tenth of the file (where the
     /// saved games' tables are) can be checkpointed, so the log never empties.
-    async fn full(&self) -> Server {
+    async fn full(&self) -> ServerProcess {
         let args = self.args();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let server = Server::start(&args);
+        let server = ServerProcess::start(&args);
         server.signal("TERM");
         assert!(server.exits_within(Duration::from_secs(5)).await.success());
         let wrapper = full_disk(40 << 10);
         let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
-        Server::start_under(&wrapper, &args)
-    }
-}
-
-impl Drop for Disk {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        ServerProcess::start_under(&wrapper, &args)
     }
 }
 
@@ -204,7 +203,7 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     let (db, spill) = (&disk.db, &disk.spill);
     let args = disk.args();
     let server = disk.full().await;
-    let (status, health) = get(&server.addr, "/healthz").await;
+    let (status, health) = api(server.addr, "/healthz").await;
     assert_eq!((status, health["status"].clone(), health["store"].clone()), (200, json!("ok"), json!("ok")));
     assert_eq!(health["bus"], "none");
     assert!(health["instance"].as_str().is_some_and(|i| !i.is_empty()), "{health}");
@@ -215,20 +214,20 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     let mut ids = Vec::new();
     if let Some(mut p) = try_pair(&server).await {
         for _ in 0..400 {
-            send(&mut p.x, json!({"type": "resign"})).await;
-            let over = next_of(&mut p.o, "game_over").await;
-            next_of(&mut p.x, "game_over").await;
+            p.x.send(json!({"type": "resign"})).await;
+            let over = p.o.recv_type("game_over").await;
+            p.x.recv_type("game_over").await;
             ids.push(over["game_id"].as_str().expect("a game id even when it cannot be written").to_owned());
             // Asked by both at once; a refusal (the store failed) comes to each.
-            send(&mut p.x, json!({"type": "rematch"})).await;
-            send(&mut p.o, json!({"type": "rematch"})).await;
-            if next_of_any(&mut p.x, &["game_started", "error"]).await["type"] == "error" {
+            p.x.send(json!({"type": "rematch"})).await;
+            p.o.send(json!({"type": "rematch"})).await;
+            if p.x.recv_any(&["game_started", "error"]).await["type"] == "error" {
                 break;
             }
-            next_of(&mut p.o, "game_started").await;
+            p.o.recv_type("game_started").await;
         }
     }
-    let health = health_becomes(&server.addr, 503).await;
+    let health = health_becomes(server.addr, 503).await;
     assert_eq!(health["status"], "degraded");
     assert_eq!(health["store"], "cannot write to the database", "{health}");
     let text = health.to_string();
@@ -250,8 +249,8 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     {
         let mut request = request;
         request["id"] = json!(i);
-        send(&mut late, request).await;
-        let refused = next_of(&mut late, "error").await;
+        late.send(request).await;
+        let refused = late.recv_type("error").await;
         assert_eq!(refused["code"], "unavailable", "{refused}");
         assert_eq!(refused["id"], i);
         assert!(refused["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0), "{refused}");
@@ -262,15 +261,15 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     for (who, cell) in [(1, [1, 0]), (0, [0, 1]), (1, [1, 1])] {
         going.play(who, cell).await;
     }
-    send(&mut going.x, json!({"type": "move", "row": 0, "col": 2})).await;
-    let over = next_of(&mut going.o, "game_over").await;
+    going.x.send(json!({"type": "move", "row": 0, "col": 2})).await;
+    let over = going.o.recv_type("game_over").await;
     assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")));
     let id = over["game_id"].as_str().expect("id").to_owned();
     ids.push(id.clone());
-    send(&mut going.o, json!({"type": "rematch", "id": 9})).await;
-    let refused = next_of(&mut going.o, "error").await;
+    going.o.send(json!({"type": "rematch", "id": 9})).await;
+    let refused = going.o.recv_type("error").await;
     assert_eq!((refused["code"].clone(), refused["id"].clone()), (json!("unavailable"), json!(9)));
-    let (status, held) = get(&server.addr, &format!("/api/games/{id}")).await;
+    let (status, held) = api(server.addr, &format!("/api/games/{id}")).await;
     assert_eq!(status, 200, "{held}");
     assert_eq!(held["moves"], json!([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]]));
     // SIGTERM: 10 s of tries, then the spill file, and a non-zero exit.
@@ -281,16 +280,16 @@ async fn a_full_disk_is_said_games_finish_and_a_stop_spills_what_import_puts_bac
     assert_eq!(files.len(), 1, "{files:?}");
     let name = files[0].file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
     assert!(name.starts_with("ttt-unsaved-") && name.ends_with(".jsonl"), "{name}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttt-server"))
+    let out = std::process::Command::new(server_bin())
         .args(["import", &files[0].display().to_string(), "--database", db])
         .output()
         .expect("import");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // With room on the disk again, every game a player saw end is there.
-    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let server = ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(server.restored, 0, "an ended game came back");
     for id in &ids {
-        let (status, record) = get(&server.addr, &format!("/api/games/{id}")).await;
+        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
         assert_eq!(status, 200, "game {id} lost");
         assert!(record["reason"] == "resign" || record["reason"] == "line", "{record}");
     }
@@ -313,34 +312,34 @@ async fn what_waited_is_written_when_the_disk_has_room_again() {
     // Each game ends; some while the store still wrote, the rest after.
     for p in &mut going {
         p.play(0, [0, 0]).await;
-        send(&mut p.o, json!({"type": "resign"})).await;
-        ids.push(next_of(&mut p.x, "game_over").await["game_id"].as_str().expect("id").to_owned());
+        p.o.send(json!({"type": "resign"})).await;
+        ids.push(p.x.recv_type("game_over").await["game_id"].as_str().expect("id").to_owned());
     }
-    if get(&server.addr, "/healthz").await.0 == 200 {
+    if api(server.addr, "/healthz").await.0 == 200 {
         // Not full yet: more games until it is.
         let mut p = try_pair(&server).await.expect("a pair while the store writes");
         for _ in 0..400 {
-            send(&mut p.x, json!({"type": "resign"})).await;
-            ids.push(next_of(&mut p.o, "game_over").await["game_id"].as_str().expect("id").to_owned());
-            if get(&server.addr, "/healthz").await.0 == 503 {
+            p.x.send(json!({"type": "resign"})).await;
+            ids.push(p.o.recv_type("game_over").await["game_id"].as_str().expect("id").to_owned());
+            if api(server.addr, "/healthz").await.0 == 503 {
                 break;
             }
-            send(&mut p.x, json!({"type": "rematch"})).await;
-            send(&mut p.o, json!({"type": "rematch"})).await;
-            if next_of_any(&mut p.x, &["game_started", "error"]).await["type"] == "error" {
+            p.x.send(json!({"type": "rematch"})).await;
+            p.o.send(json!({"type": "rematch"})).await;
+            if p.x.recv_any(&["game_started", "error"]).await["type"] == "error" {
                 break;
             }
-            next_of(&mut p.o, "game_started").await;
+            p.o.recv_type("game_started").await;
         }
     }
-    health_becomes(&server.addr, 503).await;
+    health_becomes(server.addr, 503).await;
     // Room on the disk again: the limit is lifted from outside.
     let lifted = std::process::Command::new("prlimit")
         .args(["--pid", &server.child.id().to_string(), "--fsize=unlimited:unlimited"])
         .status()
         .expect("prlimit");
     assert!(lifted.success());
-    let health = health_becomes(&server.addr, 200).await;
+    let health = health_becomes(server.addr, 200).await;
     assert_eq!(health["store"], "ok");
     server.signal("TERM");
     assert!(
@@ -365,32 +364,33 @@ async fn what_waited_is_written_when_the_disk_has_room_again() {
 }
 
 /// A pair in a private room, or `None` when the room is refused `unavailable`.
-async fn try_pair(server: &Server) -> Option<Pair> {
+async fn try_pair(server: &ServerProcess) -> Option<Pair> {
     let (mut x, mut o) = (server.client().await, server.client().await);
-    send(&mut x, json!({"type": "create_room", "mark": "X"})).await;
-    let created = next_of_any(&mut x, &["room_created", "error"]).await;
+    x.send(json!({"type": "create_room", "mark": "X"})).await;
+    let created = x.recv_any(&["room_created", "error"]).await;
     if created["type"] == "error" {
         assert_eq!(created["code"], "unavailable");
         return None;
     }
-    send(&mut o, json!({"type": "join_room", "room": created["room"]})).await;
-    let started = next_of_any(&mut o, &["game_started", "error"]).await;
+    o.send(json!({"type": "join_room", "room": created["room"]})).await;
+    let started = o.recv_any(&["game_started", "error"]).await;
     if started["type"] == "error" {
         assert_eq!(started["code"], "unavailable");
         return None;
     }
-    let sx = next_of(&mut x, "game_started").await;
+    let sx = x.recv_type("game_started").await;
     let token = |v: &Value| v["resume_token"].as_str().expect("token").to_owned();
-    Some(Pair { tokens: [token(&sx), token(&started)], x, o })
+    let room = created["room"].as_str().expect("a room").to_owned();
+    Some(Pair { tokens: [token(&sx), token(&started)], x, o, room })
 }
 
 #[tokio::test]
 async fn a_damaged_saved_game_is_set_aside_and_the_others_resume() {
-    let dir = temp_dir("faults-row");
-    let path = dir.join("ttt.db");
+    let dir = TempDir::new("faults-row");
+    let path = dir.path.join("ttt.db");
     let db = format!("sqlite:{}", path.display());
     let args = ["--database", &db, "--turn-timeout-ms", "60000"];
-    let server = Server::start(&args);
+    let server = ServerProcess::start(&args);
     let mut good = pair(&server).await;
     good.play(0, [0, 0]).await;
     let mut bad = pair(&server).await;
@@ -406,15 +406,15 @@ async fn a_damaged_saved_game_is_set_aside_and_the_others_resume() {
         .expect("damage");
     assert_eq!(changed, 1);
     drop(conn);
-    let server = Server::start(&args);
+    let server = ServerProcess::start(&args);
     assert_eq!(server.restored, 1);
     let mut x = server.client().await;
-    send(&mut x, json!({"type": "resume", "token": good.tokens[0]})).await;
-    let state = next_of(&mut x, "state").await;
+    x.send(json!({"type": "resume", "token": good.tokens[0]})).await;
+    let state = x.recv_type("state").await;
     assert_eq!(state["moves"], json!([[0, 0]]));
     let mut lost = server.client().await;
-    send(&mut lost, json!({"type": "resume", "token": bad.tokens[0]})).await;
-    assert_eq!(next_of(&mut lost, "error").await["code"], "invalid_token");
+    lost.send(json!({"type": "resume", "token": bad.tokens[0]})).await;
+    assert_eq!(lost.recv_type("error").await["code"], "invalid_token");
     drop(server);
     let conn = rusqlite::Connection::open(&path).expect("open");
     let kept: Vec<(String, String)> = conn
@@ -428,16 +428,15 @@ async fn a_damaged_saved_game_is_set_aside_and_the_others_resume() {
     assert_eq!(kept[0].0, "live_games");
     assert!(kept[0].1.contains("-5"), "{}", kept[0].1);
     assert_eq!(kept[1].0, "live_moves");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
 async fn a_file_that_is_not_a_database_stops_the_start_with_what_to_do() {
-    let dir = temp_dir("faults-garbage");
-    let path = dir.join("ttt.db");
+    let dir = TempDir::new("faults-garbage");
+    let path = dir.path.join("ttt.db");
     let noise: Vec<u8> = (0..64 * 1024).map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(&path, &noise).expect("write");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttt-server"))
+    let out = std::process::Command::new(server_bin())
         .args(["--bind", "127.0.0.1:0", "--database", &format!("sqlite:{}", path.display())])
         .output()
         .expect("run");
@@ -447,5 +446,4 @@ async fn a_file_that_is_not_a_database_stops_the_start_with_what_to_do() {
     assert!(err.contains("not a SQLite database or it is damaged"), "{err}");
     assert!(err.contains("restore it from a backup"), "{err}");
     assert_eq!(std::fs::read(&path).expect("read"), noise, "the file was changed");
-    let _ = std::fs::remove_dir_all(dir);
 }
