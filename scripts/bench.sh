@@ -54,7 +54,8 @@ command_of() {
     # The load comes from one address: lift the per-address cap (older builds have none).
     default) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
     none) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
-    *=*) echo "${1#*=} $common --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
+    # Another build: the same defaults and cap (PER_IP_FLAG="" for builds from before the cap).
+    *=*) echo "${1#*=} $common --spill-dir $work ${PER_IP_FLAG---max-connections-per-ip 100000} --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;
   esac
 }
