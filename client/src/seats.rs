@@ -149,7 +149,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Where there is no `/proc`, no other process counts as running.
 fn running_client(pid: u32) -> bool {
     let Ok(me) = std::fs::read_to_string("/proc/self/comm") else { return false };
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|them| them == me)
+    let same = std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|them| them == me);
+    // A killed client its parent has not reaped yet (a zombie) runs no more.
+    same && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| is_dead(&stat))
+}
+
+/// Whether a `/proc/PID/stat` line is a process that has exited (zombie or
+/// dead): its state follows the command name, which ends at the last `)`.
+fn is_dead(stat: &str) -> bool {
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+    matches!(state, Some('Z' | 'X'))
 }
 
 #[cfg(test)]
@@ -160,6 +169,23 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ttt-seats-{label}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn a_zombie_is_not_a_running_client() {
+        assert!(is_dead("7525 (ttt) Z 1 7525 7525 0 -1"));
+        assert!(is_dead("7525 (a) b) Z) X 1"));
+        assert!(!is_dead("7525 (ttt) S 1 7525"));
+        assert!(!is_dead("garbage"));
+        // A child that exited and is not reaped yet is a zombie.
+        let mut child = std::process::Command::new("true").spawn().expect("run true");
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| is_dead(&s)) {
+            assert!(std::time::Instant::now() < deadline, "the child never exited");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = child.wait();
     }
 
     /// A pid that no process has any more: a child that has exited.
