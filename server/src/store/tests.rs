@@ -2,7 +2,7 @@
 //! connections, so they answer while the writer waits for the database.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::*;
 
@@ -39,16 +39,22 @@ async fn a_read_answers_while_the_writer_waits_for_the_database() {
     let bob = tokio::spawn(async move { writer.register("bob", true, [2; 32]).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!bob.is_finished(), "the writer is waiting for the lock");
-    let asked = Instant::now();
-    let answer = store.query(Query::Player("ANN".into())).await.expect("read").expect("ann");
-    let Answer::Player(profile) = answer else { panic!("{answer:?}") };
-    assert_eq!((profile.name.as_str(), profile.bot), ("ann", false));
-    let (account, token) = store.account("ann").await.expect("read").expect("ann");
-    assert_eq!((&*account.name, token), ("ann", [1; 32]));
-    let board = store.query(Query::Leaderboard { rules: Rules::classic(3), limit: 5 }).await;
-    assert!(matches!(board, Ok(Some(Answer::Leaderboard(_)))), "{board:?}");
-    assert!(store.query(Query::Game("Nonesuch".into())).await.expect("read").is_none());
-    assert!(asked.elapsed() < Duration::from_secs(1), "the reads waited {:?}", asked.elapsed());
+    // Bounded, not timed: reads queued behind the writer would wait for the
+    // lock, which is released only after them.
+    let reads = async {
+        let answer = store.query(Query::Player("ANN".into())).await.expect("read").expect("ann");
+        let Answer::Player(profile) = answer else { panic!("{answer:?}") };
+        assert_eq!((profile.name.as_str(), profile.bot), ("ann", false));
+        let (account, token) = store.account("ann").await.expect("read").expect("ann");
+        assert_eq!((&*account.name, token), ("ann", [1; 32]));
+        let board = store.query(Query::Leaderboard { rules: Rules::classic(3), limit: 5 }).await;
+        assert!(matches!(board, Ok(Some(Answer::Leaderboard(_)))), "{board:?}");
+        assert!(store.query(Query::Game("Nonesuch".into())).await.expect("read").is_none());
+    };
+    tokio::time::timeout(Duration::from_secs(30), reads)
+        .await
+        .expect("the reads did not wait for the writer");
+    assert!(!bob.is_finished(), "the writer still waits for the lock: the reads did not go through it");
     blocker.execute_batch("COMMIT").expect("unlock");
     let bob = bob.await.expect("task").expect("bob registered once the lock is free");
     assert!(bob.bot);
@@ -94,11 +100,17 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
         Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
     let blocker = rusqlite::Connection::open(&file).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
-    let committed = store.record(Box::new(record("Waiting1"))).expect("the store writes");
+    let mut committed = store.record(Box::new(record("Waiting1"))).expect("the store writes");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let asked = Instant::now();
-    let held = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("shown");
-    assert!(asked.elapsed() < Duration::from_secs(1), "the read waited {:?}", asked.elapsed());
+    let read = store.query(Query::Game("Waiting1".into()));
+    let held = tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("the read did not wait for the commit");
+    let held = held.expect("read").expect("shown");
+    assert!(
+        matches!(committed.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)),
+        "shown while its commit still waits"
+    );
     let Answer::Game(game) = &held else { panic!("{held:?}") };
     assert_eq!((game.id.as_str(), game.winner, game.moves.len()), ("Waiting1", 1, 5));
     blocker.execute_batch("COMMIT").expect("unlock");

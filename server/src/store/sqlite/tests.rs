@@ -2,7 +2,6 @@
 //! writer, and records read back as they were held.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{EndReason, Player};
 
@@ -118,10 +117,10 @@ fn a_read_does_not_wait_for_the_writers_transaction() {
     // The writer is in the middle of a batch.
     let tx = db.conn.transaction().expect("begin");
     write::insert_games(&tx, &[record("Pending1", false)]).expect("insert");
-    let asked = Instant::now();
+    // The writer's transaction is still open (same thread): a reader that
+    // waited for it would never answer, and would fail at its busy timeout.
     let game = reader.game("Committd").expect("read").expect("the committed game");
     assert!(reader.game("Pending1").expect("read").is_none(), "an uncommitted game is not seen");
-    assert!(asked.elapsed() < Duration::from_secs(1), "the read waited {:?}", asked.elapsed());
     assert!(reader.player("ann").expect("read").is_some());
     assert_eq!(reader.leaderboard(Rules::classic(3), 10).expect("read").players.len(), 2);
     tx.commit().expect("commit");
