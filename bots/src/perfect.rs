@@ -216,19 +216,18 @@ mod tests {
         g.play(30, 30).unwrap();
         let mut p = Perfect::default();
         let begun = Instant::now();
+        // A search that ignored its deadline would not end on 60×60: it ends
+        // with the heuristic's move.
         let (r, c) = p.choose_until(&g, &Stop::at(begun + Duration::from_millis(50))).unwrap();
         assert!(!g.is_occupied(r, c));
-        // The deadline, the heuristic's move on 60×60, and slack for a loaded machine.
-        assert!(begun.elapsed() < Duration::from_millis(1000), "{:?}", begun.elapsed());
 
         let stop = Stop::at(Instant::now() + Duration::from_secs(60));
         let canceller = stop.clone();
         let search = std::thread::spawn(move || Perfect::default().choose_until(&g, &stop));
         std::thread::sleep(Duration::from_millis(100));
-        let cancelled = Instant::now();
         canceller.cancel();
+        // Cancelled, not run to its minute's deadline (that gives a move).
         assert_eq!(search.join().unwrap(), Err(CANCELLED.to_owned()));
-        assert!(cancelled.elapsed() < Duration::from_millis(500), "{:?}", cancelled.elapsed());
     }
 
     #[test]

@@ -451,16 +451,14 @@ mod tests {
         let searches = Searches::new(1);
         let budget = Duration::from_millis(300);
         let (mut a, mut b) = (Thinker::default(), Thinker::default());
-        let begun = Instant::now();
         a.start(2, big(), HouseLevel::Perfect, A, Duration::from_secs(60), &searches);
         b.start(2, big(), HouseLevel::Perfect, B, budget, &searches);
         // A's search holds the only place for a minute: B gets no turn, and
-        // no move, within its budget.
+        // no move: its budget ran out (nothing else ends a wait without one).
         let thought = b.wait().await;
-        assert!(begun.elapsed() < budget + Duration::from_millis(200), "{:?}", begun.elapsed());
         assert_eq!(b.finished(thought), Some((2, None)));
-        // A's game ends: its search stops at once, and the place is B's again.
-        let cancelled = Instant::now();
+        // A's game ends: its search stops, and the place is B's again soon
+        // enough for B to search within its budget (else B gets no move).
         a.cancel();
         assert_eq!(a.asked(), None);
         b.start(4, big(), HouseLevel::Perfect, B, budget, &searches);
@@ -469,7 +467,6 @@ mod tests {
         let (r, c) = cell.expect("a searched move");
         assert_eq!(seq, 4);
         assert!(r < 10 && c < 10 && (r, c) != (4, 4));
-        assert!(cancelled.elapsed() < budget + Duration::from_millis(200), "{:?}", cancelled.elapsed());
     }
 
     #[tokio::test]
