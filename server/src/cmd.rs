@@ -9,7 +9,7 @@ use crate::session::account::Identity;
 
 use tictactoe_protocol::{HouseLevel, Player, RequestId};
 
-use crate::lobby::presence::Presence;
+use crate::lobby::presence::Whereabouts;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::cluster::ConnId;
@@ -125,6 +125,15 @@ pub enum LobbyCmd<C = ConnHandle> {
         /// The rules it queued for.
         rules: Rules,
     },
+    /// A listed connection's player has a new rating in a pool.
+    Rated {
+        /// The connection.
+        conn: ConnId,
+        /// The pool.
+        rules: Rules,
+        /// The rating as shown.
+        shown: i64,
+    },
     /// A connection said who it is: it is listed by `who` and may be
     /// challenged by name.
     Online {
@@ -133,7 +142,7 @@ pub enum LobbyCmd<C = ConnHandle> {
         /// Its name and account.
         who: Arc<Identity>,
         /// Where it is, as it keeps it up to date.
-        presence: Arc<Presence>,
+        presence: Arc<dyn Whereabouts>,
     },
     /// A listed connection closed.
     Offline {
@@ -229,6 +238,7 @@ impl<C> LobbyCmd<C> {
             L::Cancel { conn, rules } => L::Cancel { conn, rules },
             L::Online { conn, who, presence } => L::Online { conn: f(conn), who, presence },
             L::Offline { conn } => L::Offline { conn },
+            L::Rated { conn, rules, shown } => L::Rated { conn, rules, shown },
             L::Engaged { conn, all } => L::Engaged { conn, all },
             L::Who { conn, id } => L::Who { conn: f(conn), id },
             L::Challenge { conn, ip, name, rules, id } => L::Challenge { conn: f(conn), ip, name, rules, id },
@@ -276,6 +286,9 @@ pub enum Outbound {
     /// A rated game ended: the connection's player now shows this rating
     /// in the pool of `rules`.
     Rated {
+        /// The account rated (a connection that has since signed in as
+        /// another ignores it).
+        account: crate::session::account::AccountId,
         /// The pool.
         rules: Rules,
         /// The rating as shown.
@@ -298,6 +311,12 @@ pub enum Outbound {
 pub trait Peer: Clone + std::fmt::Debug {
     /// The connection's id.
     fn id(&self) -> ConnId;
+
+    /// Whether the connection is known to be gone already (its `Cancel` or
+    /// `Offline` may still be on the way).
+    fn is_closed(&self) -> bool {
+        false
+    }
 }
 
 impl Peer for ConnId {
@@ -309,6 +328,10 @@ impl Peer for ConnId {
 impl Peer for ConnHandle {
     fn id(&self) -> ConnId {
         self.id
+    }
+
+    fn is_closed(&self) -> bool {
+        ConnHandle::is_closed(self)
     }
 }
 

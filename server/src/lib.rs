@@ -90,7 +90,8 @@ impl Server {
             searches: config.house_searches(),
         };
         let settings = config.room_settings(records);
-        let rooms = restore(restored.games, &restored.standings, &settings);
+        let standings = restored.standings.into_iter().map(|(a, r, s)| ((a, r), s)).collect();
+        let rooms = restore(restored.games, &standings, &settings);
         let lifetime = config.challenge_expiry();
         tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, lifetime, ctx, tracker.clone()));
         tracker.spawn(metrics_upkeep(stop.clone()));
@@ -167,7 +168,7 @@ impl Server {
 /// its last saved move.
 fn restore(
     games: Vec<store::LiveGame>,
-    standings: &[(session::account::AccountId, rules::Rules, ratings::Standing)],
+    standings: &std::collections::HashMap<(session::account::AccountId, rules::Rules), ratings::Standing>,
     settings: &room::Settings,
 ) -> Vec<room::Room> {
     if games.is_empty() {
@@ -181,9 +182,9 @@ fn restore(
         .filter_map(|mut game| {
             // Its players show the ratings they had in its pool.
             for who in &mut game.players {
-                let shown = standings.iter().find(|(a, r, _)| Some(*a) == who.account && *r == game.rules);
-                if let Some((_, rules, standing)) = shown {
-                    *who = Arc::new(who.rated(*rules, standing.shown()));
+                let Some(account) = who.account else { continue };
+                if let Some(standing) = standings.get(&(account, game.rules)) {
+                    *who = Arc::new(who.rated(game.rules, standing.shown()));
                 }
             }
             let age = std::time::Duration::from_millis(u64::try_from(wall - game.started_at_ms).unwrap_or(0));

@@ -7,7 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 
 /// Which running server: a small number each instance is given (0 when it
-/// runs alone).
+/// runs alone), below `u16::MAX`, whose last id is the house's seat
+/// ([`ConnId::MAX`]).
 pub type Instance = u16;
 
 /// The instance number of a server that runs alone (no cluster to give it

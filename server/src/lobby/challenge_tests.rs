@@ -182,7 +182,8 @@ fn a_challenger_that_left_idle_cannot_be_drafted() {
     // Ann queued meanwhile, her Engaged not yet read by the lobby.
     ann.presence.swap(Status::Idle, Status::Queued).unwrap();
     assert!(accept(&mut lobby, &bob, &id).is_none());
-    assert!(got(&mut bob.rx).iter().any(|g| g == "error:challenge_not_found"));
+    // The challenge's end first, then the refusal of the accept.
+    assert_eq!(got(&mut bob.rx), ["challenge_ended", "error:challenge_not_found", "refused"]);
     assert_eq!(ended(&frames(&mut ann)[0]).0, ChallengeEndReason::Canceled);
 }
 

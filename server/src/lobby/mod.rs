@@ -198,6 +198,7 @@ impl<C: Peer> Lobby<C> {
             }
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
             LobbyCmd::Offline { conn } => self.players.offline(conn),
+            LobbyCmd::Rated { conn, rules, shown } => self.players.rated(conn, rules, shown),
             LobbyCmd::Engaged { conn, all } => self.players.engaged(conn, all),
             LobbyCmd::Who { conn, id } => {
                 let msg = self.players.who(id);
@@ -294,7 +295,13 @@ impl<C: Peer> Lobby<C> {
             to: conn.clone(),
             msg: ServerMessage::Queued { size: rules.size, win: rules.win, id },
         });
+        // A connection already gone waits for nobody, and nobody is paired
+        // with one (its `Cancel` may still be on the way).
+        if conn.is_closed() {
+            return;
+        }
         let queue = self.queues.entry(rules).or_default();
+        queue.retain(|(c, _)| !c.is_closed());
         let Some((other, other_name)) = queue.pop_front() else {
             if let Some((after, level)) = house {
                 self.house_after.push(Reverse((now + after, conn.id(), rules, level)));
@@ -351,6 +358,8 @@ impl<C: Peer> Lobby<C> {
     /// Refuses a request that changed nothing about where the connection is
     /// (`challenge`, `decline`): no signal follows the error.
     fn answer(&mut self, conn: &C, code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) {
+        // What the refused request ended (a challenge) is told first.
+        self.collect_mail();
         self.out.push(Output::Send { to: conn.clone(), msg: ServerMessage::error(code, message, id) });
     }
 

@@ -16,7 +16,7 @@ use tictactoe_protocol::{
 
 use crate::cluster::ConnId;
 use crate::cmd::Peer;
-use crate::lobby::presence::{Presence, Status};
+use crate::lobby::presence::{Status, Whereabouts};
 use crate::room::{HOUSE_NAME, Rules};
 use crate::session::account::{AccountId, Identity, name_key};
 use rand::rngs::StdRng;
@@ -44,7 +44,7 @@ pub type Refusal = (ErrorCode, String);
 struct Online<C> {
     conn: C,
     who: Arc<Identity>,
-    presence: Arc<Presence>,
+    presence: Arc<dyn Whereabouts>,
     /// Its place in `by_name`.
     key: (String, u64),
     /// Open challenges it sent, and those waiting for its answer.
@@ -115,7 +115,7 @@ impl<C: Peer> Players<C> {
     }
 
     /// A connection said who it is (again).
-    pub fn online(&mut self, conn: C, who: Arc<Identity>, presence: Arc<Presence>) {
+    pub fn online(&mut self, conn: C, who: Arc<Identity>, presence: Arc<dyn Whereabouts>) {
         self.named += 1;
         let key = (name_key(&who.name), self.named);
         self.by_name.insert((key.0.clone(), key.1, conn.id()));
@@ -129,6 +129,13 @@ impl<C: Peer> Players<C> {
                 let entry = Online { conn, who, presence, key, sent: Vec::new(), received: Vec::new() };
                 self.online.insert(entry.conn.id(), entry);
             }
+        }
+    }
+
+    /// A listed connection's player has a new rating in the pool of `rules`.
+    pub fn rated(&mut self, conn: ConnId, rules: Rules, shown: i64) {
+        if let Some(o) = self.online.get_mut(&conn) {
+            o.who = Arc::new(o.who.rated(rules, shown));
         }
     }
 
@@ -297,7 +304,7 @@ impl<C: Peer> Players<C> {
         let Some(challenger) = self.online.get(&from) else {
             return Err(not_found(challenge));
         };
-        if challenger.presence.swap(Status::Idle, Status::Drafted).is_err() {
+        if challenger.presence.draft().is_err() {
             let name = challenger.who.name.clone();
             self.end(challenge, ChallengeEndReason::Canceled, &format!("{name} started another game"), None);
             return Err((ErrorCode::ChallengeNotFound, format!("{name} has just started another game")));

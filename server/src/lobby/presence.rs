@@ -86,6 +86,41 @@ impl Presence {
     }
 }
 
+/// Where a listed connection is, as the lobby reads it, and the one claim
+/// the lobby makes on it. The lobby's state machine holds connections'
+/// whereabouts only through this: here a connection publishes them in
+/// [`Presence`]'s atomic words; a connection on another instance would
+/// publish them through the bus.
+pub trait Whereabouts: Send + Sync + std::fmt::Debug {
+    /// The status now.
+    fn status(&self) -> Status;
+    /// Claims an idle connection for the game a challenge it sent starts
+    /// (`Idle` → `Drafted`); the status it found if it was not idle.
+    fn draft(&self) -> Result<(), Status>;
+    /// One more open challenge involves it.
+    fn add_challenge(&self);
+    /// One open challenge fewer.
+    fn end_challenge(&self);
+}
+
+impl Whereabouts for Presence {
+    fn status(&self) -> Status {
+        Presence::status(self)
+    }
+
+    fn draft(&self) -> Result<(), Status> {
+        self.swap(Status::Idle, Status::Drafted)
+    }
+
+    fn add_challenge(&self) {
+        Presence::add_challenge(self)
+    }
+
+    fn end_challenge(&self) {
+        Presence::end_challenge(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,7 +82,7 @@ impl Shell {
                 Output::Refused { to } => {
                     to.send(Outbound::Refused);
                 }
-                Output::Open { room, members, drafted } => self.open(*room, members, drafted),
+                Output::Open { room, members, drafted } => self.open(room, members, drafted),
                 Output::Forward { to, cmd } => forward(&self.directory, &to, cmd),
                 Output::Closed { room } => {
                     self.directory.remove(&room.code);
@@ -94,7 +94,7 @@ impl Shell {
     /// Makes the room's inbox, lists it, tells the members they are in it
     /// (before the room's first frames, which the task sends), and starts
     /// its task.
-    fn open(&mut self, room: Room, members: Vec<ConnHandle>, drafted: Option<crate::cluster::ConnId>) {
+    fn open(&mut self, room: Box<Room>, members: Vec<ConnHandle>, drafted: Option<crate::cluster::ConnId>) {
         let code = room.code().clone();
         let (tx, inbox) = queue::channel(ROOM_INBOX);
         let link = RoomLink::local(tx);
@@ -119,7 +119,14 @@ fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd)
         }
         RoomCmd::Request { .. } | RoomCmd::Disconnected { .. } => return,
     };
-    let Some(link) = directory.get(&to.code) else { return };
+    let Some(link) = directory.get(&to.code) else {
+        // The lobby and its directory list the same rooms; should they ever
+        // differ, the connection is told, not left claimed.
+        let msg = ServerMessage::error(ErrorCode::RoomNotFound, "that room is closing; try again", None);
+        conn.frame(&encode(&msg));
+        conn.send(Outbound::Refused);
+        return;
+    };
     if !conn.send(Outbound::Entered { room: to.code.clone(), link: link.clone() }) {
         return;
     }

@@ -43,18 +43,24 @@ pub(super) enum Got {
 pub(super) struct Conn {
     pub(super) id: ConnId,
     mail: Mailbox,
+    /// The connection's task has ended (its `Cancel` not read yet).
+    closed: Rc<std::cell::Cell<bool>>,
 }
 
 impl Peer for Conn {
     fn id(&self) -> ConnId {
         self.id
     }
+
+    fn is_closed(&self) -> bool {
+        self.closed.get()
+    }
 }
 
 /// A connection and its mailbox.
 pub(super) fn conn(n: u64) -> (Conn, Mailbox) {
     let mail = Mailbox::default();
-    (Conn { id: id(n), mail: mail.clone() }, mail)
+    (Conn { id: id(n), mail: mail.clone(), closed: Rc::default() }, mail)
 }
 
 /// A variant's name as the wire spells it (`GameStarted` is `game_started`).
@@ -284,11 +290,14 @@ fn leaving_the_queue_and_gone_connections_are_not_paired() {
     lobby.handle(LobbyCmd::Cancel { conn: id(1), rules: Rules::classic(3) }, Instant::now());
     assert_eq!(lobby.waiting(Rules::classic(3)), 0);
     quick(&mut lobby, &b, 3);
-    // A connection that closes while queued tells the lobby so (see
-    // `Membership::close`), after its `quick_match`.
+    // B's connection ends; its `Cancel` is not read yet.
     drop(rb);
-    lobby.handle(LobbyCmd::Cancel { conn: id(2), rules: Rules::classic(3) }, Instant::now());
+    b.closed.set(true);
     assert!(quick(&mut lobby, &c, 3).is_none(), "b's connection is gone");
+    // Nor is a connection gone before its `quick_match` was read queued.
+    let (d, _rd) = conn(4);
+    d.closed.set(true);
+    assert!(quick(&mut lobby, &d, 3).is_none());
     assert_eq!(lobby.waiting(Rules::classic(3)), 1);
 }
 

@@ -185,6 +185,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn act(&mut self, action: Action) -> Option<End> {
         match action {
             Action::Reply(msg) => self.reply(&msg).await,
+            Action::Throttled(msg) => self.write(Message::Text(encode(&msg))).await,
             Action::Lobby(cmd) => {
                 let me = self.me.clone()?;
                 send_lobby(&self.shared.lobby, with_handle(cmd, me)).await;

@@ -9,10 +9,8 @@ use tictactoe_protocol::{EndReason, ErrorCode, Game, Line, Outcome, Player, Requ
 
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
-use crate::cluster::ConnId;
-use crate::ratings::Rated;
 use crate::rules::Rules;
-use crate::session::account;
+use crate::session::account::{self, AccountId};
 use crate::store::changes::{LiveGame, LiveWrite};
 use crate::store::record::{GameRecord, new_game_id};
 
@@ -191,25 +189,20 @@ impl Room {
             ended_at_ms: 0,
         };
         let lasted = self.started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
-        self.out.push(Output::Record { record: Box::new(record), lasted });
+        let conn = |i: usize| self.seats[i].as_ref().filter(|s| s.listens()).map(|s| s.conn);
+        let players = [conn(0), conn(1)];
+        self.out.push(Output::Record { record: Box::new(record), lasted, players });
         Some(id)
     }
 
-    /// The store rated the game that just ended (player 1 first): its
-    /// players show their new ratings from now on (a rematch's
-    /// `game_started`, `state`). Returns the connections to tell, with the
-    /// rating each now has.
-    pub fn rated(&mut self, ratings: [Rated; 2]) -> Vec<(ConnId, i64)> {
-        let mut tell = Vec::new();
-        for (seat, rated) in self.seats.iter_mut().zip(ratings) {
-            let Some(seat) = seat else { continue };
-            let shown = rated.after.shown();
-            seat.who = Arc::new(seat.who.rated(self.rules, shown));
-            if seat.listens() {
-                tell.push((seat.conn, shown));
+    /// The store rated a game of this room: `account` now shows `shown`
+    /// here (a rematch's `game_started`, `state`), whichever seat it holds.
+    pub fn rated(&mut self, account: AccountId, shown: i64) {
+        for seat in self.seats.iter_mut().flatten() {
+            if seat.who.account == Some(account) {
+                seat.who = Arc::new(seat.who.rated(self.rules, shown));
             }
         }
-        tell
     }
 
     /// The room's board and win length.

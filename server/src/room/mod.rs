@@ -111,6 +111,9 @@ pub enum Output {
         record: Box<GameRecord>,
         /// From the game's start to its end.
         lasted: Duration,
+        /// The connections of player 1 and player 2 as the game ended, if
+        /// they were there: who hears of the new ratings.
+        players: [Option<ConnId>; 2],
     },
 }
 

@@ -27,12 +27,14 @@ use crate::house::{Searches, Thinker};
 use crate::net::queue::{self, Recv};
 use crate::ratings::Rated;
 use crate::room::{Output, Room};
+use crate::session::account::AccountId;
 use crate::signal::{Armed, Shutdown};
 use crate::stats::Counts;
 use crate::stats::{Gauge, Stats};
 use crate::store::changes::LiveWrite;
 use crate::store::record::unix_ms;
-use crate::store::{Committed, STUCK, Store};
+use crate::store::{Recorded, STUCK, Store};
+use tokio::sync::oneshot;
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
 type Conns = FxHashMap<ConnId, ConnHandle>;
@@ -56,7 +58,7 @@ pub struct RoomContext {
 
 /// Starts the task for `room`, whose present members are `conns`, reading `rx`.
 pub fn spawn(
-    room: Room,
+    room: Box<Room>,
     conns: Vec<ConnHandle>,
     rx: queue::Receiver<RoomCmd>,
     ctx: RoomContext,
@@ -67,7 +69,7 @@ pub fn spawn(
     tracker.spawn(run(room, conns, rx, ctx).instrument(span));
 }
 
-async fn run(mut room: Room, mut conns: Conns, mut inbox: queue::Receiver<RoomCmd>, ctx: RoomContext) {
+async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<RoomCmd>, ctx: RoomContext) {
     let _gauge = Gauge::up(&ctx.stats.rooms);
     // Named in the signals to connections; cloned once, not per delivery.
     let code = room.code().clone();
@@ -172,13 +174,18 @@ struct Held {
     waits: VecDeque<Wait>,
 }
 
-/// One record's commit, and what waits for it.
+/// One finished game's ratings and commit, and what waits for them.
 struct Wait {
-    committed: Committed,
+    /// The store's answers still to come: the ratings, then the commit.
+    rated: Option<oneshot::Receiver<Option<[Rated; 2]>>>,
+    committed: Option<oneshot::Receiver<()>>,
     /// Past this, the store counts as stuck and nothing waits for it any more.
     deadline: Instant,
     /// The game's ratings, as the store's answer gave them.
     ratings: Option<[Rated; 2]>,
+    /// The game's players (player 1 first): their accounts, and their
+    /// connections as it ended (who hears of the new ratings).
+    players: [(Option<AccountId>, Option<ConnId>); 2],
     items: Vec<HeldItem>,
 }
 
@@ -195,17 +202,19 @@ impl Held {
         !self.waits.is_empty()
     }
 
-    /// Completes when the oldest wait is over: its commit is done (or
-    /// failed, or the store stopped), or the store is stuck.
+    /// Completes when the oldest wait is over: the game is rated and its
+    /// commit is done (or failed, or the store stopped), or the store is stuck.
     async fn committed(&mut self) {
-        match self.waits.front_mut() {
-            Some(w) => {
-                if let Ok(Ok(ratings)) = tokio::time::timeout_at(w.deadline, &mut w.committed).await {
-                    w.ratings = ratings;
-                }
+        let Some(w) = self.waits.front_mut() else { return std::future::pending().await };
+        let answers = async {
+            if let Some(rated) = w.rated.take() {
+                w.ratings = rated.await.ok().flatten();
             }
-            None => std::future::pending().await,
-        }
+            if let Some(committed) = w.committed.take() {
+                let _ = committed.await;
+            }
+        };
+        let _ = tokio::time::timeout_at(w.deadline, answers).await;
     }
 
     /// Holds `item` for `to` if anything waits; else gives it back.
@@ -236,8 +245,12 @@ fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) {
     let keep = room.is_closed();
     if let Some(ratings) = wait.ratings {
         let rules = room.rules();
-        for (to, shown) in room.rated(ratings) {
-            put(conns, to, Outbound::Rated { rules, shown }, keep, &mut failed);
+        for ((account, conn), rated) in wait.players.into_iter().zip(ratings) {
+            let (Some(account), shown) = (account, rated.after.shown()) else { continue };
+            room.rated(account, shown);
+            if let Some(to) = conn {
+                put(conns, to, Outbound::Rated { account, rules, shown }, keep, &mut failed);
+            }
         }
     }
     for item in wait.items {
@@ -332,15 +345,24 @@ fn deliver(
                     house.start(seq, game, level, asker, ctx.house_think, &ctx.searches);
                     continue;
                 }
-                Output::Record { mut record, lasted } => {
+                Output::Record { mut record, lasted, players } => {
                     let end = std::time::SystemTime::now();
                     record.ended_at_ms = unix_ms(end);
                     record.started_at_ms = unix_ms(end - lasted);
-                    if let Some(committed) = store.record(record) {
-                        // The store's own limit, and a second: past it the store says it is stuck.
-                        let deadline = Instant::now() + STUCK + Duration::from_secs(1);
-                        held.waits.push_back(Wait { committed, deadline, ratings: None, items: Vec::new() });
-                    }
+                    let players = [0, 1].map(|i| (record.players[i].account, players[i]));
+                    let (rated, committed) = match store.record(record) {
+                        Some(Recorded { rated, committed }) => (Some(rated), committed),
+                        // Nothing to wait for; still a wait of its own when
+                        // an earlier one is pending, so that what follows
+                        // keeps its place (and this game's `game_over` no
+                        // earlier game's ratings).
+                        None if held.waiting() => (None, None),
+                        None => continue,
+                    };
+                    // The store's own limit, and a second: past it the store says it is stuck.
+                    let deadline = Instant::now() + STUCK + Duration::from_secs(1);
+                    let items = Vec::new();
+                    held.waits.push_back(Wait { rated, committed, deadline, ratings: None, players, items });
                     continue;
                 }
             };

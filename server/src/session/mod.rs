@@ -62,8 +62,11 @@ impl End {
 /// One thing the shell does for the session, in order.
 #[derive(Debug)]
 pub enum Action {
-    /// Send this message to the client.
+    /// Send this message to the client (an `error` is counted by its code).
     Reply(ServerMessage),
+    /// Send this `rate_limited` refusal of a frame, uncounted: a flood would
+    /// otherwise be counted frame by frame.
+    Throttled(ServerMessage),
     /// Hand this to the lobby, waiting only while its inbox is full.
     Lobby(LobbyCmd<ConnId>),
     /// Hand this to the lobby if its inbox has room (lost only when the
@@ -212,7 +215,7 @@ impl Session {
                     id,
                     retry_after_ms: Some(retry_after_ms),
                 };
-                return one(Action::Reply(error));
+                return one(Action::Throttled(error));
             }
             Verdict::Close => return one(Action::End(End::Close(1008, "rate limit exceeded"))),
         }
@@ -246,9 +249,15 @@ impl Session {
 
     /// A signal from the lobby or a room, from the connection's queue.
     pub fn on_signal(&mut self, item: Outbound) -> Actions {
-        if let Outbound::Rated { rules, shown } = item {
+        if let Outbound::Rated { account, rules, shown } = item {
+            if self.who.account != Some(account) {
+                return Actions::new();
+            }
             self.who = Arc::new(self.who.rated(rules, shown));
-            return Actions::new();
+            // The lobby lists it with its rating (a challenge shows it).
+            let listed = self.presence.is_some();
+            let tell = LobbyCmd::Rated { conn: self.id, rules, shown };
+            return listed.then_some(Action::LobbyIfRoom(tell)).into_iter().collect();
         }
         let effect = self.membership.signal(item);
         let mut actions: Actions = self.sync_presence().into_iter().collect();

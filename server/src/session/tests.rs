@@ -127,7 +127,10 @@ fn signing_in_takes_the_right_token_for_the_accounts_own_name() {
     let rules = Rules::classic(3);
     let Some(Action::Lobby(LobbyCmd::Online { who, .. })) = ok.last() else { panic!("listed") };
     assert_eq!((who.rating(rules), who.rating(Rules::classic(4))), (Some(1612), Some(1500)));
-    assert!(s.on_signal(Outbound::Rated { rules, shown: 1630 }).is_empty());
+    // Another account's rating (it signed in as another since) changes nothing.
+    assert!(s.on_signal(Outbound::Rated { account: 8, rules, shown: 1700 }).is_empty());
+    let told = s.on_signal(Outbound::Rated { account: 7, rules, shown: 1630 }).into_vec();
+    assert!(matches!(&told[..], [Action::LobbyIfRoom(LobbyCmd::Rated { shown: 1630, .. })]), "{told:?}");
     let queued = text(&mut s, r#"{"type":"quick_match","size":3}"#);
     let Some(Action::Lobby(LobbyCmd::QuickMatch { name, .. })) = queued.last() else { panic!("queued") };
     assert_eq!(name.rating(rules), Some(1630));

@@ -154,14 +154,29 @@ pub enum Answer {
     Leaderboard(api::Leaderboard),
 }
 
-/// Told once the commit holding a record is done, or has failed (then the
-/// store is unhealthy and nobody waits for it).
-pub type Committed = oneshot::Receiver<Option<[Rated; 2]>>;
+/// What a room hears of a finished game it gave the store: the game's
+/// ratings as soon as the writer has rated it (the writer owns the ratings;
+/// `None` for an unrated game), and, while the store writes, when the
+/// commit holding the record is done or has failed.
+pub struct Recorded {
+    /// The game's ratings.
+    pub rated: oneshot::Receiver<Option<[Rated; 2]>>,
+    /// The commit's end; `None` while the store cannot write (nobody waits
+    /// for it then).
+    pub committed: Option<oneshot::Receiver<()>>,
+}
+
+/// Who the writer answers for a record: with the ratings, then once its
+/// commit is over.
+struct RecordAcks {
+    rated: oneshot::Sender<Option<[Rated; 2]>>,
+    committed: Option<oneshot::Sender<()>>,
+}
 
 /// A write for the writer's thread.
 enum Job {
     /// A finished game, and who waits for its commit.
-    Record(Box<GameRecord>, Option<oneshot::Sender<Option<[Rated; 2]>>>),
+    Record(Box<GameRecord>, RecordAcks),
     /// A change to a game in progress.
     Live(LiveWrite),
     /// An account to create, and who waits for it.
@@ -350,15 +365,17 @@ impl Store {
         }
     }
 
-    /// Queues a finished game for writing, without waiting. While the store
-    /// writes, the answer says when the commit holding it is done (what
-    /// `game_over` waits for); while it cannot, `None`: the record waits in
-    /// memory and nobody waits for it. A full queue drops it: logged and counted.
-    pub fn record(&self, record: Box<GameRecord>) -> Option<Committed> {
+    /// Queues a finished game for writing, without waiting. The answer
+    /// brings its ratings and, while the store writes, says when the commit
+    /// holding it is done (what `game_over` waits for); while it cannot, the
+    /// record waits in memory and nobody waits for its commit. A full queue
+    /// drops it (`None`): logged and counted.
+    pub fn record(&self, record: Box<GameRecord>) -> Option<Recorded> {
         if !self.enabled() {
             return None;
         }
         let id = record.id.clone();
+        let (rated_tx, rated) = oneshot::channel();
         let (ack, committed) = match self.can_write() {
             true => {
                 let (tx, rx) = oneshot::channel();
@@ -366,13 +383,14 @@ impl Store {
             }
             false => (None, None),
         };
+        let acks = RecordAcks { rated: rated_tx, committed: ack };
         if committed.is_none() {
             // Its players are told it ended without waiting: the API shows
             // it from memory until it is written.
             self.held.keep([&*record]);
         }
-        match self.try_put(Job::Record(record, ack)) {
-            Ok(()) => committed,
+        match self.try_put(Job::Record(record, acks)) {
+            Ok(()) => Some(Recorded { rated, committed }),
             Err(_) => {
                 self.held.forget([&id]);
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);

@@ -100,7 +100,10 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
         Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
     let blocker = rusqlite::Connection::open(&file).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
-    let mut committed = store.record(Box::new(record("Waiting1"))).expect("the store writes");
+    let recorded = store.record(Box::new(record("Waiting1"))).expect("the store writes");
+    // A guests' game: rated at once as unrated, whatever the commit does.
+    assert_eq!(recorded.rated.await.expect("rated"), None);
+    let mut committed = recorded.committed.expect("the store writes");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let read = store.query(Query::Game("Waiting1".into()));
     let held = tokio::time::timeout(Duration::from_secs(30), read)

@@ -15,12 +15,12 @@ use tokio::sync::oneshot;
 
 use tictactoe_protocol::Player;
 
-use crate::ratings::{self, Rated, RatingBook, Standing};
+use crate::ratings::{self, RatingBook, Standing};
 use crate::store::backend::{Backend, Commit, NewAccount};
 use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};
 use crate::store::record::GameRecord;
-use crate::store::{Account, BACKLOG, Job, StoreError, StoreStats};
+use crate::store::{Account, BACKLOG, Job, RecordAcks, StoreError, StoreStats};
 
 /// Most jobs taken off the queue at once; their writes share a transaction.
 const BATCH: usize = 8192;
@@ -52,17 +52,13 @@ const LAST_TRIES: Duration = Duration::from_secs(10);
 /// accounts and changes to games in progress. Games and changes are kept
 /// (and retried) until a commit succeeds; a registration is answered by the
 /// first commit that holds it, whether or not it worked.
-/// A room waiting for a record's commit, and the game's ratings to tell it.
-type Ack = (oneshot::Sender<Option<[Rated; 2]>>, Option<[Rated; 2]>);
-
 #[derive(Default)]
 struct Batch {
     records: Vec<GameRecord>,
     /// Rough bytes of `records`, for the metrics.
     record_bytes: usize,
-    /// Told when the next commit attempt is over, with the game's ratings
-    /// (rooms hold `game_over` for it).
-    acks: Vec<Ack>,
+    /// Told when the next commit attempt is over (rooms hold `game_over` for it).
+    acks: Vec<oneshot::Sender<()>>,
     /// The standings this writer has rated or read: it owns the ratings.
     book: RatingBook,
     /// New accounts, and (like them) who waits for each.
@@ -154,8 +150,11 @@ pub(super) fn run<B: Backend>(
         let now = Instant::now();
         for job in jobs.drain(..) {
             match job {
-                Job::Record(mut record, ack) => {
+                Job::Record(mut record, RecordAcks { rated, committed: ack }) => {
                     rate(&mut db, &mut batch.book, &mut record);
+                    // The room hears the ratings now, not after the commit:
+                    // a store that cannot write still rates.
+                    let _ = rated.send(record.ratings);
                     // A `game_over` waits for this commit: sooner than moves.
                     batch.hold(match ack {
                         Some(_) => now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now),
@@ -163,7 +162,7 @@ pub(super) fn run<B: Backend>(
                     });
                     batch.live.end(&record.room);
                     batch.record_bytes += record_bytes(&record);
-                    batch.acks.extend(ack.map(|ack| (ack, record.ratings)));
+                    batch.acks.extend(ack);
                     batch.records.push(*record);
                 }
                 Job::Live(write) => {
@@ -302,8 +301,8 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
             }
         }
     }
-    for (ack, ratings) in batch.acks.drain(..) {
-        let _ = ack.send(ratings);
+    for ack in batch.acks.drain(..) {
+        let _ = ack.send(());
     }
     stats.live_dropped.fetch_add(std::mem::take(&mut batch.live.dropped), Ordering::Relaxed);
 }
