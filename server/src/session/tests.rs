@@ -25,6 +25,8 @@ fn text(s: &mut Session, frame: &str) -> Vec<Action> {
 fn refused(actions: &[Action]) -> Option<ErrorCode> {
     match actions {
         [Action::Reply(ServerMessage::Error { code, .. })] => Some(*code),
+        // The frame rate limit's refusal: sent the same, uncounted.
+        [Action::Throttled(ServerMessage::Error { code: code @ ErrorCode::RateLimited, .. })] => Some(*code),
         _ => None,
     }
 }
