@@ -22,7 +22,7 @@ pub mod record;
 mod spill;
 mod sqlite;
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
 mod writer;
 
 pub use crate::store::changes::{LiveGame, LiveWrite};

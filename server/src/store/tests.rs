@@ -6,15 +6,20 @@ use std::time::Duration;
 
 use super::*;
 
-/// A fresh directory, removed at the end.
-struct Dir(PathBuf);
+/// A fresh directory for one test's database, removed at the end.
+pub(super) struct Dir(pub(super) PathBuf);
 
 impl Dir {
-    fn new(name: &str) -> Dir {
+    pub(super) fn new(name: &str) -> Dir {
         let dir = std::env::temp_dir().join(format!("ttt-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");
         Dir(dir)
+    }
+
+    /// The database file in it.
+    pub(super) fn db(&self) -> PathBuf {
+        self.0.join("ttt.db")
     }
 }
 

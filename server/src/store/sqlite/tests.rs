@@ -11,28 +11,7 @@ use crate::rules::Rules;
 use crate::session::account::Identity;
 use crate::store::backend::{NewAccount, Reader};
 use crate::store::live::Fold;
-
-/// A fresh directory for one test's database, removed at the end.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let dir = std::env::temp_dir().join(format!("ttt-sqlite-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
-        Dir(dir)
-    }
-
-    fn db(&self) -> PathBuf {
-        self.0.join("ttt.db")
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::store::tests::Dir;
 
 fn record(id: &str, rated: bool) -> GameRecord {
     GameRecord {
@@ -131,7 +110,7 @@ fn a_read_does_not_wait_for_the_writers_transaction() {
 
 #[test]
 fn a_record_reads_back_as_it_was_held() {
-    let dir = Dir::new("held");
+    let dir = Dir::new("held-rows");
     let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
     let games = [record("Unrated1", false), record("Rated001", true)];
     db.commit(&Commit::new(&[], &accounts(), &Fold::default())).expect("accounts");
