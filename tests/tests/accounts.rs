@@ -497,3 +497,49 @@ async fn a_game_nobody_played_is_aborted_and_moves_no_rating() {
     }
     server.shutdown().await;
 }
+
+/// A player who leaves a rated game mid-way (a resignation) is rated, hears
+/// `game_over` with the ratings on the opponent's side, and shows the new
+/// rating from then on: in the next game's `game_started` and in a
+/// challenge it sends.
+#[tokio::test]
+async fn a_player_who_leaves_a_rated_game_shows_the_new_rating_afterwards() {
+    let dir = TempDir::new("left-rated");
+    let server = TestServer::start(with_db(&dir)).await;
+    let ann = registered(&server, "ann", false).await;
+    let bob = registered(&server, "bob", false).await;
+    let (mut p, first) = signed_pair(&server, ("ann", &ann), ("bob", &bob), json!({})).await;
+    let x_name = first["players"][0]["name"].as_str().expect("name").to_owned();
+    let o_name = first["players"][1]["name"].as_str().expect("name").to_owned();
+    p.x.play(0, 0).await;
+    p.o.recv_type("moved").await;
+    p.o.play(1, 0).await;
+    p.x.recv_type("moved").await;
+    // X leaves: its seat (and room) are gone before the record's ratings come back.
+    p.x.send(json!({"type": "leave"})).await;
+    let over = p.o.recv_type("game_over").await;
+    assert_eq!((over["reason"].clone(), over["winner"].clone()), (json!("resign"), json!(2)), "{over}");
+    let (x_after, o_after) = (over["ratings"][0]["after"].clone(), over["ratings"][1]["after"].clone());
+    assert!(
+        x_after.as_i64().is_some_and(|r| r < 1500) && o_after.as_i64().is_some_and(|r| r > 1500),
+        "{over}"
+    );
+    // The next game shows both new ratings.
+    p.x.send(json!({"type": "quick_match"})).await;
+    p.x.recv_type("queued").await;
+    p.o.send(json!({"type": "quick_match"})).await;
+    let started = p.x.recv_type("game_started").await;
+    for player in started["players"].as_array().expect("players") {
+        let want = if player["name"] == x_name { &x_after } else { &o_after };
+        assert_eq!(&player["rating"], want, "{started}");
+    }
+    // And a challenge from the one who left shows its new rating (leaving
+    // this game before anyone moved aborts it: unrated).
+    p.x.send(json!({"type": "leave"})).await;
+    let aborted = p.o.recv_type("game_over").await;
+    assert_eq!(aborted["reason"], json!("aborted"), "{aborted}");
+    p.x.send(json!({"type": "challenge", "name": o_name})).await;
+    let offer = p.o.recv_type("challenged").await;
+    assert_eq!(offer["from"]["rating"], x_after, "{offer}");
+    server.shutdown().await;
+}

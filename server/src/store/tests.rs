@@ -128,3 +128,44 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
     drop(store);
     thread.join().expect("everything written");
 }
+
+/// The writer owns the ratings: a game between two accounts is rated as
+/// the writer takes its record, before its commit (a store that cannot
+/// commit still rates), from the stored standings, and the next game of
+/// the same accounts is rated from the first one's result, committed or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
+    use crate::ratings::{Standing, rate};
+    use crate::session::account::Identity;
+    let dir = Dir::new("rated");
+    let (store, thread, _) =
+        Store::open(&Database::Sqlite(dir.db()), None, &dir.0.join("spill")).expect("open");
+    let ann = store.register("ann", false, [1; 32]).await.expect("ann");
+    let bob = store.register("bob", false, [2; 32]).await.expect("bob");
+    let player = |a: &Account| {
+        Arc::new(Identity { name: a.name.clone(), account: Some(a.id), bot: false, ratings: Box::default() })
+    };
+    let game = |id: &str| GameRecord { players: [player(&ann), player(&bob)], ..record(id) };
+    let blocker = rusqlite::Connection::open(dir.db()).expect("open");
+    blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let first = store.record(Box::new(game("Rated001"))).expect("the store writes");
+    let rated =
+        tokio::time::timeout(Duration::from_secs(30), first.rated).await.expect("rated before the commit");
+    let expected = rate([Standing::default(); 2], Some(0));
+    assert_eq!(rated.expect("answered"), Some(expected));
+    let mut committed = first.committed.expect("the store writes");
+    assert!(matches!(committed.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)));
+    // The second game starts from the first's result, not yet committed.
+    let second = store.record(Box::new(game("Rated002"))).expect("the store writes");
+    let rated = tokio::time::timeout(Duration::from_secs(30), second.rated).await.expect("rated");
+    let after = rate([expected[0].after, expected[1].after], Some(0));
+    assert_eq!(rated.expect("answered"), Some(after));
+    blocker.execute_batch("COMMIT").expect("unlock");
+    committed.await.expect("committed");
+    second.committed.expect("the store writes").await.expect("committed");
+    // A sign-in reads the committed standings: both games'.
+    let (account, _) = store.account("ann").await.expect("read").expect("ann");
+    assert_eq!(account.standings, [(Rules::classic(3), after[0].after)]);
+    drop(store);
+    thread.join().expect("everything written");
+}
