@@ -24,9 +24,9 @@ pub enum Error {
     /// A request could not be sent: the connection is gone.
     #[error(transparent)]
     Send(#[from] SendError),
-    /// The connection ended, in the link's words.
-    #[error("{0}")]
-    Closed(String),
+    /// The connection ended for good.
+    #[error(transparent)]
+    Closed(crate::net::Gone),
     /// The server refused what the session is for, in a person's words.
     #[error("{0}")]
     Refused(String),

@@ -81,7 +81,7 @@ pub async fn register(url: &str, name: &str, bot: bool) -> Result<(), RecordsErr
             }
             Event::Msg(_) => {}
             Event::Down { .. } | Event::Resumed => {}
-            Event::Closed(why) => return Err(why.into()),
+            Event::Closed(why) => return Err(RecordsError::Said(why.to_string())),
         }
     }
 }

@@ -28,7 +28,7 @@ pub enum Event {
     Resumed,
     /// The connection is gone for good, with the reason in a person's words
     /// (a [`Gone`] written out).
-    Closed(String),
+    Closed(Gone),
 }
 
 /// Why a connection is gone for good.

@@ -16,7 +16,7 @@ use tictactoe_protocol::{ClientMessage, Limits};
 
 pub use connect::ConnectError;
 use connect::Ws;
-pub use machine::{Event, NOT_CONNECTED, SendError};
+pub use machine::{Event, Gone, NOT_CONNECTED, SendError};
 use machine::{Input, Machine, Seat, Step};
 pub use tls::{CaError, TlsError, tls_config, trust_ca};
 
@@ -120,7 +120,7 @@ impl Link {
                     self.machine.handle(input, Instant::now());
                 }
                 Step::Yield(event) => return event,
-                Step::GiveUp(gone) => return Event::Closed(gone.to_string()),
+                Step::GiveUp(gone) => return Event::Closed(gone),
                 Step::Seat(seat) => {
                     if let Some(seats) = &self.keep {
                         match seat {

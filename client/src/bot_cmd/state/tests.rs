@@ -203,8 +203,8 @@ fn a_connection_gone_or_a_mover_giving_up_ends_the_run() {
         matches!(out.as_slice(), [Do::Say(s)] if s == "ttt bot: the server is restarting; reconnecting…")
     );
     assert!(bot.on_event(Event::Resumed, &limits(0), t0).is_empty());
-    let out = bot.on_event(Event::Closed("gone".into()), &limits(0), t0);
-    assert!(matches!(out.as_slice(), [Do::Fail(Error::Closed(why))] if why == "gone"));
+    let out = bot.on_event(Event::Closed(crate::net::Gone::Dropped), &limits(0), t0);
+    assert!(matches!(out.as_slice(), [Do::Fail(Error::Closed(why))] if *why == crate::net::Gone::Dropped));
     let out = bot.on_gave_up(MoverError::Strategy("stuck".into()));
     let [Do::Quietly(ClientMessage::Resign {}), Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
     assert_eq!(e.to_string(), "the strategy gave up: stuck");

@@ -159,14 +159,14 @@ impl Screen {
     /// The connection is gone for good: after a game, or watching, the
     /// session ends; mid-game it says what became of the game and stays for
     /// `n` or `q`.
-    fn closed(&mut self, why: String) -> Do {
+    fn closed(&mut self, why: crate::net::Gone) -> Do {
         if self.view.over.is_some() && !self.watch {
             return Do::End(Ok(self.view.result_line()));
         }
         if self.watch || self.view.you.is_none() {
             return Do::End(Err(Error::Closed(why)));
         }
-        self.view.seat_lost(&why);
+        self.view.seat_lost(&why.to_string());
         self.lost = true;
         self.view.note = "n: new game (a new connection), q: quit".into();
         Do::Wait

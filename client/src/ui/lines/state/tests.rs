@@ -77,8 +77,10 @@ fn the_connection_going_and_coming_back_is_told() {
     assert_eq!(said(&mut lines, Event::Down { restart: false }), "Connection lost; reconnecting…");
     assert_eq!(said(&mut lines, Event::Down { restart: true }), "Server restarting, reconnecting…");
     assert_eq!(said(&mut lines, Event::Resumed), "Reconnected; the game goes on.");
-    let out = lines.on_link(Event::Closed("gone".into()), &limits(), URL);
-    assert!(matches!(out.as_slice(), [Out::End(Err(Error::Closed(why)))] if why == "gone"));
+    let out = lines.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
+    assert!(
+        matches!(out.as_slice(), [Out::End(Err(Error::Closed(why)))] if *why == crate::net::Gone::Dropped)
+    );
 }
 
 #[test]
@@ -103,7 +105,7 @@ fn after_a_game_y_rematches_n_queues_and_anything_else_quits() {
             _ => assert!(matches!(out.as_slice(), [Out::Leave, Out::End(Ok(()))])),
         }
         // The game is over: the connection closing now is no failure.
-        let out = lines.on_link(Event::Closed("gone".into()), &limits(), URL);
+        let out = lines.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
         assert!(matches!(out.as_slice(), [Out::End(Ok(()))]));
     }
 }

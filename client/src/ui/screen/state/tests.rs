@@ -105,7 +105,7 @@ fn ctrl_r_resigns_and_stays_after_asking() {
 #[test]
 fn a_connection_lost_mid_game_stays_for_a_new_game_or_quit() {
     let mut s = playing();
-    assert!(matches!(s.on_link(Event::Closed("gone".into()), &limits(), URL), Do::Wait));
+    assert!(matches!(s.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL), Do::Wait));
     assert!(s.lost);
     assert_eq!(s.view.note, "n: new game (a new connection), q: quit");
     assert!(matches!(s.connection(None, false), Connection::Lost));
@@ -122,10 +122,13 @@ fn a_connection_lost_mid_game_stays_for_a_new_game_or_quit() {
 fn a_connection_closed_after_the_game_or_while_watching_ends_the_session() {
     let mut s = playing();
     s.view.over = Some((Some(Player::X), EndReason::Line, None));
-    assert!(matches!(s.on_link(Event::Closed("gone".into()), &limits(), URL), Do::End(Ok(Some(_)))));
+    assert!(matches!(
+        s.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL),
+        Do::End(Ok(Some(_)))
+    ));
     let mut w = Screen::new(&Start::Watch("R".into()), false);
-    let end = w.on_link(Event::Closed("gone".into()), &limits(), URL);
-    assert!(matches!(end, Do::End(Err(Error::Closed(why))) if why == "gone"));
+    let end = w.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
+    assert!(matches!(end, Do::End(Err(Error::Closed(crate::net::Gone::Dropped)))));
 }
 
 #[test]
