@@ -253,7 +253,7 @@ impl<C> LobbyCmd<C> {
 }
 
 /// One item of a connection's outbound queue: a frame to write, or a signal
-/// that changes where the connection is (see `connection::membership`).
+/// that changes where the connection is (see `session::membership`).
 #[derive(Debug)]
 pub enum Outbound {
     /// A serialized server message; shared by all its recipients.

@@ -135,7 +135,7 @@ impl Room {
             moves = self.game.moves().len(),
             "game over"
         );
-        // The record first: what follows waits for its commit (see `room_task`).
+        // The record first: what follows waits for its commit (see `room::task`).
         let game_id = self.record(winner, reason, line, now);
         // The signals next: a client that reads `game_over` and at once asks
         // for something new finds its connection already free to go.

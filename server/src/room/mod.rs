@@ -5,7 +5,7 @@
 //! are [`Output`]s for the task around it ([`Room::drain`]) and the next
 //! moment the room must be woken ([`Room::next_deadline`]), in the shape of
 //! quinn-proto's `poll_transmit` / `poll_timeout`. The room knows nothing of
-//! tokio, sockets, queues or serialization: its task (`room_task`) encodes
+//! tokio, sockets, queues or serialization: its task (`task`) encodes
 //! the messages and delivers them.
 
 mod clock;

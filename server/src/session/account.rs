@@ -24,8 +24,7 @@ pub struct Identity {
     pub bot: bool,
     /// An account's ratings as shown, per pool it has played, as of when
     /// it signed in or its last rated game here: what rooms and challenges
-    /// show of it. The store computes ratings; nothing reads them from a
-    /// shared book.
+    /// show of it (the store's writer computes them).
     pub ratings: Box<[(Rules, i64)]>,
 }
 
