@@ -46,6 +46,15 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# The flags of the default target that binary $1 knows (older builds lack some).
+flags_of() {
+  local help
+  help=$("$1" --help 2>/dev/null || true)
+  grep -q -- --spill-dir <<<"$help" && printf -- '--spill-dir %s ' "$work"
+  grep -q -- --max-connections-per-ip <<<"$help" && printf -- '--max-connections-per-ip 100000 '
+  true
+}
+
 # The command line of target $1 (the relay is "relay").
 command_of() {
   local common="--bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 20000"
@@ -54,8 +63,8 @@ command_of() {
     # The load comes from one address: lift the per-address cap (older builds have none).
     default) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
     none) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
-    # Another build: the same defaults and cap (PER_IP_FLAG="" for builds from before the cap).
-    *=*) echo "${1#*=} $common --spill-dir $work ${PER_IP_FLAG---max-connections-per-ip 100000} --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
+    # Another build: the same spill dir and per-address cap, if it has them.
+    *=*) echo "${1#*=} $common $(flags_of "${1#*=}") --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;
   esac
 }

@@ -319,12 +319,6 @@ pub trait Peer: Clone + std::fmt::Debug {
     }
 }
 
-impl Peer for ConnId {
-    fn id(&self) -> ConnId {
-        *self
-    }
-}
-
 impl Peer for ConnHandle {
     fn id(&self) -> ConnId {
         self.id

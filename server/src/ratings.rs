@@ -103,20 +103,6 @@ impl RatingBook {
     pub fn put(&mut self, account: AccountId, rules: Rules, standing: Standing) {
         self.standings.insert((account, rules), standing);
     }
-
-    /// An account's stored standings with the book's newer ones over them.
-    pub fn newest(&self, account: AccountId, stored: &mut Vec<(Rules, Standing)>) {
-        for (rules, standing) in stored.iter_mut() {
-            if let Some(newer) = self.get(account, *rules) {
-                *standing = newer;
-            }
-        }
-        for (&(a, rules), &standing) in &self.standings {
-            if a == account && !stored.iter().any(|(r, _)| *r == rules) {
-                stored.push((rules, standing));
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -141,7 +127,7 @@ mod tests {
     }
 
     #[test]
-    fn a_win_moves_both_ratings_and_the_book_keeps_the_newest() {
+    fn a_win_moves_both_ratings_and_the_book_keeps_them() {
         let rules = Rules { size: 15, win: 5 };
         let [a, b] = rate([Standing::default(); 2], Some(0));
         assert_eq!(a.before.shown(), 1500);
@@ -151,12 +137,10 @@ mod tests {
         assert_eq!(draw.after.games, 2);
         let mut book = RatingBook::default();
         book.put(1, rules, a.after);
-        let mut stored = vec![(rules, Standing::default()), (Rules::classic(3), Standing::default())];
-        book.newest(1, &mut stored);
-        assert_eq!(stored, [(rules, a.after), (Rules::classic(3), Standing::default())]);
-        let mut none = Vec::new();
-        book.newest(1, &mut none);
-        assert_eq!(none, [(rules, a.after)], "a pool rated here and not yet stored");
+        assert_eq!(
+            (book.get(1, rules), book.get(1, Rules::classic(3)), book.get(2, rules)),
+            (Some(a.after), None, None)
+        );
     }
 
     #[test]

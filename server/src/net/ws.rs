@@ -162,10 +162,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         if actions.len() == 1 {
             if let Action::InRoom(_) = &actions[0] {
                 let Some(Action::InRoom(cmd)) = actions.pop() else { return None };
-                return match self.session.room().map(|link| link.try_send(cmd)) {
+                return match self.to_room_now(cmd) {
                     // The usual case, on the path of every move: nothing to wait for.
                     Some(Ok(())) => None,
-                    refused => Box::pin(self.in_room_slow(refused)).await,
+                    refused => Box::pin(self.in_room_refused(refused)).await,
                 };
             }
         }
@@ -197,11 +197,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 None
             }
             Action::InRoom(cmd) => {
-                let refused = self.session.room().map(|link| link.try_send(cmd));
-                match refused {
-                    Some(Ok(())) => None,
-                    refused => self.in_room_slow(refused).await,
-                }
+                let sent = self.to_room_now(cmd);
+                self.in_room_refused(sent).await
             }
             Action::Room(link, cmd) => {
                 if let Err(refused) = link.try_send(cmd) {
@@ -231,9 +228,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    /// An in-game request the room's inbox did not take at once: wait for
-    /// room in a full inbox; a closed room refuses it.
-    async fn in_room_slow(&mut self, refused: Option<Result<(), TrySendError<RoomCmd>>>) -> Option<End> {
+    /// Hands an in-game request to the room the session is in, without
+    /// waiting: `None` when it is in none.
+    fn to_room_now(&self, cmd: RoomCmd) -> Option<Result<(), TrySendError<RoomCmd>>> {
+        self.session.room().map(|link| link.try_send(cmd))
+    }
+
+    /// What became of an in-game request [`Connection::to_room_now`] handed
+    /// over: taken, or in a full inbox to wait for, or refused by a closed room.
+    async fn in_room_refused(&mut self, refused: Option<Result<(), TrySendError<RoomCmd>>>) -> Option<End> {
         let id = match refused {
             None | Some(Ok(())) => return None,
             Some(Err(refused)) => {

@@ -179,11 +179,6 @@ impl Session {
         }
     }
 
-    /// The connection's id.
-    pub fn id(&self) -> ConnId {
-        self.id
-    }
-
     /// The peer's address: registrations are limited per address.
     pub fn ip(&self) -> IpAddr {
         self.ip

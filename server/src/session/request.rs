@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
-use super::account::{self, AccountId, Identity, TokenHash, name_key};
+use super::account::{self, Identity, TokenHash, name_key};
 use super::{Action, Actions, Session, World, one, refuse};
 use crate::cluster::ConnId;
 use crate::cmd::{LobbyCmd, Request as RoomRequest, RoomCmd};
@@ -281,7 +281,8 @@ impl Session {
     }
 
     /// The account a signed-in connection is.
-    pub fn account(&self) -> Option<AccountId> {
+    #[cfg(test)]
+    pub fn account(&self) -> Option<account::AccountId> {
         self.who.account
     }
 
