@@ -33,3 +33,15 @@ pub fn game_started(token: &str) -> ServerMessage {
         turn_timeout_ms: 0,
     }
 }
+
+/// `challenged`: ann (a guest) challenges you to a `size`×`size` game, as
+/// challenge `c1`.
+pub fn challenged(size: usize) -> ServerMessage {
+    ServerMessage::Challenged {
+        challenge: Arc::from("c1"),
+        from: PlayerInfo::guest("ann"),
+        size,
+        win: size,
+        expires_ms: 30_000,
+    }
+}

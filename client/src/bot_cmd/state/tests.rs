@@ -55,13 +55,7 @@ fn closed() -> Event {
 }
 
 fn challenged(size: usize) -> Event {
-    Event::Msg(ServerMessage::Challenged {
-        challenge: Arc::from("c1"),
-        from: PlayerInfo::guest("ann"),
-        size,
-        win: size,
-        expires_ms: 30_000,
-    })
+    Event::Msg(crate::fixtures::challenged(size))
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, PlayerInfo};
+use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode};
 
 use super::*;
 use crate::fixtures;
@@ -146,13 +146,7 @@ fn a_refused_start_ends_the_session() {
 #[test]
 fn a_challenge_between_games_is_answered_with_a_or_d() {
     let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
-    let offer = ServerMessage::Challenged {
-        challenge: Arc::from("c1"),
-        from: PlayerInfo::guest("ann"),
-        size: 3,
-        win: 3,
-        expires_ms: 30_000,
-    };
+    let offer = fixtures::challenged(3);
     let _ = lines.on_link(Event::Msg(offer), &limits(), URL);
     assert!(lines.wants_input());
     let out = lines.on_line(Some("d".into()));

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::{ClosedReason, EndReason, Player, PlayerInfo};
+use tictactoe_protocol::{ClosedReason, EndReason, Player};
 
 use super::*;
 use crate::fixtures;
@@ -56,13 +56,7 @@ fn leaving_a_game_in_progress_asks_first() {
 
 #[test]
 fn a_and_d_answer_a_challenge_between_games_only() {
-    let offer = ServerMessage::Challenged {
-        challenge: Arc::from("c1"),
-        from: PlayerInfo::guest("ann"),
-        size: 3,
-        win: 3,
-        expires_ms: 30_000,
-    };
+    let offer = crate::fixtures::challenged(3);
     // Mid-game: `a` is typed (a cell's column), not an answer.
     let mut s = playing();
     s.view.apply(&offer);
