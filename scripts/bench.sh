@@ -72,13 +72,16 @@ label_of() { case "$1" in *=*) echo "${1%%=*}" ;; *) echo "$1" ;; esac; }
 
 # Starts target $1 alone on core 0; sets $addr and $pid.
 start() {
-  local log="$work/$(label_of "$1").log"
-  # shellcheck disable=SC2046
-  $ON_SERVER $(command_of "$1") >"$log" 2>&1 &
+  local log="$work/$(label_of "$1").log" cmd
+  cmd=$(command_of "$1")
+  # A log left by this target's last run must not be read for this one's address.
+  rm -f "$log"
+  # shellcheck disable=SC2086
+  $ON_SERVER $cmd >"$log" 2>&1 &
   pid=$!
   echo "$pid" >"$log.pid"
   for _ in $(seq 200); do
-    addr=$(grep -oE '(addr=|listening on )[0-9.]+:[0-9]+' "$log" | grep -oE '[0-9.]+:[0-9]+' | head -1 || true)
+    addr=$(grep -oE '(addr=|listening on )[0-9.]+:[0-9]+' "$log" 2>/dev/null | grep -oE '[0-9.]+:[0-9]+' | head -1 || true)
     [ -n "$addr" ] && return
     sleep 0.05
   done

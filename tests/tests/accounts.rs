@@ -348,6 +348,10 @@ async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
     // The file may not grow past its size after migration: a full disk.
     let config = Config { database_max_pages: Some(1), spill_dir: dir.path.clone(), ..with_db(&dir) };
     let server = TestServer::start(config).await;
+    // A rated game between two accounts, started before the disk fills.
+    let ann = registered(&server, "ann", false).await;
+    let bob = registered(&server, "bob", false).await;
+    let (mut rated, _) = signed_pair(&server, ("ann", &ann), ("bob", &bob), json!({})).await;
     // A game that stays in progress while the disk fills.
     let mut waiting = tictactoe_tests::private_pair(&server, 3).await;
     let mut p = tictactoe_tests::private_pair(&server, 3).await;
@@ -394,6 +398,11 @@ async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
     assert!(page.contains("ttt_store_up 0"), "{page}");
     let (status, _) = api(server.addr, "/api/leaderboard").await;
     assert_eq!(status, 200, "reads still work");
+    // The rated game ends now: a store that cannot write still rates it.
+    let over = play_out(&mut rated, &X_WINS).await;
+    let [x, o] = [&over["ratings"][0], &over["ratings"][1]];
+    assert_eq!((x["before"].clone(), o["before"].clone()), (json!(1500), json!(1500)), "{over}");
+    assert!(x["after"].as_i64().is_some_and(|r| r > 1500), "{over}");
     // The game in progress cannot be saved, so the shutdown ends it plainly
     // rather than promise a restore.
     let stopping = tokio::spawn(server.stop());
