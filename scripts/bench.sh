@@ -15,6 +15,10 @@
 # TARGETS names what is measured besides the relay, space-separated:
 #   default       ttt-server as it ships (SQLite in a fresh temp dir)
 #   none          ttt-server --database none
+#   postgres      ttt-server --database URL: the URL given as `--database URL`,
+#                 else a Postgres this script starts (scripts/postgres.sh, Debian's
+#                 `postgresql`) pinned to the server's core, emptied before the
+#                 idle measure
 #   LABEL=PATH    another ttt-server binary with its defaults (an A/B of builds)
 # Each prints one figure line; with --update-readme the table goes into
 # README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000),
@@ -29,7 +33,16 @@ ROUNDS=${ROUNDS:-3}
 TARGETS=${TARGETS:-default none}
 SERVER_FLAGS=${SERVER_FLAGS:-}
 UPDATE_README=0
-[ "${1:-}" = "--update-readme" ] && UPDATE_README=1
+PG_URL=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --update-readme) UPDATE_README=1 ;;
+    --database) PG_URL=$2; shift ;;
+    *) echo "usage: $0 [--update-readme] [--database postgres://…]" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ -n "$PG_URL" ] && ! grep -qw postgres <<<"$TARGETS"; then TARGETS="$TARGETS postgres"; fi
 
 cargo build --release -q -p tictactoe-server -p tictactoe-tests --bin ttt-server --bin loadgen
 BIN=target/release
@@ -40,11 +53,20 @@ else
   ON_SERVER=""; ON_LOAD=""
 fi
 work=$(mktemp -d)
+own_pg=""
 cleanup() {
   for p in $(cat "$work"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+  [ -n "$own_pg" ] && scripts/postgres.sh stop "$own_pg" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
+if grep -qw postgres <<<"$TARGETS" && [ -z "$PG_URL" ]; then
+  # Postgres runs as its own user when this runs as root: it must reach the directory.
+  chmod 755 "$work"
+  own_pg="$work/pg"
+  # shellcheck disable=SC2086
+  PG_URL=$($ON_SERVER scripts/postgres.sh start "$own_pg")
+fi
 
 # The flags of the default target that binary $1 knows (older builds lack some).
 flags_of() {
@@ -63,6 +85,7 @@ command_of() {
     # The load comes from one address: lift the per-address cap (older builds have none).
     default) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
     none) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
+    postgres) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database $PG_URL $SERVER_FLAGS" ;;
     # Another build: the same spill dir and per-address cap, if it has them.
     *=*) echo "${1#*=} $common $(flags_of "${1#*=}") --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;
@@ -114,6 +137,11 @@ done
 # server start with a warm page cache that connections then reuse, which
 # hides their cost.
 rm -f "$work"/*.db "$work"/*.db-wal "$work"/*.db-shm
+if [ -n "$own_pg" ]; then
+  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -q -h "$own_pg" -U ttt -d ttt \
+    -c "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null
+fi
 for t in $TARGETS; do
   [ "$t" = none ] && continue
   start "$t"

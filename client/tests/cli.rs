@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tictactoe_server::Config;
 use tictactoe_tests::pki::TestPki;
+use tictactoe_tests::tmux::invite_code;
 use tictactoe_tests::{TestServer, test_config};
 
 const TTT: &str = env!("CARGO_BIN_EXE_ttt");
@@ -492,11 +493,12 @@ async fn opponent_of(
 ) -> (tictactoe_tests::Client, serde_json::Value) {
     let (cols, rows) = (size.0.to_string(), size.1.to_string());
     tmux(&["new-session", "-d", "-s", session, "-x", &cols, "-y", &rows, cmd]);
-    shows(session, "--join ", 10).await;
-    // The invite may wrap (this program's path can be long): read it joined.
-    let screen = tmux(&["capture-pane", "-p", "-J", "-t", session]);
-    let code =
-        screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned();
+    // The invite may wrap (this program's path can be long), and the pane
+    // may be caught mid-draw: read it joined, up to the `--server` after the code.
+    let invite = shows(session, " --server ", 10).await;
+    let code = invite_code(&invite)
+        .or_else(|| invite_code(&tmux(&["capture-pane", "-p", "-J", "-t", session])))
+        .unwrap_or_else(|| panic!("an invite with a code:\n{invite}"));
     let mut them = tictactoe_tests::Client::connect(url).await;
     them.send(serde_json::json!({"type": "join_room", "room": code})).await;
     let started = them.recv_type("game_started").await;
@@ -668,8 +670,9 @@ async fn monochrome_markers_a_paused_clock_and_a_confirmed_resign() {
     them.play(0, 0).await;
     // Without colour the last move is marked `+`, the cursor `[ ]`. (Waiting
     // for "your turn" alone can catch the screen before it drew the move.)
-    let screen = shows(&session, "1 +", 10).await;
-    assert!(screen.contains("your turn"), "our turn after a1:\n{screen}");
+    shows(&session, "1 +", 10).await;
+    let screen = shows(&session, "your turn", 10).await;
+    assert!(screen.contains("1 +"), "a1 marked on our turn:\n{screen}");
     assert!(screen.contains("[.]") || screen.contains("[X]"), "the cursor marked:\n{screen}");
 
     // The opponent drops: the clock stops, as the server's does.

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 use tictactoe_server::Config;
-use tictactoe_tests::tmux::Session;
+use tictactoe_tests::tmux::{Session, invite_code};
 use tictactoe_tests::{Client, TempDir, TestServer, test_config};
 
 const TTT: &str = env!("CARGO_BIN_EXE_ttt");
@@ -20,9 +20,13 @@ fn in_home(home: &TempDir, args: &str) -> String {
     )
 }
 
-/// The room code a `ttt play --create` screen tells the friend to join.
-fn code_on(screen: &str) -> String {
-    screen.split("--join ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a code").to_owned()
+/// The room code a `ttt play --create` session tells the friend to join,
+/// once its invite is whole on screen.
+async fn code_on(session: &Session) -> String {
+    let screen = session.shows(" --server ", 10).await;
+    invite_code(&screen)
+        .or_else(|| invite_code(&session.joined()))
+        .unwrap_or_else(|| panic!("an invite with a code:\n{screen}"))
 }
 
 /// The one line of `screen` holding `needle`.
@@ -45,8 +49,7 @@ async fn two_players_in_one_home_each_take_back_their_own_seat() {
         (80, 24),
         &in_home(&home, &format!("play --server {url} --name ann --create")),
     );
-    ann.shows("--join ", 10).await;
-    let code = code_on(&ann.joined());
+    let code = code_on(&ann).await;
     let bob = Session::start(
         "ttt-home-bob",
         (80, 24),
@@ -139,8 +142,7 @@ async fn a_saved_account_plays_and_challenges_as_itself_by_default() {
     // `ttt play` with no --name, full screen: the account again.
     let play =
         Session::start("ttt-saved", (100, 30), &in_home(&home, &format!("play --server {url} --create")));
-    play.shows("--join ", 10).await;
-    let code = code_on(&play.joined());
+    let code = code_on(&play).await;
     cy.send(json!({"type": "join_room", "room": code})).await;
     let started = cy.recv_type("game_started").await;
     let zoe = started["players"].as_array().expect("players").iter().find(|p| p["name"] == "zoe").cloned();

@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tictactoe_server::cluster::ConnId;
 use tictactoe_server::cmd::Request;
-use tictactoe_server::room::{Output, Room, Rules, Settings};
+use tictactoe_server::room::{Output, Room, Rules, Settings, WallClock};
 use tictactoe_server::session::account::Identity;
 use tictactoe_server::store::changes::LiveWrite;
 
@@ -184,6 +184,7 @@ fuzz_target!(|input: Input| {
         turn_timeout: input.turn_ms.map(|ms| Duration::from_millis(u64::from(ms).max(1))),
         grace: Duration::from_millis(u64::from(input.grace_ms % 3000)),
         records: input.records,
+        wall: WallClock::now(),
     };
     let start = Instant::now();
     let mut now = start;

@@ -34,6 +34,7 @@ fn room_move(c: &mut Criterion) {
         turn_timeout: Some(Duration::from_secs(30)),
         grace: Duration::from_secs(30),
         records: false,
+        wall: tictactoe_server::room::WallClock::now(),
     };
     let n = 100usize;
     c.bench_function("room_handles_a_move", |b| {

@@ -228,6 +228,7 @@ impl Config {
             turn_timeout: self.turn_timeout(),
             grace: Duration::from_millis(self.reconnect_grace_ms),
             records,
+            wall: crate::room::WallClock::now(),
         }
     }
 

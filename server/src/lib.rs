@@ -74,8 +74,10 @@ impl Server {
             }
         };
         metrics::init();
+        let instance: Arc<str> =
+            config.instance.clone().map_or_else(|| record::new_instance_name(&mut rand::rng()), Into::into);
         let (store, store_thread, restored) =
-            store::Store::open(&config.database, config.database_max_pages, &config.spill_dir)
+            store::Store::open(&config.database, config.database_max_pages, &config.spill_dir, &instance)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let records = store.enabled();
         let stop = signal::Shutdown::default();
@@ -101,8 +103,6 @@ impl Server {
             server: format!("ttt-server/{}", env!("CARGO_PKG_VERSION")),
             limits: config.limits(),
         };
-        let instance: Arc<str> =
-            config.instance.clone().map_or_else(|| record::new_game_id(&mut rand::rng()), Into::into);
         let config_registrations = (config.registration_burst, config.registrations_per_minute);
         let admission = admission::Admission::new(
             config.max_connections,
@@ -210,13 +210,17 @@ fn restore(
 }
 
 /// Folds the metrics' histogram samples into their summaries every few
-/// seconds: without it they pile up in memory until the next scrape.
+/// seconds: without it they pile up in memory until the next scrape. The
+/// fold (a sample per durable move) runs off the runtime's thread, so that
+/// no connection waits for it.
 async fn metrics_upkeep(stop: signal::Shutdown) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
     loop {
         tokio::select! {
             _ = stop.started() => return,
-            _ = every.tick() => metrics::upkeep(),
+            _ = every.tick() => {
+                let _ = tokio::task::spawn_blocking(metrics::upkeep).await;
+            }
         }
     }
 }

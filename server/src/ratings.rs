@@ -91,17 +91,34 @@ pub fn rate(before: [Standing; 2], winner: Option<usize>) -> [Rated; 2] {
 #[derive(Debug, Default)]
 pub struct RatingBook {
     standings: FxHashMap<(AccountId, Rules), Standing>,
+    /// Accounts whose every standing the book has: a pool it lacks for
+    /// them is one they have not played (the default standing).
+    whole: rustc_hash::FxHashSet<AccountId>,
 }
 
 impl RatingBook {
-    /// An account's standing in the pool of `rules`, if the book has it.
+    /// An account's standing in the pool of `rules`, if the book knows it.
     pub fn get(&self, account: AccountId, rules: Rules) -> Option<Standing> {
-        self.standings.get(&(account, rules)).copied()
+        match self.standings.get(&(account, rules)) {
+            Some(s) => Some(*s),
+            None => self.whole.contains(&account).then(Standing::default),
+        }
     }
 
     /// Keeps an account's standing in a pool.
     pub fn put(&mut self, account: AccountId, rules: Rules, standing: Standing) {
         self.standings.insert((account, rules), standing);
+    }
+
+    /// Learns an account's standings as the database had them (every
+    /// pool it has played): those the book has already are newer and stay.
+    pub fn learn(&mut self, account: AccountId, standings: &[(Rules, Standing)]) {
+        if !self.whole.insert(account) {
+            return;
+        }
+        for &(rules, standing) in standings {
+            self.standings.entry((account, rules)).or_insert(standing);
+        }
     }
 }
 

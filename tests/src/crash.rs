@@ -176,7 +176,7 @@ pub async fn run(cfg: &CrashConfig) -> Arc<CrashReport> {
 
 async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     let dir = TempDir::new("crash");
-    let db = format!("sqlite:{}", dir.path.join("ttt.db").display());
+    let db = dir.database("ttt.db").to_string();
     let args = |bind: &str| -> Vec<String> {
         [
             "--bind",

@@ -7,6 +7,7 @@ pub mod chaos;
 pub mod crash;
 pub mod load;
 pub mod pki;
+pub mod postgres;
 pub mod process;
 pub mod relay;
 pub mod tmux;
@@ -558,9 +559,24 @@ impl TempDir {
         TempDir { path }
     }
 
-    /// The `--database` setting for a SQLite file called `name` in it.
+    /// The `--database` setting for a SQLite file called `name` in it; when
+    /// the suites run on Postgres (`TTT_TEST_DATABASE=postgres`), a fresh
+    /// database of the test binary's Postgres, the same one each time it is
+    /// asked for with this directory and name (a restart finds its data).
     pub fn database(&self, name: &str) -> tictactoe_server::store::Database {
-        Database::Sqlite(self.path.join(name))
+        if !postgres::chosen() {
+            return Database::Sqlite(self.path.join(name));
+        }
+        static MADE: std::sync::Mutex<Vec<(std::path::PathBuf, String, String)>> =
+            std::sync::Mutex::new(Vec::new());
+        let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, _, url)) = made.iter().find(|(p, n, _)| *p == self.path && n == name) {
+            return Database::Postgres(url.clone());
+        }
+        let label = self.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let url = postgres::shared().database(&label);
+        made.push((self.path.clone(), name.to_owned(), url.clone()));
+        Database::Postgres(url)
     }
 }
 

@@ -256,8 +256,15 @@ async fn play_pair(
         }
         let pick = rng.random_range(0..empty.len().max(1));
         let (row, col) = if empty.is_empty() { (0, 0) } else { empty.swap_remove(pick) };
+        let ends = game.play(row, col).map(|s| s.is_over()).unwrap_or(true);
         let (mover, other) = if x_moves { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
-        let frame = format!(r#"{{"type":"move","row":{row},"col":{col}}}"#);
+        // The relay has no rules: a game's last move says so, for it to
+        // send what the server would (a `game_over` to both).
+        let frame = if cfg.relay && ends {
+            format!(r#"{{"type":"move","row":{row},"col":{col},"last":true}}"#)
+        } else {
+            format!(r#"{{"type":"move","row":{row},"col":{col}}}"#)
+        };
         let started = Instant::now();
         if let Err(e) = mover.send(Message::text(frame)).await.map_err(|_| "closed".to_owned()) {
             *report.errors.entry(e).or_default() += 1;
@@ -280,14 +287,8 @@ async fn play_pair(
         report.latencies_us.push(u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX));
         report.moves += 1;
         x_moves = !x_moves;
-        if cfg.relay {
-            if empty.is_empty() {
-                empty.clone_from(&all_cells);
-            }
-            continue;
-        }
-        if game.play(row, col).map(|s| s.is_over()).unwrap_or(true) {
-            if let Err(e) = finish_game(&mut pair, &mut report, cfg.size, started).await {
+        if ends {
+            if let Err(e) = finish_game(&mut pair, &mut report, &cfg, started).await {
                 *report.errors.entry(e).or_default() += 1;
                 break;
             }
@@ -299,16 +300,24 @@ async fn play_pair(
     report
 }
 
-/// Reads both `game_over`s, judges the record, and starts the rematch (seats swap).
-async fn finish_game(pair: &mut Pair, report: &mut Report, size: usize, last: Instant) -> Result<(), String> {
+/// Reads both `game_over`s, judges the record (the relay's is a canned
+/// frame: parsed alike, not judged), and starts the rematch (seats swap).
+async fn finish_game(
+    pair: &mut Pair,
+    report: &mut Report,
+    cfg: &LoadConfig,
+    last: Instant,
+) -> Result<(), String> {
     let over = read_type(&mut pair.x, "game_over").await?;
     read_type(&mut pair.o, "game_over").await?;
     report.ends_us.push(u32::try_from(last.elapsed().as_micros()).unwrap_or(u32::MAX));
     report.games += 1;
     let moves: Vec<[usize; 2]> = serde_json::from_value(over["moves"].clone()).unwrap_or_default();
-    let consistent = judge(size, size, &moves)
+    let consistent = judge(cfg.size, cfg.size, &moves)
         .is_ok_and(|v| Some(u64::from(v.winner_number())) == over["winner"].as_u64());
-    if consistent {
+    if cfg.relay {
+        // Nothing to judge: the relay's frames are the same whatever was played.
+    } else if consistent {
         report.judged_ok += 1;
     } else {
         report.judged_bad += 1;

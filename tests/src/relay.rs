@@ -1,13 +1,18 @@
 //! The baselines for the load generator: bare tokio-tungstenite servers with
 //! the game server's frame pattern and no game logic. Connections are paired
-//! in arrival order; every text frame from either side is answered with one
-//! `moved`-sized frame to both. Same socket settings as `ttt-server`.
+//! in arrival order and sent the frames the game server would send them:
+//! each `move` is answered with one `moved`-sized frame to both; a move the
+//! load generator marks as a game's last (`"last":true`) adds a
+//! `game_over`-sized frame to both; of the two `rematch` frames that follow,
+//! the first gets the other side a `rematch_offered`, the second gets both a
+//! `game_started` (seats swapped, as the server swaps them). Same socket
+//! settings as `ttt-server`.
 //!
 //! [`Relay::Bare`] is the stack's ceiling: one task per pair, no hand-offs.
 //! [`Relay::Tasks`] has the game server's data flow: a task per connection
 //! and per pair, and the server's bounded queues between them, so that the
-//! cost of that shape is measured apart from the game's own work (the frame
-//! is still a static string: encoding it is the game's work).
+//! cost of that shape is measured apart from the game's own work (the frames
+//! are still static strings: encoding them is the game's work).
 
 use std::future::Future;
 
@@ -22,6 +27,68 @@ use tictactoe_server::net::queue::{self, Recv, TrySendError};
 /// A frame the size of a typical `moved`.
 const MOVED: &str =
     r#"{"type":"moved","room":"K7QM3XPA2B","row":1,"col":2,"player":1,"seq":5,"next":2,"clock_ms":30000}"#;
+/// A 3×3 game's `game_over` as the server sends it with its default database.
+const GAME_OVER: &str = r#"{"type":"game_over","room":"K7QM3XPA2B","winner":1,"reason":"line","line":{"kind":"row","index":0,"cells":[[0,0],[0,1],[0,2]]},"moves":[[0,0],[1,0],[0,1],[1,1],[2,2],[2,0],[0,2]],"game_id":"K7QM3XPA2B-0123456789abcdef","ratings":null}"#;
+/// `rematch_offered`.
+const REMATCH_OFFERED: &str = r#"{"type":"rematch_offered"}"#;
+/// A guests' `game_started` for the player who moves first, and for the other.
+const STARTED: [&str; 2] = [
+    r#"{"type":"game_started","room":"K7QM3XPA2B","size":3,"win":3,"you":1,"mark":"X","players":[{"name":"load-a","account":false,"bot":false,"rating":null},{"name":"load-b","account":false,"bot":false,"rating":null}],"turn":1,"resume_token":"K7QM3XPA2B82a078239b51d775a15a0535fd82a0d4","turn_timeout_ms":30000}"#,
+    r#"{"type":"game_started","room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O","players":[{"name":"load-a","account":false,"bot":false,"rating":null},{"name":"load-b","account":false,"bot":false,"rating":null}],"turn":1,"resume_token":"K7QM3XPA2Bcf71bbe4e2d289b334de27594e6e7676","turn_timeout_ms":30000}"#,
+];
+
+/// What one text frame from a side asks of its pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// A move; `true` if it ends the game.
+    Move(bool),
+    /// A rematch.
+    Rematch,
+}
+
+impl Ask {
+    fn of(text: &str) -> Ask {
+        if text.starts_with(r#"{"type":"rematch""#) {
+            Ask::Rematch
+        } else {
+            Ask::Move(text.ends_with(r#","last":true}"#))
+        }
+    }
+}
+
+/// A pair's part of the game server's flow: which side moves first, and
+/// whether one side asked for a rematch.
+#[derive(Debug, Default)]
+struct PairState {
+    /// Side b moves first (the seats swap at every rematch).
+    b_first: bool,
+    /// One `rematch` of two has come in.
+    rematch_asked: bool,
+}
+
+impl PairState {
+    /// The frames `ask` from side `from_b` gets the sides: `(to a, to b)`, in order.
+    fn answer(&mut self, ask: Ask, from_b: bool) -> (Frames, Frames) {
+        const NONE: Frames = &[];
+        match ask {
+            Ask::Move(false) => (&[MOVED], &[MOVED]),
+            Ask::Move(true) => (&[MOVED, GAME_OVER], &[MOVED, GAME_OVER]),
+            Ask::Rematch if !self.rematch_asked => {
+                self.rematch_asked = true;
+                if from_b { (&[REMATCH_OFFERED], NONE) } else { (NONE, &[REMATCH_OFFERED]) }
+            }
+            Ask::Rematch => {
+                self.rematch_asked = false;
+                self.b_first = !self.b_first;
+                let (first, second): (Frames, Frames) = (&[STARTED[0]], &[STARTED[1]]);
+                if self.b_first { (second, first) } else { (first, second) }
+            }
+        }
+    }
+}
+
+/// Frames for one side, in order.
+type Frames = &'static [&'static str];
 
 /// Which relay to serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,20 +137,27 @@ pub async fn serve_relay(listener: TcpListener, relay: Relay, shutdown: impl Fut
 }
 
 async fn relay_pair(mut a: WebSocketStream<TcpStream>, mut b: WebSocketStream<TcpStream>) {
-    let moved = Utf8Bytes::from_static(MOVED);
+    let mut pair = PairState::default();
     loop {
-        let from_a = tokio::select! {
-            m = a.next() => (true, m),
-            m = b.next() => (false, m),
+        let (from_b, msg) = tokio::select! {
+            m = a.next() => (false, m),
+            m = b.next() => (true, m),
         };
-        match from_a.1 {
-            Some(Ok(Message::Text(_))) => {
-                // One frame in, two out: to the sender and to its partner.
-                let (own, other) = if from_a.0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
-                if own.send(Message::Text(moved.clone())).await.is_err()
-                    || other.send(Message::Text(moved.clone())).await.is_err()
-                {
-                    return;
+        match msg {
+            Some(Ok(Message::Text(text))) => {
+                // The sender's frames first, as the server sends them.
+                let (to_a, to_b) = pair.answer(Ask::of(&text), from_b);
+                let order =
+                    if from_b { [(&mut b, to_b), (&mut a, to_a)] } else { [(&mut a, to_a), (&mut b, to_b)] };
+                for (ws, frames) in order {
+                    for &frame in frames {
+                        if ws.feed(Message::Text(Utf8Bytes::from_static(frame))).await.is_err() {
+                            return;
+                        }
+                    }
+                    if ws.flush().await.is_err() {
+                        return;
+                    }
                 }
             }
             Some(Ok(_)) => {}
@@ -95,16 +169,21 @@ async fn relay_pair(mut a: WebSocketStream<TcpStream>, mut b: WebSocketStream<Tc
 /// Spawns a task per connection and one for the pair, joined by bounded queues.
 fn spawn_pair_tasks(tracker: &TaskTracker, a: WebSocketStream<TcpStream>, b: WebSocketStream<TcpStream>) {
     let outbound = tictactoe_server::Config::default().outbound_queue;
-    let (inbox_tx, mut inbox) = queue::channel::<()>(tictactoe_server::config::ROOM_INBOX);
+    let (inbox_tx, mut inbox) = queue::channel::<(bool, Ask)>(tictactoe_server::config::ROOM_INBOX);
     let (a_tx, a_rx) = queue::channel(outbound);
     let (b_tx, b_rx) = queue::channel(outbound);
-    tracker.spawn(connection(a, inbox_tx.clone(), a_rx));
-    tracker.spawn(connection(b, inbox_tx, b_rx));
+    tracker.spawn(connection(a, false, inbox_tx.clone(), a_rx));
+    tracker.spawn(connection(b, true, inbox_tx, b_rx));
     tracker.spawn(async move {
-        let moved = Utf8Bytes::from_static(MOVED);
-        while let Recv::Item(()) = inbox.recv().await {
-            if a_tx.try_send(moved.clone()).is_err() || b_tx.try_send(moved.clone()).is_err() {
-                return;
+        let mut pair = PairState::default();
+        while let Recv::Item((from_b, ask)) = inbox.recv().await {
+            let (to_a, to_b) = pair.answer(ask, from_b);
+            for (tx, frames) in [(&a_tx, to_a), (&b_tx, to_b)] {
+                for &frame in frames {
+                    if tx.try_send(Utf8Bytes::from_static(frame)).is_err() {
+                        return;
+                    }
+                }
             }
         }
     });
@@ -114,7 +193,8 @@ fn spawn_pair_tasks(tracker: &TaskTracker, a: WebSocketStream<TcpStream>, b: Web
 /// frames queued for it are written in a batch with one flush.
 async fn connection(
     mut ws: WebSocketStream<TcpStream>,
-    pair: queue::Sender<()>,
+    is_b: bool,
+    pair: queue::Sender<(bool, Ask)>,
     mut out: queue::Receiver<Utf8Bytes>,
 ) {
     loop {
@@ -136,9 +216,10 @@ async fn connection(
                 }
             }
             msg = ws.next() => match msg {
-                Some(Ok(Message::Text(_))) => {
-                    if let Err(TrySendError::Full(())) = pair.try_send(()) {
-                        if pair.send(()).await.is_err() {
+                Some(Ok(Message::Text(text))) => {
+                    let ask = (is_b, Ask::of(&text));
+                    if let Err(TrySendError::Full(ask)) = pair.try_send(ask) {
+                        if pair.send(ask).await.is_err() {
                             return;
                         }
                     }

@@ -81,3 +81,12 @@ impl Drop for Session {
         let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).output();
     }
 }
+
+/// The room code in a screen's `… play --join CODE --server …` (a `ttt play
+/// --create` invite), once all of it is drawn: a pane caught mid-draw has none.
+pub fn invite_code(screen: &str) -> Option<String> {
+    let rest = screen.split("--join ").nth(1)?;
+    let mut words = rest.split_whitespace();
+    let code = words.next()?;
+    (words.next() == Some("--server")).then(|| code.to_owned())
+}

@@ -345,8 +345,14 @@ async fn a_database_that_cannot_be_opened_stops_the_server_naming_the_file() {
 #[tokio::test]
 async fn a_full_disk_fails_writes_but_every_game_still_ends_for_its_players() {
     let dir = TempDir::new("full");
-    // The file may not grow past its size after migration: a full disk.
-    let config = Config { database_max_pages: Some(1), spill_dir: dir.path.clone(), ..with_db(&dir) };
+    // The file may not grow past its size after migration: a full disk
+    // (SQLite's; on Postgres, a database that is down is `postgres.rs`'s).
+    let config = Config {
+        database: Database::Sqlite(dir.path.join("ttt.db")),
+        database_max_pages: Some(1),
+        spill_dir: dir.path.clone(),
+        ..test_config()
+    };
     let server = TestServer::start(config).await;
     // A rated game between two accounts, started before the disk fills.
     let ann = registered(&server, "ann", false).await;

@@ -6,6 +6,7 @@
 use serde_json::json;
 use tictactoe_protocol::ErrorCode;
 use tictactoe_server::Config;
+use tictactoe_server::store::Database;
 use tictactoe_tests::{Client, TempDir, TestServer, test_config};
 
 /// Names the security review sent, and others like them: fillers and
@@ -178,7 +179,8 @@ async fn accounts_made_before_look_alike_keys_get_them_and_old_look_alikes_keep_
             .expect("insert");
         }
     }
-    let server = with_db(&dir).await;
+    let server =
+        TestServer::start(Config { database: Database::Sqlite(path.clone()), ..test_config() }).await;
     let mut c = server.client().await;
     // Both still sign in as themselves.
     assert_eq!(c.sign_in("bob", "ttt_bob").await["name"], "bob");

@@ -16,7 +16,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 /// again on the same file, resumes both players and finishes the game.
 async fn a_game_outlives(signal: &str) {
     let dir = TempDir::new(&format!("restart-{signal}"));
-    let db = format!("sqlite:{}", dir.path.join("ttt.db").display());
+    let db = dir.database("ttt.db").to_string();
     let args = ["--database", &db, "--reconnect-grace-ms", "30000", "--turn-timeout-ms", "60000"];
     let server = ServerProcess::start(&args);
     let (mut a, mut b) = (server.client().await, server.client().await);

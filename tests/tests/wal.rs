@@ -18,7 +18,7 @@ async fn the_log_stays_below_64_mib_under_games_and_a_registration_flood() {
     let secs = std::env::var("TTT_WAL_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(25);
     let dir = TempDir::new("wal");
     let config = Config {
-        database: dir.database("ttt.db"),
+        database: tictactoe_server::store::Database::Sqlite(dir.path.join("ttt.db")),
         registrations_per_minute: 0,
         max_messages_per_second: 0,
         ..test_config()

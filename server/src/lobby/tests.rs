@@ -15,7 +15,12 @@ use crate::room::Output as RoomOutput;
 pub(super) const LIFETIME: Duration = Duration::from_secs(30);
 
 pub(super) fn settings() -> Settings {
-    Settings { turn_timeout: None, grace: Duration::from_secs(5), records: false }
+    Settings {
+        turn_timeout: None,
+        grace: Duration::from_secs(5),
+        records: false,
+        wall: crate::room::WallClock::now(),
+    }
 }
 
 /// The `n`th connection of this instance.

@@ -22,6 +22,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 use crate::rules::Rules;
 use crate::session::shared::Shared;
+use crate::store::record::is_game_id;
 use crate::store::{Query, StoreError};
 use crate::text::MAX_NAME_CHARS;
 
@@ -204,12 +205,6 @@ const NO_GAME: &str = "no game has that id";
 /// The 404 of a name no account has.
 const NO_ACCOUNT: &str = "no account has that name";
 
-/// Whether `id` is shaped like a game id: 8 characters of `[0-9A-Za-z]`
-/// (see `record::new_game_id`).
-fn is_game_id(id: &str) -> bool {
-    id.len() == 8 && id.bytes().all(|b| b.is_ascii_alphanumeric())
-}
-
 /// A query parameter that must be an integer: `None` when absent. Digits
 /// beyond 64 bits are still an integer, one out of every range (saturated),
 /// as on the WebSocket side; anything else is a 400's text.
@@ -242,7 +237,7 @@ fn player_games(name: &str, params: &[(String, String)]) -> Result<Query, String
     let limit = limit(params)?;
     let before = match param(params, "before") {
         Some(b) if !is_game_id(b) => {
-            return Err("before must be a game id: 8 letters and digits, as game_over.game_id gives".into());
+            return Err("before must be a game id: 15 (or, from older servers, 8) letters and digits, as game_over.game_id gives".into());
         }
         b => b.map(str::to_owned),
     };

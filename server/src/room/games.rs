@@ -89,7 +89,7 @@ impl Room {
             self.out.send(conn, state);
         }
         if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
-            let id = new_game_id(&mut self.rng);
+            let id = new_game_id(&mut self.rng, self.settings.wall.unix_ms(now));
             self.game_id = Some(id.clone());
             let game = LiveGame {
                 id,
@@ -173,7 +173,7 @@ impl Room {
         let players = [x.who.clone(), o.who.clone()];
         let id = match self.game_id.take() {
             Some(id) => id,
-            None => new_game_id(&mut self.rng),
+            None => new_game_id(&mut self.rng, self.settings.wall.unix_ms(now)),
         };
         let record = GameRecord {
             id: id.clone(),

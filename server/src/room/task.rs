@@ -204,14 +204,19 @@ impl Held {
 
     /// Completes when the oldest wait is over: the game is rated and its
     /// commit is done (or failed, or the store stopped), or the store is stuck.
+    /// Cancel-safe (the room's loop drops it whenever a request comes in): an
+    /// answer is let go only once it has come.
     async fn committed(&mut self) {
         let Some(w) = self.waits.front_mut() else { return std::future::pending().await };
         let answers = async {
-            if let Some(rated) = w.rated.take() {
-                w.ratings = rated.await.ok().flatten();
+            if let Some(rated) = w.rated.as_mut() {
+                let ratings = rated.await;
+                w.rated = None;
+                w.ratings = ratings.ok().flatten();
             }
-            if let Some(committed) = w.committed.take() {
+            if let Some(committed) = w.committed.as_mut() {
                 let _ = committed.await;
+                w.committed = None;
             }
         };
         let _ = tokio::time::timeout_at(w.deadline, answers).await;
@@ -351,7 +356,7 @@ fn deliver(
                     record.started_at_ms = unix_ms(end - lasted);
                     let players = [0, 1].map(|i| (record.players[i].account, players[i]));
                     let (rated, committed) = match store.record(record) {
-                        Some(Recorded { rated, committed }) => (Some(rated), committed),
+                        Some(Recorded { rated, committed }) => (rated, committed),
                         // Nothing to wait for; still a wait of its own when
                         // an earlier one is pending, so that what follows
                         // keeps its place (and this game's `game_over` no
@@ -382,5 +387,38 @@ fn count_games(room: &Room, counted: &mut Counts, stats: &Stats) {
     if now != *counted {
         stats.add(&now, counted);
         *counted = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ratings::{Standing, rate};
+
+    /// The room's loop polls the oldest wait and drops it whenever a request
+    /// comes in first: the store's answers must still be waited for, not
+    /// lost with the dropped future (a lost commit answer would let
+    /// `game_over` out before its record is committed).
+    #[tokio::test]
+    async fn a_wait_polled_and_dropped_still_waits_for_both_answers() {
+        let (rated_tx, rated) = oneshot::channel();
+        let (committed_tx, committed) = oneshot::channel();
+        let mut held = Held::default();
+        held.waits.push_back(Wait {
+            rated: Some(rated),
+            committed: Some(committed),
+            deadline: Instant::now() + Duration::from_secs(600),
+            ratings: None,
+            players: [(None, None); 2],
+            items: Vec::new(),
+        });
+        assert!(futures::poll!(Box::pin(held.committed())).is_pending());
+        let ratings = rate([Standing::default(); 2], Some(0));
+        rated_tx.send(Some(ratings)).expect("rated");
+        assert!(futures::poll!(Box::pin(held.committed())).is_pending(), "the commit is not over");
+        assert!(futures::poll!(Box::pin(held.committed())).is_pending(), "nor after another drop");
+        committed_tx.send(()).expect("committed");
+        held.committed().await;
+        assert_eq!(held.waits[0].ratings, Some(ratings));
     }
 }

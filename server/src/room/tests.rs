@@ -40,7 +40,7 @@ pub(super) enum Got {
 }
 
 pub(super) fn settings() -> Settings {
-    Settings { turn_timeout: Some(TURN), grace: GRACE, records: false }
+    Settings { turn_timeout: Some(TURN), grace: GRACE, records: false, wall: crate::room::WallClock::now() }
 }
 
 /// The room's output, with every broadcast expanded to its recipients.
@@ -424,7 +424,12 @@ fn rematch_swaps_seats_and_renews_tokens() {
 #[test]
 fn disconnect_without_grace_loses_at_once() {
     let t0 = Instant::now();
-    let quick = Settings { turn_timeout: None, grace: Duration::ZERO, records: false };
+    let quick = Settings {
+        turn_timeout: None,
+        grace: Duration::ZERO,
+        records: false,
+        wall: crate::room::WallClock::now(),
+    };
     let mut room = Room::paired(
         "ROOM".into(),
         Rules::classic(3),

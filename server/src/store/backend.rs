@@ -47,6 +47,23 @@ impl<'a> Commit<'a> {
     pub fn live(&self) -> Vec<RoomChange<'a>> {
         self.live.changes()
     }
+
+    /// How many things it writes (records, accounts, rooms' changes): a
+    /// backlog written after an outage is a big commit, given longer.
+    pub fn size(&self) -> usize {
+        self.records.len() + self.accounts.len() + self.live.held()
+    }
+}
+
+/// What a commit did besides writing its batch.
+#[derive(Debug, Default)]
+pub struct Committed {
+    /// Each new account's row, or [`StoreError::NameTaken`], in order.
+    pub accounts: Vec<Result<Account, StoreError>>,
+    /// Standings the commit rated again from the database's own, because
+    /// another writer had moved them since this one read them: the
+    /// writer's book takes these.
+    pub standings: Vec<(AccountId, Rules, Standing)>,
 }
 
 /// The write side of a database, owned by the store's writer thread.
@@ -54,10 +71,9 @@ pub trait Backend: Send + 'static {
     /// What answers the API's reads, each on a connection of its own.
     type Reader: Reader;
 
-    /// Writes `batch` in one transaction, durable when it returns `Ok`:
-    /// each new account's row, or [`StoreError::NameTaken`], in order.
+    /// Writes `batch` in one transaction, durable when it returns `Ok`.
     /// On `Err` nothing of it was kept.
-    fn commit(&mut self, batch: &Commit<'_>) -> Result<Vec<Result<Account, StoreError>>, BackendError>;
+    fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError>;
 
     /// Checks that the database still takes a write (an idle server's
     /// `/healthz` must tell the truth too).
@@ -67,12 +83,14 @@ pub trait Backend: Send + 'static {
     /// (what the writer rates a game from, for an account it has not seen).
     fn standing(&mut self, account: AccountId, rules: Rules) -> Result<Option<Standing>, BackendError>;
 
-    /// Puts spilled records back, and drops the saved rows of games in
-    /// progress they ended. Returns how many records were new.
+    /// Puts spilled records back; games in progress they ended are not
+    /// restored ([`Backend::load`] drops a saved game that has a record).
+    /// Returns how many records were new.
     fn import(&mut self, games: &[GameRecord]) -> Result<usize, BackendError>;
 
-    /// The games in progress when the server last stopped, and their
-    /// players' standings; rows that cannot be read back are set aside.
+    /// The games in progress when the server last stopped (not those that
+    /// have a record: they ended), and their players' standings; rows that
+    /// cannot be read back are set aside.
     fn load(&mut self) -> Result<Restored, BackendError>;
 
     /// A reader of its own, which never waits for this writer's transactions.

@@ -57,3 +57,32 @@ pub enum LiveWrite {
         left: Option<Duration>,
     },
 }
+
+/// Moves as the stores keep them: each as two little-endian u16, row then col.
+pub(crate) fn encode_cells(moves: &[[u16; 2]]) -> Vec<u8> {
+    moves.iter().flat_map(|[r, c]| [r.to_le_bytes(), c.to_le_bytes()]).flatten().collect()
+}
+
+/// Moves read back from [`encode_cells`]'s bytes (a trailing part move is left out).
+pub(crate) fn decode_cells(bytes: &[u8]) -> impl Iterator<Item = [u16; 2]> + '_ {
+    bytes.chunks_exact(4).map(|b| [u16::from_le_bytes([b[0], b[1]]), u16::from_le_bytes([b[2], b[3]])])
+}
+
+/// The rules of a saved game's `size` and `win`, or why they are no board.
+pub(crate) fn saved_rules(size: i64, win: i64) -> Result<Rules, String> {
+    let (Ok(size), Ok(win)) = (usize::try_from(size), usize::try_from(win)) else {
+        return Err(format!("size {size} or win {win} is not a board"));
+    };
+    tictactoe_protocol::Game::with_win(size, win)
+        .map_err(|_| format!("size {size} and win {win} are not a board"))?;
+    Ok(Rules { size, win })
+}
+
+impl LiveGame {
+    /// Why a saved game cannot be played on, if it cannot: a move off its board.
+    pub(crate) fn unplayable(&self) -> Option<&'static str> {
+        let size = self.rules.size;
+        let off = self.moves.iter().any(|&[row, col]| usize::from(row) >= size || usize::from(col) >= size);
+        off.then_some("a saved move is off the board")
+    }
+}

@@ -17,6 +17,7 @@ pub mod changes;
 mod health;
 mod held;
 mod live;
+mod postgres;
 mod reads;
 pub mod record;
 mod spill;
@@ -42,17 +43,21 @@ use crate::rules::Rules;
 use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::held::Held;
+use crate::store::postgres::PgBackend;
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;
 use crate::store::sqlite::SqliteBackend;
 
-/// Where the server keeps its records: `--database sqlite:PATH` or `none`.
+/// Where the server keeps its records: `--database sqlite:PATH`,
+/// `postgres://…` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Database {
     /// Nothing is kept: no accounts, no records, no ratings.
     None,
     /// A SQLite file (created if missing).
     Sqlite(PathBuf),
+    /// A Postgres database, by its URL (`postgres://` or `postgresql://`).
+    Postgres(String),
 }
 
 impl FromStr for Database {
@@ -61,8 +66,14 @@ impl FromStr for Database {
     fn from_str(s: &str) -> Result<Database, String> {
         match s.strip_prefix("sqlite:") {
             _ if s == "none" => Ok(Database::None),
+            _ if s.starts_with("postgres://") || s.starts_with("postgresql://") => {
+                postgres::config(s)?;
+                Ok(Database::Postgres(s.to_owned()))
+            }
             Some(path) if !path.is_empty() => Ok(Database::Sqlite(PathBuf::from(path))),
-            _ => Err(format!("{s:?} is not a database: use sqlite:PATH (e.g. sqlite:ttt.db) or none")),
+            _ => Err(format!(
+                "{s:?} is not a database: use sqlite:PATH (e.g. sqlite:ttt.db), postgres://USER@HOST/DB or none"
+            )),
         }
     }
 }
@@ -72,6 +83,7 @@ impl std::fmt::Display for Database {
         match self {
             Database::None => f.write_str("none"),
             Database::Sqlite(p) => write!(f, "sqlite:{}", p.display()),
+            Database::Postgres(url) => f.write_str(&postgres::redacted(url)),
         }
     }
 }
@@ -156,11 +168,12 @@ pub enum Answer {
 
 /// What a room hears of a finished game it gave the store: the game's
 /// ratings as soon as the writer has rated it (the writer owns the ratings;
-/// `None` for an unrated game), and, while the store writes, when the
-/// commit holding the record is done or has failed.
+/// `None` if it could not read a standing), and, while the store writes,
+/// when the commit holding the record is done or has failed.
 pub struct Recorded {
-    /// The game's ratings.
-    pub rated: oneshot::Receiver<Option<[Rated; 2]>>,
+    /// The game's ratings; `None` for a game that is not rated (a guest
+    /// played, or nobody played: nothing to wait for).
+    pub rated: Option<oneshot::Receiver<Option<[Rated; 2]>>>,
     /// The commit's end; `None` while the store cannot write (nobody waits
     /// for it then).
     pub committed: Option<oneshot::Receiver<()>>,
@@ -169,7 +182,7 @@ pub struct Recorded {
 /// Who the writer answers for a record: with the ratings, then once its
 /// commit is over.
 struct RecordAcks {
-    rated: oneshot::Sender<Option<[Rated; 2]>>,
+    rated: Option<oneshot::Sender<Option<[Rated; 2]>>>,
     committed: Option<oneshot::Sender<()>>,
 }
 
@@ -181,6 +194,9 @@ enum Job {
     Live(LiveWrite),
     /// An account to create, and who waits for it.
     Register(NewAccount, oneshot::Sender<Result<Account, StoreError>>),
+    /// An account's standings as a sign-in read them: the writer rates its
+    /// next game from them without reading the database (which may be down).
+    Known(AccountId, Vec<(Rules, Standing)>),
 }
 
 /// What the store held when it opened: the games in progress when the
@@ -244,12 +260,20 @@ impl StoreThread {
 
 /// Puts the records of spill file `file` into `db`; how many were new.
 pub fn import(db: &Database, file: &Path) -> Result<usize, String> {
-    let Database::Sqlite(path) = db else {
-        return Err("import needs a database (--database sqlite:PATH)".into());
-    };
     let games = spill::read(file)?;
-    let mut db = SqliteBackend::open(path, None).map_err(|e| format!("database {}: {e}", path.display()))?;
-    db.import(&games).map_err(|e| format!("database {}: the import failed: {e}", path.display()))
+    let named = |e: String| format!("database {db}: {e}");
+    let new = match db {
+        Database::None => {
+            return Err("import needs a database (--database sqlite:PATH or postgres://…)".into());
+        }
+        Database::Sqlite(path) => SqliteBackend::open(path, None).map_err(named)?.import(&games),
+        Database::Postgres(url) => std::thread::scope(|s| {
+            s.spawn(|| PgBackend::open(url, "import").map_err(named).map(|mut db| db.import(&games)))
+                .join()
+                .unwrap_or_else(|_| Err(named("the import failed".into())))
+        })?,
+    };
+    new.map_err(|e| named(format!("the import failed: {e}")))
 }
 
 impl Store {
@@ -260,11 +284,13 @@ impl Store {
     /// be written are imported first (and renamed `….imported`), so that
     /// the games they ended are not opened again.
     /// What it returns besides the handle: the games that were in progress
-    /// when the server last stopped, to be opened again.
+    /// when the server last stopped, to be opened again (on Postgres, now
+    /// held by `instance`).
     pub fn open(
         db: &Database,
         max_pages: Option<u64>,
         spill_dir: &Path,
+        instance: &str,
     ) -> Result<(Store, StoreThread, Restored), String> {
         let stats = Arc::new(StoreStats::default());
         let held = Arc::new(Held::default());
@@ -277,6 +303,19 @@ impl Store {
                 let mut backend = SqliteBackend::open(path, max_pages).map_err(named)?;
                 backend.start().map_err(named)?;
                 Store::start(backend, spill_dir, stats, held, named)
+            }
+            Database::Postgres(url) => {
+                let named = |e: String| format!("database {db}: {e}");
+                // The backend's calls block on a runtime of its own, which
+                // cannot be done on a thread that runs the server's.
+                std::thread::scope(|s| {
+                    s.spawn(|| {
+                        let backend = PgBackend::open(url, instance).map_err(named)?;
+                        Store::start(backend, spill_dir, stats, held, named)
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err(named("opening it failed".into())))
+                })
             }
         }
     }
@@ -307,11 +346,12 @@ impl Store {
         let reads =
             reads::start(readers, held.clone()).map_err(|e| named(format!("cannot start a reader: {e}")))?;
         let saved = restored.games.iter().map(|g| g.room.clone()).collect();
+        let standings = restored.standings.clone();
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let shared = writer::Shared { stats: stats.clone(), held: held.clone() };
         let thread = std::thread::Builder::new()
             .name("ttt-store".into())
-            .spawn(move || writer::run(db, rx, shared, saved))
+            .spawn(move || writer::run(db, rx, shared, saved, standings))
             .map_err(|e| named(format!("cannot start its thread: {e}")))?;
         let handle = StoreThread(Some((thread, spill_dir.to_owned())));
         Ok((Store { tx: Some(tx), reads: Some(reads), held, stats }, handle, restored))
@@ -375,7 +415,14 @@ impl Store {
             return None;
         }
         let id = record.id.clone();
-        let (rated_tx, rated) = oneshot::channel();
+        let accounts = [record.players[0].account, record.players[1].account];
+        let (rated_tx, rated) = match crate::ratings::rated_pair(accounts, record.reason) {
+            Some(_) => {
+                let (tx, rx) = oneshot::channel();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
         let (ack, committed) = match self.can_write() {
             true => {
                 let (tx, rx) = oneshot::channel();
@@ -439,7 +486,12 @@ impl Store {
     /// The account called `name` (ignoring case), else one whose name looks
     /// like it (`text::look_alike_key`), with its token's hash, if any.
     pub async fn account(&self, name: &str) -> Result<Option<(Account, TokenHash)>, StoreError> {
-        self.read(|reply| Read::Account(name.to_owned(), reply)).await
+        let found = self.read(|reply| Read::Account(name.to_owned(), reply)).await?;
+        if let Some((account, _)) = &found {
+            // Lost on a full queue, the writer reads the standings itself.
+            let _ = self.try_put(Job::Known(account.id, account.standings.clone()));
+        }
+        Ok(found)
     }
 
     /// Answers an API query, or `None` when there is no such thing.

@@ -34,7 +34,7 @@ async fn a_read_answers_while_the_writer_waits_for_the_database() {
     let dir = Dir::new("reads");
     let file = dir.0.join("ttt.db");
     let (store, thread, _) =
-        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test").expect("open");
     store.register("ann", false, [1; 32]).await.expect("ann");
     // Another connection holds the write lock: the writer's next commit
     // waits for it (up to its busy timeout).
@@ -70,7 +70,8 @@ async fn a_read_answers_while_the_writer_waits_for_the_database() {
 
 #[tokio::test]
 async fn without_a_database_reads_say_so() {
-    let (store, thread, _) = Store::open(&Database::None, None, std::path::Path::new(".")).expect("open");
+    let (store, thread, _) =
+        Store::open(&Database::None, None, std::path::Path::new("."), "test").expect("open");
     assert_eq!(store.query(Query::Player("ann".into())).await, Err(StoreError::Disabled));
     assert_eq!(store.account("ann").await, Err(StoreError::Disabled));
     thread.join().expect("nothing to write");
@@ -102,12 +103,12 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
     let dir = Dir::new("held");
     let file = dir.0.join("ttt.db");
     let (store, thread, _) =
-        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill")).expect("open");
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test").expect("open");
     let blocker = rusqlite::Connection::open(&file).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
     let recorded = store.record(Box::new(record("Waiting1"))).expect("the store writes");
-    // A guests' game: rated at once as unrated, whatever the commit does.
-    assert_eq!(recorded.rated.await.expect("rated"), None);
+    // A guests' game is not rated: nothing to wait for but the commit.
+    assert!(recorded.rated.is_none());
     let mut committed = recorded.committed.expect("the store writes");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let read = store.query(Query::Game("Waiting1".into()));
@@ -139,7 +140,7 @@ async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
     use crate::session::account::Identity;
     let dir = Dir::new("rated");
     let (store, thread, _) =
-        Store::open(&Database::Sqlite(dir.db()), None, &dir.0.join("spill")).expect("open");
+        Store::open(&Database::Sqlite(dir.db()), None, &dir.0.join("spill"), "test").expect("open");
     let ann = store.register("ann", false, [1; 32]).await.expect("ann");
     let bob = store.register("bob", false, [2; 32]).await.expect("bob");
     let player = |a: &Account| {
@@ -149,15 +150,18 @@ async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
     let blocker = rusqlite::Connection::open(dir.db()).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
     let first = store.record(Box::new(game("Rated001"))).expect("the store writes");
-    let rated =
-        tokio::time::timeout(Duration::from_secs(30), first.rated).await.expect("rated before the commit");
+    let rated = tokio::time::timeout(Duration::from_secs(30), first.rated.expect("a rated game"))
+        .await
+        .expect("rated before the commit");
     let expected = rate([Standing::default(); 2], Some(0));
     assert_eq!(rated.expect("answered"), Some(expected));
     let mut committed = first.committed.expect("the store writes");
     assert!(matches!(committed.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)));
     // The second game starts from the first's result, not yet committed.
     let second = store.record(Box::new(game("Rated002"))).expect("the store writes");
-    let rated = tokio::time::timeout(Duration::from_secs(30), second.rated).await.expect("rated");
+    let rated = tokio::time::timeout(Duration::from_secs(30), second.rated.expect("a rated game"))
+        .await
+        .expect("rated");
     let after = rate([expected[0].after, expected[1].after], Some(0));
     assert_eq!(rated.expect("answered"), Some(after));
     blocker.execute_batch("COMMIT").expect("unlock");
@@ -168,4 +172,20 @@ async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
     assert_eq!(account.standings, [(Rules::classic(3), after[0].after)]);
     drop(store);
     thread.join().expect("everything written");
+}
+
+/// Asserts that the `.sql` files in `dir` are `listed`, in order, numbered
+/// from 1 without a gap: a migration is never left out or applied twice.
+pub(crate) fn assert_migrations(dir: &std::path::Path, listed: &[&str]) {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .expect("migrations")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".sql"))
+        .collect();
+    files.sort();
+    assert_eq!(files, listed);
+    for (i, name) in files.iter().enumerate() {
+        assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+    }
 }

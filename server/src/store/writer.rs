@@ -16,6 +16,8 @@ use tokio::sync::oneshot;
 use tictactoe_protocol::Player;
 
 use crate::ratings::{self, RatingBook, Standing};
+use crate::rules::Rules;
+use crate::session::account::AccountId;
 use crate::store::backend::{Backend, Commit, NewAccount};
 use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};
@@ -42,7 +44,7 @@ const SLICE: Duration = Duration::from_millis(5);
 
 /// With nothing to write, how often the writer checks that it still can
 /// (`/healthz` must tell the truth on an idle server too).
-const PROBE: Duration = Duration::from_secs(2);
+const PROBE: Duration = Duration::from_secs(1);
 
 /// At shutdown, how long a store that cannot write is given before what it
 /// holds is spilled to a file.
@@ -106,15 +108,20 @@ pub(super) struct Shared {
 }
 
 /// The writer's thread: takes jobs off the queue until every handle is
-/// gone. `saved` names the rooms whose games are in the database already.
+/// gone. `saved` names the rooms whose games are in the database already;
+/// `standings` are their players' (the restored games are rated from them).
 /// Returns what could not be written at the end.
 pub(super) fn run<B: Backend>(
     mut db: B,
     rx: Receiver<Job>,
     shared: Shared,
     saved: Vec<Arc<str>>,
+    standings: Vec<(AccountId, Rules, Standing)>,
 ) -> Vec<GameRecord> {
     let mut batch = Batch { live: Fold::saved(saved), ..Batch::default() };
+    for (account, rules, standing) in standings {
+        batch.book.put(account, rules, standing);
+    }
     let stats = &*shared.stats;
     // Kept across turns: a fresh one would grow (and copy) every time.
     let mut jobs = Vec::with_capacity(BATCH);
@@ -131,8 +138,9 @@ pub(super) fn run<B: Backend>(
                     Err(RecvTimeoutError::Disconnected) => return stop(&mut db, &mut batch, &shared),
                 }
             }
-            // Far behind: no pause.
-            Some(_) if stats.queued.load(Ordering::Relaxed) >= BATCH => {}
+            // Far behind: no pause (unless writes fail: then the retry waits,
+            // and what queues up waits in the batch, not in a blocked call).
+            Some(_) if stats.queued.load(Ordering::Relaxed) >= BATCH && batch.retry.is_none() => {}
             Some(at) => std::thread::sleep(SLICE.min(at.saturating_duration_since(Instant::now()))),
         }
         let mut gone = false;
@@ -154,7 +162,9 @@ pub(super) fn run<B: Backend>(
                     rate(&mut db, &mut batch.book, &mut record);
                     // The room hears the ratings now, not after the commit:
                     // a store that cannot write still rates.
-                    let _ = rated.send(record.ratings);
+                    if let Some(rated) = rated {
+                        let _ = rated.send(record.ratings);
+                    }
                     // A `game_over` waits for this commit: sooner than moves.
                     batch.hold(match ack {
                         Some(_) => now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now),
@@ -172,6 +182,7 @@ pub(super) fn run<B: Backend>(
                     });
                     batch.live.add(write);
                 }
+                Job::Known(account, standings) => batch.book.learn(account, &standings),
                 Job::Register(account, reply) => {
                     batch.hold(now);
                     batch.accounts.push(account);
@@ -182,7 +193,7 @@ pub(super) fn run<B: Backend>(
         if gone {
             return stop(&mut db, &mut batch, &shared);
         }
-        let behind = stats.queued.load(Ordering::Relaxed) >= BATCH;
+        let behind = stats.queued.load(Ordering::Relaxed) >= BATCH && batch.retry.is_none();
         if behind || batch.next_commit().is_some_and(|at| at <= Instant::now()) {
             write(&mut db, &mut batch, &shared);
         }
@@ -251,8 +262,11 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     stats.idle();
     tracing::debug!(took_us = started.elapsed().as_micros() as u64, ok = result.is_ok(), "commit");
     match result {
-        Ok(accounts) => {
+        Ok(committed) => {
             let done = Instant::now();
+            for (account, rules, standing) in committed.standings {
+                batch.book.put(account, rules, standing);
+            }
             let durable = ::metrics::histogram!("ttt_move_durable_seconds");
             let moves = batch.live.committed(done, |age| durable.record(age.as_secs_f64()));
             stats.moves_saved.fetch_add(moves, Ordering::Relaxed);
@@ -263,7 +277,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
             let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
             stats.write_micros.fetch_add(micros, Ordering::Relaxed);
             batch.accounts.clear();
-            for (reply, account) in batch.replies.drain(..).zip(accounts) {
+            for (reply, account) in batch.replies.drain(..).zip(committed.accounts) {
                 let _ = reply.send(account);
             }
             // Readers find them in the database now.

@@ -2,6 +2,8 @@
 //! writer's connection ([`SqliteBackend`]) with the thread that checkpoints
 //! its log; the readers' connections ([`SqliteReader`]).
 
+mod journal;
+mod legacy;
 mod live;
 mod read;
 mod write;
@@ -17,21 +19,22 @@ use rusqlite::{Connection, params};
 use crate::ratings::Standing;
 use crate::rules::Rules;
 use crate::session::account::AccountId;
-use crate::store::backend::{Backend, BackendError, Commit};
+use crate::store::Restored;
+use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
-use crate::store::{Account, Restored, StoreError};
 use skillratings::glicko2::Glicko2Rating;
 
 /// The schema's versions, in order, each a numbered file in
 /// `server/migrations/`: version N is the first N applied. `PRAGMA
 /// user_version` records the version of a file; one newer than this list
 /// is refused.
-const MIGRATIONS: [(&str, &str); 5] = [
+const MIGRATIONS: [(&str, &str); 6] = [
     ("0001_accounts_games_ratings.sql", include_str!("../../../migrations/0001_accounts_games_ratings.sql")),
     ("0002_live_games.sql", include_str!("../../../migrations/0002_live_games.sql")),
     ("0003_house_level.sql", include_str!("../../../migrations/0003_house_level.sql")),
     ("0004_quarantine_heartbeat.sql", include_str!("../../../migrations/0004_quarantine_heartbeat.sql")),
     ("0005_name_skeleton.sql", include_str!("../../../migrations/0005_name_skeleton.sql")),
+    ("0006_live_log.sql", include_str!("../../../migrations/0006_live_log.sql")),
 ];
 
 impl From<rusqlite::Error> for BackendError {
@@ -45,6 +48,8 @@ impl From<rusqlite::Error> for BackendError {
 pub struct SqliteBackend {
     conn: Connection,
     path: PathBuf,
+    /// The games in progress as the journal holds them.
+    journal: journal::Journal,
     checkpoints: Option<(Sender<()>, std::thread::JoinHandle<()>)>,
 }
 
@@ -53,7 +58,13 @@ impl SqliteBackend {
     /// WAL mode (so readers never wait for it). Its checkpoints start with
     /// [`SqliteBackend::start`].
     pub fn open(path: &Path, max_pages: Option<u64>) -> Result<SqliteBackend, String> {
-        Ok(SqliteBackend { conn: open(path, max_pages)?, path: path.to_owned(), checkpoints: None })
+        let conn = open(path, max_pages)?;
+        Ok(SqliteBackend {
+            conn,
+            path: path.to_owned(),
+            journal: journal::Journal::default(),
+            checkpoints: None,
+        })
     }
 
     /// Starts the checkpoints of the log, on a thread and connection of their own.
@@ -81,8 +92,21 @@ impl Drop for SqliteBackend {
 impl Backend for SqliteBackend {
     type Reader = SqliteReader;
 
-    fn commit(&mut self, batch: &Commit<'_>) -> Result<Vec<Result<Account, StoreError>>, BackendError> {
-        Ok(write::commit(&mut self.conn, batch)?)
+    fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError> {
+        let (accounts, row) = write::commit(&mut self.conn, batch)?;
+        if let Some(row) = row {
+            self.journal.committed(&row);
+        }
+        if self.journal.wants_snapshot() {
+            // The commit is done either way: a snapshot that fails is tried after the next.
+            if let Err(e) = live::snapshot(&mut self.conn, &mut self.journal) {
+                tracing::warn!(
+                    "the journal of games in progress could not be compacted (tried again later): {e}"
+                );
+            }
+        }
+        // One writer per file: its book is the standings' truth.
+        Ok(Committed { accounts, standings: Vec::new() })
     }
 
     fn probe(&mut self) -> Result<(), BackendError> {
@@ -107,7 +131,9 @@ impl Backend for SqliteBackend {
     }
 
     fn load(&mut self) -> Result<Restored, BackendError> {
-        Ok(live::load(&mut self.conn)?)
+        let (restored, journal) = live::load(&mut self.conn)?;
+        self.journal = journal;
+        Ok(restored)
     }
 
     fn reader(&self) -> Result<SqliteReader, BackendError> {

@@ -10,12 +10,11 @@ use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
 use crate::text::look_alike_key;
 
+/// Each registration's answer, in order, and the journal's new row.
+type Written = (Vec<Result<Account, StoreError>>, Option<Vec<u8>>);
+
 /// One transaction: the records, the new accounts, the live changes.
-/// Returns each registration's answer, in order.
-pub(super) fn commit(
-    conn: &mut Connection,
-    batch: &Commit<'_>,
-) -> rusqlite::Result<Vec<Result<Account, StoreError>>> {
+pub(super) fn commit(conn: &mut Connection, batch: &Commit<'_>) -> rusqlite::Result<Written> {
     let tx = conn.transaction()?;
     insert_games(&tx, batch.records)?;
     let accounts = batch
@@ -23,26 +22,19 @@ pub(super) fn commit(
         .iter()
         .map(|a| register(&tx, &a.name, a.bot, &a.token))
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    super::live::write(&tx, &batch.live())?;
+    let row = super::live::write(&tx, &batch.live())?;
     tx.commit()?;
-    Ok(accounts)
+    Ok((accounts, row))
 }
 
-/// Puts spilled records into the database in one transaction, and drops
-/// the saved live rows of those games (they ended). Returns how many records
-/// were new.
+/// Puts spilled records into the database in one transaction (their games
+/// in progress, if saved, are dropped at the next start: they ended).
+/// Returns how many records were new.
 pub(super) fn import(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::Result<usize> {
     let tx = conn.transaction()?;
     let before: i64 = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
     insert_games(&tx, games)?;
     let after: i64 = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
-    for g in games {
-        tx.execute(
-            "DELETE FROM live_moves WHERE room IN (SELECT room FROM live_games WHERE game_id = ?1)",
-            [&*g.id],
-        )?;
-        tx.execute("DELETE FROM live_games WHERE game_id = ?1", [&*g.id])?;
-    }
     tx.commit()?;
     Ok(usize::try_from(after - before).unwrap_or(0))
 }

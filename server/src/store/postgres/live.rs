@@ -1,0 +1,193 @@
+//! Games in progress in Postgres, read back at start: this start takes
+//! over every saved game (alone on its database, it holds them all), drops
+//! those that have a record (they ended) and sets aside what cannot be
+//! read back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use skillratings::glicko2::Glicko2Rating;
+use tokio_postgres::{Error, Row, Transaction};
+
+use crate::ratings::Standing;
+use crate::rules::Rules;
+use crate::session::account::{Identity, TokenHash};
+use crate::store::Restored;
+use crate::store::changes::{LiveGame, decode_cells, saved_rules};
+use crate::store::postgres::Conn;
+use crate::store::record::unix_ms;
+use tictactoe_protocol::HouseLevel;
+
+/// Every saved game, now held by `owner` with `epoch`, and the standings
+/// of the accounts that play in them (their games are rated when they end).
+pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64) -> Result<Restored, Error> {
+    let tx = c.client.transaction().await?;
+    tx.execute("UPDATE live_games SET owner = $1, epoch = $2", &[&owner, &epoch]).await?;
+    let ended = tx.execute("DELETE FROM live_games l USING games g WHERE g.id = l.game_id", &[]).await?;
+    if ended > 0 {
+        tracing::warn!(games = ended, "saved games that have a record were dropped: those games ended");
+    }
+    // Moves whose game is gone (it ended, or its start was never saved).
+    tx.execute(
+        "DELETE FROM live_moves m WHERE NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)",
+        &[],
+    )
+    .await?;
+    let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
+    let mut unused = Vec::new();
+    for r in tx.query("SELECT room, seq, cells FROM live_moves ORDER BY room, seq", &[]).await? {
+        let (room, seq, cells): (String, i32, Vec<u8>) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+        let list = moves.entry(room.clone()).or_default();
+        // Moves after a gap (or a broken chunk) cannot be replayed; kept,
+        // they would be taken for moves of this game's future.
+        if usize::try_from(seq).is_ok_and(|s| s == list.len()) && cells.len() % 4 == 0 {
+            list.extend(decode_cells(&cells));
+        } else {
+            unused.push((room, seq));
+        }
+    }
+    for (room, seq) in &unused {
+        set_aside_moves(&tx, room, *seq).await?;
+    }
+    let mut games = Vec::new();
+    let rows = tx
+        .query(
+            "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level
+             FROM live_games",
+            &[],
+        )
+        .await?;
+    for r in rows {
+        let room: String = r.get(0);
+        match live_game(&r, &mut moves) {
+            Ok(game) => games.push(game),
+            Err(why) => set_aside(&tx, &room, &why).await?,
+        }
+    }
+    let standings = standings(&tx, &games).await?;
+    tx.commit().await?;
+    Ok(Restored { games, standings })
+}
+
+/// The standings of the accounts in `games`, in those games' pools.
+async fn standings(tx: &Transaction<'_>, games: &[LiveGame]) -> Result<Vec<(i64, Rules, Standing)>, Error> {
+    let wanted: FxHashSet<(i64, usize, usize)> = games
+        .iter()
+        .flat_map(|g| g.players.iter().filter_map(move |p| p.account.map(|a| (a, g.rules.size, g.rules.win))))
+        .collect();
+    let accounts: Vec<i64> = wanted.iter().map(|w| w.0).collect();
+    let rows = tx
+        .query(
+            "SELECT account, size, win, rating, rd, volatility, games FROM ratings WHERE account = ANY($1)",
+            &[&accounts],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let (account, size, win): (i64, i32, i32) = (r.get(0), r.get(1), r.get(2));
+            let rules = Rules { size: usize::try_from(size).ok()?, win: usize::try_from(win).ok()? };
+            if !wanted.contains(&(account, rules.size, rules.win)) {
+                return None;
+            }
+            let rating = Glicko2Rating { rating: r.get(3), deviation: r.get(4), volatility: r.get(5) };
+            let games = u32::try_from(r.get::<_, i64>(6)).unwrap_or(u32::MAX);
+            Some((account, rules, Standing { rating, games }))
+        })
+        .collect())
+}
+
+/// Moves the row of `room`'s game, and its moves, into `quarantine`.
+async fn set_aside(tx: &Transaction<'_>, room: &str, why: &str) -> Result<(), Error> {
+    tracing::error!(
+        room,
+        reason = why,
+        "a saved game cannot be read back: set aside in the quarantine table"
+    );
+    let now = unix_ms(std::time::SystemTime::now());
+    tx.execute(
+        "INSERT INTO quarantine (what, key, reason, data, at)
+         SELECT 'live_games', $1, $2, row_to_json(l)::text, $3 FROM live_games l WHERE l.room = $1",
+        &[&room, &why, &now],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO quarantine (what, key, reason, data, at)
+         SELECT 'live_moves', $1, 'its game cannot be read back', row_to_json(m)::text, $2
+         FROM live_moves m WHERE m.room = $1",
+        &[&room, &now],
+    )
+    .await?;
+    tx.execute("DELETE FROM live_moves WHERE room = $1", &[&room]).await?;
+    tx.execute("DELETE FROM live_games WHERE room = $1", &[&room]).await?;
+    Ok(())
+}
+
+/// Moves a chunk of moves that cannot be replayed (after a gap, or broken)
+/// into `quarantine`.
+async fn set_aside_moves(tx: &Transaction<'_>, room: &str, seq: i32) -> Result<(), Error> {
+    tracing::error!(
+        room,
+        seq,
+        "saved moves cannot be replayed (a gap before them): set aside in the quarantine table"
+    );
+    let now = unix_ms(std::time::SystemTime::now());
+    tx.execute(
+        "INSERT INTO quarantine (what, key, reason, data, at)
+         SELECT 'live_moves', $1, 'moves after a gap, or not whole moves', row_to_json(m)::text, $3
+         FROM live_moves m WHERE m.room = $1 AND m.seq = $2",
+        &[&room, &seq, &now],
+    )
+    .await?;
+    tx.execute("DELETE FROM live_moves WHERE room = $1 AND seq = $2", &[&room, &seq]).await?;
+    Ok(())
+}
+
+/// One saved game from its row (and its moves, taken from `moves`), or why
+/// it cannot be played on.
+fn live_game(r: &Row, moves: &mut FxHashMap<String, Vec<[u16; 2]>>) -> Result<LiveGame, String> {
+    let room: String = r.get(0);
+    let identity = |i: usize| -> Arc<Identity> {
+        Arc::new(Identity {
+            name: r.get::<_, String>(i).into(),
+            account: r.get(i + 1),
+            bot: r.get(i + 2),
+            ratings: Box::default(),
+        })
+    };
+    let token = |i: usize| -> Result<TokenHash, String> {
+        TokenHash::try_from(r.get::<_, &[u8]>(i))
+            .map_err(|_| "a resume token's hash is not 32 bytes".to_owned())
+    };
+    let ms = |i: usize| -> Result<Option<Duration>, String> {
+        match r.get::<_, Option<i64>>(i) {
+            None => Ok(None),
+            Some(v) => {
+                u64::try_from(v).map(|v| Some(Duration::from_millis(v))).map_err(|_| format!("{v} ms"))
+            }
+        }
+    };
+    let rules = saved_rules(r.get::<_, i32>(1).into(), r.get::<_, i32>(2).into())?;
+    let house = match r.get::<_, Option<String>>(15) {
+        None => None,
+        Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
+    };
+    let game = LiveGame {
+        id: r.get::<_, String>(14).into(),
+        moves: moves.remove(&room).unwrap_or_default(),
+        room: room.into(),
+        rules,
+        turn_timeout: ms(3)?,
+        players: [identity(4), identity(8)],
+        tokens: [token(7)?, token(11)?],
+        clock_left: ms(12)?,
+        started_at_ms: r.get(13),
+        house,
+    };
+    match game.unplayable() {
+        Some(why) => Err(why.into()),
+        None => Ok(game),
+    }
+}

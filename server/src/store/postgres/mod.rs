@@ -1,0 +1,377 @@
+//! The Postgres backend: the connection string, the links to the database
+//! (one per thread, each with a small runtime of its own: the store's
+//! threads are not the server's), the migrations, and the writer's side
+//! ([`PgBackend`]); the readers' side is [`PgReader`].
+//!
+//! A commit is one round trip: its statements are pipelined, from `BEGIN`
+//! to `COMMIT`, each writing many rows at once (`unnest` of arrays).
+
+mod live;
+mod read;
+mod write;
+
+pub use read::PgReader;
+
+use std::time::Duration;
+
+use rustc_hash::FxHashMap;
+use skillratings::glicko2::Glicko2Rating;
+use tokio_postgres::{Client, Config, NoTls, Statement};
+
+use crate::ratings::Standing;
+use crate::rules::Rules;
+use crate::session::account::AccountId;
+use crate::store::Restored;
+use crate::store::backend::{Backend, BackendError, Commit, Committed};
+use crate::store::record::{GameRecord, unix_ms};
+
+/// The schema's versions, in order, each a numbered file in
+/// `server/migrations/postgres/`: version N is the first N applied. The
+/// table `ttt_schema` records the version of a database; a newer one than
+/// this list is refused.
+const MIGRATIONS: [(&str, &str); 1] =
+    [("0001_schema.sql", include_str!("../../../migrations/postgres/0001_schema.sql"))];
+
+/// Longest a connection attempt waits.
+const CONNECT: Duration = Duration::from_secs(2);
+
+/// Longest a commit, a read or a check waits for its answer: a database
+/// that stopped answering is given up on (the link is dropped and made
+/// again at the next call). The writer is blocked meanwhile while moves
+/// keep coming: 3 s of a busy server's moves fit in its queue, so a hung
+/// Postgres makes writes fail (and wait in memory) rather than the queue
+/// overflow.
+const ANSWER: Duration = Duration::from_secs(3);
+
+/// Longest the start's work waits (migrations, reading the games in
+/// progress, importing a spill file): it can be long on a big database.
+const START: Duration = Duration::from_secs(120);
+
+/// Advisory lock key held while migrating: two servers starting at once on
+/// one database migrate it one after the other.
+const MIGRATION_LOCK: i64 = 0x0074_7474_5f6d_6967;
+
+impl From<tokio_postgres::Error> for BackendError {
+    fn from(e: tokio_postgres::Error) -> BackendError {
+        // The server's own words (a constraint, a refused epoch) say more than the driver's.
+        match e.as_db_error() {
+            Some(db) => BackendError(format!("{}: {}", db.code().code(), db.message())),
+            None => BackendError(e.to_string()),
+        }
+    }
+}
+
+/// Reads a `--database` value that starts with `postgres://` or
+/// `postgresql://`: libpq's URL form, with the host a Unix socket's
+/// directory as `?host=/dir`. Without a host, the Unix socket in
+/// `/var/run/postgresql` (as libpq on Debian); without a user, `postgres`.
+pub fn config(url: &str) -> Result<Config, String> {
+    let mut config: Config =
+        url.parse().map_err(|e| format!("{:?} is not a Postgres URL: {e}", redacted(url)))?;
+    if config.get_hosts().is_empty() {
+        config.host_path("/var/run/postgresql");
+    }
+    if config.get_user().is_none() {
+        config.user("postgres");
+    }
+    if matches!(config.get_ssl_mode(), tokio_postgres::config::SslMode::Require) {
+        return Err(format!(
+            "{:?} asks for TLS (sslmode=require), which this server does not speak to Postgres: \
+             use a Unix socket, a private network or a TLS tunnel",
+            redacted(url)
+        ));
+    }
+    config.connect_timeout(CONNECT);
+    config.application_name("ttt-server");
+    Ok(config)
+}
+
+/// `url` with its password, if any, replaced by `***`: what logs and
+/// error messages show of it. The password may be in the user part (up to
+/// the last `@`) or a `password=` parameter.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let shown = match rest.rsplit_once('@') {
+        Some((userinfo, after)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{after}")
+        }
+        _ => url.to_owned(),
+    };
+    match shown.split_once('?') {
+        Some((head, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|p| match p.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => p.to_owned(),
+                })
+                .collect();
+            format!("{head}?{}", params.join("&"))
+        }
+        None => shown,
+    }
+}
+
+/// A connection and the statements prepared on it.
+pub(super) struct Conn {
+    client: Client,
+    statements: FxHashMap<&'static str, Statement>,
+}
+
+impl Conn {
+    /// The statement of `sql`, prepared once per connection.
+    async fn statement(&mut self, sql: &'static str) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).await?;
+        self.statements.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+/// One thread's way to the database: a runtime of its own, and a
+/// connection made when first needed and made again after it is lost.
+pub(super) struct Link {
+    rt: tokio::runtime::Runtime,
+    config: Config,
+    /// Run on each new connection (the writer's epoch).
+    setup: Option<String>,
+    conn: Option<Conn>,
+}
+
+impl Link {
+    fn new(config: Config, setup: Option<String>) -> Result<Link, BackendError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BackendError(format!("cannot start a runtime for the database: {e}")))?;
+        Ok(Link { rt, config, setup, conn: None })
+    }
+
+    /// Like [`Link::call`], trying once more on a new connection when the
+    /// one it had turned out closed (Postgres restarted meanwhile): for
+    /// what may run twice.
+    fn call_again<T>(
+        &mut self,
+        f: impl AsyncFn(&mut Conn) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        let had = self.conn.is_some();
+        match self.call(&f) {
+            Err(_) if had && self.conn.is_none() => self.call(&f),
+            done => done,
+        }
+    }
+
+    /// Runs `f` on the connection (made first if there is none), waiting
+    /// at most [`ANSWER`]. A connection that failed or did not answer is
+    /// dropped: the next call makes a new one.
+    fn call<T>(
+        &mut self,
+        f: impl AsyncFnOnce(&mut Conn) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        self.call_within(ANSWER, f)
+    }
+
+    /// [`Link::call`], waiting at most `limit`.
+    fn call_within<T>(
+        &mut self,
+        limit: Duration,
+        f: impl AsyncFnOnce(&mut Conn) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        let Link { rt, config, setup, conn } = self;
+        rt.block_on(async {
+            let answer = tokio::time::timeout(limit, async {
+                if conn.as_ref().is_none_or(|c| c.client.is_closed()) {
+                    *conn = None;
+                    let (client, connection) = config.connect(NoTls).await.map_err(BackendError::from)?;
+                    tokio::spawn(async move {
+                        if let Err(e) = connection.await {
+                            tracing::debug!("a connection to the database ended: {e}");
+                        }
+                    });
+                    if let Some(sql) = setup.as_deref() {
+                        client.batch_execute(sql).await.map_err(BackendError::from)?;
+                    }
+                    *conn = Some(Conn { client, statements: FxHashMap::default() });
+                }
+                let Some(c) = conn.as_mut() else {
+                    return Err(BackendError("no connection to the database".into()));
+                };
+                f(c).await
+            })
+            .await;
+            match answer {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => {
+                    if conn.as_ref().is_some_and(|c| c.client.is_closed()) {
+                        *conn = None;
+                    }
+                    Err(e)
+                }
+                Err(_) => {
+                    *conn = None;
+                    Err(BackendError(format!("the database did not answer within {} s", limit.as_secs())))
+                }
+            }
+        })
+    }
+}
+
+/// The writer's connection to a Postgres database, holding this start's
+/// epoch: the games in progress it saves are held with it.
+pub struct PgBackend {
+    link: Link,
+    /// The URL's address, for readers.
+    config: Config,
+    /// This instance's name, saved as the holder of its games.
+    instance: String,
+    epoch: i64,
+}
+
+impl PgBackend {
+    /// Connects to the database at `url`, migrates it and takes this
+    /// start's epoch. An error says what is wrong and what to do.
+    pub fn open(url: &str, instance: &str) -> Result<PgBackend, String> {
+        let config = config(url)?;
+        let mut link = Link::new(config.clone(), None).map_err(|e| e.0)?;
+        link.call_within(START, async |c| Ok(migrate(c).await?)).map_err(|e| {
+            format!("cannot reach or migrate it ({e}); check that Postgres runs, and the URL")
+        })??;
+        let epoch = link
+            .call(async |c| {
+                Ok(c.client.query_one("SELECT nextval('live_epoch')", &[]).await?.try_get::<_, i64>(0)?)
+            })
+            .map_err(|e| format!("cannot take an epoch: {e}"))?;
+        // Each transaction of the writer carries the epoch: the database
+        // refuses its writes to a game adopted by a newer one.
+        let link = Link::new(config.clone(), Some(format!("SET ttt.epoch = '{epoch}'"))).map_err(|e| e.0)?;
+        Ok(PgBackend { link, config, instance: instance.to_owned(), epoch })
+    }
+}
+
+/// Applies the migrations the database lacks, in one transaction under
+/// an advisory lock. A schema newer than this server's is refused: the
+/// inner error says so.
+async fn migrate(c: &mut Conn) -> Result<Result<(), String>, tokio_postgres::Error> {
+    let tx = c.client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS ttt_schema (version INTEGER NOT NULL)").await?;
+    let applied: i32 =
+        tx.query_opt("SELECT version FROM ttt_schema", &[]).await?.map_or(0, |r| r.get::<_, i32>(0));
+    let known = MIGRATIONS.len() as i32;
+    if applied > known {
+        return Ok(Err(format!(
+            "its schema is version {applied}, newer than this server's {known}; run a newer ttt-server"
+        )));
+    }
+    for (file, sql) in MIGRATIONS.iter().skip(usize::try_from(applied).unwrap_or(0)) {
+        tracing::info!(migration = file, "migrating the database");
+        tx.batch_execute(sql).await?;
+    }
+    tx.execute("DELETE FROM ttt_schema", &[]).await?;
+    tx.execute("INSERT INTO ttt_schema (version) VALUES ($1)", &[&known]).await?;
+    tx.commit().await?;
+    Ok(Ok(()))
+}
+
+impl Backend for PgBackend {
+    type Reader = PgReader;
+
+    fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError> {
+        let (owner, epoch) = (&*self.instance, self.epoch);
+        // A backlog's commit (after an outage) is given 50 µs more per thing
+        // it writes: it must not time out every time it is tried.
+        let limit = ANSWER + Duration::from_micros(50 * batch.size() as u64);
+        self.link.call_within(limit, async |c| Ok(write::commit(c, batch, owner, epoch).await?))
+    }
+
+    fn probe(&mut self) -> Result<(), BackendError> {
+        let now = unix_ms(std::time::SystemTime::now());
+        self.link.call_again(async |c| {
+            let s = c
+                .statement(
+                    "INSERT INTO heartbeat (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = $1",
+                )
+                .await?;
+            c.client.execute(&s, &[&now]).await?;
+            Ok(())
+        })
+    }
+
+    fn standing(&mut self, account: AccountId, rules: Rules) -> Result<Option<Standing>, BackendError> {
+        let (size, win) = (rules.size as i32, rules.win as i32);
+        self.link.call(async |c| {
+            let s = c
+                .statement(
+                    "SELECT rating, rd, volatility, games FROM ratings WHERE account = $1 AND size = $2 AND win = $3",
+                )
+                .await?;
+            let Some(r) = c.client.query_opt(&s, &[&account, &size, &win]).await? else { return Ok(None) };
+            let rating =
+                Glicko2Rating { rating: r.try_get(0)?, deviation: r.try_get(1)?, volatility: r.try_get(2)? };
+            let games = u32::try_from(r.try_get::<_, i64>(3)?).unwrap_or(u32::MAX);
+            Ok(Some(Standing { rating, games }))
+        })
+    }
+
+    fn import(&mut self, games: &[GameRecord]) -> Result<usize, BackendError> {
+        self.link.call_within(START, async |c| Ok(write::import(c, games).await?))
+    }
+
+    fn load(&mut self) -> Result<Restored, BackendError> {
+        let (owner, epoch) = (&*self.instance, self.epoch);
+        self.link.call_within(START, async |c| Ok(live::load(c, owner, epoch).await?))
+    }
+
+    fn reader(&self) -> Result<PgReader, BackendError> {
+        Ok(PgReader::new(Link::new(self.config.clone(), None)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_postgres::config::Host;
+
+    #[test]
+    fn urls_read_as_libpq_reads_them() {
+        let c = config("postgres://ttt@/games?host=/run/pg&port=5433").expect("libpq's socket form");
+        assert_eq!(c.get_hosts(), [Host::Unix("/run/pg".into())]);
+        assert_eq!(c.get_ports(), [5433]);
+        assert_eq!((c.get_user(), c.get_dbname()), (Some("ttt"), Some("games")));
+        let c = config("postgresql://ann:secret@db.example:6000/ttt").expect("a host and a port");
+        assert_eq!(c.get_hosts(), [Host::Tcp("db.example".into())]);
+        assert_eq!(c.get_ports(), [6000]);
+        // No host: Debian's socket; no user: postgres.
+        let c = config("postgres:///ttt").expect("nothing but the database");
+        assert_eq!(c.get_hosts(), [Host::Unix("/var/run/postgresql".into())]);
+        assert_eq!(c.get_user(), Some("postgres"));
+        let bad = config("postgres://ann:secret@db/ttt?port=notaport").expect_err("a bad port");
+        assert!(!bad.contains("secret"), "{bad}");
+    }
+
+    /// Every file in `server/migrations/postgres/` is in the list, in order,
+    /// numbered from 1 without a gap.
+    #[test]
+    fn the_migration_files_are_numbered_and_all_listed() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/postgres");
+        crate::store::tests::assert_migrations(&dir, &MIGRATIONS.map(|(name, _)| name));
+    }
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(redacted("postgres://ann:s3cr%40t@db:5432/ttt"), "postgres://ann:***@db:5432/ttt");
+        assert_eq!(redacted("postgres://ann@/ttt?host=/run/pg"), "postgres://ann@/ttt?host=/run/pg");
+        assert_eq!(redacted("postgresql://db/ttt"), "postgresql://db/ttt");
+        assert_eq!(redacted("postgres://ann:a/b?c@db/ttt"), "postgres://ann:***@db/ttt");
+        assert_eq!(
+            redacted("postgres:///ttt?user=ann&password=pw&host=/run"),
+            "postgres:///ttt?user=ann&password=***&host=/run"
+        );
+        assert!(config("postgres://db/ttt?sslmode=require").is_err());
+        let shown = crate::store::Database::Postgres("postgres://ann:pw@db/ttt".into()).to_string();
+        assert_eq!(shown, "postgres://ann:***@db/ttt");
+    }
+}
