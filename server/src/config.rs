@@ -80,9 +80,16 @@ pub struct Config {
     /// write (`ttt-unsaved-*.jsonl`); the next start imports what it finds here.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub spill_dir: PathBuf,
-    /// This instance's name in `/healthz`, logs and metrics (default: random).
+    /// This instance's name in `/healthz`, logs and metrics (default:
+    /// random): letters, digits, `.`, `_` and `-`, up to 64.
     #[arg(long, value_name = "ID")]
     pub instance: Option<String>,
+    /// Joins the cluster of every instance on this Redis and the same
+    /// Postgres database (`redis://HOST:PORT` or
+    /// `redis+unix:///path/to/socket`): the games of an instance that stops
+    /// or dies go on on another.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
     /// Accounts one address may register in a burst; after it, one more
     /// every `60000 / --registrations-per-minute` ms.
     #[arg(long, default_value_t = 20)]
@@ -140,6 +147,24 @@ impl Config {
     /// at fault: a size range that is empty or beyond the engine's, and
     /// limits of zero where zero would stop every game or connection.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(name) = &self.instance {
+            let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+            if name.is_empty() || name.len() > 64 || !name.chars().all(fits) {
+                return Err(format!(
+                    "--instance {name:?}: a name is 1 to 64 letters, digits, '.', '_' or '-'"
+                ));
+            }
+        }
+        if let Some(url) = &self.redis {
+            crate::cluster::bus::check_url(url)?;
+            if !matches!(self.database, crate::store::Database::Postgres(_)) {
+                return Err(format!(
+                    "--redis needs --database postgres://…: the instances of a cluster share one \
+                     Postgres database (this one is {}), where each finds the others' games to adopt",
+                    self.database
+                ));
+            }
+        }
         let max = tictactoe_protocol::Game::MAX_SIZE;
         if self.min_size == 0 || self.max_size > max {
             return Err(format!(

@@ -76,9 +76,15 @@ impl Server {
         metrics::init();
         let instance: Arc<str> =
             config.instance.clone().map_or_else(|| record::new_instance_name(&mut rand::rng()), Into::into);
-        let (store, store_thread, restored) =
-            store::Store::open(&config.database, config.database_max_pages, &config.spill_dir, &instance)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let cluster = config.redis.clone();
+        let store::Opened { store, thread: store_thread, restored, leases } = store::Store::open(
+            &config.database,
+            config.database_max_pages,
+            &config.spill_dir,
+            &instance,
+            cluster.is_some(),
+        )
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let records = store.enabled();
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
@@ -95,7 +101,35 @@ impl Server {
         let standings = restored.standings.into_iter().map(|(a, r, s)| ((a, r), s)).collect();
         let rooms = restore(restored.games, &standings, &settings);
         let lifetime = config.challenge_expiry();
-        tracker.spawn(lobby::task::run(lobby_rx, settings, rooms, lifetime, ctx, tracker.clone()));
+        let (adopted_tx, adopted_rx) = mpsc::channel(4);
+        let adopter =
+            cluster::adopt::Adopter { lobby: adopted_tx, store: store.clone(), settings: settings.clone() };
+        tracker.spawn(lobby::task::run(
+            lobby_rx,
+            adopted_rx,
+            settings,
+            rooms,
+            lifetime,
+            ctx,
+            tracker.clone(),
+        ));
+        // In a cluster: the leases' thread (beats and adoptions), and the bus.
+        let (bus, leases) = match (&cluster, leases) {
+            (Some(url), Some(leases)) => {
+                let (wake, thread) = cluster::adopt::start(leases, adopter, url.clone())?;
+                let look = std::sync::Mutex::new(wake.clone());
+                let bus = cluster::bus::start(url, stop.clone(), &tracker, move |_| {
+                    let _ = look.lock().map(|w| w.send(cluster::adopt::Wake::Look));
+                })
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                (Some(bus), Some((wake, thread)))
+            }
+            // Alone: nothing to adopt (and no handle on the store kept for it).
+            _ => {
+                drop(adopter);
+                (None, None)
+            }
+        };
         tracker.spawn(metrics_upkeep(stop.clone()));
 
         let welcome = ServerMessage::Welcome {
@@ -126,6 +160,7 @@ impl Server {
             tls,
             store,
             instance,
+            bus,
             admission: admission.clone(),
             registrations: registrations::Registrations::new(config_registrations.0, config_registrations.1),
         });
@@ -150,6 +185,9 @@ impl Server {
         }
         info!("shutting down");
         drop(listener);
+        if let Some((wake, _)) = &leases {
+            let _ = wake.send(cluster::adopt::Wake::Stop);
+        }
         stop.trigger();
         tracker.close();
         tracker.wait().await;
@@ -159,6 +197,11 @@ impl Server {
         let written = tokio::task::spawn_blocking(move || store_thread.join())
             .await
             .unwrap_or_else(|e| Err(format!("the store's last writes did not finish: {e}")));
+        // Written: this instance's games are let go, for another to adopt.
+        if let Some((wake, thread)) = leases {
+            let _ = wake.send(cluster::adopt::Wake::Release);
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
         info!("stopped");
         written.map_err(io::Error::other)
     }
@@ -166,7 +209,7 @@ impl Server {
 
 /// The rooms of the games saved when the server last stopped, each as of
 /// its last saved move.
-fn restore(
+pub(crate) fn restore(
     games: Vec<store::LiveGame>,
     standings: &std::collections::HashMap<(session::account::AccountId, rules::Rules), ratings::Standing>,
     settings: &room::Settings,

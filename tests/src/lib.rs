@@ -9,6 +9,7 @@ pub mod load;
 pub mod pki;
 pub mod postgres;
 pub mod process;
+pub mod redis;
 pub mod relay;
 pub mod tmux;
 pub mod tools;

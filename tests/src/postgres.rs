@@ -208,6 +208,16 @@ pub fn shared() -> &'static Postgres {
     SHARED.get_or_init(Postgres::start)
 }
 
+/// SQL that makes a `psql` session hold the saved game in `room` as its
+/// instance does (its name and epoch): what it writes to that game next is
+/// taken as the holder's own, not refused.
+pub fn as_holder_of(room: &str) -> String {
+    format!(
+        "SELECT set_config('ttt.owner', owner, false), set_config('ttt.epoch', epoch::text, false) \
+         FROM live_games WHERE room = '{room}'; "
+    )
+}
+
 /// The name of the database in a URL of [`Postgres::url`].
 pub fn name_of(url: &str) -> &str {
     url.split_once("@/").and_then(|(_, rest)| rest.split('?').next()).unwrap_or_default()

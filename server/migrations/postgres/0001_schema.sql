@@ -65,9 +65,11 @@ CREATE TABLE ratings (
 );
 CREATE INDEX ratings_by_pool ON ratings (size, win, rating DESC);
 
--- Each start of a server on this database takes the next epoch; its writes
--- to games in progress carry it (`SET ttt.epoch` on the writer's
--- session: a pooler in transaction mode between them would lose it).
+-- Each hold on games in progress takes the next epoch: a start, and each
+-- adoption of a dead or stopped instance's games. A writer's transactions
+-- carry its instance's name and the newest epoch it took (the settings
+-- `ttt.owner` and `ttt.epoch` on its session: a pooler in transaction mode
+-- between them would lose them).
 CREATE SEQUENCE live_epoch;
 
 -- Games in progress: seats and rules when each started, and who holds it.
@@ -111,75 +113,126 @@ CREATE TABLE live_moves (
     PRIMARY KEY (room, seq)
 );
 
--- A write to a game in progress by a holder whose epoch is older than the
--- game's (the game was adopted since) is refused here, in the database,
--- whatever the writer believes; so is the record of such a game (its holder
--- records it). The epoch of a transaction is the setting `ttt.epoch`; a
--- transaction without one holds nothing. Each check runs once per
--- statement, over the rows it wrote, looking each up by an index (a hash
--- join would read every game in progress, each time).
+-- A write to a game in progress by anyone but its holder is refused here,
+-- in the database, whatever the writer believes: the holder is the
+-- instance named in `owner`, with an epoch no older than the row's. An
+-- instance that was cut off while another adopted its games has an older
+-- epoch, or another name: its updates, deletes, new moves and records of
+-- those games are refused. Taking a game over (a start, an adoption) is an
+-- update that names this writer as the owner with its epoch, newer than the
+-- game's. A transaction without the settings holds nothing. Each check runs
+-- once per statement, over the rows it wrote, looking each up by an index
+-- (a hash join would read every game in progress, each time).
+CREATE INDEX live_games_by_owner ON live_games (owner);
+
 CREATE FUNCTION ttt_epoch() RETURNS BIGINT LANGUAGE sql STABLE AS $$
     SELECT coalesce(nullif(current_setting('ttt.epoch', true), ''), '0')::BIGINT
 $$;
 
-CREATE FUNCTION ttt_refuse(what TEXT, held BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION ttt_owner() RETURNS TEXT LANGUAGE sql STABLE AS $$
+    SELECT coalesce(current_setting('ttt.owner', true), '')
+$$;
+
+-- Whether this transaction holds a game held by `owner` with `epoch`.
+CREATE FUNCTION ttt_holds(owner TEXT, epoch BIGINT) RETURNS BOOLEAN LANGUAGE sql STABLE AS $$
+    SELECT owner = ttt_owner() AND epoch <= ttt_epoch()
+$$;
+
+CREATE FUNCTION ttt_refuse(what TEXT, holder TEXT, held BIGINT) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    RAISE EXCEPTION '% is held by a newer epoch (%) than this writer''s (%)', what, held, ttt_epoch()
+    RAISE EXCEPTION '% is held by % (epoch %), not by this writer (% epoch %)',
+        what, holder, held, ttt_owner(), ttt_epoch()
         USING ERRCODE = 'TT001';
 END $$;
 
--- Updating or deleting a game held by a newer epoch.
-CREATE FUNCTION live_games_held() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Updating a game held by another, unless taking it over.
+CREATE FUNCTION live_games_taken() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     r TEXT;
+    who TEXT;
     e BIGINT;
 BEGIN
-    SELECT room, epoch INTO r, e FROM old_rows WHERE epoch > ttt_epoch() LIMIT 1;
+    SELECT b.room, b.owner, b.epoch INTO r, who, e FROM old_rows b JOIN new_rows a ON a.room = b.room
+        WHERE NOT ttt_holds(b.owner, b.epoch)
+          AND NOT (a.owner = ttt_owner() AND a.epoch = ttt_epoch() AND b.epoch < a.epoch)
+        LIMIT 1;
     IF r IS NOT NULL THEN
-        PERFORM ttt_refuse('the game in room ' || r, e);
+        PERFORM ttt_refuse('the game in room ' || r, who, e);
     END IF;
     RETURN NULL;
 END $$;
 CREATE TRIGGER live_games_update_held AFTER UPDATE ON live_games
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION live_games_held();
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION live_games_taken();
+
+-- Deleting a game held by another.
+CREATE FUNCTION live_games_held() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    r TEXT;
+    who TEXT;
+    e BIGINT;
+BEGIN
+    SELECT room, owner, epoch INTO r, who, e FROM old_rows WHERE NOT ttt_holds(owner, epoch) LIMIT 1;
+    IF r IS NOT NULL THEN
+        PERFORM ttt_refuse('the game in room ' || r, who, e);
+    END IF;
+    RETURN NULL;
+END $$;
 CREATE TRIGGER live_games_delete_held AFTER DELETE ON live_games
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION live_games_held();
 
--- Moves written or deleted for a game held by a newer epoch (the delete's
+-- Moves written or deleted for a game held by another (the delete's
 -- trigger names its old rows `new_rows` too: one function checks both).
 CREATE FUNCTION live_moves_held() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     r TEXT;
+    who TEXT;
     e BIGINT;
 BEGIN
-    SELECT g.room, g.epoch INTO r, e FROM new_rows n JOIN live_games g ON g.room = n.room
-        WHERE g.epoch > ttt_epoch() LIMIT 1;
+    SELECT g.room, g.owner, g.epoch INTO r, who, e FROM new_rows n JOIN live_games g ON g.room = n.room
+        WHERE NOT ttt_holds(g.owner, g.epoch) LIMIT 1;
     IF r IS NOT NULL THEN
-        PERFORM ttt_refuse('the game in room ' || r, e);
+        PERFORM ttt_refuse('the game in room ' || r, who, e);
     END IF;
     RETURN NULL;
 END $$ SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
 CREATE TRIGGER live_moves_held AFTER INSERT ON live_moves
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION live_moves_held();
+-- A chunk written again is the same chunk (a commit whose answer was lost,
+-- tried again): nothing changes. Different moves at the same place are
+-- another writer's, refused unless it holds the game.
+CREATE TRIGGER live_moves_update_held AFTER UPDATE ON live_moves
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION live_moves_held();
 CREATE TRIGGER live_moves_delete_held AFTER DELETE ON live_moves
     REFERENCING OLD TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION live_moves_held();
 
--- The record of a game held by a newer epoch.
+-- The record of a game held by another.
 CREATE INDEX live_games_by_id ON live_games (game_id);
 CREATE FUNCTION games_held() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     r TEXT;
+    who TEXT;
     e BIGINT;
 BEGIN
-    SELECT n.id, g.epoch INTO r, e FROM new_rows n JOIN live_games g ON g.game_id = n.id
-        WHERE g.epoch > ttt_epoch() LIMIT 1;
+    SELECT n.id, g.owner, g.epoch INTO r, who, e FROM new_rows n JOIN live_games g ON g.game_id = n.id
+        WHERE NOT ttt_holds(g.owner, g.epoch) LIMIT 1;
     IF r IS NOT NULL THEN
-        PERFORM ttt_refuse('game ' || r, e);
+        PERFORM ttt_refuse('game ' || r, who, e);
     END IF;
     RETURN NULL;
 END $$ SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
 CREATE TRIGGER games_held AFTER INSERT ON games
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION games_held();
+
+-- The instances of a cluster (`--redis`), each with the last time it said
+-- it is alive (the database's clock: the instances' clocks may differ).
+-- An instance whose row is gone (it stopped) or old (it died) holds
+-- nothing: a live instance adopts its games.
+CREATE TABLE instances (
+    name      TEXT        PRIMARY KEY,
+    epoch     BIGINT      NOT NULL,
+    beat_at   TIMESTAMPTZ NOT NULL
+);
 
 -- Saved rows the server could not read back: set aside here, never
 -- deleted. `what` names the table it came from, `key` its key there,

@@ -3,6 +3,9 @@
 //! directory, a bus between instances) names things only through these, so
 //! a room on another instance is one more route, not a change of types.
 
+pub mod adopt;
+pub mod bus;
+
 use std::fmt;
 use std::sync::Arc;
 

@@ -20,9 +20,11 @@ use crate::net::{metrics, queue};
 use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
 
-/// Runs the lobby until shutdown, starting with the `restored` rooms.
+/// Runs the lobby until shutdown, starting with the `restored` rooms, and
+/// listing the rooms of games adopted from other instances as they come.
 pub async fn run(
     mut inbox: mpsc::Receiver<LobbyCmd>,
+    mut adopted: mpsc::Receiver<Vec<Room>>,
     settings: Settings,
     restored: Vec<Room>,
     challenge_lifetime: std::time::Duration,
@@ -38,6 +40,7 @@ pub async fn run(
     let timer = tokio::time::sleep(std::time::Duration::ZERO);
     tokio::pin!(timer);
     let mut armed = None;
+    let mut adopting = true;
     loop {
         // Re-armed only when the next expiry changes, not per command.
         let deadline = lobby.next_deadline();
@@ -54,6 +57,13 @@ pub async fn run(
                 None => return,
             },
             _ = &mut timer, if deadline.is_some() => lobby.tick(std::time::Instant::now()),
+            rooms = adopted.recv(), if adopting => match rooms {
+                Some(rooms) => rooms.into_iter().flat_map(|room| lobby.adopt(room)).collect(),
+                None => {
+                    adopting = false;
+                    Vec::new()
+                }
+            },
         };
         shell.carry_out(outputs);
     }

@@ -188,12 +188,13 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
 /// store cannot write (or is not answering), with plain words for each part.
 fn healthz(shared: &Shared) -> Answer {
     let store = shared.store.health();
-    let ok = matches!(store, crate::store::Health::Ok | crate::store::Health::Disabled);
+    let bus_up = shared.bus.as_ref().is_none_or(|b| b.up());
+    let ok = matches!(store, crate::store::Health::Ok | crate::store::Health::Disabled) && bus_up;
     let body = json!({
         "status": if ok { "ok" } else { "degraded" },
         "instance": &*shared.instance,
         "store": store.text(),
-        "bus": "none",
+        "bus": shared.bus.as_ref().map_or("none", |b| b.text()),
     });
     let mut resp = json_answer(if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE }, &body);
     resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

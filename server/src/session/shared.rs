@@ -30,6 +30,8 @@ pub struct Shared {
     pub(crate) store: crate::store::Store,
     /// This instance's name (`--instance`, else random).
     pub(crate) instance: Arc<str>,
+    /// Whether the cluster's bus is reachable (with `--redis`).
+    pub(crate) bus: Option<Arc<crate::cluster::bus::BusState>>,
     /// The caps on connections.
     pub(crate) admission: Arc<crate::net::admission::Admission>,
     /// What sessions check requests against.

@@ -3,6 +3,8 @@
 //! reads (`reads`) know only these traits; SQL and a driver's types stay in
 //! the backend's own module.
 
+use std::sync::Arc;
+
 use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 
 use crate::ratings::Standing;
@@ -16,6 +18,18 @@ use crate::store::{Account, Restored, StoreError};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct BackendError(pub String);
+
+/// The SQLSTATE the database refuses a write with when another instance
+/// holds the game it touches.
+pub const REFUSED: &str = "TT001";
+
+impl BackendError {
+    /// Whether the database refused the write because another instance
+    /// holds a game it touches (and not because it failed).
+    pub fn is_refusal(&self) -> bool {
+        self.0.starts_with(REFUSED)
+    }
+}
 
 /// An account to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +88,14 @@ pub trait Backend: Send + 'static {
     /// Writes `batch` in one transaction, durable when it returns `Ok`.
     /// On `Err` nothing of it was kept.
     fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError>;
+
+    /// Which of `rooms` another instance holds now (it adopted them): their
+    /// changes are refused, and this writer gives them up. Alone on its
+    /// database (SQLite) a writer holds every game it saves.
+    fn not_held(&mut self, rooms: &[Arc<str>]) -> Result<Vec<Arc<str>>, BackendError> {
+        let _ = rooms;
+        Ok(Vec::new())
+    }
 
     /// Checks that the database still takes a write (an idle server's
     /// `/healthz` must tell the truth too).

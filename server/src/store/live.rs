@@ -124,6 +124,34 @@ impl Fold {
         self.rooms.is_empty() && !self.has_taken()
     }
 
+    /// The games in `rooms` are in the database, held by this writer now
+    /// (adopted from another instance): when they end, their rows go.
+    pub(super) fn held_now(&mut self, rooms: &[Arc<str>]) {
+        self.games_in_db.extend(rooms.iter().cloned());
+        self.moves_in_db.extend(rooms.iter().cloned());
+    }
+
+    /// The rooms whose changes are taken and not yet written.
+    pub(super) fn taken_rooms(&self) -> Vec<Arc<str>> {
+        let mut rooms: Vec<Arc<str>> = self.taken.iter().map(|(room, _)| room.clone()).collect();
+        rooms.sort_unstable();
+        rooms.dedup();
+        rooms
+    }
+
+    /// Gives up every change to the games in `rooms`: another instance
+    /// holds them now, and the database refuses this writer's.
+    pub(super) fn give_up(&mut self, rooms: &[Arc<str>]) {
+        let before = self.taken.len() + self.rooms.len();
+        self.taken.retain(|(room, _)| !rooms.contains(room));
+        self.rooms.retain(|room, _| !rooms.contains(room));
+        for room in rooms {
+            self.games_in_db.remove(room);
+            self.moves_in_db.remove(room);
+        }
+        self.dropped += (before - self.taken.len() - self.rooms.len()) as u64;
+    }
+
     /// Takes everything held to be written.
     pub(super) fn take(&mut self) {
         self.taken.extend(self.rooms.drain());

@@ -44,6 +44,7 @@ use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::held::Held;
 use crate::store::postgres::PgBackend;
+pub use crate::store::postgres::{Adopted, Leases};
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;
 use crate::store::sqlite::SqliteBackend;
@@ -197,6 +198,22 @@ enum Job {
     /// An account's standings as a sign-in read them: the writer rates its
     /// next game from them without reading the database (which may be down).
     Known(AccountId, Vec<(Rules, Standing)>),
+    /// Games adopted from another instance, in the database already, and
+    /// their players' standings.
+    Adopted(Vec<Arc<str>>, Vec<(AccountId, Rules, Standing)>),
+}
+
+/// An opened store: the handle, its writer's thread, the games in progress
+/// it holds, and in a cluster its leases.
+pub struct Opened {
+    /// The handle the server's tasks share.
+    pub store: Store,
+    /// The writer's thread, joined at the end.
+    pub thread: StoreThread,
+    /// The games in progress this start holds.
+    pub restored: Restored,
+    /// This instance's leases on games in progress (in a cluster).
+    pub leases: Option<Leases>,
 }
 
 /// What the store held when it opened: the games in progress when the
@@ -268,7 +285,7 @@ pub fn import(db: &Database, file: &Path) -> Result<usize, String> {
         }
         Database::Sqlite(path) => SqliteBackend::open(path, None).map_err(named)?.import(&games),
         Database::Postgres(url) => std::thread::scope(|s| {
-            s.spawn(|| PgBackend::open(url, "import").map_err(named).map(|mut db| db.import(&games)))
+            s.spawn(|| PgBackend::open(url, "import", false).map_err(named).map(|mut db| db.import(&games)))
                 .join()
                 .unwrap_or_else(|_| Err(named("the import failed".into())))
         })?,
@@ -285,21 +302,29 @@ impl Store {
     /// the games they ended are not opened again.
     /// What it returns besides the handle: the games that were in progress
     /// when the server last stopped, to be opened again (on Postgres, now
-    /// held by `instance`).
+    /// held by `instance`). In a `cluster` (Postgres only) a start takes
+    /// only its own games back, and the leases come with it.
     pub fn open(
         db: &Database,
         max_pages: Option<u64>,
         spill_dir: &Path,
         instance: &str,
-    ) -> Result<(Store, StoreThread, Restored), String> {
+        cluster: bool,
+    ) -> Result<Opened, String> {
         let stats = Arc::new(StoreStats::default());
         let held = Arc::new(Held::default());
         match db {
-            Database::None => {
-                Ok((Store { tx: None, reads: None, held, stats }, StoreThread(None), Restored::default()))
-            }
+            Database::None => Ok(Opened {
+                store: Store { tx: None, reads: None, held, stats },
+                thread: StoreThread(None),
+                restored: Restored::default(),
+                leases: None,
+            }),
             Database::Sqlite(path) => {
                 let named = |e: String| format!("database {}: {e}", path.display());
+                if cluster {
+                    return Err(named("a cluster keeps its games in Postgres, not SQLite".into()));
+                }
                 let mut backend = SqliteBackend::open(path, max_pages).map_err(named)?;
                 backend.start().map_err(named)?;
                 Store::start(backend, spill_dir, stats, held, named)
@@ -310,8 +335,12 @@ impl Store {
                 // cannot be done on a thread that runs the server's.
                 std::thread::scope(|s| {
                     s.spawn(|| {
-                        let backend = PgBackend::open(url, instance).map_err(named)?;
-                        Store::start(backend, spill_dir, stats, held, named)
+                        let backend = PgBackend::open(url, instance, cluster).map_err(named)?;
+                        let leases = match cluster {
+                            true => Some(backend.leases().map_err(|e| named(e.0))?),
+                            false => None,
+                        };
+                        Ok(Opened { leases, ..Store::start(backend, spill_dir, stats, held, named)? })
                     })
                     .join()
                     .unwrap_or_else(|_| Err(named("opening it failed".into())))
@@ -329,7 +358,7 @@ impl Store {
         stats: Arc<StoreStats>,
         held: Arc<Held>,
         named: impl Fn(String) -> String,
-    ) -> Result<(Store, StoreThread, Restored), String> {
+    ) -> Result<Opened, String> {
         for file in spill::waiting(spill_dir) {
             let games = spill::read(&file)?;
             let new = db.import(&games).map_err(|e| named(format!("importing {}: {e}", file.display())))?;
@@ -354,7 +383,12 @@ impl Store {
             .spawn(move || writer::run(db, rx, shared, saved, standings))
             .map_err(|e| named(format!("cannot start its thread: {e}")))?;
         let handle = StoreThread(Some((thread, spill_dir.to_owned())));
-        Ok((Store { tx: Some(tx), reads: Some(reads), held, stats }, handle, restored))
+        Ok(Opened {
+            store: Store { tx: Some(tx), reads: Some(reads), held, stats },
+            thread: handle,
+            restored,
+            leases: None,
+        })
     }
 
     /// Whether records are kept.
@@ -401,6 +435,19 @@ impl Store {
             Err(TrySendError::Disconnected(_)) => {
                 self.stats.queued.fetch_sub(1, Ordering::Relaxed);
                 Err(StoreError::Unavailable)
+            }
+        }
+    }
+
+    /// Tells the writer that `rooms` hold games adopted from another
+    /// instance, with these players' `standings`: when they end, their rows
+    /// go. Waits for room on the queue (off the server's runtime): lost, the
+    /// adopted games' rows would outlive them.
+    pub fn adopted(&self, rooms: Vec<Arc<str>>, standings: Vec<(AccountId, Rules, Standing)>) {
+        if let Some(tx) = &self.tx {
+            self.stats.queued.fetch_add(1, Ordering::Relaxed);
+            if tx.send(Job::Adopted(rooms, standings)).is_err() {
+                self.stats.queued.fetch_sub(1, Ordering::Relaxed);
             }
         }
     }

@@ -33,8 +33,9 @@ impl Drop for Dir {
 async fn a_read_answers_while_the_writer_waits_for_the_database() {
     let dir = Dir::new("reads");
     let file = dir.0.join("ttt.db");
-    let (store, thread, _) =
-        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test").expect("open");
+    let Opened { store, thread, .. } =
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test", false)
+            .expect("open");
     store.register("ann", false, [1; 32]).await.expect("ann");
     // Another connection holds the write lock: the writer's next commit
     // waits for it (up to its busy timeout).
@@ -70,8 +71,8 @@ async fn a_read_answers_while_the_writer_waits_for_the_database() {
 
 #[tokio::test]
 async fn without_a_database_reads_say_so() {
-    let (store, thread, _) =
-        Store::open(&Database::None, None, std::path::Path::new("."), "test").expect("open");
+    let Opened { store, thread, .. } =
+        Store::open(&Database::None, None, std::path::Path::new("."), "test", false).expect("open");
     assert_eq!(store.query(Query::Player("ann".into())).await, Err(StoreError::Disabled));
     assert_eq!(store.account("ann").await, Err(StoreError::Disabled));
     thread.join().expect("nothing to write");
@@ -102,8 +103,9 @@ fn record(id: &str) -> GameRecord {
 async fn a_record_whose_commit_waits_is_shown_from_memory() {
     let dir = Dir::new("held");
     let file = dir.0.join("ttt.db");
-    let (store, thread, _) =
-        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test").expect("open");
+    let Opened { store, thread, .. } =
+        Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test", false)
+            .expect("open");
     let blocker = rusqlite::Connection::open(&file).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
     let recorded = store.record(Box::new(record("Waiting1"))).expect("the store writes");
@@ -139,8 +141,8 @@ async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
     use crate::ratings::{Standing, rate};
     use crate::session::account::Identity;
     let dir = Dir::new("rated");
-    let (store, thread, _) =
-        Store::open(&Database::Sqlite(dir.db()), None, &dir.0.join("spill"), "test").expect("open");
+    let Opened { store, thread, .. } =
+        Store::open(&Database::Sqlite(dir.db()), None, &dir.0.join("spill"), "test", false).expect("open");
     let ann = store.register("ann", false, [1; 32]).await.expect("ann");
     let bob = store.register("bob", false, [2; 32]).await.expect("bob");
     let player = |a: &Account| {

@@ -18,7 +18,7 @@ use tictactoe_protocol::Player;
 use crate::ratings::{self, RatingBook, Standing};
 use crate::rules::Rules;
 use crate::session::account::AccountId;
-use crate::store::backend::{Backend, Commit, NewAccount};
+use crate::store::backend::{Backend, BackendError, Commit, NewAccount};
 use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};
 use crate::store::record::GameRecord;
@@ -183,6 +183,12 @@ pub(super) fn run<B: Backend>(
                     batch.live.add(write);
                 }
                 Job::Known(account, standings) => batch.book.learn(account, &standings),
+                Job::Adopted(rooms, standings) => {
+                    batch.live.held_now(&rooms);
+                    for (account, rules, standing) in standings {
+                        batch.book.put(account, rules, standing);
+                    }
+                }
                 Job::Register(account, reply) => {
                     batch.hold(now);
                     batch.accounts.push(account);
@@ -290,6 +296,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
                 tracing::warn!("the database takes writes again: what waited is written");
             }
         }
+        Err(e) if e.is_refusal() => give_up_taken(db, batch, shared, &e),
         Err(e) => {
             stats.failing.store(true, Ordering::Relaxed);
             batch.retry = Some(Instant::now() + RETRY);
@@ -319,6 +326,39 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
         let _ = ack.send(());
     }
     stats.live_dropped.fetch_add(std::mem::take(&mut batch.live.dropped), Ordering::Relaxed);
+}
+
+/// The database refused the commit: some of its games are held by another
+/// instance now (it adopted them while this one was cut off). Their changes
+/// and records are given up (their holder plays them on and records them),
+/// and the rest is written at once. Should the refused games not be found,
+/// the commit is tried again later like any failed one.
+fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, shared: &Shared, e: &BackendError) {
+    let mut rooms = batch.live.taken_rooms();
+    rooms.extend(batch.records.iter().map(|r| r.room.clone()));
+    let lost = match db.not_held(&rooms) {
+        Ok(lost) if !lost.is_empty() => lost,
+        found => {
+            let why = found.err().map_or_else(|| e.to_string(), |f| f.to_string());
+            tracing::error!("a write was refused and which games it touched cannot be told: {why}");
+            batch.retry = Some(Instant::now() + RETRY);
+            shared.stats.failing.store(true, Ordering::Relaxed);
+            return;
+        }
+    };
+    tracing::error!(
+        games = lost.len(),
+        rooms = ?lost,
+        "another instance holds these games now (it adopted them): this one's changes to them are given up"
+    );
+    ::metrics::counter!("ttt_games_lost_total").increment(lost.len() as u64);
+    batch.live.give_up(&lost);
+    let gone: Vec<_> =
+        batch.records.iter().filter(|r| lost.contains(&r.room)).map(|r| r.id.clone()).collect();
+    shared.held.forget(gone.iter());
+    batch.records.retain(|r| !lost.contains(&r.room));
+    batch.record_bytes = batch.records.iter().map(record_bytes).sum();
+    write(db, batch, shared);
 }
 
 /// Rates a finished game if it is rated: from the book's standings, or the

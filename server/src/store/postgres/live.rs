@@ -1,7 +1,7 @@
-//! Games in progress in Postgres, read back at start: this start takes
-//! over every saved game (alone on its database, it holds them all), drops
-//! those that have a record (they ended) and sets aside what cannot be
-//! read back.
+//! Games in progress in Postgres, read back when this instance takes them
+//! over: at start (alone on its database, every saved game; in a cluster,
+//! its own) and when it adopts a dead or stopped instance's. Drops those
+//! that have a record (they ended) and sets aside what cannot be read back.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,24 +19,71 @@ use crate::store::postgres::Conn;
 use crate::store::record::unix_ms;
 use tictactoe_protocol::HouseLevel;
 
-/// Every saved game, now held by `owner` with `epoch`, and the standings
-/// of the accounts that play in them (their games are rated when they end).
-pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64) -> Result<Restored, Error> {
+/// Whose saved games a load takes over.
+pub(super) enum From {
+    /// Every saved game: a server alone on its database.
+    All,
+    /// Those these instances held.
+    Owners(Vec<String>),
+}
+
+/// The saved games `from` names, now held by `owner` with `epoch` (the
+/// session's hold), and the standings of the accounts that play in them
+/// (their games are rated when they end). Waits on no other session's
+/// locks: a game locked by a transaction of its old holder that has not
+/// ended yet (it hangs) is skipped, and taken the next time.
+pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> Result<Restored, Error> {
     let tx = c.client.transaction().await?;
-    tx.execute("UPDATE live_games SET owner = $1, epoch = $2", &[&owner, &epoch]).await?;
-    let ended = tx.execute("DELETE FROM live_games l USING games g WHERE g.id = l.game_id", &[]).await?;
+    let taken: Vec<String> = match from {
+        From::All => tx
+            .query("UPDATE live_games SET owner = $1, epoch = $2 RETURNING room", &[&owner, &epoch])
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect(),
+        From::Owners(owners) => tx
+            .query(
+                "UPDATE live_games SET owner = $1, epoch = $2 WHERE room IN
+                   (SELECT room FROM live_games WHERE owner = ANY($3) FOR UPDATE SKIP LOCKED)
+                 RETURNING room",
+                &[&owner, &epoch, owners],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect(),
+    };
+    let ended = tx
+        .execute(
+            "DELETE FROM live_games l USING games g WHERE g.id = l.game_id AND l.room = ANY($1)",
+            &[&taken],
+        )
+        .await?;
     if ended > 0 {
         tracing::warn!(games = ended, "saved games that have a record were dropped: those games ended");
     }
-    // Moves whose game is gone (it ended, or its start was never saved).
-    tx.execute(
-        "DELETE FROM live_moves m WHERE NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)",
-        &[],
-    )
-    .await?;
+    // Moves whose game is gone (it ended, or its start was never saved):
+    // alone, any; in a cluster, another instance may be writing a game's
+    // first moves, so only those of the games taken.
+    let orphans = match from {
+        From::All => {
+            "DELETE FROM live_moves m WHERE NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
+        }
+        From::Owners(_) => {
+            "DELETE FROM live_moves m WHERE m.room = ANY($1)
+               AND NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
+        }
+    };
+    match from {
+        From::All => tx.execute(orphans, &[]).await?,
+        From::Owners(_) => tx.execute(orphans, &[&taken]).await?,
+    };
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut unused = Vec::new();
-    for r in tx.query("SELECT room, seq, cells FROM live_moves ORDER BY room, seq", &[]).await? {
+    let chunks = tx
+        .query("SELECT room, seq, cells FROM live_moves WHERE room = ANY($1) ORDER BY room, seq", &[&taken])
+        .await?;
+    for r in chunks {
         let (room, seq, cells): (String, i32, Vec<u8>) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
         let list = moves.entry(room.clone()).or_default();
         // Moves after a gap (or a broken chunk) cannot be replayed; kept,
@@ -55,8 +102,8 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64) -> Result<Restor
         .query(
             "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
                 o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level
-             FROM live_games",
-            &[],
+             FROM live_games WHERE room = ANY($1)",
+            &[&taken],
         )
         .await?;
     for r in rows {

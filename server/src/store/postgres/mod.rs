@@ -6,12 +6,15 @@
 //! A commit is one round trip: its statements are pipelined, from `BEGIN`
 //! to `COMMIT`, each writing many rows at once (`unnest` of arrays).
 
+mod lease;
 mod live;
 mod read;
 mod write;
 
+pub use lease::{Adopted, Hold, Leases};
 pub use read::PgReader;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustc_hash::FxHashMap;
@@ -117,9 +120,28 @@ pub fn redacted(url: &str) -> String {
 pub(super) struct Conn {
     client: Client,
     statements: FxHashMap<&'static str, Statement>,
+    /// The epoch this session's transactions hold games with (0: none yet).
+    epoch: i64,
 }
 
 impl Conn {
+    /// Makes this session's transactions carry `owner` and `epoch`: the
+    /// database refuses writes to games it does not hold with them. A round
+    /// trip only when the epoch changed (an adoption took a newer one).
+    async fn hold(&mut self, owner: &str, epoch: i64) -> Result<(), tokio_postgres::Error> {
+        if self.epoch != epoch {
+            let e = epoch.to_string();
+            self.client
+                .execute(
+                    "SELECT set_config('ttt.owner', $1, false), set_config('ttt.epoch', $2, false)",
+                    &[&owner, &e],
+                )
+                .await?;
+            self.epoch = epoch;
+        }
+        Ok(())
+    }
+
     /// The statement of `sql`, prepared once per connection.
     async fn statement(&mut self, sql: &'static str) -> Result<Statement, tokio_postgres::Error> {
         if let Some(s) = self.statements.get(sql) {
@@ -136,18 +158,16 @@ impl Conn {
 pub(super) struct Link {
     rt: tokio::runtime::Runtime,
     config: Config,
-    /// Run on each new connection (the writer's epoch).
-    setup: Option<String>,
     conn: Option<Conn>,
 }
 
 impl Link {
-    fn new(config: Config, setup: Option<String>) -> Result<Link, BackendError> {
+    fn new(config: Config) -> Result<Link, BackendError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| BackendError(format!("cannot start a runtime for the database: {e}")))?;
-        Ok(Link { rt, config, setup, conn: None })
+        Ok(Link { rt, config, conn: None })
     }
 
     /// Like [`Link::call`], trying once more on a new connection when the
@@ -180,7 +200,7 @@ impl Link {
         limit: Duration,
         f: impl AsyncFnOnce(&mut Conn) -> Result<T, BackendError>,
     ) -> Result<T, BackendError> {
-        let Link { rt, config, setup, conn } = self;
+        let Link { rt, config, conn } = self;
         rt.block_on(async {
             let answer = tokio::time::timeout(limit, async {
                 if conn.as_ref().is_none_or(|c| c.client.is_closed()) {
@@ -191,10 +211,7 @@ impl Link {
                             tracing::debug!("a connection to the database ended: {e}");
                         }
                     });
-                    if let Some(sql) = setup.as_deref() {
-                        client.batch_execute(sql).await.map_err(BackendError::from)?;
-                    }
-                    *conn = Some(Conn { client, statements: FxHashMap::default() });
+                    *conn = Some(Conn { client, statements: FxHashMap::default(), epoch: 0 });
                 }
                 let Some(c) = conn.as_mut() else {
                     return Err(BackendError("no connection to the database".into()));
@@ -219,35 +236,41 @@ impl Link {
     }
 }
 
-/// The writer's connection to a Postgres database, holding this start's
-/// epoch: the games in progress it saves are held with it.
+/// The writer's connection to a Postgres database, holding games in
+/// progress for this instance with its newest epoch.
 pub struct PgBackend {
     link: Link,
-    /// The URL's address, for readers.
+    /// The URL's address, for readers and the leases.
     config: Config,
-    /// This instance's name, saved as the holder of its games.
-    instance: String,
-    epoch: i64,
+    /// This instance's name and epoch, saved as the holder of its games.
+    hold: Arc<Hold>,
+    /// In a cluster a start takes over only this instance's own games;
+    /// alone, every saved game.
+    cluster: bool,
 }
 
 impl PgBackend {
     /// Connects to the database at `url`, migrates it and takes this
     /// start's epoch. An error says what is wrong and what to do.
-    pub fn open(url: &str, instance: &str) -> Result<PgBackend, String> {
-        let config = config(url)?;
-        let mut link = Link::new(config.clone(), None).map_err(|e| e.0)?;
+    pub fn open(url: &str, instance: &str, cluster: bool) -> Result<PgBackend, String> {
+        let mut config = config(url)?;
+        // Named, so that the instance that adopts this one's games can end
+        // its sessions (and never wait on their locks).
+        config.application_name(lease::application_name(instance));
+        let mut link = Link::new(config.clone()).map_err(|e| e.0)?;
         link.call_within(START, async |c| Ok(migrate(c).await?)).map_err(|e| {
             format!("cannot reach or migrate it ({e}); check that Postgres runs, and the URL")
         })??;
         let epoch = link
-            .call(async |c| {
-                Ok(c.client.query_one("SELECT nextval('live_epoch')", &[]).await?.try_get::<_, i64>(0)?)
-            })
+            .call(async |c| Ok(lease::next_epoch(c).await?))
             .map_err(|e| format!("cannot take an epoch: {e}"))?;
-        // Each transaction of the writer carries the epoch: the database
-        // refuses its writes to a game adopted by a newer one.
-        let link = Link::new(config.clone(), Some(format!("SET ttt.epoch = '{epoch}'"))).map_err(|e| e.0)?;
-        Ok(PgBackend { link, config, instance: instance.to_owned(), epoch })
+        let hold = Arc::new(Hold::new(instance, epoch));
+        Ok(PgBackend { link, config, hold, cluster })
+    }
+
+    /// The leases of this instance, on a connection of their own.
+    pub fn leases(&self) -> Result<Leases, BackendError> {
+        Ok(Leases::new(Link::new(self.config.clone())?, self.hold.clone()))
     }
 }
 
@@ -280,11 +303,22 @@ impl Backend for PgBackend {
     type Reader = PgReader;
 
     fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError> {
-        let (owner, epoch) = (&*self.instance, self.epoch);
+        let (owner, epoch) = (self.hold.owner(), self.hold.epoch());
         // A backlog's commit (after an outage) is given 50 µs more per thing
         // it writes: it must not time out every time it is tried.
         let limit = ANSWER + Duration::from_micros(50 * batch.size() as u64);
-        self.link.call_within(limit, async |c| Ok(write::commit(c, batch, owner, epoch).await?))
+        self.link.call_within(limit, async |c| {
+            c.hold(owner, epoch).await?;
+            Ok(write::commit(c, batch, owner, epoch).await?)
+        })
+    }
+
+    fn not_held(&mut self, rooms: &[Arc<str>]) -> Result<Vec<Arc<str>>, BackendError> {
+        let (owner, epoch) = (self.hold.owner(), self.hold.epoch());
+        let names: Vec<&str> = rooms.iter().map(|r| &**r).collect();
+        let gone: Vec<String> =
+            self.link.call(async |c| Ok(lease::not_held(c, &names, owner, epoch).await?))?;
+        Ok(rooms.iter().filter(|r| gone.iter().any(|g| g == &***r)).cloned().collect())
     }
 
     fn probe(&mut self) -> Result<(), BackendError> {
@@ -321,12 +355,27 @@ impl Backend for PgBackend {
     }
 
     fn load(&mut self) -> Result<Restored, BackendError> {
-        let (owner, epoch) = (&*self.instance, self.epoch);
-        self.link.call_within(START, async |c| Ok(live::load(c, owner, epoch).await?))
+        let (owner, epoch) = (self.hold.owner(), self.hold.epoch());
+        // Alone on its database a start holds every saved game; in a
+        // cluster, its own (a restart under the same name), and the leases
+        // adopt the dead instances'.
+        let from = match self.cluster {
+            true => live::From::Owners(vec![owner.to_owned()]),
+            false => live::From::All,
+        };
+        let cluster = self.cluster;
+        self.link.call_within(START, async |c| {
+            c.hold(owner, epoch).await?;
+            if cluster {
+                // Alive before its games are taken: no other instance takes them back.
+                lease::beat(c, owner, epoch).await?;
+            }
+            Ok(live::load(c, owner, epoch, &from).await?)
+        })
     }
 
     fn reader(&self) -> Result<PgReader, BackendError> {
-        Ok(PgReader::new(Link::new(self.config.clone(), None)?))
+        Ok(PgReader::new(Link::new(self.config.clone())?))
     }
 }
 

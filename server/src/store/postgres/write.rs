@@ -77,7 +77,8 @@ const INSERT_LIVE: &str = "INSERT INTO live_games (room, game_id, size, win, tur
 const INSERT_MOVES: &str = "INSERT INTO live_moves (room, seq, cells)
     SELECT u.room, u.seq, u.cells FROM unnest($1::text[], $2::int4[], $3::bytea[]) AS u(room, seq, cells)
     WHERE EXISTS (SELECT 1 FROM live_games g WHERE g.room = u.room)
-    ON CONFLICT (room, seq) DO NOTHING";
+    ON CONFLICT (room, seq) DO UPDATE SET cells = excluded.cells
+        WHERE live_moves.cells IS DISTINCT FROM excluded.cells";
 
 const UPDATE_CLOCKS: &str = "UPDATE live_games g SET clock_left_ms = u.left_ms
     FROM unnest($1::text[], $2::int8[]) AS u(room, left_ms) WHERE g.room = u.room";

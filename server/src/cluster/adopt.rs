@@ -1,0 +1,138 @@
+//! The leases' thread: says every second that this instance is alive, and
+//! adopts the games of instances that are not (they died, or stopped and
+//! let their games go). An adopted game is opened the way a restart opens
+//! one: as of its last saved move, both players away with a fresh grace,
+//! the turn clock paused (it was while no instance held the game).
+//!
+//! A thread of its own, on a connection of its own: neither the writer's
+//! backlog nor a busy runtime delays a beat past the lease.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tracing::{error, info, warn};
+
+use crate::room::{Room, Settings};
+use crate::store::{Leases, Store};
+
+/// How often this instance says it is alive and looks for games to adopt.
+const LOOK: Duration = Duration::from_secs(1);
+
+/// What the leases' thread is told.
+#[derive(Debug)]
+pub enum Wake {
+    /// An instance stopped: look for its games now.
+    Look,
+    /// This instance is stopping: adopt nothing more, but go on saying it
+    /// is alive until its games are written.
+    Stop,
+    /// Everything is written: let this instance's games go, and end.
+    Release,
+}
+
+/// What an adoption opens rooms with, and where it hands them.
+pub struct Adopter {
+    /// The lobby's inbox of adopted rooms.
+    pub lobby: mpsc::Sender<Vec<Room>>,
+    /// The store, whose writer learns that it holds the adopted games.
+    pub store: Store,
+    /// The rooms' settings.
+    pub settings: Settings,
+}
+
+/// Starts the leases' thread. Returns the way to wake it, and the thread.
+/// `redis` is told when this instance lets its games go.
+pub fn start(
+    leases: Leases,
+    adopter: Adopter,
+    redis: String,
+) -> std::io::Result<(Sender<Wake>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("ttt-leases".into())
+        .spawn(move || run(leases, adopter, &redis, rx))?;
+    Ok((tx, thread))
+}
+
+fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) {
+    // Dropped at the stop: the store's writer ends once every handle on it is gone.
+    let mut adopter = Some(adopter);
+    let mut beating = true;
+    loop {
+        match leases.beat() {
+            Ok(()) if !beating => {
+                beating = true;
+                info!("this instance's lease is renewed again");
+            }
+            Ok(()) => {}
+            Err(e) if beating => {
+                beating = false;
+                error!("this instance cannot renew its lease (another may adopt its games): {e}");
+            }
+            Err(_) => {}
+        }
+        if let Some(adopter) = &adopter {
+            adopt(&mut leases, adopter);
+        }
+        let next = Instant::now() + LOOK;
+        loop {
+            match wake.recv_timeout(next.saturating_duration_since(Instant::now())) {
+                Ok(Wake::Look) if adopter.is_some() => break,
+                Ok(Wake::Look) => {}
+                Ok(Wake::Stop) => adopter = None,
+                Ok(Wake::Release) | Err(RecvTimeoutError::Disconnected) => {
+                    release(&mut leases, redis);
+                    return;
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+        }
+    }
+}
+
+/// Adopts what there is to adopt, and hands the rooms to the lobby.
+fn adopt(leases: &mut Leases, adopter: &Adopter) {
+    let started = Instant::now();
+    let adopted = match leases.adopt() {
+        Ok(Some(adopted)) => adopted,
+        Ok(None) => return,
+        Err(e) => {
+            warn!("looking for games to adopt failed: {e}");
+            return;
+        }
+    };
+    let standings: HashMap<_, _> =
+        adopted.restored.standings.iter().map(|(a, r, s)| ((*a, *r), *s)).collect();
+    let saved = adopted.restored.games.len();
+    let rooms = crate::restore(adopted.restored.games, &standings, &adopter.settings);
+    adopter.store.adopted(rooms.iter().map(|r| r.code().clone()).collect(), adopted.restored.standings);
+    let took = started.elapsed();
+    ::metrics::counter!("ttt_adoptions_total").increment(1);
+    ::metrics::counter!("ttt_games_adopted_total").increment(rooms.len() as u64);
+    ::metrics::histogram!("ttt_adoption_seconds").record(took.as_secs_f64());
+    info!(
+        games = rooms.len(),
+        of = saved,
+        from = ?adopted.from,
+        took_ms = took.as_millis() as u64,
+        "adopted the games of instances that are gone"
+    );
+    if adopter.lobby.blocking_send(rooms).is_err() {
+        warn!("adopted games could not be opened: the server is stopping");
+    }
+}
+
+/// Lets this instance's games go, and says so on the bus.
+fn release(leases: &mut Leases, redis: &str) {
+    match leases.release() {
+        Ok(()) => {
+            info!("this instance's games are let go: another instance adopts them");
+            crate::cluster::bus::announce_release(redis, leases.owner());
+        }
+        Err(e) => {
+            warn!("could not let this instance's games go (another adopts them when its lease ends): {e}")
+        }
+    }
+}

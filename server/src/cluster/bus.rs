@@ -1,0 +1,151 @@
+//! The Redis bus between the instances of a cluster: whether it is
+//! reachable (what `/healthz` says), and the word an instance sends when it
+//! lets its games go at a stop, so that another adopts them at once rather
+//! than at its next look.
+//!
+//! Its task keeps one connection for commands and one subscription; a
+//! Redis that stops answering is noticed within [`PING`] + [`ANSWER`], and
+//! tried again every [`PING`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
+use redis::AsyncConnectionConfig;
+use tokio_util::task::TaskTracker;
+use tracing::{info, warn};
+
+use crate::signal::Shutdown;
+
+/// How often the bus is checked (and, while down, tried again).
+const PING: Duration = Duration::from_secs(1);
+
+/// Longest a connection attempt or a command waits for Redis.
+const ANSWER: Duration = Duration::from_secs(1);
+
+/// The channel an instance's stop is announced on: its name.
+pub const RELEASED: &str = "ttt:released";
+
+/// Whether this instance reaches the bus.
+#[derive(Debug, Default)]
+pub struct BusState {
+    up: AtomicBool,
+}
+
+impl BusState {
+    /// Whether Redis answered within the last check.
+    pub fn up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    /// What `/healthz` says of the bus.
+    pub fn text(&self) -> &'static str {
+        match self.up() {
+            true => "ok",
+            false => "cannot reach Redis",
+        }
+    }
+
+    fn set(&self, up: bool) {
+        if self.up.swap(up, Ordering::Relaxed) != up {
+            match up {
+                true => info!("the bus (Redis) is reachable"),
+                false => warn!("the bus (Redis) cannot be reached; this instance keeps its own games going"),
+            }
+            ::metrics::gauge!("ttt_bus_up").set(if up { 1.0 } else { 0.0 });
+        }
+    }
+}
+
+/// Checks that `url` names a Redis server (`redis://HOST:PORT`,
+/// `redis+unix:///path`), saying what is wrong if not.
+pub fn check_url(url: &str) -> Result<(), String> {
+    match redis::Client::open(url) {
+        Ok(_) => Ok(()),
+        // Not quoted: it may hold a password.
+        Err(_) => {
+            Err("--redis is not a Redis URL: use redis://HOST:PORT or redis+unix:///path/to/socket".into())
+        }
+    }
+}
+
+/// Starts the bus's task on `url`: it keeps `state` true while Redis
+/// answers, and calls `released` with each stopped instance's name.
+pub fn start(
+    url: &str,
+    stop: Shutdown,
+    tracker: &TaskTracker,
+    released: impl Fn(&str) + Send + Sync + 'static,
+) -> Result<Arc<BusState>, String> {
+    let client = redis::Client::open(url).map_err(|_| "--redis is not a Redis URL".to_owned())?;
+    let state = Arc::new(BusState::default());
+    let shared = state.clone();
+    ::metrics::gauge!("ttt_bus_up").set(0.0);
+    tracker.spawn(async move {
+        loop {
+            let ended = tokio::select! {
+                _ = stop.started() => return,
+                ended = session(&client, &shared, &released) => ended,
+            };
+            shared.set(false);
+            tracing::debug!("the bus's connection ended: {ended}");
+            tokio::select! {
+                _ = stop.started() => return,
+                _ = tokio::time::sleep(PING) => {}
+            }
+        }
+    });
+    Ok(state)
+}
+
+/// One connection's life: subscribed, checked every [`PING`], until it
+/// fails (returns why).
+async fn session(client: &redis::Client, state: &BusState, released: &(impl Fn(&str) + Sync)) -> String {
+    let config = AsyncConnectionConfig::new().set_connection_timeout(ANSWER).set_response_timeout(ANSWER);
+    let mut conn = match client.get_multiplexed_async_connection_with_config(&config).await {
+        Ok(c) => c,
+        Err(e) => return e.to_string(),
+    };
+    let mut pubsub = match tokio::time::timeout(ANSWER, client.get_async_pubsub()).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return e.to_string(),
+        Err(_) => return "no answer".into(),
+    };
+    if let Err(e) = pubsub.subscribe(RELEASED).await {
+        return e.to_string();
+    }
+    let mut messages = pubsub.on_message();
+    let mut every = tokio::time::interval(PING);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {
+                let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(&mut conn).await;
+                match pong {
+                    Ok(_) => state.set(true),
+                    Err(e) => return e.to_string(),
+                }
+            }
+            msg = messages.next() => match msg {
+                Some(msg) => {
+                    if let Ok(name) = msg.get_payload::<String>() {
+                        released(&name);
+                    }
+                }
+                None => return "the subscription ended".into(),
+            },
+        }
+    }
+}
+
+/// Tells every instance that `instance` let its games go (it stopped), on
+/// a connection of its own: the bus's task has stopped by then. Best
+/// effort: without it they adopt at their next look, within a second.
+pub fn announce_release(url: &str, instance: &str) {
+    let sent = redis::Client::open(url)
+        .and_then(|c| c.get_connection_with_timeout(ANSWER))
+        .and_then(|mut c| redis::cmd("PUBLISH").arg(RELEASED).arg(instance).query::<i64>(&mut c));
+    if let Err(e) = sent {
+        warn!("could not tell the other instances that this one stopped: {e}");
+    }
+}

@@ -1,0 +1,174 @@
+//! Holds on games in progress across a cluster: each instance says it is
+//! alive every second (a row in `instances`, on the database's clock), and
+//! a live instance adopts the games of one that stopped saying so (it died,
+//! or was cut off) or that let them go (it stopped). Each hold takes the
+//! next epoch; the database refuses any other writer's writes to a held
+//! game (see the migration's triggers).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use tokio_postgres::Error;
+
+use super::live::{self, From};
+use super::{Conn, Link};
+use crate::store::Restored;
+use crate::store::backend::BackendError;
+
+/// How long an instance that stopped saying it is alive still holds its
+/// games: past it, another adopts them. Well inside the 10 s the contract
+/// gives adoption, and long enough that a database slow for a few seconds
+/// does not hand a live instance's games away.
+pub const LEASE: Duration = Duration::from_secs(4);
+
+/// This instance's hold: its name, and the newest epoch it took. Its
+/// writer's transactions carry both.
+#[derive(Debug)]
+pub struct Hold {
+    owner: String,
+    epoch: AtomicI64,
+}
+
+impl Hold {
+    /// `owner`'s hold with `epoch`.
+    pub fn new(owner: &str, epoch: i64) -> Hold {
+        Hold { owner: owner.to_owned(), epoch: AtomicI64::new(epoch) }
+    }
+
+    /// The instance's name.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// The newest epoch this instance took.
+    pub fn epoch(&self) -> i64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+}
+
+/// Games adopted from other instances.
+#[derive(Debug)]
+pub struct Adopted {
+    /// The instances they were held by.
+    pub from: Vec<String>,
+    /// The games, as of their last saved move, and their players' standings.
+    pub restored: Restored,
+}
+
+/// This instance's side of the leases, on a connection of its own (the
+/// writer's may be busy for seconds with a backlog; a lease must not wait).
+pub struct Leases {
+    link: Link,
+    hold: Arc<Hold>,
+}
+
+impl Leases {
+    pub(super) fn new(link: Link, hold: Arc<Hold>) -> Leases {
+        Leases { link, hold }
+    }
+
+    /// This instance's name.
+    pub fn owner(&self) -> &str {
+        self.hold.owner()
+    }
+
+    /// Says this instance is alive.
+    pub fn beat(&mut self) -> Result<(), BackendError> {
+        let (owner, epoch) = (self.hold.owner(), self.hold.epoch());
+        self.link.call_again(async |c| Ok(beat(c, owner, epoch).await?))
+    }
+
+    /// Adopts the games of every instance that is not alive (its lease ran
+    /// out, or it let its games go), if any: with a new epoch, which this
+    /// instance's writer holds its games with from then on. Never waits on
+    /// the old holder: its sessions are ended first, and a game it still
+    /// locks is left for the next call.
+    pub fn adopt(&mut self) -> Result<Option<Adopted>, BackendError> {
+        let hold = self.hold.clone();
+        let owner = hold.owner();
+        let adopted = self.link.call_within(super::START, async |c| {
+            let dead = dead(c, owner).await?;
+            if dead.is_empty() {
+                return Ok(None);
+            }
+            let names: Vec<String> = dead.iter().map(|d| application_name(d)).collect();
+            c.client
+                .execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1)",
+                    &[&names],
+                )
+                .await?;
+            let epoch = next_epoch(c).await?;
+            c.hold(owner, epoch).await?;
+            let restored = live::load(c, owner, epoch, &From::Owners(dead.clone())).await?;
+            beat(c, owner, epoch).await?;
+            Ok(Some((dead, restored, epoch)))
+        })?;
+        Ok(adopted.map(|(from, restored, epoch)| {
+            // The writer holds the adopted games with the new epoch before
+            // any of them can be played on.
+            hold.epoch.fetch_max(epoch, Ordering::AcqRel);
+            Adopted { from, restored }
+        }))
+    }
+
+    /// Lets this instance's games go (it stopped, with everything written):
+    /// the next instance that looks adopts them, without waiting for the lease.
+    pub fn release(&mut self) -> Result<(), BackendError> {
+        let owner = self.hold.owner();
+        self.link.call(async |c| {
+            c.client.execute("DELETE FROM instances WHERE name = $1", &[&owner]).await?;
+            Ok(())
+        })
+    }
+}
+
+/// The name an instance's sessions show in `pg_stat_activity`.
+pub(super) fn application_name(instance: &str) -> String {
+    format!("ttt-server {instance}")
+}
+
+/// The next epoch: every hold takes a newer one than any before it.
+pub(super) async fn next_epoch(c: &mut Conn) -> Result<i64, Error> {
+    c.client.query_one("SELECT nextval('live_epoch')", &[]).await?.try_get(0)
+}
+
+/// Says `owner` (with `epoch`) is alive, now on the database's clock.
+pub(super) async fn beat(c: &mut Conn, owner: &str, epoch: i64) -> Result<(), Error> {
+    let s = c
+        .statement(
+            "INSERT INTO instances (name, epoch, beat_at) VALUES ($1, $2, now())
+             ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, beat_at = now()",
+        )
+        .await?;
+    c.client.execute(&s, &[&owner, &epoch]).await?;
+    Ok(())
+}
+
+/// The instances other than `me` that hold games and are not alive.
+async fn dead(c: &mut Conn, me: &str) -> Result<Vec<String>, Error> {
+    let lease = LEASE.as_secs_f64();
+    let s = c
+        .statement(
+            "SELECT DISTINCT g.owner FROM live_games g WHERE g.owner <> $1 AND NOT EXISTS
+               (SELECT 1 FROM instances i WHERE i.name = g.owner
+                  AND i.beat_at > now() - make_interval(secs => $2))",
+        )
+        .await?;
+    Ok(c.client.query(&s, &[&me, &lease]).await?.iter().map(|r| r.get(0)).collect())
+}
+
+/// Which of `rooms` this writer (`owner` with `epoch`) does not hold: another
+/// instance adopted them.
+pub(super) async fn not_held(
+    c: &mut Conn,
+    rooms: &[&str],
+    owner: &str,
+    epoch: i64,
+) -> Result<Vec<String>, Error> {
+    let s = c
+        .statement("SELECT room FROM live_games WHERE room = ANY($1) AND NOT (owner = $2 AND epoch <= $3)")
+        .await?;
+    Ok(c.client.query(&s, &[&rooms, &owner, &epoch]).await?.iter().map(|r| r.get(0)).collect())
+}

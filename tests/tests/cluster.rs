@@ -1,0 +1,262 @@
+//! Many instances on one Postgres and one Redis (`--redis`), each the real
+//! `ttt-server` binary: a game on an instance that is SIGKILLed goes on on
+//! another within 10 s, as of its last saved move with the clock paused; a
+//! SIGTERM hands games over with no move lost; an instance cut off while
+//! its games were adopted never writes to them again (the database refuses
+//! it); Redis down makes `/healthz` degraded and leaves games going; and
+//! `--redis` without Postgres is refused at start.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tictactoe_protocol::{Verdict, judge};
+use tictactoe_tests::postgres::{name_of, shared};
+use tictactoe_tests::process::{ServerProcess, server_bin};
+use tictactoe_tests::redis::Redis;
+use tictactoe_tests::{Client, TempDir, api, assert_judged, http_get};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+/// The contract's bound on adopting a dead instance's games.
+const ADOPTION: Duration = Duration::from_secs(10);
+
+/// Starts instance `name` of the cluster on database `url` and `redis`.
+fn instance(url: &str, redis: &Redis, name: &str, spill: &TempDir) -> ServerProcess {
+    let spill = spill.path.display().to_string();
+    ServerProcess::start(&[
+        "--database",
+        url,
+        "--redis",
+        &redis.url(),
+        "--instance",
+        name,
+        "--spill-dir",
+        &spill,
+        "--reconnect-grace-ms",
+        "30000",
+        "--turn-timeout-ms",
+        "60000",
+    ])
+}
+
+/// A game between two players on `server`, played to its `moves`th move:
+/// the players (X first) and their resume tokens.
+async fn game_on(server: &ServerProcess, moves: &[[usize; 2]]) -> ([Client; 2], [Value; 2], String) {
+    let (mut a, mut b) = (server.client().await, server.client().await);
+    a.send(json!({"type": "create_room"})).await;
+    let room = a.recv_type("room_created").await["room"].as_str().expect("a code").to_owned();
+    b.send(json!({"type": "join_room", "room": room})).await;
+    let (sa, sb) = (a.recv_type("game_started").await, b.recv_type("game_started").await);
+    let (mut players, tokens) = match sa["you"] == 1 {
+        true => ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()]),
+        false => ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()]),
+    };
+    for (i, &[r, c]) in moves.iter().enumerate() {
+        players[i % 2].play(r, c).await;
+        players[(i + 1) % 2].recv_type("moved").await;
+    }
+    (players, tokens, room)
+}
+
+/// Resumes `token` on `server`, trying again while its game is not there
+/// yet (being adopted) until `deadline`: the client and its `state`.
+async fn resume_by(server: &ServerProcess, token: &Value, deadline: Instant) -> (Client, Value) {
+    loop {
+        let mut c = server.client().await;
+        c.send(json!({"type": "resume", "token": token})).await;
+        let got = c.recv_any(&["state", "error"]).await;
+        if got["type"] == "state" {
+            return (c, got);
+        }
+        assert_eq!(got["code"], "invalid_token", "{got}");
+        assert!(Instant::now() < deadline, "the game was not adopted in time: {got}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Both players resume on `server` (within [`ADOPTION`] of `since`) and
+/// see `moves`, the clock paused at more than 50 of its 60 s.
+async fn both_resume(
+    server: &ServerProcess,
+    tokens: &[Value; 2],
+    since: Instant,
+    moves: &Value,
+) -> [Client; 2] {
+    let deadline = since + ADOPTION;
+    let (x, sx) = resume_by(server, &tokens[0], deadline).await;
+    let (o, so) = resume_by(server, &tokens[1], deadline).await;
+    for (state, you) in [(&sx, 1), (&so, 2)] {
+        assert_eq!(&state["moves"], moves, "{state}");
+        assert_eq!(state["you"], you);
+        assert!(state["clock_ms"].as_u64().is_some_and(|ms| ms > 50_000), "the clock was paused: {state}");
+    }
+    [x, o]
+}
+
+/// Plays `moves` on from move `from` (0-based) to a win by X, and checks
+/// the record on `server` against every move of the game.
+async fn finish(server: &ServerProcess, players: &mut [Client; 2], from: usize, all: &[[usize; 2]]) {
+    for (i, &[r, c]) in all.iter().enumerate().skip(from) {
+        let own = players[i % 2].play(r, c).await;
+        assert_eq!(own["seq"], i + 1, "{own}");
+        if i + 1 < all.len() {
+            players[(i + 1) % 2].recv_type("moved").await;
+        }
+    }
+    let over = players[1].recv_type("game_over").await;
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")), "{over}");
+    assert_judged(3, &over);
+    let id = over["game_id"].as_str().expect("a game id").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let record = loop {
+        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
+        if status == 200 {
+            break record;
+        }
+        assert!(Instant::now() < deadline, "no record of {id}: {status} {record}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let moves: Vec<[usize; 2]> = serde_json::from_value(record["moves"].clone()).expect("moves");
+    assert_eq!(moves, all);
+    assert_eq!(judge(3, 3, &moves), Ok(Verdict::A));
+}
+
+/// X wins on the top row.
+const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
+
+#[tokio::test]
+async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another() {
+    let pg = shared();
+    let url = pg.database("cluster-kill");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-kill");
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    let (mut old, tokens, room) = game_on(&a, &GAME[..3]).await;
+    // The contract lets a crash lose the last 100 ms: this waits past them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.signal("KILL");
+    let killed = Instant::now();
+    for c in &mut old {
+        let (_, close) = c.until_close().await;
+        assert_eq!(close, None, "a killed instance sends no close frame");
+    }
+    let mut players = both_resume(&b, &tokens, killed, &json!(GAME[..3])).await;
+    let took = killed.elapsed();
+    assert!(took < ADOPTION, "adopted after {took:?}");
+    let owner = pg.psql(name_of(&url), &format!("SELECT owner FROM live_games WHERE room = '{room}'"));
+    assert_eq!(owner.trim(), "b");
+    assert!(b.log().iter().any(|l| l.contains("adopted the games")), "{:?}", b.log());
+    finish(&b, &mut players, 3, &GAME).await;
+    drop(a);
+}
+
+#[tokio::test]
+async fn sigterm_hands_the_games_over_with_no_move_lost() {
+    let pg = shared();
+    let url = pg.database("cluster-term");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-term");
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    // The last move is made just before the signal: a stop loses none.
+    let (mut old, tokens, _) = game_on(&a, &GAME[..3]).await;
+    a.signal("TERM");
+    let stopped = Instant::now();
+    for c in &mut old {
+        let (before, close) = c.until_close().await;
+        assert!(!before.iter().any(|m| m["type"] == "game_over"), "{before:?}");
+        assert_eq!(close, Some(CloseCode::Restart));
+    }
+    let status = a.exits_within(Duration::from_secs(10)).await;
+    assert!(status.success(), "exit status {status}");
+    let mut players = both_resume(&b, &tokens, stopped, &json!(GAME[..3])).await;
+    finish(&b, &mut players, 3, &GAME).await;
+}
+
+#[tokio::test]
+async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
+    let pg = shared();
+    let url = pg.database("cluster-cut");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-cut");
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    let (mut old, tokens, room) = game_on(&a, &GAME[..2]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Frozen, `a` stops renewing its lease while its sockets stay open.
+    a.signal("STOP");
+    let frozen = Instant::now();
+    let mut players = both_resume(&b, &tokens, frozen, &json!(GAME[..2])).await;
+    players[0].play(0, 1).await;
+    players[1].recv_type("moved").await;
+    // Back, `a` still runs its copy of the game: X's old connection moves
+    // there (a different move), and `a` tries to save it.
+    a.signal("CONT");
+    old[0].play(2, 2).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !a.log().iter().any(|l| l.contains("another instance holds these games now")) {
+        assert!(Instant::now() < deadline, "a's write was not refused: {:?}", a.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let db = name_of(&url);
+    assert_eq!(pg.psql(db, &format!("SELECT owner FROM live_games WHERE room = '{room}'")).trim(), "b");
+    let saved = pg
+        .psql(db, &format!("SELECT encode(cells, 'hex') FROM live_moves WHERE room = '{room}' ORDER BY seq"));
+    assert!(!saved.contains("02000200"), "a's move (2, 2) is not saved: {saved}");
+    // The game goes on on `b`, and its record is b's.
+    finish(&b, &mut players, 3, &GAME).await;
+    drop(a);
+}
+
+#[tokio::test]
+async fn redis_down_makes_healthz_degraded_and_games_go_on() {
+    let pg = shared();
+    let url = pg.database("cluster-redis");
+    let mut redis = Redis::start();
+    let spill = TempDir::new("cluster-redis");
+    let a = instance(&url, &redis, "a", &spill);
+    let listening = Instant::now();
+    let health = |status: u16, bus: &'static str, within: Duration| {
+        let addr = a.addr;
+        async move {
+            let deadline = Instant::now() + within;
+            loop {
+                let (got, body) = http_get(addr, "/healthz").await;
+                let body: Value = serde_json::from_str(&body).expect("json");
+                if got == status && (body["bus"] == bus) == (bus == "ok") {
+                    return body;
+                }
+                assert!(Instant::now() < deadline, "/healthz is still {got} {body}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let body = health(200, "ok", Duration::from_secs(10)).await;
+    assert!(listening.elapsed() < Duration::from_secs(10));
+    assert_eq!((body["instance"].clone(), body["store"].clone()), (json!("a"), json!("ok")));
+    redis.kill();
+    let body = health(503, "down", Duration::from_secs(5)).await;
+    assert_eq!(body["status"], "degraded");
+    // Meanwhile the instance keeps its games going, and starts new ones.
+    let (mut players, _, _) = game_on(&a, &GAME[..2]).await;
+    finish(&a, &mut players, 2, &GAME).await;
+    redis.resume();
+    health(200, "ok", Duration::from_secs(10)).await;
+}
+
+#[test]
+fn redis_without_postgres_is_refused_at_start() {
+    let dir = TempDir::new("cluster-refused");
+    let sqlite = format!("sqlite:{}", dir.path.join("ttt.db").display());
+    for database in [sqlite.as_str(), "none"] {
+        let out = Command::new(server_bin())
+            .args(["--bind", "127.0.0.1:0", "--database", database, "--redis", "redis://127.0.0.1:1"])
+            .output()
+            .expect("run ttt-server");
+        assert!(!out.status.success(), "{database}: it started");
+        let said =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(said.contains("--redis needs --database postgres"), "{database}: {said}");
+    }
+}
