@@ -4,6 +4,11 @@
 //! either finished before the kill, or its players reconnect, resume with
 //! their tokens and finish it; every result judges consistent, and the record
 //! of every game interrupted by the kill is in the API afterwards.
+//!
+//! Its cluster form: two instances on one Postgres and one Redis, the pairs
+//! spread over both; one instance is killed and not started again. The
+//! other adopts its games, their players resume there and finish them, and
+//! the same checks hold.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,6 +44,9 @@ pub struct CrashConfig {
     pub before: Duration,
     /// How long new games keep starting after the restart.
     pub after: Duration,
+    /// Two instances of a cluster (Postgres and Redis, started for the
+    /// phase), one of them killed and not started again.
+    pub cluster: bool,
 }
 
 /// What happened.
@@ -65,8 +73,11 @@ pub struct CrashReport {
     /// Games that ended before the kill, found recorded as seen and not
     /// restored after it.
     pub stayed_ended: AtomicU64,
-    /// From starting the server again to its listening, in milliseconds.
+    /// From starting the server again to its listening, in milliseconds; in
+    /// a cluster, from the kill to the other instance's adopting its games.
     pub restart_ms: AtomicU64,
+    /// Whether it was the cluster form.
+    pub cluster: AtomicBool,
     /// Everything that went wrong: a non-empty list fails the run.
     pub failures: Failures,
 }
@@ -84,6 +95,25 @@ impl CrashReport {
     /// The figures, one line.
     pub fn render(&self) -> String {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        if self.cluster.load(Ordering::Relaxed) {
+            return format!(
+                "cluster: two instances, one SIGKILLed: games finished before the kill {}, in progress on the killed \
+                 instance and finished on the other after a resume {}, ended by the kill itself {}, started within \
+                 100 ms of it and lost with it {}, played after it {}; games adopted {} ({} ms after the kill); \
+                 moves seen accepted but lost {} (the oldest seen {} ms before the kill); games ended before the \
+                 kill and still ended, recorded as seen, after it {}",
+                n(&self.before),
+                n(&self.resumed),
+                n(&self.ended_by_restart),
+                n(&self.lost_young),
+                n(&self.after),
+                n(&self.restored),
+                n(&self.restart_ms),
+                n(&self.moves_lost),
+                n(&self.lost_oldest_ms),
+                n(&self.stayed_ended),
+            );
+        }
         format!(
             "crash: games finished before the SIGKILL {}, in progress at it and finished after a resume {}, \
              ended by the restart itself {}, started within 100 ms of it and lost with it {}, played after it {}; \
@@ -107,6 +137,8 @@ impl CrashReport {
 struct Process {
     child: Child,
     addr: SocketAddr,
+    /// When it said it adopted games, and how many.
+    adopted: Arc<Mutex<Option<(Instant, u64)>>>,
 }
 
 /// Starts the binary with `args`; returns once it listens, with the number
@@ -137,14 +169,31 @@ async fn start(bin: &PathBuf, args: &[String]) -> Fallible<(Process, u64)> {
         }
     };
     // Keep draining the log so the server never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok((Process { child, addr }, restored))
+    let adopted = Arc::new(Mutex::new(None));
+    let seen = adopted.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.contains("adopted the games") {
+                let games = line.split("games=").nth(1).and_then(|g| g.split_whitespace().next());
+                let games = games.and_then(|g| g.parse().ok()).unwrap_or(0);
+                if let Ok(mut at) = seen.lock() {
+                    let before = at.map_or(0, |(_, n)| n);
+                    *at = Some((Instant::now(), before + games));
+                }
+            }
+        }
+    });
+    Ok((Process { child, addr, adopted }, restored))
 }
 
 /// Shared by the pairs.
 struct Ctx {
-    url: String,
-    addr: SocketAddr,
+    /// The servers' URLs and addresses: the one killed first. Alone, both
+    /// are the one server's (it comes back on the same address).
+    urls: [String; 2],
+    addrs: [SocketAddr; 2],
+    /// Two instances of a cluster: after the kill, everyone goes to the other.
+    cluster: bool,
     report: Arc<CrashReport>,
     /// Set just before the server is killed: a failure after it is the kill's.
     killed: AtomicBool,
@@ -163,6 +212,19 @@ impl Ctx {
     fn live(&self) -> bool {
         self.deadline.lock().ok().and_then(|d| *d).is_none_or(|d| Instant::now() < d)
     }
+
+    /// Where a pair whose home is server `home` plays now.
+    fn url(&self, home: usize) -> &str {
+        match self.cluster && self.killed.load(Ordering::Acquire) {
+            true => &self.urls[1],
+            false => &self.urls[home],
+        }
+    }
+
+    /// The server that is up after the kill.
+    fn survivor(&self) -> (&str, SocketAddr) {
+        (&self.urls[1], self.addrs[1])
+    }
 }
 
 /// Runs the phase.
@@ -176,13 +238,21 @@ pub async fn run(cfg: &CrashConfig) -> Arc<CrashReport> {
 
 async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     let dir = TempDir::new("crash");
-    let db = dir.database("ttt.db").to_string();
-    let args = |bind: &str| -> Vec<String> {
-        [
+    report.cluster.store(cfg.cluster, Ordering::Relaxed);
+    let redis = cfg.cluster.then(crate::redis::Redis::start);
+    let db = match cfg.cluster {
+        true => crate::postgres::shared().database("chaos_cluster"),
+        false => dir.database("ttt.db").to_string(),
+    };
+    let spill = dir.path.display().to_string();
+    let args = |bind: &str, instance: &str| -> Vec<String> {
+        let mut args: Vec<String> = [
             "--bind",
             bind,
             "--database",
             &db,
+            "--spill-dir",
+            &spill,
             "--reconnect-grace-ms",
             "20000",
             "--turn-timeout-ms",
@@ -191,13 +261,23 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
             "0",
         ]
         .map(str::to_owned)
-        .to_vec()
+        .to_vec();
+        if let Some(redis) = &redis {
+            args.extend(["--redis".to_owned(), redis.url(), "--instance".to_owned(), instance.to_owned()]);
+        }
+        args
     };
-    let (mut server, _) = start(&cfg.server_bin, &args("127.0.0.1:0")).await?;
+    let (mut server, _) = start(&cfg.server_bin, &args("127.0.0.1:0", "a")).await?;
+    let other = match cfg.cluster {
+        true => Some(start(&cfg.server_bin, &args("127.0.0.1:0", "b")).await?.0),
+        false => None,
+    };
     let addr = server.addr;
+    let addrs = [addr, other.as_ref().map_or(addr, |o| o.addr)];
     let ctx = Arc::new(Ctx {
-        url: format!("ws://{addr}/"),
-        addr,
+        urls: addrs.map(|a| format!("ws://{a}/")),
+        addrs,
+        cluster: cfg.cluster,
         report: report.clone(),
         killed: AtomicBool::new(false),
         killed_at: Mutex::new(None),
@@ -210,7 +290,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         let ctx = ctx.clone();
         pairs.spawn(async move {
             while ctx.live() {
-                if let Err(e) = game(&ctx, 3 + i % 3).await {
+                if let Err(e) = game(&ctx, 3 + i % 3, i % 2).await {
                     ctx.report.fail(format!("pair {i}: {e}"));
                     return;
                 }
@@ -225,10 +305,37 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     server.child.start_kill().map_err(|e| format!("SIGKILL: {e}"))?;
     let _ = server.child.wait().await;
     let started = std::time::Instant::now();
-    let (restarted, restored) = start(&cfg.server_bin, &args(&addr.to_string())).await?;
-    report.restart_ms.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
-    report.restored.store(restored, Ordering::Relaxed);
-    ctx.restarted.store(true, Ordering::Release);
+    let restarted = match other {
+        Some(other) => {
+            // Nothing to start: the other instance adopts the games.
+            ctx.restarted.store(true, Ordering::Release);
+            let deadline = Instant::now() + Duration::from_secs(15);
+            let adopted = loop {
+                let seen = other.adopted.lock().ok().and_then(|a| *a);
+                match seen {
+                    Some(seen) => break Some(seen),
+                    None if Instant::now() > deadline => break None,
+                    None => sleep(Duration::from_millis(20)).await,
+                }
+            };
+            match adopted {
+                Some((at, games)) => {
+                    let killed = ctx.killed_at.lock().ok().and_then(|k| *k).unwrap_or(at);
+                    report.restart_ms.store(at.duration_since(killed).as_millis() as u64, Ordering::Relaxed);
+                    report.restored.store(games, Ordering::Relaxed);
+                }
+                None => report.fail("the other instance adopted nothing within 15 s of the kill".into()),
+            }
+            other
+        }
+        None => {
+            let (restarted, restored) = start(&cfg.server_bin, &args(&addr.to_string(), "a")).await?;
+            report.restart_ms.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+            report.restored.store(restored, Ordering::Relaxed);
+            ctx.restarted.store(true, Ordering::Release);
+            restarted
+        }
+    };
     if let Ok(mut d) = ctx.deadline.lock() {
         *d = Some(Instant::now() + cfg.after);
     }
@@ -237,8 +344,9 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         report.fail("pairs still playing a minute after the phase's end".into());
     }
     let ended = ctx.ended.lock().map(|e| e.clone()).unwrap_or_default();
+    let (url, addr) = ctx.survivor();
     for (over, tokens) in &ended {
-        match stays_ended(&ctx.url, addr, over, tokens).await {
+        match stays_ended(url, addr, over, tokens).await {
             Ok(()) => report.stayed_ended.fetch_add(1, Ordering::Relaxed),
             Err(e) => {
                 report.fail(e);
@@ -249,6 +357,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     let mut server = restarted;
     let _ = server.child.start_kill();
     let _ = server.child.wait().await;
+    drop(redis);
     Ok(())
 }
 
@@ -325,7 +434,10 @@ enum Back {
 }
 
 /// Reconnects (the server is down for a moment) and resumes with `token`.
-async fn come_back(url: &str, token: &Value) -> Fallible<Back> {
+/// In a cluster the game is not there until it is adopted: an unknown
+/// token is tried again for up to `adopting`.
+async fn come_back(url: &str, token: &Value, adopting: Duration) -> Fallible<Back> {
+    let adopted_by = Instant::now() + adopting;
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut wait = Duration::from_millis(50);
     loop {
@@ -338,7 +450,10 @@ async fn come_back(url: &str, token: &Value) -> Fallible<Back> {
                         let moves = serde_json::from_value(v["moves"].clone()).map_err(|e| e.to_string())?;
                         return Ok(Back::Resumed(Box::new(ws), moves));
                     }
-                    Some("error") if v["code"] == "invalid_token" => return Ok(Back::Over),
+                    Some("error") if v["code"] == "invalid_token" && Instant::now() > adopted_by => {
+                        return Ok(Back::Over);
+                    }
+                    Some("error") if v["code"] == "invalid_token" => break,
                     Some("error") => return Err(format!("resume refused: {v}")),
                     _ => continue,
                 }
@@ -355,14 +470,15 @@ async fn come_back(url: &str, token: &Value) -> Fallible<Back> {
 
 /// One game in a private room between two clients who come back after the
 /// kill; its moves are random, paced so that games are in progress at it.
-async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
+async fn game(ctx: &Ctx, size: usize, home: usize) -> Fallible<()> {
     // No new game while the server is down: wait for it to be back.
     while ctx.killed.load(Ordering::Acquire) && !ctx.restarted.load(Ordering::Acquire) {
         sleep(Duration::from_millis(10)).await;
     }
     let born_after_kill = ctx.killed.load(Ordering::Acquire);
     let setup = async {
-        let (mut a, mut b) = (connect(&ctx.url).await?, connect(&ctx.url).await?);
+        let url = ctx.url(home);
+        let (mut a, mut b) = (connect(url).await?, connect(url).await?);
         send(&mut a, json!({"type": "create_room", "size": size})).await?;
         let room = expect(&mut a, "room_created").await?["room"].as_str().unwrap_or_default().to_owned();
         send(&mut b, json!({"type": "join_room", "room": room})).await?;
@@ -422,7 +538,12 @@ async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
                 let seen = next;
                 let mut restored = Vec::new();
                 for (i, token) in tokens.iter().enumerate() {
-                    match come_back(&ctx.url, token).await? {
+                    // In a cluster the game is adopted within 10 s of the kill.
+                    let adopting = match ctx.cluster {
+                        true => Duration::from_secs(12),
+                        false => Duration::ZERO,
+                    };
+                    match come_back(ctx.url(home), token, adopting).await? {
                         Back::Resumed(ws, moves) => {
                             seats[i] = *ws;
                             restored.push(moves);
@@ -473,7 +594,7 @@ async fn game(ctx: &Ctx, size: usize) -> Fallible<()> {
     if interrupted {
         // The record of a game that outlived the kill is kept like any other.
         let id = gx["game_id"].as_str().ok_or("no game_id")?;
-        let (status, record) = api(ctx.addr, &format!("/api/games/{id}")).await;
+        let (status, record) = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
         if status != 200 || record["moves"] != gx["moves"] || record["winner"] != gx["winner"] {
             return Err(format!("the record of {id} is not the game played: {status} {record}"));
         }

@@ -1,7 +1,8 @@
 //! `chaos`: the chaos run against an in-process server (see
 //! `tictactoe_tests::chaos`), then, with `--server-bin`, the crash phase
-//! against the real binary (see `tictactoe_tests::crash`); prints the figures
-//! and exits non-zero if anything went wrong.
+//! against the real binary (see `tictactoe_tests::crash`), and with
+//! `--cluster` its cluster form (two instances, one killed); prints the
+//! figures and exits non-zero if anything went wrong.
 
 use clap::Parser;
 use tictactoe_tests::chaos::{ChaosConfig, run};
@@ -21,6 +22,11 @@ struct Args {
     /// after secs/2, then secs/2 more) against it.
     #[arg(long)]
     server_bin: Option<std::path::PathBuf>,
+    /// With `--server-bin`: then the cluster phase, two instances on a
+    /// throwaway Postgres and Redis, the players spread over both, one
+    /// instance SIGKILLed and its games finished on the other.
+    #[arg(long, requires = "server_bin")]
+    cluster: bool,
 }
 
 #[tokio::main]
@@ -31,10 +37,17 @@ async fn main() -> std::process::ExitCode {
     let mut failures = report.failures();
     if let Some(server_bin) = args.server_bin {
         let half = std::time::Duration::from_secs_f64(args.secs / 2.0);
-        let cfg = CrashConfig { server_bin, pairs: 4 * args.scale, before: half, after: half };
+        let mut cfg =
+            CrashConfig { server_bin, pairs: 4 * args.scale, before: half, after: half, cluster: false };
         let crash = crash::run(&cfg).await;
         println!("{}", crash.render());
         failures.extend(crash.failures());
+        if args.cluster {
+            cfg.cluster = true;
+            let cluster = crash::run(&cfg).await;
+            println!("{}", cluster.render());
+            failures.extend(cluster.failures());
+        }
     }
     if failures.is_empty() {
         println!("chaos: ok");
