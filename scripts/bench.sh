@@ -20,6 +20,10 @@
 #                 `postgresql`) pinned to the server's core, emptied before the
 #                 idle measure
 #   LABEL=PATH    another ttt-server binary with its defaults (an A/B of builds)
+#   failover      not a load: a cluster of two on a throwaway Postgres and Redis,
+#                 one instance SIGKILLed KILLS (10) times with GAMES (20) games in
+#                 progress; the time from each kill to the other's adopting them
+#                 (p50, max)
 # Each prints one figure line; with --update-readme the table goes into
 # README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000),
 # ROUNDS (3), TARGETS ("default none"), SERVER_FLAGS (extra flags for every server).
@@ -43,9 +47,25 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ -n "$PG_URL" ] && ! grep -qw postgres <<<"$TARGETS"; then TARGETS="$TARGETS postgres"; fi
+FAILOVER=0
+if grep -qw failover <<<"$TARGETS"; then
+  FAILOVER=1
+  kept=""
+  for t in $TARGETS; do [ "$t" = failover ] || kept="$kept $t"; done
+  TARGETS=${kept# }
+fi
 
-cargo build --release -q -p tictactoe-server -p tictactoe-tests --bin ttt-server --bin loadgen
+cargo build --release -q -p tictactoe-server -p tictactoe-tests --bin ttt-server --bin loadgen --bin failover
 BIN=target/release
+failover() {
+  local line
+  line=$(TTT_SERVER_BIN=$BIN/ttt-server $BIN/failover --kills "${KILLS:-10}" --games "${GAMES:-20}" | tail -1)
+  echo "$line (\`KILLS=${KILLS:-10} GAMES=${GAMES:-20} TARGETS=failover scripts/bench.sh\`)"
+}
+if [ "$FAILOVER" = 1 ] && [ -z "$TARGETS" ]; then
+  failover
+  exit 0
+fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
   ON_SERVER="taskset -c 0"; ON_LOAD="taskset -c 1"
@@ -197,6 +217,10 @@ print()
 print("\n".join(lines))
 PY
 )
+if [ "$FAILOVER" = 1 ]; then
+  table="$table
+$(failover)"
+fi
 echo
 echo "$table"
 if [ "$UPDATE_README" = 1 ]; then

@@ -289,6 +289,11 @@ pub const LOBBY_INBOX: usize = 1024;
 /// Most outbound items a connection writes before one flush.
 pub const WRITE_BATCH: usize = 64;
 
+/// Longest a stopping instance of a cluster keeps its connections open
+/// while it lets its games go (saves them, for another to adopt) before it
+/// closes them with 1012 anyway.
+pub const HANDOVER: Duration = Duration::from_secs(5);
+
 /// How long closing a connection may take (close frame out, peer's bytes drained).
 pub const CLOSE_LINGER: Duration = Duration::from_secs(1);
 

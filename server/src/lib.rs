@@ -104,15 +104,8 @@ impl Server {
         let (adopted_tx, adopted_rx) = mpsc::channel(4);
         let adopter =
             cluster::adopt::Adopter { lobby: adopted_tx, store: store.clone(), settings: settings.clone() };
-        tracker.spawn(lobby::task::run(
-            lobby_rx,
-            adopted_rx,
-            settings,
-            rooms,
-            lifetime,
-            ctx,
-            tracker.clone(),
-        ));
+        let looks = cluster.is_some().then_some(adopted_rx);
+        tracker.spawn(lobby::task::run(lobby_rx, looks, settings, rooms, lifetime, ctx, tracker.clone()));
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases) {
             (Some(url), Some(leases)) => {
@@ -160,6 +153,7 @@ impl Server {
             tls,
             store,
             instance,
+            handed_over: bus.as_ref().map(|_| tokio_util::sync::CancellationToken::new()),
             bus,
             admission: admission.clone(),
             registrations: registrations::Registrations::new(config_registrations.0, config_registrations.1),
@@ -189,22 +183,48 @@ impl Server {
             let _ = wake.send(cluster::adopt::Wake::Stop);
         }
         stop.trigger();
+        let handover = match (leases, &shared.handed_over) {
+            (Some((wake, thread)), Some(done)) => Some(tokio::spawn(hand_over(
+                shared.clone(),
+                cluster::adopt::Leaving { wake, thread },
+                done.clone(),
+            ))),
+            _ => None,
+        };
         tracker.close();
         tracker.wait().await;
+        if let Some(handover) = handover {
+            let _ = handover.await;
+        }
         drop(shared);
         // Every handle on the store is gone with the tasks: what is queued
         // gets written (or spilled) before the server says it stopped.
         let written = tokio::task::spawn_blocking(move || store_thread.join())
             .await
             .unwrap_or_else(|e| Err(format!("the store's last writes did not finish: {e}")));
-        // Written: this instance's games are let go, for another to adopt.
-        if let Some((wake, thread)) = leases {
-            let _ = wake.send(cluster::adopt::Wake::Release);
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
-        }
+
         info!("stopped");
         written.map_err(io::Error::other)
     }
+}
+
+/// A stopping instance of a cluster lets its games go: once its rooms have
+/// saved them (or the shutdown grace is over), what is queued is written,
+/// the leases' thread lets them go (another instance adopts them at once),
+/// and `done` lets the connections close with 1012.
+async fn hand_over(
+    shared: Arc<session::Shared>,
+    leaving: cluster::adopt::Leaving,
+    done: tokio_util::sync::CancellationToken,
+) {
+    let deadline = tokio::time::Instant::now() + shared.config.shutdown_grace();
+    while shared.stats.rooms() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    shared.store.flush().await;
+    drop(shared);
+    let _ = tokio::task::spawn_blocking(move || leaving.release()).await;
+    done.cancel();
 }
 
 /// The rooms of the games saved when the server last stopped, each as of

@@ -25,11 +25,12 @@ pub fn server_bin() -> &'static Path {
 
 /// Builds `ttt-server` with cargo and returns the executable cargo names.
 fn build_server() -> PathBuf {
-    // The tests run from <target>/<profile dir>/deps/: build the same profile.
+    // The tests run from <target>/<profile dir>/deps/, this crate's programs
+    // from <target>/<profile dir>/: build the same profile.
     let exe = std::env::current_exe().expect("the test's own path");
     let profile = exe
         .parent()
-        .and_then(Path::parent)
+        .map(|dir| if dir.ends_with("deps") { dir.parent().unwrap_or(dir) } else { dir })
         .and_then(Path::file_name)
         .and_then(|p| p.to_str())
         .map(|dir| if dir == "debug" { "dev" } else { dir })

@@ -147,6 +147,9 @@ async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another()
     let owner = pg.psql(name_of(&url), &format!("SELECT owner FROM live_games WHERE room = '{room}'"));
     assert_eq!(owner.trim(), "b");
     assert!(b.log().iter().any(|l| l.contains("adopted the games")), "{:?}", b.log());
+    let (_, metrics) = http_get(b.addr, "/metrics").await;
+    assert!(metrics.lines().any(|l| l == "ttt_games_adopted_total 1"), "{metrics}");
+    assert!(metrics.lines().any(|l| l == "ttt_bus_up 1"), "{metrics}");
     finish(&b, &mut players, 3, &GAME).await;
     drop(a);
 }
@@ -170,7 +173,19 @@ async fn sigterm_hands_the_games_over_with_no_move_lost() {
     }
     let status = a.exits_within(Duration::from_secs(10)).await;
     assert!(status.success(), "exit status {status}");
-    let mut players = both_resume(&b, &tokens, stopped, &json!(GAME[..3])).await;
+    // Told to come back (1012), each player resumes on the other instance at
+    // once, and is not refused: the game was handed over before the close.
+    let mut players = Vec::new();
+    for token in &tokens {
+        let mut c = b.client().await;
+        c.send(json!({"type": "resume", "token": token})).await;
+        let state = c.recv_any(&["state", "error"]).await;
+        assert_eq!(state["moves"], json!(GAME[..3]), "{state}");
+        assert!(state["clock_ms"].as_u64().is_some_and(|ms| ms > 50_000), "the clock was paused: {state}");
+        players.push(c);
+    }
+    assert!(stopped.elapsed() < ADOPTION);
+    let mut players: [Client; 2] = players.try_into().unwrap_or_else(|_| panic!("two players"));
     finish(&b, &mut players, 3, &GAME).await;
 }
 

@@ -17,8 +17,9 @@ use tracing::{error, info, warn};
 use crate::room::{Room, Settings};
 use crate::store::{Leases, Store};
 
-/// How often this instance says it is alive and looks for games to adopt.
-const LOOK: Duration = Duration::from_secs(1);
+/// How often this instance says it is alive and looks for games to adopt:
+/// adoption comes within [`LEASE`](crate::store::LEASE) and this of a death.
+const LOOK: Duration = Duration::from_millis(500);
 
 /// What the leases' thread is told.
 #[derive(Debug)]
@@ -34,7 +35,7 @@ pub enum Wake {
 
 /// What an adoption opens rooms with, and where it hands them.
 pub struct Adopter {
-    /// The lobby's inbox of adopted rooms.
+    /// The lobby's inbox of each look's adopted rooms.
     pub lobby: mpsc::Sender<Vec<Room>>,
     /// The store, whose writer learns that it holds the adopted games.
     pub store: Store,
@@ -74,7 +75,11 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) 
             Err(_) => {}
         }
         if let Some(adopter) = &adopter {
-            adopt(&mut leases, adopter);
+            // Every look is told, adopted rooms or none: resumes wait for it.
+            let rooms = adopt(&mut leases, adopter);
+            if adopter.lobby.blocking_send(rooms).is_err() {
+                warn!("adopted games could not be opened: the server is stopping");
+            }
         }
         let next = Instant::now() + LOOK;
         loop {
@@ -92,15 +97,32 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) 
     }
 }
 
-/// Adopts what there is to adopt, and hands the rooms to the lobby.
-fn adopt(leases: &mut Leases, adopter: &Adopter) {
+/// The leases' thread of a stopping instance.
+pub struct Leaving {
+    /// Its wake.
+    pub wake: Sender<Wake>,
+    /// The thread.
+    pub thread: std::thread::JoinHandle<()>,
+}
+
+impl Leaving {
+    /// Lets this instance's games go (everything is written) and waits for
+    /// the thread to end. Blocks: call it off the runtime.
+    pub fn release(self) {
+        let _ = self.wake.send(Wake::Release);
+        let _ = self.thread.join();
+    }
+}
+
+/// Adopts what there is to adopt: the rooms to open.
+fn adopt(leases: &mut Leases, adopter: &Adopter) -> Vec<Room> {
     let started = Instant::now();
     let adopted = match leases.adopt() {
         Ok(Some(adopted)) => adopted,
-        Ok(None) => return,
+        Ok(None) => return Vec::new(),
         Err(e) => {
             warn!("looking for games to adopt failed: {e}");
-            return;
+            return Vec::new();
         }
     };
     let standings: HashMap<_, _> =
@@ -119,9 +141,7 @@ fn adopt(leases: &mut Leases, adopter: &Adopter) {
         took_ms = took.as_millis() as u64,
         "adopted the games of instances that are gone"
     );
-    if adopter.lobby.blocking_send(rooms).is_err() {
-        warn!("adopted games could not be opened: the server is stopping");
-    }
+    rooms
 }
 
 /// Lets this instance's games go, and says so on the bus.

@@ -90,8 +90,29 @@ pub struct Lobby<C: Peer> {
     instance: Instance,
     /// Room codes, challenge ids, who moves first, the house's seeds.
     rng: StdRng,
+    /// In a cluster, `resume`s whose game is not here (yet): another
+    /// instance may be letting it go, for this one to adopt at its next look.
+    parked: Option<Vec<Parked<C>>>,
     out: Vec<Output<C>>,
 }
+
+/// A `resume` waiting for the next looks for games to adopt.
+#[derive(Debug)]
+struct Parked<C> {
+    conn: C,
+    token: String,
+    id: Option<RequestId>,
+    /// Looks that did not bring its game.
+    looks: u8,
+}
+
+/// Most `resume`s parked at once; beyond, an unknown token is refused at once.
+const PARKED_MAX: usize = 10_000;
+
+/// Looks for games to adopt a parked `resume` waits for (one is at most half
+/// a second away): a game let go by a stopping instance is adopted at the
+/// first look after it, so two are enough for a player who came back at once.
+const PARKED_LOOKS: u8 = 2;
 
 impl<C: Peer> Lobby<C> {
     /// An empty lobby of `instance` whose rooms run with `settings`, where a
@@ -110,8 +131,47 @@ impl<C: Peer> Lobby<C> {
             house_after: BinaryHeap::new(),
             instance,
             rng,
+            parked: None,
             out: Vec::new(),
         }
+    }
+
+    /// Makes this lobby one of a cluster's: a `resume` whose game is not
+    /// here waits for the next looks for games to adopt ([`Lobby::looked`])
+    /// before it is `invalid_token`.
+    pub fn in_cluster(&mut self) {
+        self.parked.get_or_insert_with(Vec::new);
+    }
+
+    /// A look for games to adopt is over, with these `rooms` (none, mostly):
+    /// they are listed, and the parked `resume`s whose game came go to it.
+    pub fn looked(&mut self, rooms: Vec<Room>) -> Vec<Output<C>> {
+        for room in rooms {
+            self.open(room, Vec::new(), None);
+        }
+        if let Some(parked) = self.parked.take() {
+            let mut waiting = Vec::new();
+            for mut p in parked {
+                if p.conn.is_closed() {
+                    continue;
+                }
+                match token_room(&p.token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get(c)).cloned() {
+                    Some(to) => self.out.push(Output::Forward {
+                        to,
+                        cmd: RoomCmd::Resume { conn: p.conn, token: p.token, id: p.id },
+                    }),
+                    None if p.looks + 1 >= PARKED_LOOKS => {
+                        self.refuse(&p.conn, ErrorCode::InvalidToken, INVALID_TOKEN, p.id)
+                    }
+                    None => {
+                        p.looks += 1;
+                        waiting.push(p);
+                    }
+                }
+            }
+            self.parked = Some(waiting);
+        }
+        self.outputs()
     }
 
     /// When the lobby next needs [`Lobby::tick`]: a challenge expiring, or
@@ -182,6 +242,11 @@ impl<C: Peer> Lobby<C> {
                     Some(to) => {
                         let to = to.clone();
                         self.out.push(Output::Forward { to, cmd: RoomCmd::Resume { conn, token, id } })
+                    }
+                    None if self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) => {
+                        if let Some(parked) = &mut self.parked {
+                            parked.push(Parked { conn, token, id, looks: 0 });
+                        }
                     }
                     None => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
                 }

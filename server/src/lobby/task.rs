@@ -20,11 +20,11 @@ use crate::net::{metrics, queue};
 use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
 
-/// Runs the lobby until shutdown, starting with the `restored` rooms, and
-/// listing the rooms of games adopted from other instances as they come.
+/// Runs the lobby until shutdown, starting with the `restored` rooms. In a
+/// cluster, `looks` brings the rooms of each look for games to adopt.
 pub async fn run(
     mut inbox: mpsc::Receiver<LobbyCmd>,
-    mut adopted: mpsc::Receiver<Vec<Room>>,
+    looks: Option<mpsc::Receiver<Vec<Room>>>,
     settings: Settings,
     restored: Vec<Room>,
     challenge_lifetime: std::time::Duration,
@@ -33,6 +33,13 @@ pub async fn run(
 ) {
     let shutdown = ctx.shutdown.clone();
     let mut lobby = Lobby::new(settings, challenge_lifetime, ALONE, StdRng::from_os_rng());
+    let (mut looks, mut looking) = match looks {
+        Some(looks) => {
+            lobby.in_cluster();
+            (looks, true)
+        }
+        None => (mpsc::channel(1).1, false),
+    };
     let mut shell = Shell { directory: HashMap::new(), ctx, tracker };
     for room in restored {
         shell.carry_out(lobby.adopt(room));
@@ -40,7 +47,6 @@ pub async fn run(
     let timer = tokio::time::sleep(std::time::Duration::ZERO);
     tokio::pin!(timer);
     let mut armed = None;
-    let mut adopting = true;
     loop {
         // Re-armed only when the next expiry changes, not per command.
         let deadline = lobby.next_deadline();
@@ -57,10 +63,10 @@ pub async fn run(
                 None => return,
             },
             _ = &mut timer, if deadline.is_some() => lobby.tick(std::time::Instant::now()),
-            rooms = adopted.recv(), if adopting => match rooms {
-                Some(rooms) => rooms.into_iter().flat_map(|room| lobby.adopt(room)).collect(),
+            rooms = looks.recv(), if looking => match rooms {
+                Some(rooms) => lobby.looked(rooms),
                 None => {
-                    adopting = false;
+                    looking = false;
                     Vec::new()
                 }
             },

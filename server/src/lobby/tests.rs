@@ -148,6 +148,12 @@ impl Harness {
         self.deliver(outputs)
     }
 
+    /// A look for games to adopt brought `rooms`; returns those opened.
+    pub(super) fn looked(&mut self, rooms: Vec<Room>) -> Vec<NewRoom> {
+        let outputs = self.lobby.looked(rooms);
+        self.deliver(outputs)
+    }
+
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         self.lobby.next_deadline()
     }
@@ -357,4 +363,42 @@ fn a_resume_token_is_routed_to_the_room_it_names() {
         lobby.handle(LobbyCmd::Resume { conn: c.clone(), token: bad.into(), id: None }, Instant::now());
         assert_eq!(got(&mut rc), ["error:invalid_token", "refused"], "{bad:?}");
     }
+}
+
+#[test]
+fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
+    // A game on another instance, which this one adopts.
+    let mut there = harness();
+    let (a, _ra) = conn(1);
+    let (b, _rb) = conn(2);
+    quick(&mut there, &a, 3);
+    let adopted = quick(&mut there, &b, 3).expect("paired").room;
+    let code = adopted.code().clone();
+
+    let mut here = harness();
+    here.lobby.in_cluster();
+    let (c, mut rc) = conn(3);
+    let token = format!("{code}0123456789abcdef0123456789abcdef");
+    here.handle(LobbyCmd::Resume { conn: c.clone(), token: token.clone(), id: None }, Instant::now());
+    assert!(got(&mut rc).is_empty(), "it waits for the next look");
+    let opened = here.looked(vec![adopted]);
+    assert_eq!(opened.len(), 1);
+    assert_eq!(got(&mut rc), [format!("entered:{code}")]);
+    assert!(matches!(
+        here.inboxes[&code].borrow_mut().pop_front(),
+        Some(RoomCmd::Resume { token: t, .. }) if t == token
+    ));
+
+    // A token whose game never comes is refused after two looks.
+    let unknown = "NOSUCHROOM0123456789abcdef0123456789abcdef";
+    here.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
+    here.looked(Vec::new());
+    assert!(got(&mut rc).is_empty());
+    here.looked(Vec::new());
+    assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
+
+    // Alone, it is refused at once.
+    let mut alone = harness();
+    alone.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
+    assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
 }

@@ -20,7 +20,7 @@ use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
 use crate::cluster::ConnId;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
-use crate::config::{CLOSE_LINGER, WRITE_BATCH};
+use crate::config::{CLOSE_LINGER, HANDOVER, WRITE_BATCH};
 use crate::net::queue::{self, Recv, TrySendError};
 use crate::session::{Action, Actions, End, Frame, Limits, Session, Shared, World, account};
 use crate::signal::Armed;
@@ -342,6 +342,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         break;
                     }
                 }
+            }
+            // In a cluster, another instance holds the games before this
+            // connection is told to come back.
+            if let Some(handed_over) = &self.shared.handed_over {
+                let _ = tokio::time::timeout(HANDOVER, handed_over.cancelled()).await;
             }
             // With a database that works the games go on after the restart:
             // 1012 says to come back; otherwise 1001 says the server is going away.

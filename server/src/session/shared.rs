@@ -32,6 +32,10 @@ pub struct Shared {
     pub(crate) instance: Arc<str>,
     /// Whether the cluster's bus is reachable (with `--redis`).
     pub(crate) bus: Option<Arc<crate::cluster::bus::BusState>>,
+    /// In a cluster, done once a stopping instance has let its games go
+    /// (saved, for another to adopt): its connections close after it, so
+    /// that a player who comes back at once finds the game adopted.
+    pub(crate) handed_over: Option<tokio_util::sync::CancellationToken>,
     /// The caps on connections.
     pub(crate) admission: Arc<crate::net::admission::Admission>,
     /// What sessions check requests against.

@@ -44,7 +44,7 @@ use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::held::Held;
 use crate::store::postgres::PgBackend;
-pub use crate::store::postgres::{Adopted, Leases};
+pub use crate::store::postgres::{Adopted, LEASE, Leases};
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;
 use crate::store::sqlite::SqliteBackend;
@@ -201,6 +201,8 @@ enum Job {
     /// Games adopted from another instance, in the database already, and
     /// their players' standings.
     Adopted(Vec<Arc<str>>, Vec<(AccountId, Rules, Standing)>),
+    /// Commit what is queued now; told when that attempt is over.
+    Flush(oneshot::Sender<()>),
 }
 
 /// An opened store: the handle, its writer's thread, the games in progress
@@ -450,6 +452,19 @@ impl Store {
                 self.stats.queued.fetch_sub(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Commits everything queued so far, at once, and returns when that
+    /// attempt is over (at a stop, before this instance lets its games go).
+    pub async fn flush(&self) {
+        let Some(tx) = &self.tx else { return };
+        let (done, wait) = oneshot::channel();
+        self.stats.queued.fetch_add(1, Ordering::Relaxed);
+        if tx.try_send(Job::Flush(done)).is_err() {
+            self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        let _ = wait.await;
     }
 
     /// Queues a finished game for writing, without waiting. The answer

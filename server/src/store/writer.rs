@@ -183,6 +183,10 @@ pub(super) fn run<B: Backend>(
                     batch.live.add(write);
                 }
                 Job::Known(account, standings) => batch.book.learn(account, &standings),
+                Job::Flush(done) => {
+                    batch.hold(now.checked_sub(HOLD).unwrap_or(now));
+                    batch.acks.push(done);
+                }
                 Job::Adopted(rooms, standings) => {
                     batch.live.held_now(&rooms);
                     for (account, rules, standing) in standings {
@@ -255,6 +259,10 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     batch.live.take();
     if batch.records.is_empty() && batch.live.is_empty() && batch.accounts.is_empty() {
         batch.due = None;
+        // A flush with nothing to write is done at once.
+        for ack in batch.acks.drain(..) {
+            let _ = ack.send(());
+        }
         return;
     }
     // Shown from memory until committed: a room whose record's commit takes

@@ -11,7 +11,7 @@ mod live;
 mod read;
 mod write;
 
-pub use lease::{Adopted, Hold, Leases};
+pub use lease::{Adopted, Hold, LEASE, Leases};
 pub use read::PgReader;
 
 use std::sync::Arc;
