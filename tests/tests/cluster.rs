@@ -275,3 +275,19 @@ fn redis_without_postgres_is_refused_at_start() {
         assert!(said.contains("--redis needs --database postgres"), "{database}: {said}");
     }
 }
+
+#[test]
+fn a_second_instance_with_a_running_instances_name_is_refused() {
+    let pg = shared();
+    let url = pg.database("cluster-namesake");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-namesake");
+    let _a = instance(&url, &redis, "a", &spill);
+    let out = Command::new(server_bin())
+        .args(["--bind", "127.0.0.1:0", "--database", &url, "--redis", &redis.url(), "--instance", "a"])
+        .output()
+        .expect("run ttt-server");
+    assert!(!out.status.success(), "a namesake started");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("another instance named \"a\" is running"), "{said}");
+}

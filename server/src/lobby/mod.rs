@@ -147,6 +147,12 @@ impl<C: Peer> Lobby<C> {
     /// they are listed, and the parked `resume`s whose game came go to it.
     pub fn looked(&mut self, rooms: Vec<Room>) -> Vec<Output<C>> {
         for room in rooms {
+            // This instance still runs a room of that code (a game it held
+            // before it was cut off, adopted since): the saved one is not opened twice.
+            if self.rooms.contains_key(room.code()) {
+                tracing::warn!(room = %room.code(), "an adopted game's room is open here already; not opened again");
+                continue;
+            }
             self.open(room, Vec::new(), None);
         }
         if let Some(parked) = self.parked.take() {

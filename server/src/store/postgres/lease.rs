@@ -87,15 +87,18 @@ impl Leases {
     pub fn adopt(&mut self) -> Result<Option<Adopted>, BackendError> {
         let hold = self.hold.clone();
         let owner = hold.owner();
+        // The look is quick, or given up on: a stuck database must not hold
+        // up the resumes that wait for it. Adopting many games may take longer.
+        let dead = self.link.call(async |c| Ok(dead(c, owner).await?))?;
+        if dead.is_empty() {
+            return Ok(None);
+        }
         let adopted = self.link.call_within(super::START, async |c| {
-            let dead = dead(c, owner).await?;
-            if dead.is_empty() {
-                return Ok(None);
-            }
             let names: Vec<String> = dead.iter().map(|d| application_name(d)).collect();
             c.client
                 .execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1)",
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                     WHERE application_name = ANY($1) AND datname = current_database()",
                     &[&names],
                 )
                 .await?;
@@ -103,14 +106,13 @@ impl Leases {
             c.hold(owner, epoch).await?;
             let restored = live::load(c, owner, epoch, &From::Owners(dead.clone())).await?;
             beat(c, owner, epoch).await?;
-            Ok(Some((dead, restored, epoch)))
+            Ok((restored, epoch))
         })?;
-        Ok(adopted.map(|(from, restored, epoch)| {
-            // The writer holds the adopted games with the new epoch before
-            // any of them can be played on.
-            hold.epoch.fetch_max(epoch, Ordering::AcqRel);
-            Adopted { from, restored }
-        }))
+        let (restored, epoch) = adopted;
+        // The writer holds the adopted games with the new epoch before any
+        // of them can be played on.
+        hold.epoch.fetch_max(epoch, Ordering::AcqRel);
+        Ok(Some(Adopted { from: dead, restored }))
     }
 
     /// Lets this instance's games go (it stopped, with everything written):
@@ -144,6 +146,32 @@ pub(super) async fn beat(c: &mut Conn, owner: &str, epoch: i64) -> Result<(), Er
         .await?;
     c.client.execute(&s, &[&owner, &epoch]).await?;
     Ok(())
+}
+
+/// Waits while an instance named `owner` is alive (after a crash, this
+/// instance's own last start, whose lease runs out within [`LEASE`]).
+/// `false` if one stays alive past twice that: another instance runs with
+/// this name.
+pub(super) async fn name_free(c: &mut Conn, owner: &str) -> Result<bool, Error> {
+    let lease = LEASE.as_secs_f64();
+    let until = tokio::time::Instant::now() + 2 * LEASE;
+    loop {
+        let alive = c
+            .client
+            .query_opt(
+                "SELECT 1 FROM instances WHERE name = $1 AND beat_at > now() - make_interval(secs => $2)",
+                &[&owner, &lease],
+            )
+            .await?
+            .is_some();
+        if !alive {
+            return Ok(true);
+        }
+        if tokio::time::Instant::now() > until {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// The instances other than `me` that hold games and are not alive.

@@ -367,6 +367,11 @@ impl Backend for PgBackend {
         self.link.call_within(START, async |c| {
             c.hold(owner, epoch).await?;
             if cluster {
+                if !lease::name_free(c, owner).await? {
+                    return Err(BackendError(format!(
+                        "another instance named {owner:?} is running on this database: give each its own --instance"
+                    )));
+                }
                 // Alive before its games are taken: no other instance takes them back.
                 lease::beat(c, owner, epoch).await?;
             }
