@@ -12,7 +12,7 @@ use tictactoe_protocol::{HouseLevel, Player, RequestId};
 use crate::lobby::presence::Whereabouts;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::net::queue::{self, TrySendError};
 use crate::rules::Rules;
 

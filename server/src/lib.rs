@@ -104,14 +104,25 @@ impl Server {
         let (adopted_tx, adopted_rx) = mpsc::channel(4);
         let adopter =
             cluster::adopt::Adopter { lobby: adopted_tx, store: store.clone(), settings: settings.clone() };
-        let looks = cluster.is_some().then_some(adopted_rx);
-        tracker.spawn(lobby::task::run(lobby_rx, looks, settings, rooms, lifetime, ctx, tracker.clone()));
+        let (here_tx, here_rx) = mpsc::channel(2);
+        let (elsewhere_tx, elsewhere_rx) = mpsc::channel(2);
+        let links = cluster.is_some().then_some(lobby::task::ClusterLinks {
+            looks: adopted_rx,
+            here: here_tx,
+            elsewhere: elsewhere_rx,
+        });
+        tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases) {
             (Some(url), Some(leases)) => {
                 let (wake, thread) = cluster::adopt::start(leases, adopter, url.clone())?;
                 let look = std::sync::Mutex::new(wake.clone());
-                let bus = cluster::bus::start(url, stop.clone(), &tracker, move |_| {
+                let presence = cluster::bus::Presence {
+                    instance: instance.to_string(),
+                    here: here_rx,
+                    elsewhere: elsewhere_tx,
+                };
+                let bus = cluster::bus::start(url, presence, stop.clone(), &tracker, move |_| {
                     let _ = look.lock().map(|w| w.send(cluster::adopt::Wake::Look));
                 })
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;

@@ -291,3 +291,49 @@ fn a_second_instance_with_a_running_instances_name_is_refused() {
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(said.contains("another instance named \"a\" is running"), "{said}");
 }
+
+/// The names `who` lists on `server`.
+async fn who(c: &mut Client) -> Vec<String> {
+    c.send(json!({"type": "who", "id": "w"})).await;
+    let online = c.recv_type("online").await;
+    let players = online["players"].as_array().cloned().unwrap_or_default();
+    players.iter().filter_map(|p| p["name"].as_str().map(str::to_owned)).collect()
+}
+
+#[tokio::test]
+async fn who_lists_the_players_of_every_instance_and_account_names_hold_cluster_wide() {
+    let pg = shared();
+    let url = pg.database("cluster-who");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-who");
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    let mut ann = a.client().await;
+    ann.send(json!({"type": "hello", "name": "ann"})).await;
+    let mut bob = b.client().await;
+    bob.send(json!({"type": "hello", "name": "bob"})).await;
+    // Each instance tells the others every second.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (on_a, on_b) = (who(&mut ann).await, who(&mut bob).await);
+        if on_a == ["house", "ann", "bob"] && on_b == on_a {
+            break;
+        }
+        assert!(Instant::now() < deadline, "a lists {on_a:?}, b lists {on_b:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Gone from `a`, ann is gone from b's list too.
+    drop(ann);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while who(&mut bob).await != ["house", "bob"] {
+        assert!(Instant::now() < deadline, "ann is still listed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // An account made on `a` owns its name on `b`.
+    let mut cy = a.client().await;
+    cy.register("cy", false).await;
+    let mut guest = b.client().await;
+    guest.send(json!({"type": "hello", "name": "CY", "id": 1})).await;
+    let refused = guest.recv_type("error").await;
+    assert_eq!(refused["code"], "name_taken", "{refused}");
+}

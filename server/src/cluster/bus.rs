@@ -1,7 +1,8 @@
 //! The Redis bus between the instances of a cluster: whether it is
-//! reachable (what `/healthz` says), and the word an instance sends when it
-//! lets its games go at a stop, so that another adopts them at once rather
-//! than at its next look.
+//! reachable (what `/healthz` says); who is online on each instance (a key
+//! per instance, rewritten every second, gone 3 s after its instance is);
+//! and the word an instance sends when it lets its games go at a stop, so
+//! that another adopts them at once rather than at its next look.
 //!
 //! Its task keeps one connection for commands and one subscription; a
 //! Redis that stops answering is noticed within [`PING`] + [`ANSWER`], and
@@ -13,6 +14,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use redis::AsyncConnectionConfig;
+use redis::aio::MultiplexedConnection;
+use tictactoe_protocol::OnlinePlayer;
+use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
@@ -26,6 +30,22 @@ const ANSWER: Duration = Duration::from_secs(1);
 
 /// The channel an instance's stop is announced on: its name.
 pub const RELEASED: &str = "ttt:released";
+
+/// The set of the instances that said who is online on them.
+const WHO: &str = "ttt:who";
+
+/// How long an instance's list of who is online on it lasts unless rewritten.
+const WHO_LASTS: Duration = Duration::from_secs(3);
+
+/// Who is online, between the lobby and the bus.
+pub struct Presence {
+    /// This instance's name.
+    pub instance: String,
+    /// Who is online here, every second, from the lobby.
+    pub here: mpsc::Receiver<Vec<OnlinePlayer>>,
+    /// Who is online on the other instances, to the lobby.
+    pub elsewhere: mpsc::Sender<Vec<OnlinePlayer>>,
+}
 
 /// Whether this instance reaches the bus.
 #[derive(Debug, Default)]
@@ -74,6 +94,7 @@ pub fn check_url(url: &str) -> Result<(), String> {
 /// answers, and calls `released` with each stopped instance's name.
 pub fn start(
     url: &str,
+    mut presence: Presence,
     stop: Shutdown,
     tracker: &TaskTracker,
     released: impl Fn(&str) + Send + Sync + 'static,
@@ -86,9 +107,11 @@ pub fn start(
         loop {
             let ended = tokio::select! {
                 _ = stop.started() => return,
-                ended = session(&client, &shared, &released) => ended,
+                ended = session(&client, &shared, &mut presence, &released) => ended,
             };
             shared.set(false);
+            // Without the bus, `who` lists this instance's players only.
+            let _ = presence.elsewhere.try_send(Vec::new());
             tracing::debug!("the bus's connection ended: {ended}");
             tokio::select! {
                 _ = stop.started() => return,
@@ -101,7 +124,12 @@ pub fn start(
 
 /// One connection's life: subscribed, checked every [`PING`], until it
 /// fails (returns why).
-async fn session(client: &redis::Client, state: &BusState, released: &(impl Fn(&str) + Sync)) -> String {
+async fn session(
+    client: &redis::Client,
+    state: &BusState,
+    presence: &mut Presence,
+    released: &(impl Fn(&str) + Sync),
+) -> String {
     let config = AsyncConnectionConfig::new().set_connection_timeout(ANSWER).set_response_timeout(ANSWER);
     let mut conn = match client.get_multiplexed_async_connection_with_config(&config).await {
         Ok(c) => c,
@@ -126,6 +154,14 @@ async fn session(client: &redis::Client, state: &BusState, released: &(impl Fn(&
                     Err(e) => return e.to_string(),
                 }
             }
+            Some(here) = presence.here.recv() => {
+                match tell_who(&mut conn, &presence.instance, &here).await {
+                    Ok(elsewhere) => {
+                        let _ = presence.elsewhere.try_send(elsewhere);
+                    }
+                    Err(e) => return e.to_string(),
+                }
+            }
             msg = messages.next() => match msg {
                 Some(msg) => {
                     if let Ok(name) = msg.get_payload::<String>() {
@@ -136,6 +172,49 @@ async fn session(client: &redis::Client, state: &BusState, released: &(impl Fn(&
             },
         }
     }
+}
+
+/// Says who is online on `instance` (`here`), and reads who is on the
+/// others: their lists, in one.
+async fn tell_who(
+    conn: &mut MultiplexedConnection,
+    instance: &str,
+    here: &[OnlinePlayer],
+) -> redis::RedisResult<Vec<OnlinePlayer>> {
+    let list = serde_json::to_string(here).unwrap_or_else(|_| "[]".into());
+    let lasts = WHO_LASTS.as_millis() as u64;
+    let (_, _, names): ((), (), Vec<String>) = redis::pipe()
+        .cmd("SET")
+        .arg(format!("{WHO}:{instance}"))
+        .arg(list)
+        .arg("PX")
+        .arg(lasts)
+        .cmd("SADD")
+        .arg(WHO)
+        .arg(instance)
+        .cmd("SMEMBERS")
+        .arg(WHO)
+        .query_async(conn)
+        .await?;
+    let others: Vec<&String> = names.iter().filter(|n| n.as_str() != instance).collect();
+    if others.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<String> = others.iter().map(|n| format!("{WHO}:{n}")).collect();
+    let lists: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
+    let mut elsewhere = Vec::new();
+    for (name, list) in others.iter().zip(lists) {
+        match list {
+            Some(list) => {
+                elsewhere.extend(serde_json::from_str::<Vec<OnlinePlayer>>(&list).unwrap_or_default())
+            }
+            // Gone (its instance stopped saying): out of the set too.
+            None => {
+                let _: i64 = redis::cmd("SREM").arg(WHO).arg(name.as_str()).query_async(conn).await?;
+            }
+        }
+    }
+    Ok(elsewhere)
 }
 
 /// Tells every instance that `instance` let its games go (it stopped), on

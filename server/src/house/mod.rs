@@ -29,7 +29,7 @@ use tokio::task::JoinError;
 use tictactoe_bots::{Stop, Strategy};
 use tictactoe_protocol::{Game, HouseLevel};
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::session::account::AccountId;
 
 /// Who the house is thinking for, so that searches take turns per player:

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
+use tictactoe_protocol::{ErrorCode, HouseLevel, OnlinePlayer, RequestId, ServerMessage};
 
-use crate::cluster::{ConnId, Instance, RoomAddr};
+use crate::cluster::ids::{ConnId, Instance, RoomAddr};
 use crate::cmd::{LobbyCmd, Peer, RoomCmd};
 use crate::codes;
 use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
@@ -93,6 +93,8 @@ pub struct Lobby<C: Peer> {
     /// In a cluster, `resume`s whose game is not here (yet): another
     /// instance may be letting it go, for this one to adopt at its next look.
     parked: Option<Vec<Parked<C>>>,
+    /// In a cluster, who is online on the other instances (as of a second ago).
+    elsewhere: Vec<OnlinePlayer>,
     out: Vec<Output<C>>,
 }
 
@@ -132,6 +134,7 @@ impl<C: Peer> Lobby<C> {
             instance,
             rng,
             parked: None,
+            elsewhere: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -141,6 +144,16 @@ impl<C: Peer> Lobby<C> {
     /// before it is `invalid_token`.
     pub fn in_cluster(&mut self) {
         self.parked.get_or_insert_with(Vec::new);
+    }
+
+    /// Who is online on this instance, for the other instances' `who`.
+    pub fn online_here(&self) -> Vec<OnlinePlayer> {
+        self.players.here(tictactoe_protocol::MAX_ONLINE)
+    }
+
+    /// Who is online on the other instances of the cluster, as they last said.
+    pub fn online_elsewhere(&mut self, players: Vec<OnlinePlayer>) {
+        self.elsewhere = players;
     }
 
     /// A look for games to adopt is over, with these `rooms` (none, mostly):
@@ -272,7 +285,7 @@ impl<C: Peer> Lobby<C> {
             LobbyCmd::Rated { conn, rules, shown } => self.players.rated(conn, rules, shown),
             LobbyCmd::Engaged { conn, all } => self.players.engaged(conn, all),
             LobbyCmd::Who { conn, id } => {
-                let msg = self.players.who(id);
+                let msg = self.players.who(&self.elsewhere, id);
                 self.out.push(Output::Send { to: conn, msg });
             }
             LobbyCmd::Challenge { conn, ip, name, rules, id } => {

@@ -14,7 +14,7 @@ use tictactoe_protocol::{
     ServerMessage,
 };
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::Peer;
 use crate::lobby::presence::{Status, Whereabouts};
 use crate::room::{HOUSE_NAME, Rules};
@@ -156,20 +156,36 @@ impl<C: Peer> Players<C> {
         }
     }
 
-    /// The `online` list: the house, then players by name.
-    pub fn who(&self, id: Option<RequestId>) -> ServerMessage {
+    /// The `online` list: the house, then players by name, this instance's
+    /// and (in a cluster) `elsewhere`, the other instances' (by name too).
+    pub fn who(&self, elsewhere: &[OnlinePlayer], id: Option<RequestId>) -> ServerMessage {
         let house =
             OnlinePlayer { name: HOUSE_NAME.into(), account: false, bot: true, status: OnlineStatus::Idle };
-        let players = std::iter::once(house)
-            .chain(self.by_name.iter().filter_map(|(_, _, c)| self.online.get(c)).map(|o| OnlinePlayer {
+        let here = self.here(MAX_ONLINE);
+        let players = match elsewhere.is_empty() {
+            true => std::iter::once(house).chain(here).take(MAX_ONLINE).collect(),
+            false => {
+                let mut all: Vec<OnlinePlayer> = here.into_iter().chain(elsewhere.iter().cloned()).collect();
+                all.sort_by_cached_key(|p| name_key(&p.name));
+                std::iter::once(house).chain(all).take(MAX_ONLINE).collect()
+            }
+        };
+        ServerMessage::Online { players, id }
+    }
+
+    /// Up to `most` players online on this instance, by name.
+    pub fn here(&self, most: usize) -> Vec<OnlinePlayer> {
+        self.by_name
+            .iter()
+            .filter_map(|(_, _, c)| self.online.get(c))
+            .map(|o| OnlinePlayer {
                 name: o.who.name.clone(),
                 account: o.who.account.is_some(),
                 bot: o.who.bot,
                 status: o.presence.status().shown(),
-            }))
-            .take(MAX_ONLINE)
-            .collect();
-        ServerMessage::Online { players, id }
+            })
+            .take(most)
+            .collect()
     }
 
     /// The online connection a name reaches: an account's if one is signed

@@ -8,23 +8,37 @@ use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use tictactoe_protocol::{ErrorCode, ServerMessage};
+use tictactoe_protocol::{ErrorCode, OnlinePlayer, ServerMessage};
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::{Lobby, Output};
-use crate::cluster::{ALONE, RoomAddr};
+use crate::cluster::ids::{ALONE, RoomAddr};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::ROOM_INBOX;
 use crate::net::{metrics, queue};
 use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
 
+/// The lobby's ways to the rest of a cluster.
+pub struct ClusterLinks {
+    /// Each look for games to adopt, with the rooms it adopted.
+    pub looks: mpsc::Receiver<Vec<Room>>,
+    /// Who is online here, every second, for the bus to tell the others.
+    pub here: mpsc::Sender<Vec<OnlinePlayer>>,
+    /// Who is online on the other instances, as the bus last read it.
+    pub elsewhere: mpsc::Receiver<Vec<OnlinePlayer>>,
+}
+
+/// How often the lobby tells the bus who is online here.
+const PRESENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Runs the lobby until shutdown, starting with the `restored` rooms. In a
-/// cluster, `looks` brings the rooms of each look for games to adopt.
+/// cluster, `cluster` brings each look for games to adopt and who is online
+/// elsewhere, and takes who is online here.
 pub async fn run(
     mut inbox: mpsc::Receiver<LobbyCmd>,
-    looks: Option<mpsc::Receiver<Vec<Room>>>,
+    cluster: Option<ClusterLinks>,
     settings: Settings,
     restored: Vec<Room>,
     challenge_lifetime: std::time::Duration,
@@ -33,13 +47,15 @@ pub async fn run(
 ) {
     let shutdown = ctx.shutdown.clone();
     let mut lobby = Lobby::new(settings, challenge_lifetime, ALONE, StdRng::from_os_rng());
-    let (mut looks, mut looking) = match looks {
-        Some(looks) => {
+    let mut looking = cluster.is_some();
+    let (mut looks, here, mut elsewhere) = match cluster {
+        Some(links) => {
             lobby.in_cluster();
-            (looks, true)
+            (links.looks, Some(links.here), links.elsewhere)
         }
-        None => (mpsc::channel(1).1, false),
+        None => (mpsc::channel(1).1, None, mpsc::channel(1).1),
     };
+    let mut presence = tokio::time::interval(PRESENCE);
     let mut shell = Shell { directory: HashMap::new(), ctx, tracker };
     for room in restored {
         shell.carry_out(lobby.adopt(room));
@@ -70,6 +86,16 @@ pub async fn run(
                     Vec::new()
                 }
             },
+            _ = presence.tick(), if here.is_some() => {
+                if let Some(here) = &here {
+                    let _ = here.try_send(lobby.online_here());
+                }
+                Vec::new()
+            }
+            Some(players) = elsewhere.recv(), if here.is_some() => {
+                lobby.online_elsewhere(players);
+                Vec::new()
+            }
         };
         shell.carry_out(outputs);
     }
@@ -110,7 +136,12 @@ impl Shell {
     /// Makes the room's inbox, lists it, tells the members they are in it
     /// (before the room's first frames, which the task sends), and starts
     /// its task.
-    fn open(&mut self, room: Box<Room>, members: Vec<ConnHandle>, drafted: Option<crate::cluster::ConnId>) {
+    fn open(
+        &mut self,
+        room: Box<Room>,
+        members: Vec<ConnHandle>,
+        drafted: Option<crate::cluster::ids::ConnId>,
+    ) {
         let code = room.code().clone();
         let (tx, inbox) = queue::channel(ROOM_INBOX);
         let link = RoomLink::local(tx);
@@ -160,7 +191,7 @@ fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ConnId;
+    use crate::cluster::ids::ConnId;
     use crate::net::queue::Recv;
     use crate::session::account::Identity;
 

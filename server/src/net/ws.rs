@@ -18,7 +18,7 @@ use tracing::debug;
 
 use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::{CLOSE_LINGER, HANDOVER, WRITE_BATCH};
 use crate::net::queue::{self, Recv, TrySendError};

@@ -15,7 +15,7 @@ use super::{Output, Phase, Room, Rules, Settings, seat_player};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::house::Asker;
 use crate::session::account::Identity;
 

@@ -78,7 +78,7 @@ impl WallClock {
 }
 
 /// A connection's number, unique for the server's lifetime.
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::Request;
 
 /// One thing for the room's task to do.

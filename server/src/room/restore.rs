@@ -13,7 +13,7 @@ use rand::rngs::StdRng;
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
 use super::{Phase, Room, Settings};
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::session::account::Identity;
 use crate::store::changes::LiveGame;
 

@@ -12,7 +12,7 @@ use crate::session::account::{self, Identity, TokenHash};
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, Player, RequestId, ServerMessage};
 
 use super::{Output, Phase, Room, ms, seat_player};
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 
 /// The house seat's connection: no connection has it (ids count up from 1).
 pub const HOUSE: ConnId = ConnId::MAX;

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 
 use tictactoe_protocol::{RatingChange, ServerMessage};
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::house::{Searches, Thinker};

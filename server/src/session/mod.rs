@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_id};
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::{LobbyCmd, Outbound, Request as RoomRequest, RoomCmd, RoomLink};
 use crate::lobby::presence::{Presence, Status};
 use crate::net::rate::{RateLimit, Verdict};

@@ -9,7 +9,7 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION,
 
 use super::account::{self, Identity, TokenHash, name_key};
 use super::{Action, Actions, Session, World, one, refuse};
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::{LobbyCmd, Request as RoomRequest, RoomCmd};
 use crate::lobby::presence::Status;
 use crate::room::HOUSE_NAME;

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use crate::cluster::ConnId;
+use crate::cluster::ids::ConnId;
 use crate::cmd::LobbyCmd;
 use crate::config::Config;
 use crate::signal::Shutdown;
@@ -46,6 +46,6 @@ pub struct Shared {
 
 impl Shared {
     pub(crate) fn next_conn_id(&self) -> ConnId {
-        ConnId::new(crate::cluster::ALONE, self.next_id.fetch_add(1, Ordering::Relaxed))
+        ConnId::new(crate::cluster::ids::ALONE, self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 }
