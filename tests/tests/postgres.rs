@@ -262,6 +262,15 @@ async fn a_stop_while_postgres_is_down_spills_the_records_and_the_next_start_put
     let config = || on(&url, &dir);
     let server = TestServer::start(config()).await;
     let mut p = private_pair(&server, 3).await;
+    p.x.play(0, 0).await;
+    p.o.recv_type("moved").await;
+    // The game in progress is saved before Postgres goes.
+    let saved = || pg.psql(name_of(&url), "SELECT count(*) FROM live_moves").trim().to_owned();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while saved() != "1" {
+        assert!(std::time::Instant::now() < deadline, "the game was not saved");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     pg.crash();
     health_turns(&server, 503, Duration::from_secs(6)).await;
     // A game that ends while Postgres is down: its record waits in memory.
@@ -280,6 +289,8 @@ async fn a_stop_while_postgres_is_down_spills_the_records_and_the_next_start_put
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert!(left.iter().all(|f| f.ends_with(".imported")) && !left.is_empty(), "{left:?}");
+    // Its game ended: it is no longer saved as a game in progress.
+    assert_eq!(pg.psql(name_of(&url), "SELECT count(*) FROM live_games").trim(), "0");
     server.shutdown().await;
 }
 

@@ -118,9 +118,10 @@ CREATE TABLE live_moves (
 -- instance named in `owner`, with an epoch no older than the row's. An
 -- instance that was cut off while another adopted its games has an older
 -- epoch, or another name: its updates, deletes, new moves and records of
--- those games are refused. Taking a game over (a start, an adoption) is an
--- update that names this writer as the owner with its epoch, newer than the
--- game's. A transaction without the settings holds nothing. Each check runs
+-- those games are refused. Taking a game over (a start, an adoption, the
+-- import of a spilled record) is an update that names this writer as the
+-- owner with its epoch, newer than the game's, in a transaction that says it
+-- takes games over (`SET LOCAL ttt.taking = 'on'`): no other write does. A transaction without the settings holds nothing. Each check runs
 -- once per statement, over the rows it wrote, looking each up by an index
 -- (a hash join would read every game in progress, each time).
 CREATE INDEX live_games_by_owner ON live_games (owner);
@@ -154,7 +155,8 @@ DECLARE
 BEGIN
     SELECT b.room, b.owner, b.epoch INTO r, who, e FROM old_rows b JOIN new_rows a ON a.room = b.room
         WHERE NOT ttt_holds(b.owner, b.epoch)
-          AND NOT (a.owner = ttt_owner() AND a.epoch = ttt_epoch() AND b.epoch < a.epoch)
+          AND NOT (current_setting('ttt.taking', true) = 'on'
+                   AND a.owner = ttt_owner() AND a.epoch = ttt_epoch() AND b.epoch < a.epoch)
         LIMIT 1;
     IF r IS NOT NULL THEN
         PERFORM ttt_refuse('the game in room ' || r, who, e);

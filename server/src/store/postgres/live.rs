@@ -34,6 +34,8 @@ pub(super) enum From {
 /// ended yet (it hangs) is skipped, and taken the next time.
 pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> Result<Restored, Error> {
     let tx = c.client.transaction().await?;
+    // Taking games over is allowed in this transaction only (see the triggers).
+    tx.batch_execute("SET LOCAL ttt.taking = 'on'").await?;
     let taken: Vec<String> = match from {
         From::All => tx
             .query("UPDATE live_games SET owner = $1, epoch = $2 RETURNING room", &[&owner, &epoch])

@@ -351,7 +351,11 @@ impl Backend for PgBackend {
     }
 
     fn import(&mut self, games: &[GameRecord]) -> Result<usize, BackendError> {
-        self.link.call_within(START, async |c| Ok(write::import(c, games).await?))
+        let (owner, epoch) = (self.hold.owner(), self.hold.epoch());
+        self.link.call_within(START, async |c| {
+            c.hold(owner, epoch).await?;
+            Ok(write::import(c, games, owner, epoch).await?)
+        })
     }
 
     fn load(&mut self) -> Result<Restored, BackendError> {

@@ -70,7 +70,7 @@ const INSERT_LIVE: &str = "INSERT INTO live_games (room, game_id, size, win, tur
         x_bot = excluded.x_bot, x_token = excluded.x_token, o_name = excluded.o_name,
         o_account = excluded.o_account, o_bot = excluded.o_bot, o_token = excluded.o_token,
         clock_left_ms = excluded.clock_left_ms, started_at = excluded.started_at,
-        house_level = excluded.house_level, owner = excluded.owner, epoch = excluded.epoch";
+        house_level = excluded.house_level";
 
 /// A chunk of moves of a game the database does not hold (its start was
 /// lost on a full queue) is left out: it could never be replayed.
@@ -626,12 +626,30 @@ struct Prepared {
 
 /// Puts spilled records into the database in one transaction, with the
 /// ratings they moved; returns how many were new.
-pub(super) async fn import(c: &mut Conn, records: &[GameRecord]) -> Result<usize, Error> {
+/// Puts spilled records back, in one transaction. Their games ended (the
+/// players saw their `game_over`): what is still saved of them as games in
+/// progress is taken over (the session's hold, `owner` with `epoch`) and
+/// deleted first, wherever it was held, so that no instance plays them on.
+pub(super) async fn import(c: &mut Conn, records: &[GameRecord], owner: &str, epoch: i64) -> Result<usize, Error> {
     let insert = c.statement(INSERT_GAMES).await?;
     let upsert = c.statement(UPSERT_RATINGS).await?;
     let games = Games::of(records);
     let r = Ratings::of(records);
     let tx = c.client.transaction().await?;
+    tx.batch_execute("SET LOCAL ttt.taking = 'on'").await?;
+    let rooms: Vec<String> = tx
+        .query(
+            "UPDATE live_games SET owner = $1, epoch = $2 WHERE game_id = ANY($3) RETURNING room",
+            &[&owner, &epoch, &games.id],
+        )
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if !rooms.is_empty() {
+        tx.execute("DELETE FROM live_moves WHERE room = ANY($1)", &[&rooms]).await?;
+        tx.execute("DELETE FROM live_games WHERE room = ANY($1)", &[&rooms]).await?;
+    }
     let new = tx.execute(&insert, &games.params()).await?;
     if !r.account.is_empty() {
         tx.execute(&upsert, &[&r.account, &r.size, &r.win, &r.rating, &r.rd, &r.volatility, &r.games])
