@@ -58,20 +58,16 @@ async fn game_on(server: &ServerProcess, moves: &[[usize; 2]]) -> ([Client; 2], 
     (players, tokens, room)
 }
 
-/// Resumes `token` on `server`, trying again while its game is not there
-/// yet (being adopted) until `deadline`: the client and its `state`.
+/// Resumes `token` on `server` by `deadline`, once, as a client that takes
+/// `invalid_token` for the end of its game would: the instance holds the
+/// `resume` while the game may still come to it. The client and its `state`.
 async fn resume_by(server: &ServerProcess, token: &Value, deadline: Instant) -> (Client, Value) {
-    loop {
-        let mut c = server.client().await;
-        c.send(json!({"type": "resume", "token": token})).await;
-        let got = c.recv_any(&["state", "error"]).await;
-        if got["type"] == "state" {
-            return (c, got);
-        }
-        assert_eq!(got["code"], "invalid_token", "{got}");
-        assert!(Instant::now() < deadline, "the game was not adopted in time: {got}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let mut c = server.client().await;
+    c.send(json!({"type": "resume", "token": token})).await;
+    let got = c.recv_any(&["state", "error"]).await;
+    assert_eq!(got["type"], "state", "{got}");
+    assert!(Instant::now() < deadline, "the game was not adopted in time");
+    (c, got)
 }
 
 /// Both players resume on `server` (within [`ADOPTION`] of `since`) and

@@ -19,7 +19,7 @@ use crate::store::{Leases, Store};
 
 /// How often this instance says it is alive and looks for games to adopt:
 /// adoption comes within [`LEASE`](crate::store::LEASE) and this of a death.
-const LOOK: Duration = Duration::from_millis(500);
+pub const LOOK: Duration = Duration::from_millis(500);
 
 /// What the leases' thread is told.
 #[derive(Debug)]

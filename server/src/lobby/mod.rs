@@ -111,10 +111,12 @@ struct Parked<C> {
 /// Most `resume`s parked at once; beyond, an unknown token is refused at once.
 const PARKED_MAX: usize = 10_000;
 
-/// Looks for games to adopt a parked `resume` waits for (one is at most half
-/// a second away): a game let go by a stopping instance is adopted at the
-/// first look after it, so two are enough for a player who came back at once.
-const PARKED_LOOKS: u8 = 2;
+/// Looks for games to adopt a parked `resume` waits for: a game let go by a
+/// stopping instance comes at the first look after it; a dead one's once
+/// its lease has run out, which is up to a lease and a look after the death
+/// (its last word was up to a look before it): that, and two looks more.
+const PARKED_LOOKS: u8 =
+    (crate::store::LEASE.as_millis() / crate::cluster::adopt::LOOK.as_millis()) as u8 + 4;
 
 impl<C: Peer> Lobby<C> {
     /// An empty lobby of `instance` whose rooms run with `settings`, where a
@@ -154,6 +156,15 @@ impl<C: Peer> Lobby<C> {
     /// Who is online on the other instances of the cluster, as they last said.
     pub fn online_elsewhere(&mut self, players: Vec<OnlinePlayer>) {
         self.elsewhere = players;
+    }
+
+    /// The looks for games to adopt ended (the leases' thread stopped):
+    /// parked `resume`s are refused, and no more wait.
+    pub fn not_looking(&mut self) -> Vec<Output<C>> {
+        for p in self.parked.take().unwrap_or_default() {
+            self.refuse(&p.conn, ErrorCode::InvalidToken, INVALID_TOKEN, p.id);
+        }
+        self.outputs()
     }
 
     /// A look for games to adopt is over, with these `rooms` (none, mostly):
@@ -262,7 +273,10 @@ impl<C: Peer> Lobby<C> {
                         let to = to.clone();
                         self.out.push(Output::Forward { to, cmd: RoomCmd::Resume { conn, token, id } })
                     }
-                    None if self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) => {
+                    // A token that names no room at all is refused at once.
+                    None if token_room(&token, codes::ROOM_CODE_LEN).is_some()
+                        && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
+                    {
                         if let Some(parked) = &mut self.parked {
                             parked.push(Parked { conn, token, id, looks: 0 });
                         }

@@ -83,7 +83,7 @@ pub async fn run(
                 Some(rooms) => lobby.looked(rooms),
                 None => {
                     looking = false;
-                    Vec::new()
+                    lobby.not_looking()
                 }
             },
             _ = presence.tick(), if here.is_some() => {

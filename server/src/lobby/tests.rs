@@ -389,12 +389,23 @@ fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
         Some(RoomCmd::Resume { token: t, .. }) if t == token
     ));
 
-    // A token whose game never comes is refused after two looks.
+    // A token whose game never comes is refused once a dead instance's
+    // lease would have run out, and two looks more.
     let unknown = "NOSUCHROOM0123456789abcdef0123456789abcdef";
     here.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
-    here.looked(Vec::new());
+    for _ in 1..PARKED_LOOKS {
+        here.looked(Vec::new());
+    }
     assert!(got(&mut rc).is_empty());
     here.looked(Vec::new());
+    assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
+    // One that names no room at all is refused at once.
+    here.handle(LobbyCmd::Resume { conn: c.clone(), token: "short".into(), id: None }, Instant::now());
+    assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
+    // Once the looks end, what waits is refused.
+    here.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
+    let outputs = here.lobby.not_looking();
+    here.deliver(outputs);
     assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
 
     // Alone, it is refused at once.

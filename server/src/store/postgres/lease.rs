@@ -94,24 +94,31 @@ impl Leases {
             return Ok(None);
         }
         let adopted = self.link.call_within(super::START, async |c| {
+            // The dead instance's sessions, as of its last word (not those
+            // of a start under its name since), end: none of its locks or
+            // transactions is waited on.
             let names: Vec<String> = dead.iter().map(|d| application_name(d)).collect();
             c.client
                 .execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                     WHERE application_name = ANY($1) AND datname = current_database()",
+                    "SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a
+                     JOIN instances i ON a.application_name = 'ttt-server ' || i.name
+                     WHERE a.application_name = ANY($1) AND a.datname = current_database()
+                       AND a.backend_start < i.beat_at",
                     &[&names],
                 )
                 .await?;
             let epoch = next_epoch(c).await?;
             c.hold(owner, epoch).await?;
-            let restored = live::load(c, owner, epoch, &From::Owners(dead.clone())).await?;
-            beat(c, owner, epoch).await?;
+            let restored = live::load(c, owner, epoch, &From::Dead(dead.clone())).await?;
             Ok((restored, epoch))
         })?;
         let (restored, epoch) = adopted;
         // The writer holds the adopted games with the new epoch before any
         // of them can be played on.
         hold.epoch.fetch_max(epoch, Ordering::AcqRel);
+        if let Err(e) = self.beat() {
+            tracing::warn!("the lease could not be renewed after an adoption: {e}");
+        }
         Ok(Some(Adopted { from: dead, restored }))
     }
 
@@ -137,14 +144,23 @@ pub(super) async fn next_epoch(c: &mut Conn) -> Result<i64, Error> {
 }
 
 /// Says `owner` (with `epoch`) is alive, now on the database's clock.
+const BEAT: &str = "INSERT INTO instances (name, epoch, beat_at) VALUES ($1, $2, now())
+     ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, beat_at = now()";
+
+/// Says `owner` (with `epoch`) is alive.
 pub(super) async fn beat(c: &mut Conn, owner: &str, epoch: i64) -> Result<(), Error> {
-    let s = c
-        .statement(
-            "INSERT INTO instances (name, epoch, beat_at) VALUES ($1, $2, now())
-             ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, beat_at = now()",
-        )
-        .await?;
+    let s = c.statement(BEAT).await?;
     c.client.execute(&s, &[&owner, &epoch]).await?;
+    Ok(())
+}
+
+/// [`beat`], in the transaction `tx`.
+pub(super) async fn beat_in(
+    tx: &tokio_postgres::Transaction<'_>,
+    owner: &str,
+    epoch: i64,
+) -> Result<(), Error> {
+    tx.execute(BEAT, &[&owner, &epoch]).await?;
     Ok(())
 }
 

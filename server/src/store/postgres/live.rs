@@ -23,9 +23,18 @@ use tictactoe_protocol::HouseLevel;
 pub(super) enum From {
     /// Every saved game: a server alone on its database.
     All,
-    /// Those these instances held.
-    Owners(Vec<String>),
+    /// This instance's own, at its start in a cluster: it says it is alive
+    /// in the same transaction.
+    Own,
+    /// Those of these instances, which were not alive (an adoption): any of
+    /// them alive again by now (restarted under its name) keeps its games.
+    Dead(Vec<String>),
 }
+
+/// The advisory lock on an instance's name: a start under that name and an
+/// adoption of its games take it, so that one of them sees the other done.
+const NAME_LOCK: &str =
+    "SELECT pg_advisory_xact_lock(hashtext('ttt-instance:' || n)) FROM unnest($1::text[]) AS n";
 
 /// The saved games `from` names, now held by `owner` with `epoch` (the
 /// session's hold), and the standings of the accounts that play in them
@@ -36,6 +45,32 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
     let tx = c.client.transaction().await?;
     // Taking games over is allowed in this transaction only (see the triggers).
     tx.batch_execute("SET LOCAL ttt.taking = 'on'").await?;
+    let owners: Vec<String> = match from {
+        From::All => Vec::new(),
+        From::Own => {
+            let me = vec![owner.to_owned()];
+            tx.execute(NAME_LOCK, &[&me]).await?;
+            super::lease::beat_in(&tx, owner, epoch).await?;
+            me
+        }
+        From::Dead(names) => {
+            let mut names = names.clone();
+            names.sort();
+            tx.execute(NAME_LOCK, &[&names]).await?;
+            let lease = super::lease::LEASE.as_secs_f64();
+            let alive: Vec<String> = tx
+                .query(
+                    "SELECT name FROM instances WHERE name = ANY($1) AND beat_at > now() - make_interval(secs => $2)",
+                    &[&names, &lease],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            names.retain(|n| !alive.contains(n));
+            names
+        }
+    };
     let taken: Vec<String> = match from {
         From::All => tx
             .query("UPDATE live_games SET owner = $1, epoch = $2 RETURNING room", &[&owner, &epoch])
@@ -43,12 +78,12 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
             .iter()
             .map(|r| r.get(0))
             .collect(),
-        From::Owners(owners) => tx
+        From::Own | From::Dead(_) => tx
             .query(
                 "UPDATE live_games SET owner = $1, epoch = $2 WHERE room IN
                    (SELECT room FROM live_games WHERE owner = ANY($3) FOR UPDATE SKIP LOCKED)
                  RETURNING room",
-                &[&owner, &epoch, owners],
+                &[&owner, &epoch, &owners],
             )
             .await?
             .iter()
@@ -71,14 +106,14 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
         From::All => {
             "DELETE FROM live_moves m WHERE NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
         }
-        From::Owners(_) => {
+        From::Own | From::Dead(_) => {
             "DELETE FROM live_moves m WHERE m.room = ANY($1)
                AND NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
         }
     };
     match from {
         From::All => tx.execute(orphans, &[]).await?,
-        From::Owners(_) => tx.execute(orphans, &[&taken]).await?,
+        From::Own | From::Dead(_) => tx.execute(orphans, &[&taken]).await?,
     };
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut unused = Vec::new();

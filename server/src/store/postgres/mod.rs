@@ -364,20 +364,16 @@ impl Backend for PgBackend {
         // cluster, its own (a restart under the same name), and the leases
         // adopt the dead instances'.
         let from = match self.cluster {
-            true => live::From::Owners(vec![owner.to_owned()]),
+            true => live::From::Own,
             false => live::From::All,
         };
         let cluster = self.cluster;
         self.link.call_within(START, async |c| {
             c.hold(owner, epoch).await?;
-            if cluster {
-                if !lease::name_free(c, owner).await? {
-                    return Err(BackendError(format!(
-                        "another instance named {owner:?} is running on this database: give each its own --instance"
-                    )));
-                }
-                // Alive before its games are taken: no other instance takes them back.
-                lease::beat(c, owner, epoch).await?;
+            if cluster && !lease::name_free(c, owner).await? {
+                return Err(BackendError(format!(
+                    "another instance named {owner:?} is running on this database: give each its own --instance"
+                )));
             }
             Ok(live::load(c, owner, epoch, &from).await?)
         })

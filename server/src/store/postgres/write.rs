@@ -630,7 +630,12 @@ struct Prepared {
 /// players saw their `game_over`): what is still saved of them as games in
 /// progress is taken over (the session's hold, `owner` with `epoch`) and
 /// deleted first, wherever it was held, so that no instance plays them on.
-pub(super) async fn import(c: &mut Conn, records: &[GameRecord], owner: &str, epoch: i64) -> Result<usize, Error> {
+pub(super) async fn import(
+    c: &mut Conn,
+    records: &[GameRecord],
+    owner: &str,
+    epoch: i64,
+) -> Result<usize, Error> {
     let insert = c.statement(INSERT_GAMES).await?;
     let upsert = c.statement(UPSERT_RATINGS).await?;
     let games = Games::of(records);
