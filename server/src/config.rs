@@ -81,7 +81,7 @@ pub struct Config {
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub spill_dir: PathBuf,
     /// This instance's name in `/healthz`, logs and metrics (default:
-    /// random): letters, digits, `.`, `_` and `-`, up to 64.
+    /// random): letters, digits, `.`, `_` and `-`, up to 40.
     #[arg(long, value_name = "ID")]
     pub instance: Option<String>,
     /// Joins the cluster of every instance on this Redis and the same
@@ -149,9 +149,10 @@ impl Config {
     pub fn validate(&self) -> Result<(), String> {
         if let Some(name) = &self.instance {
             let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-            if name.is_empty() || name.len() > 64 || !name.chars().all(fits) {
+            // Postgres keeps 63 bytes of a session's name ("ttt-server NAME").
+            if name.is_empty() || name.len() > 40 || !name.chars().all(fits) {
                 return Err(format!(
-                    "--instance {name:?}: a name is 1 to 64 letters, digits, '.', '_' or '-'"
+                    "--instance {name:?}: a name is 1 to 40 letters, digits, '.', '_' or '-'"
                 ));
             }
         }
@@ -331,6 +332,24 @@ pub fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instance_names_and_redis_urls_are_checked() {
+        let named = |name: &str| Config { instance: Some(name.into()), ..Config::default() }.validate();
+        assert_eq!(named("eu-1.b_2"), Ok(()));
+        assert_eq!(named(&"a".repeat(40)), Ok(()));
+        for bad in ["", "a b", "é", "x'; DROP", &"a".repeat(41)] {
+            assert!(named(bad).expect_err(bad).contains("--instance"), "{bad}");
+        }
+        let pg = crate::store::Database::Postgres("postgres://ttt@/ttt".into());
+        let redis = |url: &str, database| {
+            Config { redis: Some(url.into()), database, ..Config::default() }.validate()
+        };
+        assert_eq!(redis("redis+unix:///run/r.sock", pg.clone()), Ok(()));
+        assert!(redis("http://x", pg).expect_err("not redis").contains("not a Redis URL"));
+        let alone = redis("redis://127.0.0.1:6379", crate::store::Database::None).expect_err("no postgres");
+        assert!(alone.contains("--redis needs --database postgres"), "{alone}");
+    }
 
     #[test]
     fn the_house_may_think_up_to_900_ms_and_the_flag_is_named_beyond() {

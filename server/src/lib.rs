@@ -205,7 +205,8 @@ impl Server {
         tracker.close();
         tracker.wait().await;
         if let Some(handover) = handover {
-            let _ = handover.await;
+            // Bounded: a stop never hangs on the database or Redis.
+            let _ = tokio::time::timeout(config::HANDOVER * 2, handover).await;
         }
         drop(shared);
         // Every handle on the store is gone with the tasks: what is queued
@@ -232,9 +233,16 @@ async fn hand_over(
     while shared.stats.rooms() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    shared.store.flush().await;
+    let written = shared.store.flush().await;
     drop(shared);
-    let _ = tokio::task::spawn_blocking(move || leaving.release()).await;
+    if !written {
+        // Let go now, the games would be adopted without what is not
+        // written; held until the lease runs out, the writer keeps trying.
+        tracing::error!(
+            "this instance's games cannot all be saved: they are adopted when its lease runs out"
+        );
+    }
+    let _ = tokio::task::spawn_blocking(move || leaving.leave(written)).await;
     done.cancel();
 }
 

@@ -58,6 +58,16 @@ async fn game_on(server: &ServerProcess, moves: &[[usize; 2]]) -> ([Client; 2], 
     (players, tokens, room)
 }
 
+/// Waits until `n` moves of the game in `room` are saved in database `url`.
+async fn saved(url: &str, room: &str, n: usize) {
+    let sql = format!("SELECT coalesce(sum(length(cells)) / 4, 0) FROM live_moves WHERE room = '{room}'");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while shared().psql(name_of(url), &sql).trim() != n.to_string() {
+        assert!(Instant::now() < deadline, "{n} moves of {room} were not saved");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Resumes `token` on `server` by `deadline`, once, as a client that takes
 /// `invalid_token` for the end of its game would: the instance holds the
 /// `resume` while the game may still come to it. The client and its `state`.
@@ -129,8 +139,8 @@ async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another()
     let a = instance(&url, &redis, "a", &spill);
     let b = instance(&url, &redis, "b", &spill);
     let (mut old, tokens, room) = game_on(&a, &GAME[..3]).await;
-    // The contract lets a crash lose the last 100 ms: this waits past them.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The contract lets a crash lose the last 100 ms: this waits for them.
+    saved(&url, &room, 3).await;
     a.signal("KILL");
     let killed = Instant::now();
     for c in &mut old {
@@ -194,7 +204,7 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
     let a = instance(&url, &redis, "a", &spill);
     let b = instance(&url, &redis, "b", &spill);
     let (mut old, tokens, room) = game_on(&a, &GAME[..2]).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    saved(&url, &room, 2).await;
     // Frozen, `a` stops renewing its lease while its sockets stay open.
     a.signal("STOP");
     let frozen = Instant::now();

@@ -31,6 +31,9 @@ pub enum Wake {
     Stop,
     /// Everything is written: let this instance's games go, and end.
     Release,
+    /// Not everything could be written: end without letting them go (they
+    /// are adopted when the lease runs out, as of what is written).
+    Abandon,
 }
 
 /// What an adoption opens rooms with, and where it hands them.
@@ -91,6 +94,7 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) 
                     release(&mut leases, redis);
                     return;
                 }
+                Ok(Wake::Abandon) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
         }
@@ -106,10 +110,11 @@ pub struct Leaving {
 }
 
 impl Leaving {
-    /// Lets this instance's games go (everything is written) and waits for
-    /// the thread to end. Blocks: call it off the runtime.
-    pub fn release(self) {
-        let _ = self.wake.send(Wake::Release);
+    /// Lets this instance's games go if everything is `written` (else
+    /// leaves them to its lease), and waits for the thread to end. Blocks:
+    /// call it off the runtime.
+    pub fn leave(self, written: bool) {
+        let _ = self.wake.send(if written { Wake::Release } else { Wake::Abandon });
         let _ = self.thread.join();
     }
 }

@@ -140,8 +140,10 @@ async fn session(
         Ok(Err(e)) => return e.to_string(),
         Err(_) => return "no answer".into(),
     };
-    if let Err(e) = pubsub.subscribe(RELEASED).await {
-        return e.to_string();
+    match tokio::time::timeout(ANSWER, pubsub.subscribe(RELEASED)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return e.to_string(),
+        Err(_) => return "no answer".into(),
     }
     let mut messages = pubsub.on_message();
     let mut every = tokio::time::interval(PING);
@@ -221,9 +223,12 @@ async fn tell_who(
 /// a connection of its own: the bus's task has stopped by then. Best
 /// effort: without it they adopt at their next look, within a second.
 pub fn announce_release(url: &str, instance: &str) {
-    let sent = redis::Client::open(url)
-        .and_then(|c| c.get_connection_with_timeout(ANSWER))
-        .and_then(|mut c| redis::cmd("PUBLISH").arg(RELEASED).arg(instance).query::<i64>(&mut c));
+    let sent =
+        redis::Client::open(url).and_then(|c| c.get_connection_with_timeout(ANSWER)).and_then(|mut c| {
+            c.set_read_timeout(Some(ANSWER))?;
+            c.set_write_timeout(Some(ANSWER))?;
+            redis::cmd("PUBLISH").arg(RELEASED).arg(instance).query::<i64>(&mut c)
+        });
     if let Err(e) = sent {
         warn!("could not tell the other instances that this one stopped: {e}");
     }

@@ -201,8 +201,8 @@ enum Job {
     /// Games adopted from another instance, in the database already, and
     /// their players' standings.
     Adopted(Vec<Arc<str>>, Vec<(AccountId, Rules, Standing)>),
-    /// Commit what is queued now; told when that attempt is over.
-    Flush(oneshot::Sender<()>),
+    /// Commit what is queued now; told whether everything is written.
+    Flush(oneshot::Sender<bool>),
 }
 
 /// An opened store: the handle, its writer's thread, the games in progress
@@ -454,17 +454,29 @@ impl Store {
         }
     }
 
-    /// Commits everything queued so far, at once, and returns when that
-    /// attempt is over (at a stop, before this instance lets its games go).
-    pub async fn flush(&self) {
-        let Some(tx) = &self.tx else { return };
+    /// Commits everything queued so far, at once: whether all of it is
+    /// written (at a stop, before this instance lets its games go; a full
+    /// queue is waited on, off the runtime's threads' time).
+    pub async fn flush(&self) -> bool {
+        let Some(tx) = &self.tx else { return true };
         let (done, wait) = oneshot::channel();
-        self.stats.queued.fetch_add(1, Ordering::Relaxed);
-        if tx.try_send(Job::Flush(done)).is_err() {
-            self.stats.queued.fetch_sub(1, Ordering::Relaxed);
-            return;
+        let mut job = Job::Flush(done);
+        loop {
+            self.stats.queued.fetch_add(1, Ordering::Relaxed);
+            match tx.try_send(job) {
+                Ok(()) => break,
+                Err(TrySendError::Full(back)) => {
+                    self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+                    job = back;
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+                    return false;
+                }
+            }
         }
-        let _ = wait.await;
+        wait.await.unwrap_or(false)
     }
 
     /// Queues a finished game for writing, without waiting. The answer

@@ -61,6 +61,8 @@ struct Batch {
     record_bytes: usize,
     /// Told when the next commit attempt is over (rooms hold `game_over` for it).
     acks: Vec<oneshot::Sender<()>>,
+    /// Told, after the next commit attempt, whether everything is written.
+    flushes: Vec<oneshot::Sender<bool>>,
     /// The standings this writer has rated or read: it owns the ratings.
     book: RatingBook,
     /// New accounts, and (like them) who waits for each.
@@ -185,7 +187,7 @@ pub(super) fn run<B: Backend>(
                 Job::Known(account, standings) => batch.book.learn(account, &standings),
                 Job::Flush(done) => {
                     batch.hold(now.checked_sub(HOLD).unwrap_or(now));
-                    batch.acks.push(done);
+                    batch.flushes.push(done);
                 }
                 Job::Adopted(rooms, standings) => {
                     batch.live.held_now(&rooms);
@@ -260,8 +262,8 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     if batch.records.is_empty() && batch.live.is_empty() && batch.accounts.is_empty() {
         batch.due = None;
         // A flush with nothing to write is done at once.
-        for ack in batch.acks.drain(..) {
-            let _ = ack.send(());
+        for flush in batch.flushes.drain(..) {
+            let _ = flush.send(true);
         }
         return;
     }
@@ -332,6 +334,10 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     }
     for ack in batch.acks.drain(..) {
         let _ = ack.send(());
+    }
+    let written = batch.retry.is_none();
+    for flush in batch.flushes.drain(..) {
+        let _ = flush.send(written);
     }
     stats.live_dropped.fetch_add(std::mem::take(&mut batch.live.dropped), Ordering::Relaxed);
 }
