@@ -4,8 +4,8 @@
 //! one: as of its last saved move, both players away with a fresh grace,
 //! the turn clock paused (it was while no instance held the game).
 //!
-//! A thread of its own, on a connection of its own: neither the writer's
-//! backlog nor a busy runtime delays a beat past the lease.
+//! Beats have a thread and a connection of their own: neither the writer's
+//! backlog, a busy runtime nor a long adoption delays one past the lease.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -53,16 +53,18 @@ pub fn start(
     adopter: Adopter,
     redis: String,
 ) -> std::io::Result<(Sender<Wake>, std::thread::JoinHandle<()>)> {
+    let beater = leases.twin().map_err(|e| std::io::Error::other(e.0))?;
+    let (keep_beating, until) = std::sync::mpsc::channel::<()>();
+    let beating = std::thread::Builder::new().name("ttt-beats".into()).spawn(move || beats(beater, until))?;
     let (tx, rx) = std::sync::mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("ttt-leases".into())
-        .spawn(move || run(leases, adopter, &redis, rx))?;
+        .spawn(move || run(leases, adopter, &redis, rx, (keep_beating, beating)))?;
     Ok((tx, thread))
 }
 
-fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) {
-    // Dropped at the stop: the store's writer ends once every handle on it is gone.
-    let mut adopter = Some(adopter);
+/// Says every look that this instance is alive, until `until` is dropped.
+fn beats(mut leases: Leases, until: Receiver<()>) {
     let mut beating = true;
     loop {
         match leases.beat() {
@@ -77,6 +79,25 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) 
             }
             Err(_) => {}
         }
+        if let Err(RecvTimeoutError::Disconnected) = until.recv_timeout(LOOK) {
+            return;
+        }
+    }
+}
+
+/// The beats' thread, and what keeps it going.
+type Beats = (Sender<()>, std::thread::JoinHandle<()>);
+
+fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, beats: Beats) {
+    // Dropped at the stop: the store's writer ends once every handle on it is gone.
+    let mut adopter = Some(adopter);
+    // Stopped before the games are let go: a beat after would say it holds them again.
+    let stop_beating = move || {
+        let (keep, thread) = beats;
+        drop(keep);
+        let _ = thread.join();
+    };
+    loop {
         if let Some(adopter) = &adopter {
             // Every look is told, adopted rooms or none: resumes wait for it.
             let rooms = adopt(&mut leases, adopter);
@@ -91,10 +112,14 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>) 
                 Ok(Wake::Look) => {}
                 Ok(Wake::Stop) => adopter = None,
                 Ok(Wake::Release) | Err(RecvTimeoutError::Disconnected) => {
+                    stop_beating();
                     release(&mut leases, redis);
                     return;
                 }
-                Ok(Wake::Abandon) => return,
+                Ok(Wake::Abandon) => {
+                    stop_beating();
+                    return;
+                }
                 Err(RecvTimeoutError::Timeout) => break,
             }
         }

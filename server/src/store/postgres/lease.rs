@@ -68,6 +68,11 @@ impl Leases {
         Leases { link, hold }
     }
 
+    /// Another side of the same leases, on a connection of its own.
+    pub fn twin(&self) -> Result<Leases, BackendError> {
+        Ok(Leases::new(Link::new(self.link.config.clone())?, self.hold.clone()))
+    }
+
     /// This instance's name.
     pub fn owner(&self) -> &str {
         self.hold.owner()
