@@ -345,8 +345,11 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     }
     let ended = ctx.ended.lock().map(|e| e.clone()).unwrap_or_default();
     let (url, addr) = ctx.survivor();
-    for (over, tokens) in &ended {
-        match stays_ended(url, addr, over, tokens).await {
+    // All at once: in a cluster an unknown token is answered only once a
+    // dead instance's games would have been adopted (seconds).
+    let checks = ended.iter().map(|(over, tokens)| stays_ended(url, addr, over, tokens));
+    for checked in futures::future::join_all(checks).await {
+        match checked {
             Ok(()) => report.stayed_ended.fetch_add(1, Ordering::Relaxed),
             Err(e) => {
                 report.fail(e);
@@ -454,6 +457,9 @@ async fn come_back(url: &str, token: &Value, adopting: Duration) -> Fallible<Bac
                         return Ok(Back::Over);
                     }
                     Some("error") if v["code"] == "invalid_token" => break,
+                    // Its game ended as it was restored (its last move ended
+                    // it): the room closed as the resume reached it.
+                    Some("error") if v["code"] == "room_not_found" => return Ok(Back::Over),
                     Some("error") => return Err(format!("resume refused: {v}")),
                     _ => continue,
                 }
