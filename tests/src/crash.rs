@@ -95,30 +95,27 @@ impl CrashReport {
     /// The figures, one line.
     pub fn render(&self) -> String {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        if self.cluster.load(Ordering::Relaxed) {
-            return format!(
-                "cluster: two instances, one SIGKILLed: games finished before the kill {}, in progress on the killed \
-                 instance and finished on the other after a resume {}, ended by the kill itself {}, started within \
-                 100 ms of it and lost with it {}, played after it {}; games adopted {} ({} ms after the kill); \
-                 moves seen accepted but lost {} (the oldest seen {} ms before the kill); games ended before the \
-                 kill and still ended, recorded as seen, after it {}",
-                n(&self.before),
-                n(&self.resumed),
-                n(&self.ended_by_restart),
-                n(&self.lost_young),
-                n(&self.after),
-                n(&self.restored),
-                n(&self.restart_ms),
-                n(&self.moves_lost),
-                n(&self.lost_oldest_ms),
-                n(&self.stayed_ended),
-            );
-        }
+        // The words of each form: alone (killed, started again) or a cluster (killed, adopted).
+        let [head, resumed, ended, restored, took] = match self.cluster.load(Ordering::Relaxed) {
+            true => [
+                "cluster: two instances, one SIGKILLed: games finished before the kill",
+                "in progress on the killed instance and finished on the other after a resume",
+                "ended by the kill itself",
+                "games adopted",
+                "ms after the kill",
+            ],
+            false => [
+                "crash: games finished before the SIGKILL",
+                "in progress at it and finished after a resume",
+                "ended by the restart itself",
+                "games restored",
+                "listening ms after the restart",
+            ],
+        };
         format!(
-            "crash: games finished before the SIGKILL {}, in progress at it and finished after a resume {}, \
-             ended by the restart itself {}, started within 100 ms of it and lost with it {}, played after it {}; \
-             games restored {} (listening {} ms after the restart); moves seen accepted but lost {} (the oldest \
-             seen {} ms before the kill); games ended before the kill and still ended, recorded as seen, after it {}",
+            "{head} {}, {resumed} {}, {ended} {}, started within 100 ms of it and lost with it {}, played after \
+             it {}; {restored} {} ({took}: {}); moves seen accepted but lost {} (the oldest seen {} ms before the \
+             kill); games ended before the kill and still ended, recorded as seen, after it {}",
             n(&self.before),
             n(&self.resumed),
             n(&self.ended_by_restart),

@@ -78,3 +78,21 @@ impl Drop for Redis {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// The flags of instance `name` of a cluster on Postgres database `url` and
+/// `redis`, spilling into `spill`, with `more` after them.
+pub fn instance_flags(
+    url: &str,
+    redis: &Redis,
+    name: &str,
+    spill: &std::path::Path,
+    more: &[&str],
+) -> Vec<String> {
+    let mut flags: Vec<String> = ["--database", url, "--redis", &redis.url(), "--instance", name]
+        .iter()
+        .map(|f| (*f).to_owned())
+        .collect();
+    flags.extend(["--spill-dir".to_owned(), spill.display().to_string()]);
+    flags.extend(more.iter().map(|f| (*f).to_owned()));
+    flags
+}

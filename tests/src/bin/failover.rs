@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tictactoe_tests::TempDir;
 use tictactoe_tests::postgres::shared;
 use tictactoe_tests::process::ServerProcess;
-use tictactoe_tests::redis::Redis;
+use tictactoe_tests::redis::{Redis, instance_flags};
 
 /// Times adoption after SIGKILLs in a cluster of two.
 #[derive(Parser)]
@@ -35,19 +35,8 @@ async fn main() -> std::process::ExitCode {
     let redis = Redis::start();
     let spill = TempDir::new("failover");
     let start = |name: &str| {
-        let spill = spill.path.display().to_string();
-        ServerProcess::start(&[
-            "--database",
-            &url,
-            "--redis",
-            &redis.url(),
-            "--instance",
-            name,
-            "--spill-dir",
-            &spill,
-            "--reconnect-grace-ms",
-            "60000",
-        ])
+        let flags = instance_flags(&url, &redis, name, &spill.path, &["--reconnect-grace-ms", "60000"]);
+        ServerProcess::start(&flags.iter().map(String::as_str).collect::<Vec<_>>())
     };
     let survivor = start("survivor");
     let (mut adopted, mut resumed) = (Vec::new(), Vec::new());
