@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tictactoe_protocol::{Verdict, judge};
-use tictactoe_tests::postgres::{name_of, shared};
+use tictactoe_tests::postgres::{Postgres, name_of, shared};
 use tictactoe_tests::process::{ServerProcess, server_bin};
 use tictactoe_tests::redis::{Redis, instance_flags};
 use tictactoe_tests::{Client, TempDir, api, assert_judged, http_get};
@@ -51,11 +51,11 @@ async fn game_on(server: &ServerProcess, moves: &[[usize; 2]]) -> ([Client; 2], 
     (players, tokens, room)
 }
 
-/// Waits until `n` moves of the game in `room` are saved in database `url`.
-async fn saved(url: &str, room: &str, n: usize) {
+/// Waits until `n` moves of the game in `room` are saved in database `url` of `pg`.
+async fn saved(pg: &Postgres, url: &str, room: &str, n: usize) {
     let sql = format!("SELECT coalesce(sum(length(cells)) / 4, 0) FROM live_moves WHERE room = '{room}'");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while shared().psql(name_of(url), &sql).trim() != n.to_string() {
+    while pg.psql(name_of(url), &sql).trim() != n.to_string() {
         assert!(Instant::now() < deadline, "{n} moves of {room} were not saved");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -133,7 +133,7 @@ async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another()
     let b = instance(&url, &redis, "b", &spill);
     let (mut old, tokens, room) = game_on(&a, &GAME[..3]).await;
     // The contract lets a crash lose the last 100 ms: this waits for them.
-    saved(&url, &room, 3).await;
+    saved(pg, &url, &room, 3).await;
     a.signal("KILL");
     let killed = Instant::now();
     for c in &mut old {
@@ -197,7 +197,7 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
     let a = instance(&url, &redis, "a", &spill);
     let b = instance(&url, &redis, "b", &spill);
     let (mut old, tokens, room) = game_on(&a, &GAME[..2]).await;
-    saved(&url, &room, 2).await;
+    saved(pg, &url, &room, 2).await;
     // Frozen, `a` stops renewing its lease while its sockets stay open.
     a.signal("STOP");
     let frozen = Instant::now();
@@ -335,4 +335,34 @@ async fn who_lists_the_players_of_every_instance_and_account_names_hold_cluster_
     guest.send(json!({"type": "hello", "name": "CY", "id": 1})).await;
     let refused = guest.recv_type("error").await;
     assert_eq!(refused["code"], "name_taken", "{refused}");
+}
+
+#[tokio::test]
+async fn after_postgres_was_down_past_the_lease_no_instance_takes_anothers_games() {
+    let pg = Postgres::start();
+    let url = pg.database("cluster-outage");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-outage");
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    let (_on_a, _, room_a) = game_on(&a, &GAME[..1]).await;
+    let (_on_b, _, room_b) = game_on(&b, &GAME[..1]).await;
+    saved(&pg, &url, &room_a, 1).await;
+    saved(&pg, &url, &room_b, 1).await;
+    // Down for longer than a lease: every lease looks run out when it is back.
+    pg.crash();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    pg.resume();
+    // Each renews its own before any would adopt another's: a lease and more
+    // after Postgres is back, each still holds its own game.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let owner =
+        |room: &str| pg.psql(name_of(&url), &format!("SELECT owner FROM live_games WHERE room = '{room}'"));
+    assert_eq!(
+        (owner(&room_a).trim().to_owned(), owner(&room_b).trim().to_owned()),
+        ("a".into(), "b".into())
+    );
+    for server in [&a, &b] {
+        assert!(!server.log().iter().any(|l| l.contains("adopted the games")), "{:?}", server.log());
+    }
 }

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
 use crate::room::{Room, Settings};
-use crate::store::{Leases, Store};
+use crate::store::{LEASE, Leases, Store};
 
 /// How often this instance says it is alive and looks for games to adopt:
 /// adoption comes within [`LEASE`](crate::store::LEASE) and this of a death.
@@ -91,6 +91,8 @@ type Beats = (Sender<()>, std::thread::JoinHandle<()>);
 fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, beats: Beats) {
     // Dropped at the stop: the store's writer ends once every handle on it is gone.
     let mut adopter = Some(adopter);
+    // Since when the database has answered every look: see `adopt`.
+    let mut steady = None;
     // Stopped before the games are let go: a beat after would say it holds them again.
     let stop_beating = move || {
         let (keep, thread) = beats;
@@ -100,7 +102,7 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, 
     loop {
         if let Some(adopter) = &adopter {
             // Every look is told, adopted rooms or none: resumes wait for it.
-            let rooms = adopt(&mut leases, adopter);
+            let rooms = adopt(&mut leases, adopter, &mut steady);
             if adopter.lobby.blocking_send(rooms).is_err() {
                 warn!("adopted games could not be opened: the server is stopping");
             }
@@ -144,10 +146,27 @@ impl Leaving {
     }
 }
 
-/// Adopts what there is to adopt: the rooms to open.
-fn adopt(leases: &mut Leases, adopter: &Adopter) -> Vec<Room> {
+/// Adopts what there is to adopt: the rooms to open. Only once the
+/// database has answered this instance's looks for longer than a lease and
+/// two looks (`steady`): after an outage of the database every instance's
+/// lease looks run out, and each must have had the time to renew its own
+/// before another takes its games for a dead one's.
+fn adopt(leases: &mut Leases, adopter: &Adopter, steady: &mut Option<Instant>) -> Vec<Room> {
     let started = Instant::now();
-    let adopted = match leases.adopt() {
+    let dead = match leases.dead() {
+        Ok(dead) => dead,
+        Err(e) => {
+            if steady.take().is_some() {
+                warn!("looking for games to adopt failed: {e}");
+            }
+            return Vec::new();
+        }
+    };
+    let since = *steady.get_or_insert(started);
+    if dead.is_empty() || started.duration_since(since) < LEASE + 2 * LOOK {
+        return Vec::new();
+    }
+    let adopted = match leases.adopt(dead) {
         Ok(Some(adopted)) => adopted,
         Ok(None) => return Vec::new(),
         Err(e) => {

@@ -84,17 +84,22 @@ impl Leases {
         self.link.call_again(async |c| Ok(beat(c, owner, epoch).await?))
     }
 
-    /// Adopts the games of every instance that is not alive (its lease ran
-    /// out, or it let its games go), if any: with a new epoch, which this
-    /// instance's writer holds its games with from then on. Never waits on
-    /// the old holder: its sessions are ended first, and a game it still
-    /// locks is left for the next call.
-    pub fn adopt(&mut self) -> Result<Option<Adopted>, BackendError> {
+    /// The instances other than this one that hold games and are not alive
+    /// (their lease ran out, or they let their games go). Quick, or given
+    /// up on: a stuck database must not hold up the resumes that wait for it.
+    pub fn dead(&mut self) -> Result<Vec<String>, BackendError> {
+        let owner = self.hold.owner();
+        self.link.call(async |c| Ok(dead(c, owner).await?))
+    }
+
+    /// Adopts the games of the `dead` instances (see [`Leases::dead`]),
+    /// those that are still dead: with a new epoch, which this instance's
+    /// writer holds its games with from then on. Never waits on the old
+    /// holder: its sessions are ended first, and a game it still locks is
+    /// left for the next call.
+    pub fn adopt(&mut self, dead: Vec<String>) -> Result<Option<Adopted>, BackendError> {
         let hold = self.hold.clone();
         let owner = hold.owner();
-        // The look is quick, or given up on: a stuck database must not hold
-        // up the resumes that wait for it. Adopting many games may take longer.
-        let dead = self.link.call(async |c| Ok(dead(c, owner).await?))?;
         if dead.is_empty() {
             return Ok(None);
         }
