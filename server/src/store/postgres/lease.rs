@@ -12,15 +12,9 @@ use std::time::Duration;
 use tokio_postgres::Error;
 
 use super::live::{self, From};
-use super::{Conn, Link};
+use super::{Conn, LEASE, Link, beat};
 use crate::store::Restored;
 use crate::store::backend::BackendError;
-
-/// How long an instance that stopped saying it is alive still holds its
-/// games: past it, another adopts them. Well inside the 10 s the contract
-/// gives adoption, and long enough that a database slow for a few seconds
-/// does not hand a live instance's games away.
-pub const LEASE: Duration = Duration::from_secs(4);
 
 /// This instance's hold: its name, and the newest epoch it took. Its
 /// writer's transactions carry both.
@@ -151,27 +145,6 @@ pub(super) fn application_name(instance: &str) -> String {
 /// The next epoch: every hold takes a newer one than any before it.
 pub(super) async fn next_epoch(c: &mut Conn) -> Result<i64, Error> {
     c.client.query_one("SELECT nextval('live_epoch')", &[]).await?.try_get(0)
-}
-
-/// Says `owner` (with `epoch`) is alive, now on the database's clock.
-const BEAT: &str = "INSERT INTO instances (name, epoch, beat_at) VALUES ($1, $2, now())
-     ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, beat_at = now()";
-
-/// Says `owner` (with `epoch`) is alive.
-pub(super) async fn beat(c: &mut Conn, owner: &str, epoch: i64) -> Result<(), Error> {
-    let s = c.statement(BEAT).await?;
-    c.client.execute(&s, &[&owner, &epoch]).await?;
-    Ok(())
-}
-
-/// [`beat`], in the transaction `tx`.
-pub(super) async fn beat_in(
-    tx: &tokio_postgres::Transaction<'_>,
-    owner: &str,
-    epoch: i64,
-) -> Result<(), Error> {
-    tx.execute(BEAT, &[&owner, &epoch]).await?;
-    Ok(())
 }
 
 /// Waits while an instance named `owner` is alive (after a crash, this

@@ -50,14 +50,14 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
         From::Own => {
             let me = vec![owner.to_owned()];
             tx.execute(NAME_LOCK, &[&me]).await?;
-            super::lease::beat_in(&tx, owner, epoch).await?;
+            super::beat_in(&tx, owner, epoch).await?;
             me
         }
         From::Dead(names) => {
             let mut names = names.clone();
             names.sort();
             tx.execute(NAME_LOCK, &[&names]).await?;
-            let lease = super::lease::LEASE.as_secs_f64();
+            let lease = super::LEASE.as_secs_f64();
             let alive: Vec<String> = tx
                 .query(
                     "SELECT name FROM instances WHERE name = ANY($1) AND beat_at > now() - make_interval(secs => $2)",

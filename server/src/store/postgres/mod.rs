@@ -11,7 +11,7 @@ mod live;
 mod read;
 mod write;
 
-pub use lease::{Adopted, Hold, LEASE, Leases};
+pub use lease::{Adopted, Hold, Leases};
 pub use read::PgReader;
 
 use std::sync::Arc;
@@ -34,6 +34,33 @@ use crate::store::record::{GameRecord, unix_ms};
 /// this list is refused.
 const MIGRATIONS: [(&str, &str); 1] =
     [("0001_schema.sql", include_str!("../../../migrations/postgres/0001_schema.sql"))];
+
+/// How long an instance that stopped saying it is alive still holds its
+/// games: past it, another adopts them. Well inside the 10 s the contract
+/// gives adoption, and long enough that a database slow for a few seconds
+/// does not hand a live instance's games away.
+pub const LEASE: Duration = Duration::from_secs(4);
+
+/// Says an instance (`$1`, with epoch `$2`) is alive, now on the database's clock.
+const BEAT: &str = "INSERT INTO instances (name, epoch, beat_at) VALUES ($1, $2, now())
+     ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, beat_at = now()";
+
+/// Says `owner` (with `epoch`) is alive.
+async fn beat(c: &mut Conn, owner: &str, epoch: i64) -> Result<(), tokio_postgres::Error> {
+    let s = c.statement(BEAT).await?;
+    c.client.execute(&s, &[&owner, &epoch]).await?;
+    Ok(())
+}
+
+/// Says `owner` (with `epoch`) is alive, in the transaction `tx`.
+async fn beat_in(
+    tx: &tokio_postgres::Transaction<'_>,
+    owner: &str,
+    epoch: i64,
+) -> Result<(), tokio_postgres::Error> {
+    tx.execute(BEAT, &[&owner, &epoch]).await?;
+    Ok(())
+}
 
 /// Longest a connection attempt waits.
 const CONNECT: Duration = Duration::from_secs(2);
