@@ -213,6 +213,40 @@ pub enum LobbyCmd<C = ConnHandle> {
         /// Request id.
         id: Option<RequestId>,
     },
+    /// In a cluster: a `quick_match` entry moved here from another
+    /// instance to be paired (its `queued` was sent there).
+    Requeue {
+        /// The player.
+        conn: C,
+        /// Who it is.
+        name: Arc<Identity>,
+        /// The rules it waits for.
+        rules: Rules,
+        /// Play the house if nobody is paired within this long.
+        house: Option<(std::time::Duration, HouseLevel)>,
+    },
+    /// In a cluster: a `resume` whose room no instance runs (yet) waits for
+    /// this instance's next looks for games to adopt.
+    Park {
+        /// The connection.
+        conn: C,
+        /// The resume token.
+        token: String,
+        /// Request id.
+        id: Option<RequestId>,
+        /// Looks it has waited already.
+        looks: u8,
+    },
+    /// In a cluster: the matchmaker paired this instance's waiting player
+    /// with one waiting on `host`; it moves there if it still waits.
+    Paired {
+        /// The waiting connection.
+        conn: ConnId,
+        /// The rules it waits for.
+        rules: Rules,
+        /// The instance it is paired on.
+        host: Arc<str>,
+    },
     /// A room's task ended.
     RoomClosed {
         /// Its code.
@@ -247,6 +281,9 @@ impl<C> LobbyCmd<C> {
             L::PlayHouse { conn, who, rules, level, id } => {
                 L::PlayHouse { conn: f(conn), who, rules, level, id }
             }
+            L::Requeue { conn, name, rules, house } => L::Requeue { conn: f(conn), name, rules, house },
+            L::Park { conn, token, id, looks } => L::Park { conn: f(conn), token, id, looks },
+            L::Paired { conn, rules, host } => L::Paired { conn, rules, host },
             L::RoomClosed { room } => L::RoomClosed { room },
         }
     }
@@ -304,6 +341,9 @@ pub enum Outbound {
         /// The room code.
         room: Arc<str>,
     },
+    /// The instance that ran the connection's room stopped or died: close
+    /// with 1012, for the player to `resume` where the game went on.
+    Restart,
 }
 
 /// What the lobby's state machine holds for a connection: it only needs its
@@ -316,6 +356,12 @@ pub trait Peer: Clone + std::fmt::Debug {
     /// `Offline` may still be on the way).
     fn is_closed(&self) -> bool {
         false
+    }
+
+    /// Whether another instance holds the connection's socket (it reached
+    /// this one over the bus).
+    fn relayed(&self) -> bool {
+        self.id().instance() != crate::cluster::ids::ALONE
     }
 }
 
@@ -330,31 +376,45 @@ impl Peer for ConnHandle {
 }
 
 /// The way to a room's inbox, handed out by the lobby's directory once per
-/// room a connection enters. Today every room is this process's task; a
-/// room on another instance becomes one more variant here.
+/// room a connection enters: the room's task in this process, or (in a
+/// cluster) the bus to the instance whose task it is.
 #[derive(Debug, Clone)]
-pub struct RoomLink(queue::Sender<RoomCmd>);
+pub enum RoomLink {
+    /// A room task of this process.
+    Local(queue::Sender<RoomCmd>),
+    /// A room on another instance, reached over the bus.
+    Remote(crate::cluster::relay::RemoteRoom),
+}
 
 impl RoomLink {
     /// The link to a room task's inbox in this process.
     pub fn local(tx: queue::Sender<RoomCmd>) -> RoomLink {
-        RoomLink(tx)
+        RoomLink::Local(tx)
     }
 
     /// Hands the room `cmd` without waiting; a full inbox gives it back.
     pub fn try_send(&self, cmd: RoomCmd) -> Result<(), TrySendError<RoomCmd>> {
-        self.0.try_send(cmd)
+        match self {
+            RoomLink::Local(tx) => tx.try_send(cmd),
+            RoomLink::Remote(room) => room.try_send(cmd),
+        }
     }
 
     /// Hands the room `cmd` even over its inbox's bound (leaving and
     /// disconnecting must always arrive); fails only if the room is gone.
     pub fn force_send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
-        self.0.force_send(cmd)
+        match self {
+            RoomLink::Local(tx) => tx.force_send(cmd),
+            RoomLink::Remote(room) => room.force_send(cmd),
+        }
     }
 
     /// Hands the room `cmd`, waiting for room in its inbox.
     pub async fn send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
-        self.0.send(cmd).await
+        match self {
+            RoomLink::Local(tx) => tx.send(cmd).await,
+            RoomLink::Remote(room) => room.send(cmd).await,
+        }
     }
 }
 
@@ -456,7 +516,7 @@ mod tests {
 }
 
 /// A player's request to the room it is in, forwarded by their connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Request {
     /// Place a mark at `(row, col)`.
     Move {

@@ -106,11 +106,17 @@ impl Server {
             cluster::adopt::Adopter { lobby: adopted_tx, store: store.clone(), settings: settings.clone() };
         let (here_tx, here_rx) = mpsc::channel(2);
         let (elsewhere_tx, elsewhere_rx) = mpsc::channel(2);
+        let (to_bus, from_lobby) = mpsc::unbounded_channel();
         let links = cluster.is_some().then_some(lobby::task::ClusterLinks {
             looks: adopted_rx,
             here: here_tx,
             elsewhere: elsewhere_rx,
+            bus: to_bus,
         });
+        let (outbox, outgoing) = mpsc::channel(cluster::relay::OUTBOX);
+        let router =
+            cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue);
+        let relay = cluster::bus::Relay { router, from_lobby, outgoing };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases) {
@@ -122,7 +128,7 @@ impl Server {
                     here: here_rx,
                     elsewhere: elsewhere_tx,
                 };
-                let bus = cluster::bus::start(url, presence, stop.clone(), &tracker, move |_| {
+                let bus = cluster::bus::start(url, presence, relay, stop.clone(), &tracker, move |_| {
                     let _ = look.lock().map(|w| w.send(cluster::adopt::Wake::Look));
                 })
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -130,7 +136,7 @@ impl Server {
             }
             // Alone: nothing to adopt (and no handle on the store kept for it).
             _ => {
-                drop(adopter);
+                drop((adopter, relay));
                 (None, None)
             }
         };

@@ -20,6 +20,9 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
+use super::matchmaker::{Matchmaker, PASS, tell_waiting};
+use super::relay::{Envelope, Outgoing};
+use super::route::{Router, ToBus};
 use crate::signal::Shutdown;
 
 /// How often the bus is checked (and, while down, tried again).
@@ -90,11 +93,30 @@ pub fn check_url(url: &str) -> Result<(), String> {
     }
 }
 
+/// What the bus carries besides presence: the lobby's asks, messages for
+/// other instances, and the routing of relayed connections.
+pub struct Relay {
+    /// The routing state.
+    pub router: Router,
+    /// What the lobby asks.
+    pub from_lobby: mpsc::UnboundedReceiver<ToBus>,
+    /// Messages for other instances, from links and ghosts.
+    pub outgoing: mpsc::Receiver<Outgoing>,
+}
+
+/// The channel of instance `name`'s messages.
+pub fn channel(name: &str) -> String {
+    format!("ttt:i:{name}")
+}
+
 /// Starts the bus's task on `url`: it keeps `state` true while Redis
-/// answers, and calls `released` with each stopped instance's name.
+/// answers, relays connections to and from rooms on other instances, pairs
+/// quick matches when it leads, and calls `released` with each stopped
+/// instance's name.
 pub fn start(
     url: &str,
     mut presence: Presence,
+    mut relay: Relay,
     stop: Shutdown,
     tracker: &TaskTracker,
     released: impl Fn(&str) + Send + Sync + 'static,
@@ -104,18 +126,28 @@ pub fn start(
     let shared = state.clone();
     ::metrics::gauge!("ttt_bus_up").set(0.0);
     tracker.spawn(async move {
+        let mut matchmaker = Matchmaker::default();
         loop {
             let ended = tokio::select! {
                 _ = stop.started() => return,
-                ended = session(&client, &shared, &mut presence, &released) => ended,
+                ended = session(&client, &shared, &mut presence, &mut relay, &mut matchmaker, &released) => ended,
             };
             shared.set(false);
+            matchmaker.leading = false;
             // Without the bus, `who` lists this instance's players only.
             let _ = presence.elsewhere.try_send(Vec::new());
             tracing::debug!("the bus's connection ended: {ended}");
-            tokio::select! {
-                _ = stop.started() => return,
-                _ = tokio::time::sleep(PING) => {}
+            let wait = tokio::time::sleep(PING);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    _ = stop.started() => return,
+                    _ = &mut wait => break,
+                    Some(ask) = relay.from_lobby.recv() => {
+                        let _ = relay.router.from_lobby(ask, None).await;
+                    }
+                    Some(msg) = relay.outgoing.recv() => relay.router.undeliverable(msg),
+                }
             }
         }
     });
@@ -128,61 +160,141 @@ async fn session(
     client: &redis::Client,
     state: &BusState,
     presence: &mut Presence,
+    relay: &mut Relay,
+    matchmaker: &mut Matchmaker,
     released: &(impl Fn(&str) + Sync),
 ) -> String {
-    let config = AsyncConnectionConfig::new().set_connection_timeout(ANSWER).set_response_timeout(ANSWER);
-    let mut conn = match client.get_multiplexed_async_connection_with_config(&config).await {
-        Ok(c) => c,
-        Err(e) => return e.to_string(),
-    };
-    let mut pubsub = match tokio::time::timeout(ANSWER, client.get_async_pubsub()).await {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return e.to_string(),
-        Err(_) => return "no answer".into(),
-    };
-    match tokio::time::timeout(ANSWER, pubsub.subscribe(RELEASED)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return e.to_string(),
-        Err(_) => return "no answer".into(),
+    match serve(client, state, presence, relay, matchmaker, released).await {
+        Ok(never) => match never {},
+        Err(e) => e,
     }
+}
+
+async fn serve(
+    client: &redis::Client,
+    state: &BusState,
+    presence: &mut Presence,
+    relay: &mut Relay,
+    matchmaker: &mut Matchmaker,
+    released: &(impl Fn(&str) + Sync),
+) -> Result<std::convert::Infallible, String> {
+    let config = AsyncConnectionConfig::new().set_connection_timeout(ANSWER).set_response_timeout(ANSWER);
+    let mut conn =
+        client.get_multiplexed_async_connection_with_config(&config).await.map_err(|e| e.to_string())?;
+    let mut pubsub = match tokio::time::timeout(ANSWER, client.get_async_pubsub()).await {
+        Ok(p) => p.map_err(|e| e.to_string())?,
+        Err(_) => return Err("no answer".into()),
+    };
+    let mine = channel(&presence.instance);
+    match tokio::time::timeout(ANSWER, pubsub.subscribe(&[RELEASED, mine.as_str()])).await {
+        Ok(r) => r.map_err(|e| e.to_string())?,
+        Err(_) => return Err("no answer".into()),
+    }
+    let me: Arc<str> = presence.instance.as_str().into();
+    let router = &mut relay.router;
+    // What was written or lost while the bus was away.
+    router.write_directory(&mut conn, true).await.map_err(|e| e.to_string())?;
+    router.resync();
     let mut messages = pubsub.on_message();
     let mut every = tokio::time::interval(PING);
+    let mut pass = tokio::time::interval(PASS);
+    pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut instances: Vec<Arc<str>> = Vec::new();
+    let mut told_waiting = false;
+    let mut batch = Vec::with_capacity(BATCH);
     loop {
         tokio::select! {
             _ = every.tick() => {
                 let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(&mut conn).await;
-                match pong {
-                    Ok(_) => state.set(true),
-                    Err(e) => return e.to_string(),
+                pong.map_err(|e| e.to_string())?;
+                state.set(true);
+                router.sweep();
+                matchmaker.lead(&me, &mut conn).await.map_err(|e| e.to_string())?;
+                let (ghosts, relayed) = router.counts();
+                ::metrics::gauge!("ttt_relay_ghosts").set(ghosts as f64);
+                ::metrics::gauge!("ttt_relay_connections").set(relayed as f64);
+                told_waiting = false;
+            }
+            _ = pass.tick() => {
+                // Who waits here, written when it changes and every second.
+                if !told_waiting || !router.waiting.is_empty() {
+                    tell_waiting(&me, &router.waiting, &mut conn).await.map_err(|e| e.to_string())?;
+                    told_waiting = true;
+                }
+                if matchmaker.leading {
+                    let moves = matchmaker.pass(&instances, &mut conn).await.map_err(|e| e.to_string())?;
+                    for m in moves {
+                        let _ = relay_out(&me, &mut conn, vec![m]).await;
+                    }
                 }
             }
             Some(here) = presence.here.recv() => {
-                match tell_who(&mut conn, &presence.instance, &here).await {
-                    Ok(elsewhere) => {
-                        let _ = presence.elsewhere.try_send(elsewhere);
-                    }
-                    Err(e) => return e.to_string(),
+                let (elsewhere, names) = tell_who(&mut conn, &presence.instance, &here).await.map_err(|e| e.to_string())?;
+                for name in &names {
+                    router.heard(name);
                 }
+                instances = names;
+                let _ = presence.elsewhere.try_send(elsewhere);
             }
-            msg = messages.next() => match msg {
-                Some(msg) => {
+            msg = messages.next() => {
+                let Some(msg) = msg else { return Err("the subscription ended".into()) };
+                if msg.get_channel_name() == RELEASED {
                     if let Ok(name) = msg.get_payload::<String>() {
+                        router.forget(&name);
                         released(&name);
                     }
+                    continue;
                 }
-                None => return "the subscription ended".into(),
-            },
+                ::metrics::counter!("ttt_relay_messages_total", "way" => "in").increment(1);
+                match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
+                    Ok(env) => router.incoming(env),
+                    Err(e) => warn!("a message on the bus could not be read: {e}"),
+                }
+            }
+            Some(ask) = relay.from_lobby.recv() => {
+                router.from_lobby(ask, Some(&mut conn)).await.map_err(|e| e.to_string())?;
+                while let Ok(ask) = relay.from_lobby.try_recv() {
+                    router.from_lobby(ask, Some(&mut conn)).await.map_err(|e| e.to_string())?;
+                }
+                router.write_directory(&mut conn, false).await.map_err(|e| e.to_string())?;
+            }
+            n = relay.outgoing.recv_many(&mut batch, BATCH) => {
+                if n == 0 {
+                    return Err("the relay's queue closed".into());
+                }
+                relay_out(&me, &mut conn, std::mem::take(&mut batch)).await.map_err(|e| e.to_string())?;
+            }
         }
     }
 }
 
+/// Most messages published in one round trip.
+const BATCH: usize = 512;
+
+/// Publishes `batch` on the channels of the instances they are for.
+async fn relay_out(
+    me: &Arc<str>,
+    conn: &mut MultiplexedConnection,
+    batch: Vec<Outgoing>,
+) -> redis::RedisResult<()> {
+    let mut pipe = redis::pipe();
+    let n = batch.len();
+    for Outgoing { to, msg } in batch {
+        let env = Envelope { from: me.clone(), msg };
+        let Ok(text) = serde_json::to_vec(&env) else { continue };
+        pipe.cmd("PUBLISH").arg(channel(&to)).arg(text).ignore();
+    }
+    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(n as u64);
+    pipe.query_async::<()>(conn).await
+}
+
 /// Says who is online on `instance` (`here`), and reads who is on the
-/// others: their lists, in one.
+/// others: their lists, in one, and the names of the instances alive.
 async fn tell_who(
     conn: &mut MultiplexedConnection,
     instance: &str,
     here: &[OnlinePlayer],
-) -> redis::RedisResult<Vec<OnlinePlayer>> {
+) -> redis::RedisResult<(Vec<OnlinePlayer>, Vec<Arc<str>>)> {
     let list = serde_json::to_string(here).unwrap_or_else(|_| "[]".into());
     let lasts = WHO_LASTS.as_millis() as u64;
     let (_, _, names): ((), (), Vec<String>) = redis::pipe()
@@ -199,8 +311,9 @@ async fn tell_who(
         .query_async(conn)
         .await?;
     let others: Vec<&String> = names.iter().filter(|n| n.as_str() != instance).collect();
+    let mut alive: Vec<Arc<str>> = vec![instance.into()];
     if others.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), alive));
     }
     let keys: Vec<String> = others.iter().map(|n| format!("{WHO}:{n}")).collect();
     let lists: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
@@ -208,6 +321,7 @@ async fn tell_who(
     for (name, list) in others.iter().zip(lists) {
         match list {
             Some(list) => {
+                alive.push(name.as_str().into());
                 elsewhere.extend(serde_json::from_str::<Vec<OnlinePlayer>>(&list).unwrap_or_default())
             }
             // Gone (its instance stopped saying): out of the set too.
@@ -216,7 +330,7 @@ async fn tell_who(
             }
         }
     }
-    Ok(elsewhere)
+    Ok((elsewhere, alive))
 }
 
 /// Tells every instance that `instance` let its games go (it stopped), on

@@ -15,6 +15,10 @@ pub type Instance = u16;
 /// another).
 pub const ALONE: Instance = 0;
 
+/// The instance number of a connection whose socket another instance
+/// holds: a ghost that stands in for it here (see `cluster::relay`).
+pub const RELAYED: Instance = 1;
+
 /// A connection, unique across instances: the instance that holds its
 /// socket in the top 16 bits, that instance's sequence number below. One
 /// word, so it costs what a per-process number did.

@@ -5,5 +5,8 @@
 pub mod adopt;
 pub mod bus;
 pub mod ids;
+pub mod matchmaker;
+pub mod relay;
+pub mod route;
 
 pub use ids::{ALONE, ConnId, Instance, RoomAddr};

@@ -71,13 +71,56 @@ pub enum Output<C> {
         /// The room.
         room: RoomAddr,
     },
+    /// In a cluster: the room `cmd` names (`join_room`, `spectate`,
+    /// `resume`) is not here; ask the bus where it is. A `resume` nobody
+    /// runs comes back as [`LobbyCmd::Park`] with `looks`.
+    Elsewhere {
+        /// The request.
+        cmd: LobbyCmd<C>,
+        /// Looks for games to adopt a `resume` has waited already.
+        looks: u8,
+    },
+    /// In a cluster: move a waiting player to the instance `to`, where the
+    /// matchmaker paired it.
+    Move {
+        /// The player.
+        conn: C,
+        /// Who it is.
+        who: Arc<Identity>,
+        /// The rules it waits for.
+        rules: Rules,
+        /// The instance it moves to.
+        to: Arc<str>,
+    },
+    /// In a cluster: a player that left the queue may have moved to another
+    /// instance's; the bus tells that one.
+    CancelElsewhere {
+        /// The player.
+        conn: ConnId,
+        /// The rules it waited for.
+        rules: Rules,
+    },
+}
+
+/// A player waiting in this instance's queue, as the matchmaker of a
+/// cluster sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Waiting {
+    /// The rules it waits for.
+    pub rules: Rules,
+    /// Its connection's number here.
+    pub conn: u64,
+    /// Since when (Unix ms).
+    pub since: u64,
+    /// Whether it may move to another instance (its socket is here).
+    pub movable: bool,
 }
 
 /// The lobby's state.
 #[derive(Debug)]
 pub struct Lobby<C: Peer> {
     /// Players waiting, per board size and win length, first come first served.
-    queues: HashMap<Rules, VecDeque<(C, Arc<Identity>)>>,
+    queues: HashMap<Rules, VecDeque<(C, Arc<Identity>, Instant)>>,
     /// Every open room's address by its code.
     rooms: HashMap<Arc<str>, RoomAddr>,
     settings: Settings,
@@ -96,6 +139,18 @@ pub struct Lobby<C: Peer> {
     /// In a cluster, who is online on the other instances (as of a second ago).
     elsewhere: Vec<OnlinePlayer>,
     out: Vec<Output<C>>,
+}
+
+/// Where a room code leads.
+enum Found {
+    Here(RoomAddr),
+    Elsewhere,
+    Nowhere(String),
+}
+
+/// The refusal's words for a code no room has.
+pub fn no_room(code: &str) -> String {
+    format!("no room has the code {code:?}; check the code")
 }
 
 /// A `resume` waiting for the next looks for games to adopt.
@@ -193,6 +248,11 @@ impl<C: Peer> Lobby<C> {
                     None if p.looks + 1 >= PARKED_LOOKS => {
                         self.refuse(&p.conn, ErrorCode::InvalidToken, INVALID_TOKEN, p.id)
                     }
+                    // Another instance may have adopted it: ask again.
+                    None if !p.conn.relayed() => {
+                        let cmd = LobbyCmd::Resume { conn: p.conn, token: p.token, id: p.id };
+                        self.out.push(Output::Elsewhere { cmd, looks: p.looks + 1 });
+                    }
                     None => {
                         p.looks += 1;
                         waiting.push(p);
@@ -223,8 +283,8 @@ impl<C: Peer> Lobby<C> {
             self.house_after.pop();
             // Gone from the queue (paired, left, closed): nothing to do.
             let Some(queue) = self.queues.get_mut(&rules) else { continue };
-            let Some(i) = queue.iter().position(|(c, _)| c.id() == conn) else { continue };
-            let Some((handle, who)) = queue.remove(i) else { continue };
+            let Some(i) = queue.iter().position(|(c, ..)| c.id() == conn) else { continue };
+            let Some((handle, who, _)) = queue.remove(i) else { continue };
             let code = self.new_code();
             let rng = StdRng::from_rng(&mut self.rng);
             match Room::house(code, rules, self.settings.clone(), rng, (conn, who), level, now) {
@@ -239,8 +299,25 @@ impl<C: Peer> Lobby<C> {
     pub fn handle(&mut self, cmd: LobbyCmd<C>, now: Instant) -> Vec<Output<C>> {
         match cmd {
             LobbyCmd::QuickMatch { conn, name, rules, house, id } => {
-                self.quick_match(conn, name, rules, house, id, now)
+                self.out.push(Output::Send {
+                    to: conn.clone(),
+                    msg: ServerMessage::Queued { size: rules.size, win: rules.win, id },
+                });
+                self.quick_match(conn, name, rules, house, now)
             }
+            LobbyCmd::Requeue { conn, name, rules, house } => self.quick_match(conn, name, rules, house, now),
+            LobbyCmd::Paired { conn, rules, host } => {
+                let queue = self.queues.entry(rules).or_default();
+                if let Some(i) = queue.iter().position(|(c, ..)| c.id() == conn && !c.relayed()) {
+                    if let Some((conn, who, _)) = queue.remove(i) {
+                        self.out.push(Output::Move { conn, who, rules, to: host });
+                    }
+                }
+            }
+            LobbyCmd::Park { conn, token, id, looks } => match &mut self.parked {
+                Some(parked) if parked.len() < PARKED_MAX => parked.push(Parked { conn, token, id, looks }),
+                _ => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
+            },
             LobbyCmd::CreateRoom { conn, name, rules, mark, id } => {
                 let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
                 match Room::private(
@@ -256,16 +333,23 @@ impl<C: Peer> Lobby<C> {
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
             }
-            LobbyCmd::JoinRoom { conn, name, room, id } => {
-                if let Some(to) = self.find(&room, &conn, id.clone()) {
-                    self.out.push(Output::Forward { to, cmd: RoomCmd::Join { conn, name, id } });
+            LobbyCmd::JoinRoom { conn, name, room, id } => match self.find(&room, &conn) {
+                Found::Here(to) => {
+                    self.out.push(Output::Forward { to, cmd: RoomCmd::Join { conn, name, id } })
                 }
-            }
-            LobbyCmd::Spectate { conn, room, id } => {
-                if let Some(to) = self.find(&room, &conn, id.clone()) {
-                    self.out.push(Output::Forward { to, cmd: RoomCmd::Spectate { conn, id } });
+                Found::Elsewhere => {
+                    let cmd = LobbyCmd::JoinRoom { conn, name, room, id };
+                    self.out.push(Output::Elsewhere { cmd, looks: 0 })
                 }
-            }
+                Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
+            },
+            LobbyCmd::Spectate { conn, room, id } => match self.find(&room, &conn) {
+                Found::Here(to) => self.out.push(Output::Forward { to, cmd: RoomCmd::Spectate { conn, id } }),
+                Found::Elsewhere => {
+                    self.out.push(Output::Elsewhere { cmd: LobbyCmd::Spectate { conn, room, id }, looks: 0 })
+                }
+                Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
+            },
             LobbyCmd::Resume { conn, token, id } => {
                 let room = token_room(&token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get(c));
                 match room {
@@ -273,7 +357,15 @@ impl<C: Peer> Lobby<C> {
                         let to = to.clone();
                         self.out.push(Output::Forward { to, cmd: RoomCmd::Resume { conn, token, id } })
                     }
-                    // A token that names no room at all is refused at once.
+                    // A token that names no room at all is refused at once;
+                    // one whose room is not here may name another instance's.
+                    None if token_room(&token, codes::ROOM_CODE_LEN).is_some()
+                        && self.parked.is_some()
+                        && !conn.relayed() =>
+                    {
+                        self.out
+                            .push(Output::Elsewhere { cmd: LobbyCmd::Resume { conn, token, id }, looks: 0 })
+                    }
                     None if token_room(&token, codes::ROOM_CODE_LEN).is_some()
                         && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
                     {
@@ -285,8 +377,11 @@ impl<C: Peer> Lobby<C> {
                 }
             }
             LobbyCmd::Cancel { conn, rules } => {
-                if let Some(q) = self.queues.get_mut(&rules) {
-                    q.retain(|(c, _)| c.id() != conn);
+                let q = self.queues.entry(rules).or_default();
+                let before = q.len();
+                q.retain(|(c, ..)| c.id() != conn);
+                if q.len() == before && self.parked.is_some() {
+                    self.out.push(Output::CancelElsewhere { conn, rules });
                 }
             }
             LobbyCmd::RoomClosed { room } => {
@@ -380,31 +475,40 @@ impl<C: Peer> Lobby<C> {
         self.rooms.len()
     }
 
+    /// Who waits in the queues here, for the matchmaker of a cluster; `wall`
+    /// is `now` as Unix ms.
+    pub fn waiting_here(&self, now: Instant, wall: u64) -> Vec<Waiting> {
+        let mut all = Vec::new();
+        for (rules, queue) in &self.queues {
+            for (c, _, since) in queue.iter().filter(|(c, ..)| !c.is_closed()) {
+                let waited = now.saturating_duration_since(*since).as_millis() as u64;
+                let (conn, movable) = (c.id().seq(), !c.relayed());
+                all.push(Waiting { rules: *rules, conn, since: wall.saturating_sub(waited), movable });
+            }
+        }
+        all
+    }
+
     fn quick_match(
         &mut self,
         conn: C,
         name: Arc<Identity>,
         rules: Rules,
         house: Option<(Duration, HouseLevel)>,
-        id: Option<RequestId>,
         now: Instant,
     ) {
-        self.out.push(Output::Send {
-            to: conn.clone(),
-            msg: ServerMessage::Queued { size: rules.size, win: rules.win, id },
-        });
         // A connection already gone waits for nobody, and nobody is paired
         // with one (its `Cancel` may still be on the way).
         if conn.is_closed() {
             return;
         }
         let queue = self.queues.entry(rules).or_default();
-        queue.retain(|(c, _)| !c.is_closed());
-        let Some((other, other_name)) = queue.pop_front() else {
+        queue.retain(|(c, ..)| !c.is_closed());
+        let Some((other, other_name, _)) = queue.pop_front() else {
             if let Some((after, level)) = house {
                 self.house_after.push(Reverse((now + after, conn.id(), rules, level)));
             }
-            queue.push_back((conn, name));
+            queue.push_back((conn, name, now));
             return;
         };
         // Who is player 1 is random: waiting first is no advantage.
@@ -440,16 +544,15 @@ impl<C: Peer> Lobby<C> {
         }
     }
 
-    /// The room a typed code names, or a `room_not_found` refusal.
-    fn find(&mut self, room: &str, conn: &C, id: Option<RequestId>) -> Option<RoomAddr> {
+    /// Where the room a typed code names is: here, perhaps on another
+    /// instance (in a cluster, for a connection whose socket is here), or
+    /// nowhere (with the refusal's words).
+    fn find(&self, room: &str, conn: &C) -> Found {
         let code = codes::normalize_room_code(room);
         match self.rooms.get(code.as_str()) {
-            Some(addr) => Some(addr.clone()),
-            None => {
-                let msg = format!("no room has the code {code:?}; check the code");
-                self.refuse(conn, ErrorCode::RoomNotFound, msg, id);
-                None
-            }
+            Some(addr) => Found::Here(addr.clone()),
+            None if self.parked.is_some() && !conn.relayed() => Found::Elsewhere,
+            None => Found::Nowhere(no_room(&code)),
         }
     }
 

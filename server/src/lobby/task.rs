@@ -14,6 +14,7 @@ use tokio_util::task::TaskTracker;
 
 use super::{Lobby, Output};
 use crate::cluster::ids::{ALONE, RoomAddr};
+use crate::cluster::route::ToBus;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::ROOM_INBOX;
 use crate::net::{metrics, queue};
@@ -28,7 +29,12 @@ pub struct ClusterLinks {
     pub here: mpsc::Sender<Vec<OnlinePlayer>>,
     /// Who is online on the other instances, as the bus last read it.
     pub elsewhere: mpsc::Receiver<Vec<OnlinePlayer>>,
+    /// What the lobby asks of the bus: rooms elsewhere, rooms here, who waits.
+    pub bus: mpsc::UnboundedSender<ToBus>,
 }
+
+/// How often the lobby tells the bus who waits in its queues.
+const WAITING: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How often the lobby tells the bus who is online here.
 const PRESENCE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -48,15 +54,16 @@ pub async fn run(
     let shutdown = ctx.shutdown.clone();
     let mut lobby = Lobby::new(settings, challenge_lifetime, ALONE, StdRng::from_os_rng());
     let mut looking = cluster.is_some();
-    let (mut looks, here, mut elsewhere) = match cluster {
+    let (mut looks, here, mut elsewhere, bus) = match cluster {
         Some(links) => {
             lobby.in_cluster();
-            (links.looks, Some(links.here), links.elsewhere)
+            (links.looks, Some(links.here), links.elsewhere, Some(links.bus))
         }
-        None => (mpsc::channel(1).1, None, mpsc::channel(1).1),
+        None => (mpsc::channel(1).1, None, mpsc::channel(1).1, None),
     };
     let mut presence = tokio::time::interval(PRESENCE);
-    let mut shell = Shell { directory: HashMap::new(), ctx, tracker };
+    let mut waiting = tokio::time::interval(WAITING);
+    let mut shell = Shell { directory: HashMap::new(), ctx, tracker, bus };
     for room in restored {
         shell.carry_out(lobby.adopt(room));
     }
@@ -96,6 +103,11 @@ pub async fn run(
                 lobby.online_elsewhere(players);
                 Vec::new()
             }
+            _ = waiting.tick(), if shell.bus.is_some() => {
+                let wall = crate::store::record::unix_ms(std::time::SystemTime::now()).max(0) as u64;
+                shell.tell(ToBus::Waiting(lobby.waiting_here(std::time::Instant::now(), wall)));
+                Vec::new()
+            }
         };
         shell.carry_out(outputs);
     }
@@ -109,9 +121,18 @@ struct Shell {
     directory: HashMap<Arc<str>, RoomLink>,
     ctx: RoomContext,
     tracker: TaskTracker,
+    /// In a cluster, the bus.
+    bus: Option<mpsc::UnboundedSender<ToBus>>,
 }
 
 impl Shell {
+    /// Hands the bus what the lobby asks (only a lobby in a cluster asks).
+    fn tell(&self, ask: ToBus) {
+        if let Some(bus) = &self.bus {
+            let _ = bus.send(ask);
+        }
+    }
+
     fn carry_out(&mut self, outputs: Vec<Output<ConnHandle>>) {
         for output in outputs {
             match output {
@@ -128,7 +149,11 @@ impl Shell {
                 Output::Forward { to, cmd } => forward(&self.directory, &to, cmd),
                 Output::Closed { room } => {
                     self.directory.remove(&room.code);
+                    self.tell(ToBus::Closed(room.code));
                 }
+                Output::Elsewhere { cmd, looks } => self.tell(ToBus::Lookup { cmd, looks }),
+                Output::Move { conn, who, rules, to } => self.tell(ToBus::Move { conn, who, rules, to }),
+                Output::CancelElsewhere { conn, rules } => self.tell(ToBus::Cancel { conn, rules }),
             }
         }
     }
@@ -152,6 +177,7 @@ impl Shell {
                 false => Outbound::Entered { room, link },
             });
         }
+        self.tell(ToBus::Opened(code.clone()));
         self.directory.insert(code, link);
         task::spawn(room, members, inbox, self.ctx.clone(), &self.tracker);
     }

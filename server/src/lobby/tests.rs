@@ -41,6 +41,10 @@ pub(super) enum Got {
     /// Put in a room (asked for, or drafted).
     Entered(Arc<str>),
     Drafted(Arc<str>),
+    /// Handed to the bus: its room is not here (the bus found it nowhere).
+    Elsewhere,
+    /// Moved to the queue of this instance.
+    Moved(Arc<str>),
 }
 
 /// A connection in these tests: its id, and the mailbox the outputs fill.
@@ -100,6 +104,8 @@ pub(super) fn got(mail: &mut Mailbox) -> Vec<String> {
             Got::Refused => "refused".into(),
             Got::Entered(room) => format!("entered:{room}"),
             Got::Drafted(room) => format!("drafted:{room}"),
+            Got::Elsewhere => "elsewhere".into(),
+            Got::Moved(to) => format!("moved:{to}"),
         })
         .collect()
 }
@@ -125,12 +131,14 @@ pub(super) struct NewRoom {
 pub(super) struct Harness {
     lobby: Lobby<Conn>,
     inboxes: HashMap<Arc<str>, Inbox>,
+    /// The connections whose `Cancel` the bus was handed.
+    cancelled_elsewhere: Vec<ConnId>,
 }
 
 /// An empty lobby in these tests' settings, with a fixed seed.
 pub(super) fn harness() -> Harness {
     let lobby = Lobby::new(settings(), LIFETIME, 0, rand::rngs::StdRng::seed_from_u64(7));
-    Harness { lobby, inboxes: HashMap::new() }
+    Harness { lobby, inboxes: HashMap::new(), cancelled_elsewhere: Vec::new() }
 }
 
 impl Harness {
@@ -207,6 +215,21 @@ impl Harness {
                 Output::Closed { room } => {
                     self.inboxes.remove(&room.code);
                 }
+                // As a bus that finds the room on no instance: a `resume`
+                // comes back to wait for the looks, others are refused.
+                Output::Elsewhere { cmd, looks } => match cmd {
+                    LobbyCmd::Resume { conn, token, id } => {
+                        let outputs =
+                            self.lobby.handle(LobbyCmd::Park { conn, token, id, looks }, Instant::now());
+                        opened.extend(self.deliver(outputs));
+                    }
+                    LobbyCmd::JoinRoom { conn, .. } | LobbyCmd::Spectate { conn, .. } => {
+                        conn.mail.borrow_mut().push(Got::Elsewhere)
+                    }
+                    other => panic!("only entries look elsewhere: {other:?}"),
+                },
+                Output::Move { conn, to, .. } => conn.mail.borrow_mut().push(Got::Moved(to)),
+                Output::CancelElsewhere { conn, .. } => self.cancelled_elsewhere.push(conn),
             }
         }
         opened
@@ -412,4 +435,54 @@ fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
     let mut alone = harness();
     alone.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
     assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
+}
+
+#[test]
+fn in_a_cluster_rooms_not_here_are_looked_for_elsewhere_and_waiting_players_move_when_paired() {
+    let mut here = harness();
+    here.lobby.in_cluster();
+    let (c, mut rc) = conn(1);
+    let name = Identity::guest("c");
+    // A code not here may be another instance's: the bus is asked.
+    let join =
+        LobbyCmd::JoinRoom { conn: c.clone(), name: name.clone(), room: "k7qm3xpa2b".into(), id: None };
+    here.handle(join, Instant::now());
+    here.handle(LobbyCmd::Spectate { conn: c.clone(), room: "K7QM3XPA2B".into(), id: None }, Instant::now());
+    assert_eq!(got(&mut rc), ["elsewhere", "elsewhere"]);
+    // A ghost of another instance's connection is never sent back out.
+    let ghost = Conn { id: ConnId::new(crate::cluster::ids::RELAYED, 9), ..conn(9).0 };
+    let mut rg = ghost.mail.clone();
+    let join =
+        LobbyCmd::JoinRoom { conn: ghost.clone(), name: name.clone(), room: "K7QM3XPA2B".into(), id: None };
+    here.handle(join, Instant::now());
+    assert_eq!(got(&mut rg), ["error:room_not_found", "refused"]);
+
+    // A waiting player is listed for the matchmaker, and moves when paired.
+    let t0 = Instant::now();
+    quick(&mut here, &c, 3);
+    let waiting = here.lobby.waiting_here(t0 + Duration::from_millis(250), 10_000);
+    assert_eq!(waiting.len(), 1);
+    assert_eq!((waiting[0].conn, waiting[0].movable, waiting[0].rules), (1, true, Rules::classic(3)));
+    assert!((9_700..=9_760).contains(&waiting[0].since), "{waiting:?}");
+    got(&mut rc);
+    let host: Arc<str> = "b".into();
+    here.handle(LobbyCmd::Paired { conn: c.id, rules: Rules::classic(4), host: host.clone() }, t0);
+    assert!(got(&mut rc).is_empty(), "paired for rules it does not wait for");
+    here.handle(LobbyCmd::Paired { conn: c.id, rules: Rules::classic(3), host: host.clone() }, t0);
+    assert_eq!(got(&mut rc), ["moved:b"]);
+    assert_eq!(here.waiting(Rules::classic(3)), 0);
+    // Leaving the queue it moved to: the bus tells that instance.
+    here.handle(LobbyCmd::Cancel { conn: c.id, rules: Rules::classic(3) }, t0);
+    assert_eq!(here.cancelled_elsewhere, [c.id]);
+
+    // A ghost waiting here is listed as staying put; a player moved here
+    // (no `queued` again) is paired with it.
+    let requeue =
+        LobbyCmd::Requeue { conn: ghost.clone(), name: name.clone(), rules: Rules::classic(3), house: None };
+    assert!(here.handle(requeue, t0).is_none());
+    assert!(got(&mut rg).is_empty(), "its `queued` was sent where it asked");
+    assert!(!here.lobby.waiting_here(t0, 10_000)[0].movable);
+    let (d, _rd) = conn(4);
+    let room = quick(&mut here, &d, 3).expect("paired with the ghost");
+    assert_eq!(members(&room), [4, 9]);
 }

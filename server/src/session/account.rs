@@ -14,7 +14,7 @@ use subtle::ConstantTimeEq;
 pub type AccountId = i64;
 
 /// The player behind a connection, as seats and listings show them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Identity {
     /// Display name (an account's as registered).
     pub name: Arc<str>,

@@ -138,7 +138,7 @@ impl Membership {
     /// A signal from the lobby or a room (a frame changes nothing here).
     pub fn signal(&mut self, item: Outbound) -> Effect {
         match item {
-            Outbound::Frame(_) | Outbound::Rated { .. } => Effect::None,
+            Outbound::Frame(_) | Outbound::Rated { .. } | Outbound::Restart => Effect::None,
             Outbound::Refused => {
                 if matches!(self.place, Place::Lobby { .. }) {
                     self.place = Place::Idle;

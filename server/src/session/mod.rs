@@ -244,6 +244,10 @@ impl Session {
 
     /// A signal from the lobby or a room, from the connection's queue.
     pub fn on_signal(&mut self, item: Outbound) -> Actions {
+        if let Outbound::Restart = item {
+            // Its room went on elsewhere (or will): the player resumes there.
+            return one(Action::End(End::Close(1012, "the instance running this game restarted; resume")));
+        }
         if let Outbound::Rated { account, rules, shown } = item {
             if self.who.account != Some(account) {
                 return Actions::new();

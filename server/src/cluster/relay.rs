@@ -1,0 +1,414 @@
+//! Rooms reached across instances. A room lives on one instance; a player
+//! whose socket another instance holds reaches it through the bus:
+//!
+//! - on the player's instance, the connection's [`RoomLink`] is a
+//!   [`RemoteRoom`]: its requests go out as [`Wire::Request`], its end as
+//!   [`Wire::Gone`]; what the room says comes back as [`Wire::Out`] and is
+//!   queued to the connection as if the room were here;
+//! - on the room's instance, a *ghost* stands in for the connection: a
+//!   connection handle like any other (the lobby and the room cannot tell),
+//!   whose queue the ghost's task reads and sends back over the bus.
+//!
+//! Messages to one instance travel in order on its channel (one Redis
+//! connection publishes them, one subscription reads them); what is lost
+//! while Redis is down is healed by a `sync` of each relayed connection's
+//! room once it is back.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use tictactoe_protocol::{HouseLevel, RequestId};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use crate::cluster::ids::{ConnId, RELAYED};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, Request, RoomCmd, RoomLink};
+use crate::net::queue::{self, Recv, TrySendError};
+use crate::rules::Rules;
+use crate::session::account::{AccountId, Identity};
+
+/// A message from one instance to another, on the receiver's channel.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The sending instance.
+    pub from: Arc<str>,
+    /// What it says.
+    pub msg: Wire,
+}
+
+/// What instances say to each other about relayed connections. `conn` is
+/// the connection's number on the instance that holds its socket.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Wire {
+    /// To a room's instance: the connection asks to enter (or queue).
+    Enter {
+        /// The connection.
+        conn: u64,
+        /// What it asks.
+        ask: Ask,
+    },
+    /// To a room's instance: a request of the connection in a room there.
+    Request {
+        /// The connection.
+        conn: u64,
+        /// The request.
+        request: Request,
+        /// Its id.
+        id: Option<RequestId>,
+    },
+    /// To a room's instance: the connection closed.
+    Gone {
+        /// The connection.
+        conn: u64,
+    },
+    /// From the matchmaker to a waiting player's instance: it is paired
+    /// on `host`, and moves there if it still waits.
+    Pair {
+        /// The waiting connection.
+        conn: u64,
+        /// The rules it waits for.
+        rules: Rules,
+        /// Where it plays.
+        host: Arc<str>,
+    },
+    /// To a player's instance: an item of the connection's queue.
+    Out {
+        /// The connection.
+        conn: u64,
+        /// The item.
+        item: Item,
+    },
+}
+
+/// A request that enters a room (or the queue) on another instance.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum Ask {
+    /// `join_room`.
+    Join {
+        /// The code as typed.
+        room: String,
+        /// Who asks.
+        who: Identity,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `spectate`.
+    Spectate {
+        /// The code as typed.
+        room: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `resume`.
+    Resume {
+        /// The token.
+        token: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// A `quick_match` entry moved to the instance it is paired on.
+    Queue {
+        /// Who waits.
+        who: Identity,
+        /// The rules it waits for.
+        rules: Rules,
+        /// Play the house after this many milliseconds, at this level.
+        house: Option<(u64, HouseLevel)>,
+    },
+    /// The connection left the queue it moved to.
+    Cancel {
+        /// The rules it waited for.
+        rules: Rules,
+    },
+}
+
+/// An item of a connection's queue, as it crosses the bus.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "item", rename_all = "snake_case")]
+pub enum Item {
+    /// A serialized server message.
+    Frame {
+        /// Its text.
+        text: String,
+    },
+    /// The request went nowhere.
+    Refused,
+    /// The connection is in the room.
+    Entered {
+        /// The room.
+        room: Arc<str>,
+    },
+    /// The connection was drafted into the room.
+    Drafted {
+        /// The room.
+        room: Arc<str>,
+    },
+    /// A game in the room started or ended.
+    Live {
+        /// The room.
+        room: Arc<str>,
+        /// Whether a game is in progress.
+        live: bool,
+    },
+    /// A rated game ended.
+    Rated {
+        /// The account.
+        account: AccountId,
+        /// The pool.
+        rules: Rules,
+        /// The rating as shown.
+        shown: i64,
+    },
+    /// The room let the connection go.
+    Released {
+        /// The room.
+        room: Arc<str>,
+    },
+    /// Another connection took the seat.
+    Replaced {
+        /// The room.
+        room: Arc<str>,
+    },
+    /// The room's side is gone: close with 1012.
+    Restart,
+}
+
+/// One message for the bus to publish.
+#[derive(Debug)]
+pub struct Outgoing {
+    /// The instance whose channel it goes on.
+    pub to: Arc<str>,
+    /// What it says.
+    pub msg: Wire,
+}
+
+/// Where messages for other instances queue for the bus.
+pub type Outbox = mpsc::Sender<Outgoing>;
+
+/// How many messages may wait for the bus before relayed requests wait too.
+pub const OUTBOX: usize = 1 << 16;
+
+/// The link of a connection to a room on another instance.
+#[derive(Debug, Clone)]
+pub struct RemoteRoom {
+    /// The room's instance.
+    pub to: Arc<str>,
+    /// The bus's queue.
+    pub out: Outbox,
+}
+
+impl RemoteRoom {
+    fn wire(cmd: &RoomCmd) -> Option<Wire> {
+        match cmd {
+            RoomCmd::Request { conn, request, id } => {
+                Some(Wire::Request { conn: conn.seq(), request: request.clone(), id: id.clone() })
+            }
+            RoomCmd::Disconnected { conn } => Some(Wire::Gone { conn: conn.seq() }),
+            // Entering goes through the lobby, never through a link.
+            RoomCmd::Join { .. } | RoomCmd::Spectate { .. } | RoomCmd::Resume { .. } => None,
+        }
+    }
+
+    /// Queues `cmd` for the bus without waiting.
+    pub fn try_send(&self, cmd: RoomCmd) -> Result<(), TrySendError<RoomCmd>> {
+        let Some(msg) = Self::wire(&cmd) else { return Err(TrySendError::Closed(cmd)) };
+        match self.out.try_send(Outgoing { to: self.to.clone(), msg }) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(TrySendError::Full(cmd)),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(TrySendError::Closed(cmd)),
+        }
+    }
+
+    /// Queues `cmd`, a connection's last word: only a bus gone (or hopelessly
+    /// behind) loses it, and the room's instance then lets the seat go on
+    /// its own (it stops hearing from this one).
+    pub fn force_send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
+        self.try_send(cmd).map_err(|e| match e {
+            TrySendError::Full(c) | TrySendError::Closed(c) => c,
+        })
+    }
+
+    /// Queues `cmd`, waiting while the bus is behind.
+    pub async fn send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
+        let Some(msg) = Self::wire(&cmd) else { return Err(cmd) };
+        self.out.send(Outgoing { to: self.to.clone(), msg }).await.map_err(|_| cmd)
+    }
+}
+
+/// Turns an item that came over the bus into what the connection's queue
+/// takes; a room named in it is reached back through `from`.
+pub fn outbound(item: Item, from: &Arc<str>, out: &Outbox) -> Outbound {
+    let link = || RoomLink::Remote(RemoteRoom { to: from.clone(), out: out.clone() });
+    match item {
+        Item::Frame { text } => Outbound::Frame(Utf8Bytes::from(text)),
+        Item::Refused => Outbound::Refused,
+        Item::Entered { room } => Outbound::Entered { room, link: link() },
+        Item::Drafted { room } => Outbound::Drafted { room, link: link() },
+        Item::Live { room, live } => Outbound::Live { room, live },
+        Item::Rated { account, rules, shown } => Outbound::Rated { account, rules, shown },
+        Item::Released { room } => Outbound::Released { room },
+        Item::Replaced { room } => Outbound::Replaced { room },
+        Item::Restart => Outbound::Restart,
+    }
+}
+
+/// What the bus hands a ghost.
+#[derive(Debug)]
+pub enum GhostCmd {
+    /// Enter a room or the queue.
+    Enter(Ask),
+    /// A request to the room it is in.
+    Request {
+        /// The request.
+        request: Request,
+        /// Its id.
+        id: Option<RequestId>,
+    },
+    /// The connection closed.
+    Gone,
+}
+
+/// Numbers the ghosts of this instance (their ids say [`RELAYED`]).
+static GHOSTS: AtomicU64 = AtomicU64::new(1);
+
+/// Starts the ghost of connection `conn` of instance `from`: it enters
+/// through `lobby`, and what reaches it goes back through `out`. Returns
+/// where the bus hands it commands.
+pub fn ghost(
+    from: Arc<str>,
+    conn: u64,
+    queue_len: usize,
+    lobby: mpsc::Sender<LobbyCmd>,
+    out: Outbox,
+) -> mpsc::UnboundedSender<GhostCmd> {
+    let (tx, cmds) = mpsc::unbounded_channel();
+    let (qtx, rx) = queue::channel(queue_len);
+    let me = ConnHandle::new(ConnId::new(RELAYED, GHOSTS.fetch_add(1, Ordering::Relaxed)), qtx);
+    let ghost = Ghost { from, conn, me, lobby, out, room: None, queued: None };
+    tokio::spawn(ghost.run(rx, cmds));
+    tx
+}
+
+/// A relayed connection as its room's instance keeps it.
+struct Ghost {
+    from: Arc<str>,
+    conn: u64,
+    me: ConnHandle,
+    lobby: mpsc::Sender<LobbyCmd>,
+    out: Outbox,
+    /// The room it is in, and the way there.
+    room: Option<(Arc<str>, RoomLink)>,
+    /// The rules it waits for in the queue here.
+    queued: Option<Rules>,
+}
+
+impl Ghost {
+    async fn run(mut self, mut rx: queue::Receiver<Outbound>, mut cmds: mpsc::UnboundedReceiver<GhostCmd>) {
+        loop {
+            tokio::select! {
+                item = rx.recv() => match item {
+                    Recv::Item(item) => {
+                        if !self.back(item).await {
+                            break;
+                        }
+                    }
+                    // Killed: the other side could not keep up.
+                    Recv::Ended | Recv::Killed => {
+                        self.leave();
+                        let _ = self.send(Item::Restart).await;
+                        return;
+                    }
+                },
+                cmd = cmds.recv() => match cmd {
+                    Some(GhostCmd::Enter(ask)) => self.enter(ask).await,
+                    Some(GhostCmd::Request { request, id }) => self.request(request, id).await,
+                    Some(GhostCmd::Gone) | None => break,
+                },
+            }
+        }
+        self.leave();
+    }
+
+    /// The connection is gone: its room and queue hear it as from a socket.
+    fn leave(&mut self) {
+        if let Some((_, link)) = self.room.take() {
+            let _ = link.force_send(RoomCmd::Disconnected { conn: self.me.id });
+        }
+        if let Some(rules) = self.queued.take() {
+            let _ = self.lobby.try_send(LobbyCmd::Cancel { conn: self.me.id, rules });
+        }
+    }
+
+    async fn enter(&mut self, ask: Ask) {
+        let conn = self.me.clone();
+        let cmd = match ask {
+            Ask::Join { room, who, id } => LobbyCmd::JoinRoom { conn, name: Arc::new(who), room, id },
+            Ask::Spectate { room, id } => LobbyCmd::Spectate { conn, room, id },
+            Ask::Resume { token, id } => LobbyCmd::Resume { conn, token, id },
+            Ask::Queue { who, rules, house } => {
+                self.queued = Some(rules);
+                let house = house.map(|(ms, level)| (std::time::Duration::from_millis(ms), level));
+                LobbyCmd::Requeue { conn, name: Arc::new(who), rules, house }
+            }
+            Ask::Cancel { rules } => {
+                self.queued = None;
+                LobbyCmd::Cancel { conn: conn.id, rules }
+            }
+        };
+        let _ = self.lobby.send(cmd).await;
+    }
+
+    async fn request(&mut self, request: Request, id: Option<RequestId>) {
+        let Some((_, link)) = &self.room else { return };
+        let link = link.clone();
+        if request == Request::Leave {
+            self.room = None;
+        }
+        let cmd = RoomCmd::Request { conn: self.me.id, request, id };
+        if let Err(TrySendError::Full(cmd)) = link.try_send(cmd) {
+            let _ = link.send(cmd).await;
+        }
+    }
+
+    /// Sends `item` back to the connection; false when the bus is gone.
+    async fn back(&mut self, item: Outbound) -> bool {
+        let item = match item {
+            Outbound::Frame(frame) => Item::Frame { text: frame.as_str().to_owned() },
+            Outbound::Refused => Item::Refused,
+            Outbound::Entered { room, link } => {
+                self.queued = None;
+                self.room = Some((room.clone(), link));
+                Item::Entered { room }
+            }
+            Outbound::Drafted { room, link } => {
+                self.queued = None;
+                self.room = Some((room.clone(), link));
+                Item::Drafted { room }
+            }
+            Outbound::Live { room, live } => Item::Live { room, live },
+            Outbound::Rated { account, rules, shown } => Item::Rated { account, rules, shown },
+            Outbound::Released { room } => {
+                if self.room.as_ref().is_some_and(|(r, _)| *r == room) {
+                    self.room = None;
+                }
+                Item::Released { room }
+            }
+            Outbound::Replaced { room } => {
+                if self.room.as_ref().is_some_and(|(r, _)| *r == room) {
+                    self.room = None;
+                }
+                Item::Replaced { room }
+            }
+            Outbound::Restart => Item::Restart,
+        };
+        self.send(item).await
+    }
+
+    async fn send(&self, item: Item) -> bool {
+        let msg = Wire::Out { conn: self.conn, item };
+        self.out.send(Outgoing { to: self.from.clone(), msg }).await.is_ok()
+    }
+}

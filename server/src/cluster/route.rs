@@ -1,0 +1,379 @@
+//! The bus's routing of relayed connections (see [`super::relay`]): which
+//! instance runs each room (a Redis hash every instance writes its own rooms
+//! to), the ghosts of other instances' connections in rooms here, and this
+//! instance's connections in rooms elsewhere.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+use tictactoe_protocol::{ErrorCode, ServerMessage};
+use tokio::sync::mpsc;
+
+use super::relay::{self, Ask, Envelope, GhostCmd, Outbox, Outgoing, Wire};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, Request, encode};
+use crate::codes;
+use crate::lobby::Waiting;
+use crate::room::token_room;
+use crate::rules::Rules;
+use crate::session::account::Identity;
+
+/// The hash of every room's instance, by code.
+pub const ROOMS: &str = "ttt:rooms";
+
+/// An instance not heard of for this long is gone: its ghosts here leave
+/// their rooms, and connections here in its rooms are told to resume.
+pub const GONE_AFTER: Duration = Duration::from_secs(5);
+
+/// Deletes a room's entry only if it is still this instance's (another may
+/// have adopted the game since).
+const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('hdel', KEYS[1], ARGV[1]) end return 0";
+
+/// What the lobby asks of the bus.
+#[derive(Debug)]
+pub enum ToBus {
+    /// Find the instance of the room `cmd` names and enter it there.
+    Lookup {
+        /// `join_room`, `spectate` or `resume`.
+        cmd: LobbyCmd<ConnHandle>,
+        /// Looks a `resume` has waited already.
+        looks: u8,
+    },
+    /// Move a waiting player to the instance it was paired on.
+    Move {
+        /// The player.
+        conn: ConnHandle,
+        /// Who it is.
+        who: Arc<Identity>,
+        /// The rules it waits for.
+        rules: Rules,
+        /// Where it goes.
+        to: Arc<str>,
+    },
+    /// The player left the queue; if it had moved, the other instance hears it.
+    Cancel {
+        /// The player's connection.
+        conn: crate::cluster::ids::ConnId,
+        /// The rules it waited for.
+        rules: Rules,
+    },
+    /// A room opened here.
+    Opened(Arc<str>),
+    /// A room here closed.
+    Closed(Arc<str>),
+    /// Who waits in the queues here now.
+    Waiting(Vec<Waiting>),
+}
+
+/// The routing state; lives in the bus's task.
+pub struct Router {
+    /// This instance's name.
+    pub me: Arc<str>,
+    /// Where ghosts enter rooms and where parked `resume`s go.
+    pub lobby: mpsc::Sender<LobbyCmd>,
+    /// Where messages to other instances queue.
+    pub out: Outbox,
+    /// A ghost's queue bound (`--outbound-queue`).
+    pub queue_len: usize,
+    /// Ghosts of other instances' connections, by (instance, connection).
+    ghosts: HashMap<(Arc<str>, u64), mpsc::UnboundedSender<GhostCmd>>,
+    /// Connections here whose room (or queue) is on another instance.
+    relayed: HashMap<u64, (ConnHandle, Arc<str>)>,
+    /// When each other instance was last heard of.
+    seen: HashMap<Arc<str>, Instant>,
+    /// This instance's rooms, written to [`ROOMS`] again whenever the bus
+    /// comes back.
+    own: HashSet<Arc<str>>,
+    /// Directory changes not yet written.
+    pending: Vec<(Arc<str>, bool)>,
+    /// Who waits here, as last told.
+    pub waiting: Vec<Waiting>,
+}
+
+impl Router {
+    /// Routing for instance `me`.
+    pub fn new(me: Arc<str>, lobby: mpsc::Sender<LobbyCmd>, out: Outbox, queue_len: usize) -> Router {
+        Router {
+            me,
+            lobby,
+            out,
+            queue_len,
+            ghosts: HashMap::new(),
+            relayed: HashMap::new(),
+            seen: HashMap::new(),
+            own: HashSet::new(),
+            pending: Vec::new(),
+            waiting: Vec::new(),
+        }
+    }
+
+    /// How many connections are relayed each way (for /metrics).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.ghosts.len(), self.relayed.len())
+    }
+
+    /// Notes that `instance` is alive.
+    pub fn heard(&mut self, instance: &str) {
+        match self.seen.get_mut(instance) {
+            Some(at) => *at = Instant::now(),
+            None => {
+                self.seen.insert(instance.into(), Instant::now());
+            }
+        }
+    }
+
+    /// Whether `instance` was heard of lately.
+    pub fn alive(&self, instance: &str) -> bool {
+        self.seen.get(instance).is_some_and(|at| at.elapsed() < GONE_AFTER)
+    }
+
+    /// Lets go of whatever another instance that is gone (stopped, or not
+    /// heard of for [`GONE_AFTER`]) had here, and tells this instance's
+    /// connections in its rooms to resume where the game went on.
+    pub fn forget(&mut self, gone: &str) {
+        self.seen.remove(gone);
+        self.ghosts.retain(|(from, _), ghost| {
+            let keep = **from != *gone;
+            if !keep {
+                let _ = ghost.send(GhostCmd::Gone);
+            }
+            keep
+        });
+        self.relayed.retain(|_, (conn, at)| {
+            let keep = **at != *gone;
+            if !keep {
+                conn.send(Outbound::Restart);
+            }
+            keep
+        });
+    }
+
+    /// Forgets the instances not heard of lately, and the connections here
+    /// that closed.
+    pub fn sweep(&mut self) {
+        let gone: Vec<Arc<str>> =
+            self.seen.iter().filter(|(_, at)| at.elapsed() >= GONE_AFTER).map(|(n, _)| n.clone()).collect();
+        for name in gone {
+            tracing::warn!(instance = %name, "an instance stopped answering on the bus; its relayed players resume");
+            self.forget(&name);
+        }
+        self.relayed.retain(|_, (conn, _)| !conn.is_closed());
+    }
+
+    /// Handles one message from another instance.
+    pub fn incoming(&mut self, env: Envelope) {
+        let Envelope { from, msg } = env;
+        self.heard(&from);
+        match msg {
+            Wire::Enter { conn, ask } => {
+                let key = (from.clone(), conn);
+                let ghost = self.ghosts.entry(key).or_insert_with(|| {
+                    relay::ghost(from.clone(), conn, self.queue_len, self.lobby.clone(), self.out.clone())
+                });
+                if let Err(mpsc::error::SendError(GhostCmd::Enter(ask))) = ghost.send(GhostCmd::Enter(ask)) {
+                    // Its ghost had ended: a new one takes it.
+                    let ghost = relay::ghost(
+                        from.clone(),
+                        conn,
+                        self.queue_len,
+                        self.lobby.clone(),
+                        self.out.clone(),
+                    );
+                    let _ = ghost.send(GhostCmd::Enter(ask));
+                    self.ghosts.insert((from, conn), ghost);
+                }
+            }
+            Wire::Request { conn, request, id } => {
+                let key = (from, conn);
+                if let Some(ghost) = self.ghosts.get(&key) {
+                    if ghost.send(GhostCmd::Request { request, id }).is_err() {
+                        self.ghosts.remove(&key);
+                    }
+                }
+            }
+            Wire::Gone { conn } => {
+                if let Some(ghost) = self.ghosts.remove(&(from, conn)) {
+                    let _ = ghost.send(GhostCmd::Gone);
+                }
+            }
+            Wire::Pair { conn, rules, host } => {
+                let conn = crate::cluster::ids::ConnId::new(crate::cluster::ids::ALONE, conn);
+                let _ = self.lobby.try_send(LobbyCmd::Paired { conn, rules, host });
+            }
+            Wire::Out { conn, item } => {
+                let delivered = match self.relayed.get(&conn) {
+                    Some((handle, _)) => handle.send(relay::outbound(item, &from, &self.out)),
+                    None => false,
+                };
+                if !delivered {
+                    // Nobody here to take it: its ghost there can go.
+                    self.relayed.remove(&conn);
+                    let _ = self.out.try_send(Outgoing { to: from, msg: Wire::Gone { conn } });
+                }
+            }
+        }
+    }
+
+    /// After the bus came back: what was lost meanwhile is healed by a
+    /// fresh `state` of each relayed connection's room.
+    pub fn resync(&mut self) {
+        for (conn, (_, at)) in &self.relayed {
+            let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
+            let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+        }
+    }
+
+    /// Carries out what the lobby asked; `conn` is Redis, or `None` while
+    /// it cannot be reached.
+    pub async fn from_lobby(
+        &mut self,
+        ask: ToBus,
+        conn: Option<&mut MultiplexedConnection>,
+    ) -> redis::RedisResult<()> {
+        match ask {
+            ToBus::Opened(code) => {
+                self.own.insert(code.clone());
+                self.pending.push((code, true));
+            }
+            ToBus::Closed(code) => {
+                self.own.remove(&code);
+                self.pending.push((code, false));
+            }
+            ToBus::Waiting(waiting) => self.waiting = waiting,
+            ToBus::Cancel { conn: id, rules } => {
+                if let Some((_, at)) = self.relayed.get(&id.seq()) {
+                    let msg = Wire::Enter { conn: id.seq(), ask: Ask::Cancel { rules } };
+                    let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+                }
+            }
+            ToBus::Move { conn, who, rules, to } => {
+                let seq = conn.id.seq();
+                self.relayed.insert(seq, (conn, to.clone()));
+                let ask = Ask::Queue { who: (*who).clone(), rules, house: None };
+                let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+            }
+            ToBus::Lookup { cmd, looks } => {
+                let owner = match conn {
+                    Some(redis) => self.owner(&cmd, redis).await?,
+                    None => None,
+                };
+                self.enter(cmd, owner, looks).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the directory changes waiting (all of this instance's rooms
+    /// again with `all`, after the bus came back).
+    pub async fn write_directory(
+        &mut self,
+        conn: &mut MultiplexedConnection,
+        all: bool,
+    ) -> redis::RedisResult<()> {
+        if all {
+            self.pending.clear();
+            let own: Vec<Arc<str>> = self.own.iter().cloned().collect();
+            for chunk in own.chunks(1000) {
+                let mut pipe = redis::pipe();
+                for code in chunk {
+                    pipe.cmd("HSET").arg(ROOMS).arg(&**code).arg(&*self.me).ignore();
+                }
+                pipe.query_async::<()>(conn).await?;
+            }
+            return Ok(());
+        }
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (code, open) in self.pending.drain(..) {
+            match open {
+                true => pipe.cmd("HSET").arg(ROOMS).arg(&*code).arg(&*self.me).ignore(),
+                false => {
+                    pipe.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&*code).arg(&*self.me).ignore()
+                }
+            };
+        }
+        pipe.query_async::<()>(conn).await
+    }
+
+    /// The live instance other than this one that runs the room `cmd` names.
+    async fn owner(
+        &self,
+        cmd: &LobbyCmd<ConnHandle>,
+        conn: &mut MultiplexedConnection,
+    ) -> redis::RedisResult<Option<Arc<str>>> {
+        let code = match cmd {
+            LobbyCmd::JoinRoom { room, .. } | LobbyCmd::Spectate { room, .. } => {
+                codes::normalize_room_code(room)
+            }
+            LobbyCmd::Resume { token, .. } => match token_room(token, codes::ROOM_CODE_LEN) {
+                Some(code) => code.to_owned(),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let owner: Option<String> = redis::cmd("HGET").arg(ROOMS).arg(&code).query_async(conn).await?;
+        Ok(owner.filter(|o| **o != *self.me && self.alive(o)).map(Arc::from))
+    }
+
+    /// Sends `cmd` to `owner`'s instance, or answers it here: `room_not_found`,
+    /// or (a `resume`) back to the lobby to wait for adoption.
+    async fn enter(&mut self, cmd: LobbyCmd<ConnHandle>, owner: Option<Arc<str>>, looks: u8) {
+        let (conn, ask) = match cmd {
+            LobbyCmd::JoinRoom { conn, name, room, id } => {
+                (conn, Ask::Join { room, who: (*name).clone(), id })
+            }
+            LobbyCmd::Spectate { conn, room, id } => (conn, Ask::Spectate { room, id }),
+            LobbyCmd::Resume { conn, token, id } => (conn, Ask::Resume { token, id }),
+            _ => return,
+        };
+        if let Some(to) = owner {
+            let seq = conn.id.seq();
+            self.relayed.insert(seq, (conn, to.clone()));
+            let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+            return;
+        }
+        match ask {
+            Ask::Resume { token, id } => {
+                let _ = self.lobby.send(LobbyCmd::Park { conn, token, id, looks }).await;
+            }
+            Ask::Join { room, id, .. } | Ask::Spectate { room, id } => {
+                let code = codes::normalize_room_code(&room);
+                let msg = ServerMessage::error(ErrorCode::RoomNotFound, crate::lobby::no_room(&code), id);
+                crate::net::metrics::refused(ErrorCode::RoomNotFound);
+                conn.frame(&encode(&msg));
+                conn.send(Outbound::Refused);
+            }
+            Ask::Queue { .. } | Ask::Cancel { .. } => {}
+        }
+    }
+
+    /// A message that cannot go out while Redis is down: a request that
+    /// waits for an answer is answered here (a `resume` waits for adoption
+    /// here, a moved queue entry comes back to this instance's queue).
+    pub fn undeliverable(&mut self, msg: Outgoing) {
+        let Wire::Enter { conn, ask } = msg.msg else { return };
+        let Some((handle, _)) = self.relayed.remove(&conn) else { return };
+        let (room, id) = match ask {
+            Ask::Join { room, id, .. } | Ask::Spectate { room, id } => (room, id),
+            Ask::Resume { token, id } => {
+                let _ = self.lobby.try_send(LobbyCmd::Park { conn: handle, token, id, looks: 0 });
+                return;
+            }
+            Ask::Queue { who, rules, .. } => {
+                let who = Arc::new(who);
+                let _ =
+                    self.lobby.try_send(LobbyCmd::Requeue { conn: handle, name: who, rules, house: None });
+                return;
+            }
+            Ask::Cancel { .. } => return,
+        };
+        let code = codes::normalize_room_code(&room);
+        let text = format!("{}; the other instances cannot be reached now", crate::lobby::no_room(&code));
+        let msg = ServerMessage::error(ErrorCode::RoomNotFound, text, id);
+        handle.frame(&encode(&msg));
+        handle.send(Outbound::Refused);
+    }
+}
