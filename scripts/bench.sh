@@ -24,6 +24,11 @@
 #                 one instance SIGKILLed KILLS (10) times with GAMES (20) games in
 #                 progress; the time from each kill to the other's adopting them
 #                 (p50, max)
+#   cluster       two instances of a cluster on a Postgres and a Redis this script
+#                 starts (scripts/cluster.sh), all on core 0: PAIRS games whose
+#                 players are both on one instance ("same") against games whose
+#                 second player is on the other ("cross", relayed over Redis),
+#                 interleaved, closed loop and paced
 # Each prints one figure line; with --update-readme the table goes into
 # README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000),
 # ROUNDS (3), TARGETS ("default none"), SERVER_FLAGS (extra flags for every server).
@@ -48,12 +53,12 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "$PG_URL" ] && ! grep -qw postgres <<<"$TARGETS"; then TARGETS="$TARGETS postgres"; fi
 FAILOVER=0
-if grep -qw failover <<<"$TARGETS"; then
-  FAILOVER=1
-  kept=""
-  for t in $TARGETS; do [ "$t" = failover ] || kept="$kept $t"; done
-  TARGETS=${kept# }
-fi
+CLUSTER=0
+grep -qw failover <<<"$TARGETS" && FAILOVER=1
+grep -qw cluster <<<"$TARGETS" && CLUSTER=1
+kept=""
+for t in $TARGETS; do [ "$t" = failover ] || [ "$t" = cluster ] || kept="$kept $t"; done
+TARGETS=${kept# }
 
 cargo build --release -q -p tictactoe-server -p tictactoe-tests --bin ttt-server --bin loadgen --bin failover
 BIN=target/release
@@ -62,7 +67,7 @@ failover() {
   line=$(TTT_SERVER_BIN=$BIN/ttt-server $BIN/failover --kills "${KILLS:-10}" --games "${GAMES:-20}" | tail -1)
   echo "$line (\`KILLS=${KILLS:-10} GAMES=${GAMES:-20} TARGETS=failover scripts/bench.sh\`)"
 }
-if [ "$FAILOVER" = 1 ] && [ -z "$TARGETS" ]; then
+if [ "$FAILOVER" = 1 ] && [ -z "$TARGETS" ] && [ "$CLUSTER" = 0 ]; then
   failover
   exit 0
 fi
@@ -76,6 +81,7 @@ work=$(mktemp -d)
 own_pg=""
 cleanup() {
   for p in $(cat "$work"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+  [ -n "${cluster_pid:-}" ] && kill -TERM "$cluster_pid" 2>/dev/null && wait "$cluster_pid" 2>/dev/null
   [ -n "$own_pg" ] && scripts/postgres.sh stop "$own_pg" 2>/dev/null
   rm -rf "$work"
 }
@@ -145,6 +151,75 @@ run() {
   stop
   echo "$(label_of "$target") $mode: $(grep -h summary "$out")"
 }
+
+# The cluster rows: same-instance and cross-instance games on one cluster.
+cluster_rows() {
+  local dir="$work/cluster" port=${CLUSTER_PORT:-18480} kind mode r extra join
+  mkdir -p "$dir"
+  chmod 755 "$work" "$dir"
+  TTT_SERVER=$BIN/ttt-server PORT=$port $ON_SERVER scripts/cluster.sh 2 "$dir" -- \
+    --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 20000 --max-connections-per-ip 100000 \
+    >"$dir/cluster.out" 2>&1 &
+  cluster_pid=$!
+  for p in $port $((port + 1)); do
+    for _ in $(seq 400); do
+      curl -s "http://127.0.0.1:$p/healthz" 2>/dev/null | grep -q '"bus":"ok"' && break
+      sleep 0.05
+    done
+  done
+  # Each instance hears of the other within a second of its bus coming up.
+  sleep 2
+  for r in $(seq "$ROUNDS"); do
+    for mode in closed paced; do
+      for kind in same cross; do
+        extra=()
+        [ "$mode" = paced ] && extra+=(--rate "$RATE")
+        join=$port
+        [ "$kind" = cross ] && join=$((port + 1))
+        $ON_LOAD $BIN/loadgen --url "ws://127.0.0.1:$port/" --join-url "ws://127.0.0.1:$join/" \
+          --pairs "$PAIRS" --secs "$SECS" "${extra[@]}" >"$dir/$kind.$mode.$r"
+        echo "cluster $kind $mode: $(grep -h summary "$dir/$kind.$mode.$r")" >&2
+      done
+    done
+  done
+  kill -TERM "$cluster_pid" 2>/dev/null || true
+  wait "$cluster_pid" 2>/dev/null || true
+  cluster_pid=""
+  python3 - "$dir" "$SECS" "$PAIRS" "$RATE" "$ROUNDS" <<'PY'
+import glob, re, statistics, sys
+d, secs, pairs, rate, rounds = sys.argv[1:]
+def summary(path):
+    lines = [l for l in open(path) if l.startswith("summary:")]
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", lines[-1])}
+def runs(kind, mode):
+    return [summary(p) for p in sorted(glob.glob(f"{d}/{kind}.{mode}.*"))]
+mean = lambda xs: statistics.fmean(xs) if xs else float("nan")
+same = (mean([s["moves_per_sec"] for s in runs("same", "closed")]), mean([s["p99_us"] for s in runs("same", "paced")]))
+print()
+print(f"Cluster: `SECS={secs} PAIRS={pairs} RATE={rate} ROUNDS={rounds} TARGETS=cluster scripts/bench.sh`; two instances, "
+      "Postgres and Redis on core 0, load on core 1, same and cross runs interleaved.")
+print()
+print(f"| games | closed loop moves/s | ÷ same | paced {rate}/s p99 µs | ÷ same's | errors |")
+print("|---|---:|---:|---:|---:|---:|")
+for kind, label in (("same", "both players on one instance"), ("cross", "players on different instances")):
+    closed, paced = runs(kind, "closed"), runs(kind, "paced")
+    moves, p99 = mean([s["moves_per_sec"] for s in closed]), mean([s["p99_us"] for s in paced])
+    errors = sum(s["errors"] + s["judged_bad"] for s in closed + paced)
+    print(f"| {label} | {moves:,.0f} | **{moves / same[0]:.2f}** | {p99:,.0f} | **{p99 / same[1]:.2f}** | {errors} |")
+print()
+print("bench: cluster: cross-instance games " + f"{mean([s['moves_per_sec'] for s in runs('cross', 'closed')]) / same[0]:.2f}x the same-instance moves/s, "
+      f"paced p99 {mean([s['p99_us'] for s in runs('cross', 'paced')]) / same[1]:.2f}x")
+PY
+}
+
+if [ -z "$TARGETS" ]; then
+  table=""
+  [ "$CLUSTER" = 1 ] && table=$(cluster_rows)
+  [ "$FAILOVER" = 1 ] && table="$table
+$(failover)"
+  echo "$table"
+  exit 0
+fi
 
 for r in $(seq "$ROUNDS"); do
   for mode in closed paced; do
@@ -217,6 +292,10 @@ print()
 print("\n".join(lines))
 PY
 )
+if [ "$CLUSTER" = 1 ]; then
+  table="$table
+$(cluster_rows)"
+fi
 if [ "$FAILOVER" = 1 ]; then
   table="$table
 $(failover)"

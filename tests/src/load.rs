@@ -34,6 +34,9 @@ pub struct LoadConfig {
     pub size: usize,
     /// The target is the bare relay (no rooms, no rules), not the game server.
     pub relay: bool,
+    /// Where the second player of each game connects (another instance of
+    /// a cluster: the game is played across instances); `None`: `url`.
+    pub join_url: Option<String>,
 }
 
 /// What one run measured.
@@ -195,13 +198,13 @@ struct Pair {
     o: Ws,
 }
 
-async fn open_game_pair(url: &str, size: usize) -> Result<Pair, String> {
+async fn open_game_pair(url: &str, join_url: &str, size: usize) -> Result<Pair, String> {
     // Named, as real clients are: the server lists them (who, challenges).
     let mut a = connect(url).await?;
     send(&mut a, &json!({"type": "hello", "name": "load-a"})).await?;
     send(&mut a, &json!({"type": "create_room", "size": size})).await?;
     let room = read_type(&mut a, "room_created").await?["room"].clone();
-    let mut b = connect(url).await?;
+    let mut b = connect(join_url).await?;
     send(&mut b, &json!({"type": "hello", "name": "load-b"})).await?;
     send(&mut b, &json!({"type": "join_room", "room": room})).await?;
     let sa = read_type(&mut a, "game_started").await?;
@@ -223,7 +226,8 @@ async fn open_pairs(cfg: &LoadConfig) -> Result<Vec<Pair>, String> {
     let mut tasks = Vec::new();
     for _ in 0..cfg.pairs {
         let (url, size) = (cfg.url.clone(), cfg.size);
-        tasks.push(tokio::spawn(async move { open_game_pair(&url, size).await }));
+        let join = cfg.join_url.clone().unwrap_or_else(|| url.clone());
+        tasks.push(tokio::spawn(async move { open_game_pair(&url, &join, size).await }));
     }
     for t in tasks {
         pairs.push(t.await.map_err(|e| e.to_string())??);

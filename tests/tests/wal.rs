@@ -61,6 +61,7 @@ async fn the_log_stays_below_64_mib_under_games_and_a_registration_flood() {
         rate: None,
         size: 3,
         relay: false,
+        join_url: None,
     };
     let report = run(&load).await.expect("load ran");
     stop.store(true, Ordering::Relaxed);

@@ -22,6 +22,10 @@ struct Args {
     /// Target server; without it, an in-process relay and server are measured.
     #[arg(long)]
     url: Option<String>,
+    /// Where the second player of each game connects (another instance of
+    /// the cluster that --url is in); default --url.
+    #[arg(long, requires = "url")]
+    join_url: Option<String>,
     /// The target (or the only in-process run) is the bare relay baseline.
     #[arg(long)]
     baseline: bool,
@@ -87,6 +91,7 @@ async fn run(args: Args) -> Result<(), String> {
         rate: args.rate,
         size: args.size,
         relay,
+        join_url: args.join_url.clone(),
     };
     if let Some(n) = args.idle {
         let url = args.url.clone().ok_or("--idle needs --url and --server-pid")?;
