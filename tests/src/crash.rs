@@ -6,7 +6,8 @@
 //! of every game interrupted by the kill is in the API afterwards.
 //!
 //! Its cluster form: two instances on one Postgres and one Redis, the pairs
-//! spread over both; one instance is killed and not started again. The
+//! spread over both (half of them with a player on each, relayed over
+//! Redis); one instance is killed and not started again. The
 //! other adopts its games, their players resume there and finish them, and
 //! the same checks hold.
 
@@ -78,6 +79,9 @@ pub struct CrashReport {
     pub restart_ms: AtomicU64,
     /// Whether it was the cluster form.
     pub cluster: AtomicBool,
+    /// In a cluster, the games finished whose players were on different
+    /// instances when they started (the kill sends both to the survivor).
+    pub cross: AtomicU64,
     /// Everything that went wrong: a non-empty list fails the run.
     pub failures: Failures,
 }
@@ -126,7 +130,10 @@ impl CrashReport {
             n(&self.moves_lost),
             n(&self.lost_oldest_ms),
             n(&self.stayed_ended),
-        )
+        ) + &match self.cluster.load(Ordering::Relaxed) {
+            true => format!("; of all games finished, {} had a player on each instance", n(&self.cross)),
+            false => String::new(),
+        }
     }
 }
 
@@ -185,6 +192,8 @@ async fn start(bin: &PathBuf, args: &[String]) -> Fallible<(Process, u64)> {
 
 /// Shared by the pairs.
 struct Ctx {
+    /// What each pair is doing, for the report of pairs that never end.
+    doing: Mutex<std::collections::HashMap<usize, String>>,
     /// The servers' URLs and addresses: the one killed first. Alone, both
     /// are the one server's (it comes back on the same address).
     urls: [String; 2],
@@ -281,13 +290,20 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         restarted: AtomicBool::new(false),
         deadline: Mutex::new(None),
         ended: Mutex::new(Vec::new()),
+        doing: Mutex::new(std::collections::HashMap::new()),
     });
     let mut pairs = tokio::task::JoinSet::new();
     for i in 0..cfg.pairs {
         let ctx = ctx.clone();
         pairs.spawn(async move {
             while ctx.live() {
-                if let Err(e) = game(&ctx, 3 + i % 3, i % 2).await {
+                // In a cluster half the pairs have a player on each instance.
+                let cross = ctx.cluster && (i / 2) % 2 == 1;
+                let played = game(&ctx, i, 3 + i % 3, i % 2, cross).await;
+                if let Ok(mut d) = ctx.doing.lock() {
+                    d.remove(&i);
+                }
+                if let Err(e) = played {
                     ctx.report.fail(format!("pair {i}: {e}"));
                     return;
                 }
@@ -338,7 +354,8 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     }
     let all = async { while pairs.join_next().await.is_some() {} };
     if timeout(cfg.after + Duration::from_secs(60), all).await.is_err() {
-        report.fail("pairs still playing a minute after the phase's end".into());
+        let doing = ctx.doing.lock().map(|d| format!("{d:?}")).unwrap_or_default();
+        report.fail(format!("pairs still playing a minute after the phase's end: {doing}"));
     }
     let ended = ctx.ended.lock().map(|e| e.clone()).unwrap_or_default();
     let (url, addr) = ctx.survivor();
@@ -444,7 +461,8 @@ async fn come_back(url: &str, token: &Value, adopting: Duration) -> Fallible<Bac
         if let Ok(mut ws) = connect(url).await {
             send(&mut ws, json!({"type": "resume", "token": token})).await?;
             loop {
-                let v = recv(&mut ws).await?;
+                // Closed with 1012 while its room's instance died: again.
+                let Ok(v) = recv(&mut ws).await else { break };
                 match v["type"].as_str() {
                     Some("state") => {
                         let moves = serde_json::from_value(v["moves"].clone()).map_err(|e| e.to_string())?;
@@ -473,17 +491,25 @@ async fn come_back(url: &str, token: &Value, adopting: Duration) -> Fallible<Bac
 
 /// One game in a private room between two clients who come back after the
 /// kill; its moves are random, paced so that games are in progress at it.
-async fn game(ctx: &Ctx, size: usize, home: usize) -> Fallible<()> {
+async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> Fallible<()> {
+    let doing = |what: String| {
+        if let Ok(mut d) = ctx.doing.lock() {
+            d.insert(pair, what);
+        }
+    };
+    doing(format!("setting up (home {home}, cross {cross})"));
     // No new game while the server is down: wait for it to be back.
     while ctx.killed.load(Ordering::Acquire) && !ctx.restarted.load(Ordering::Acquire) {
         sleep(Duration::from_millis(10)).await;
     }
     let born_after_kill = ctx.killed.load(Ordering::Acquire);
     let setup = async {
-        let url = ctx.url(home);
-        let (mut a, mut b) = (connect(url).await?, connect(url).await?);
+        let (url, away) = (ctx.url(home), ctx.url(if cross { 1 - home } else { home }));
+        let (mut a, mut b) = (connect(url).await?, connect(away).await?);
+        doing(format!("connected to {url} and {away}"));
         send(&mut a, json!({"type": "create_room", "size": size})).await?;
         let room = expect(&mut a, "room_created").await?["room"].as_str().unwrap_or_default().to_owned();
+        doing(format!("joining {room} on {away}"));
         send(&mut b, json!({"type": "join_room", "room": room})).await?;
         let sa = expect(&mut a, "game_started").await?;
         let sb = expect(&mut b, "game_started").await?;
@@ -496,6 +522,14 @@ async fn game(ctx: &Ctx, size: usize, home: usize) -> Fallible<()> {
     let setup = async {
         let pair = setup.await?;
         Ok::<_, String>((pair, Instant::now()))
+    };
+    // A room whose joiner's instance died on the way waits for a joiner
+    // that never comes (pings keep its connection open): give up on it.
+    let setup = async {
+        match timeout(Duration::from_secs(20), setup).await {
+            Ok(done) => done,
+            Err(_) => Err("no game_started within 20 s".to_owned()),
+        }
     };
     let ((mut seats, tokens), started_at) = match setup.await {
         Ok(pair) => pair,
@@ -517,6 +551,9 @@ async fn game(ctx: &Ctx, size: usize, home: usize) -> Fallible<()> {
             }
             let [r, c] = script[next];
             let (mover, other) = if next % 2 == 0 { (0, 1) } else { (1, 0) };
+            doing(format!(
+                "move {next} by seat {mover} (home {home}, cross {cross}, interrupted {interrupted})"
+            ));
             let pause = Duration::from_millis(rand::rng().random_range(10..40));
             sleep(pause).await;
             send(&mut seats[mover], json!({"type": "move", "row": r, "col": c})).await?;
@@ -541,6 +578,7 @@ async fn game(ctx: &Ctx, size: usize, home: usize) -> Fallible<()> {
                 let seen = next;
                 let mut restored = Vec::new();
                 for (i, token) in tokens.iter().enumerate() {
+                    doing(format!("seat {i} coming back after move {seen} (home {home}, cross {cross})"));
                     // In a cluster the game is adopted within 10 s of the kill.
                     let adopting = match ctx.cluster {
                         true => Duration::from_secs(12),
@@ -593,6 +631,9 @@ async fn game(ctx: &Ctx, size: usize, home: usize) -> Fallible<()> {
     let verdict = tictactoe_protocol::judge(size, size, &list).map_err(|e| format!("{e}: {gx}"))?;
     if list != script || u64::from(verdict.winner_number()) != gx["winner"].as_u64().unwrap_or(9) {
         return Err(format!("game_over does not judge to its winner: {gx}"));
+    }
+    if cross && !born_after_kill {
+        ctx.report.cross.fetch_add(1, Ordering::Relaxed);
     }
     if interrupted {
         // The record of a game that outlived the kill is kept like any other.

@@ -34,8 +34,9 @@ const ANSWER: Duration = Duration::from_secs(1);
 /// The channel an instance's stop is announced on: its name.
 pub const RELEASED: &str = "ttt:released";
 
-/// The set of the instances that said who is online on them.
-const WHO: &str = "ttt:who";
+/// The set of the instances that said who is online on them (and the
+/// prefix of each one's list).
+pub const WHO: &str = "ttt:who";
 
 /// How long an instance's list of who is online on it lasts unless rewritten.
 const WHO_LASTS: Duration = Duration::from_secs(3);
@@ -230,9 +231,7 @@ async fn serve(
             }
             Some(here) = presence.here.recv() => {
                 let (elsewhere, names) = tell_who(&mut conn, &presence.instance, &here).await.map_err(|e| e.to_string())?;
-                for name in &names {
-                    router.heard(name);
-                }
+                router.listed(names.clone());
                 instances = names;
                 let _ = presence.elsewhere.try_send(elsewhere);
             }
@@ -240,7 +239,7 @@ async fn serve(
                 let Some(msg) = msg else { return Err("the subscription ended".into()) };
                 if msg.get_channel_name() == RELEASED {
                     if let Ok(name) = msg.get_payload::<String>() {
-                        router.forget(&name);
+                        router.stopped(&name);
                         released(&name);
                     }
                     continue;

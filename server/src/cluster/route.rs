@@ -82,6 +82,12 @@ pub struct Router {
     relayed: HashMap<u64, (ConnHandle, Arc<str>)>,
     /// When each other instance was last heard of.
     seen: HashMap<Arc<str>, Instant>,
+    /// The instances whose list of who is online was there at the last
+    /// read (a list lasts 3 s unless its instance rewrites it every second).
+    listed: HashSet<Arc<str>>,
+    /// Instances that said they stopped, and when: their lists may outlive
+    /// them by a few seconds, and do not bring them back.
+    stopped: HashMap<Arc<str>, Instant>,
     /// This instance's rooms, written to [`ROOMS`] again whenever the bus
     /// comes back.
     own: HashSet<Arc<str>>,
@@ -102,6 +108,8 @@ impl Router {
             ghosts: HashMap::new(),
             relayed: HashMap::new(),
             seen: HashMap::new(),
+            listed: HashSet::new(),
+            stopped: HashMap::new(),
             own: HashSet::new(),
             pending: Vec::new(),
             waiting: Vec::new(),
@@ -111,6 +119,25 @@ impl Router {
     /// How many connections are relayed each way (for /metrics).
     pub fn counts(&self) -> (usize, usize) {
         (self.ghosts.len(), self.relayed.len())
+    }
+
+    /// The instances alive as of the lists just read: one whose list is
+    /// gone since the last read stopped or died (its list ran out).
+    pub fn listed(&mut self, mut alive: Vec<Arc<str>>) {
+        self.stopped.retain(|_, at| at.elapsed() < GONE_AFTER);
+        alive.retain(|name| !self.stopped.contains_key(name));
+        for name in &alive {
+            self.heard(name);
+        }
+        let now: HashSet<Arc<str>> = alive.into_iter().collect();
+        let gone: Vec<Arc<str>> = self.listed.difference(&now).cloned().collect();
+        for name in gone {
+            if *name != *self.me {
+                tracing::info!(instance = %name, "an instance left the cluster; its relayed players resume");
+                self.forget(&name);
+            }
+        }
+        self.listed = now;
     }
 
     /// Notes that `instance` is alive.
@@ -123,9 +150,15 @@ impl Router {
         }
     }
 
-    /// Whether `instance` was heard of lately.
+    /// Whether `instance` is alive: listed at the last read, and heard of lately.
     pub fn alive(&self, instance: &str) -> bool {
-        self.seen.get(instance).is_some_and(|at| at.elapsed() < GONE_AFTER)
+        self.listed.contains(instance) && self.seen.get(instance).is_some_and(|at| at.elapsed() < GONE_AFTER)
+    }
+
+    /// Instance `name` said it stopped.
+    pub fn stopped(&mut self, name: &str) {
+        self.stopped.insert(name.into(), Instant::now());
+        self.forget(name);
     }
 
     /// Lets go of whatever another instance that is gone (stopped, or not
@@ -133,6 +166,7 @@ impl Router {
     /// connections in its rooms to resume where the game went on.
     pub fn forget(&mut self, gone: &str) {
         self.seen.remove(gone);
+        self.listed.remove(gone);
         self.ghosts.retain(|(from, _), ghost| {
             let keep = **from != *gone;
             if !keep {
@@ -315,7 +349,17 @@ impl Router {
             _ => return Ok(None),
         };
         let owner: Option<String> = redis::cmd("HGET").arg(ROOMS).arg(&code).query_async(conn).await?;
-        Ok(owner.filter(|o| **o != *self.me && self.alive(o)).map(Arc::from))
+        let Some(owner) = owner.filter(|o| **o != *self.me && !self.stopped.contains_key(o.as_str())) else {
+            return Ok(None);
+        };
+        if self.alive(&owner) {
+            return Ok(Some(owner.into()));
+        }
+        // Not listed here yet (it started within the last second): its own
+        // list says whether it is alive.
+        let listed: bool =
+            redis::cmd("EXISTS").arg(format!("{}:{owner}", super::bus::WHO)).query_async(conn).await?;
+        Ok(listed.then(|| owner.into()))
     }
 
     /// Sends `cmd` to `owner`'s instance, or answers it here: `room_not_found`,
