@@ -83,7 +83,7 @@ pub enum Wire {
 }
 
 /// A request that enters a room (or the queue) on another instance.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "ask", rename_all = "snake_case")]
 pub enum Ask {
     /// `join_room`.

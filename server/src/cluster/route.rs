@@ -11,7 +11,7 @@ use redis::aio::MultiplexedConnection;
 use tictactoe_protocol::{ErrorCode, ServerMessage};
 use tokio::sync::mpsc;
 
-use super::relay::{self, Ask, Envelope, GhostCmd, Outbox, Outgoing, Wire};
+use super::relay::{self, Ask, Envelope, GhostCmd, Item, Outbox, Outgoing, Wire};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, Request, encode};
 use crate::codes;
 use crate::lobby::Waiting;
@@ -66,6 +66,16 @@ pub enum ToBus {
     Waiting(Vec<Waiting>),
 }
 
+/// A connection here whose room (or queue) is on another instance.
+struct Away {
+    conn: ConnHandle,
+    /// The instance.
+    at: Arc<str>,
+    /// What it asked there, until the first answer (or, for a queue, until
+    /// it is paired): if that instance goes meanwhile, it is answered here.
+    asked: Option<Ask>,
+}
+
 /// The routing state; lives in the bus's task.
 pub struct Router {
     /// This instance's name.
@@ -79,7 +89,7 @@ pub struct Router {
     /// Ghosts of other instances' connections, by (instance, connection).
     ghosts: HashMap<(Arc<str>, u64), mpsc::UnboundedSender<GhostCmd>>,
     /// Connections here whose room (or queue) is on another instance.
-    relayed: HashMap<u64, (ConnHandle, Arc<str>)>,
+    relayed: HashMap<u64, Away>,
     /// When each other instance was last heard of.
     seen: HashMap<Arc<str>, Instant>,
     /// The instances whose list of who is online was there at the last
@@ -174,13 +184,17 @@ impl Router {
             }
             keep
         });
-        self.relayed.retain(|_, (conn, at)| {
-            let keep = **at != *gone;
-            if !keep {
-                conn.send(Outbound::Restart);
+        let lost: Vec<u64> = self.relayed.iter().filter(|(_, a)| *a.at == *gone).map(|(c, _)| *c).collect();
+        for conn in lost {
+            let Some(away) = self.relayed.remove(&conn) else { continue };
+            match away.asked {
+                Some(ask) => self.answer_here(away.conn, ask),
+                // In a room there: it resumes where the game goes on.
+                None => {
+                    away.conn.send(Outbound::Restart);
+                }
             }
-            keep
-        });
+        }
     }
 
     /// Forgets the instances not heard of lately, and the connections here
@@ -192,7 +206,7 @@ impl Router {
             tracing::warn!(instance = %name, "an instance stopped answering on the bus; its relayed players resume");
             self.forget(&name);
         }
-        self.relayed.retain(|_, (conn, _)| !conn.is_closed());
+        self.relayed.retain(|_, away| !away.conn.is_closed());
     }
 
     /// Handles one message from another instance.
@@ -236,8 +250,13 @@ impl Router {
                 let _ = self.lobby.try_send(LobbyCmd::Paired { conn, rules, host });
             }
             Wire::Out { conn, item } => {
-                let delivered = match self.relayed.get(&conn) {
-                    Some((handle, _)) => handle.send(relay::outbound(item, &from, &self.out)),
+                let delivered = match self.relayed.get_mut(&conn) {
+                    Some(away) => {
+                        if !matches!(item, Item::Frame { .. } | Item::Live { .. } | Item::Rated { .. }) {
+                            away.asked = None;
+                        }
+                        away.conn.send(relay::outbound(item, &from, &self.out))
+                    }
                     None => false,
                 };
                 if !delivered {
@@ -252,9 +271,9 @@ impl Router {
     /// After the bus came back: what was lost meanwhile is healed by a
     /// fresh `state` of each relayed connection's room.
     pub fn resync(&mut self) {
-        for (conn, (_, at)) in &self.relayed {
+        for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
             let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
-            let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+            let _ = self.out.try_send(Outgoing { to: away.at.clone(), msg });
         }
     }
 
@@ -276,16 +295,15 @@ impl Router {
             }
             ToBus::Waiting(waiting) => self.waiting = waiting,
             ToBus::Cancel { conn: id, rules } => {
-                if let Some((_, at)) = self.relayed.get(&id.seq()) {
+                if let Some(away) = self.relayed.get_mut(&id.seq()) {
+                    away.asked = None;
                     let msg = Wire::Enter { conn: id.seq(), ask: Ask::Cancel { rules } };
-                    let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+                    let _ = self.out.try_send(Outgoing { to: away.at.clone(), msg });
                 }
             }
             ToBus::Move { conn, who, rules, to } => {
-                let seq = conn.id.seq();
-                self.relayed.insert(seq, (conn, to.clone()));
                 let ask = Ask::Queue { who: (*who).clone(), rules, house: None };
-                let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+                self.send_enter(conn, to, ask);
             }
             ToBus::Lookup { cmd, looks } => {
                 let owner = match conn {
@@ -373,15 +391,33 @@ impl Router {
             LobbyCmd::Resume { conn, token, id } => (conn, Ask::Resume { token, id }),
             _ => return,
         };
-        if let Some(to) = owner {
-            let seq = conn.id.seq();
-            self.relayed.insert(seq, (conn, to.clone()));
-            let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
-            return;
+        match (owner, ask) {
+            (Some(to), ask) => self.send_enter(conn, to, ask),
+            (None, Ask::Resume { token, id }) => {
+                let _ = self.lobby.send(LobbyCmd::Park { conn, token, id, looks }).await;
+            }
+            (None, ask) => self.answer_here(conn, ask),
         }
+    }
+
+    /// Sends the connection's `ask` to instance `to`, keeping it until answered.
+    fn send_enter(&mut self, conn: ConnHandle, to: Arc<str>, ask: Ask) {
+        let seq = conn.id.seq();
+        self.relayed.insert(seq, Away { conn, at: to.clone(), asked: Some(ask.clone()) });
+        let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+    }
+
+    /// Answers here what another instance cannot: a `resume` waits for
+    /// adoption here, a moved queue entry comes back to this instance's
+    /// queue, `join_room` and `spectate` find no room.
+    fn answer_here(&mut self, conn: ConnHandle, ask: Ask) {
         match ask {
             Ask::Resume { token, id } => {
-                let _ = self.lobby.send(LobbyCmd::Park { conn, token, id, looks }).await;
+                let _ = self.lobby.try_send(LobbyCmd::Park { conn, token, id, looks: 0 });
+            }
+            Ask::Queue { who, rules, .. } => {
+                let who = Arc::new(who);
+                let _ = self.lobby.try_send(LobbyCmd::Requeue { conn, name: who, rules, house: None });
             }
             Ask::Join { room, id, .. } | Ask::Spectate { room, id } => {
                 let code = codes::normalize_room_code(&room);
@@ -390,34 +426,17 @@ impl Router {
                 conn.frame(&encode(&msg));
                 conn.send(Outbound::Refused);
             }
-            Ask::Queue { .. } | Ask::Cancel { .. } => {}
+            Ask::Cancel { .. } => {}
         }
     }
 
     /// A message that cannot go out while Redis is down: a request that
-    /// waits for an answer is answered here (a `resume` waits for adoption
-    /// here, a moved queue entry comes back to this instance's queue).
+    /// waits for an answer is answered here.
     pub fn undeliverable(&mut self, msg: Outgoing) {
-        let Wire::Enter { conn, ask } = msg.msg else { return };
-        let Some((handle, _)) = self.relayed.remove(&conn) else { return };
-        let (room, id) = match ask {
-            Ask::Join { room, id, .. } | Ask::Spectate { room, id } => (room, id),
-            Ask::Resume { token, id } => {
-                let _ = self.lobby.try_send(LobbyCmd::Park { conn: handle, token, id, looks: 0 });
-                return;
-            }
-            Ask::Queue { who, rules, .. } => {
-                let who = Arc::new(who);
-                let _ =
-                    self.lobby.try_send(LobbyCmd::Requeue { conn: handle, name: who, rules, house: None });
-                return;
-            }
-            Ask::Cancel { .. } => return,
-        };
-        let code = codes::normalize_room_code(&room);
-        let text = format!("{}; the other instances cannot be reached now", crate::lobby::no_room(&code));
-        let msg = ServerMessage::error(ErrorCode::RoomNotFound, text, id);
-        handle.frame(&encode(&msg));
-        handle.send(Outbound::Refused);
+        let Wire::Enter { conn, .. } = msg.msg else { return };
+        let Some(away) = self.relayed.remove(&conn) else { return };
+        if let Some(ask) = away.asked {
+            self.answer_here(away.conn, ask);
+        }
     }
 }
