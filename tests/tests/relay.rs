@@ -227,3 +227,68 @@ async fn a_player_relayed_to_an_instance_that_dies_is_told_to_resume_and_plays_o
     let overs = play(&mut players, &mut [], 2, &GAME).await;
     assert_eq!(overs[0]["winner"], 1, "{overs:?}");
 }
+
+/// A room on `a` with X there and O on `b`, played to its `n`th move:
+/// the players (X first), their `game_started` and the room's code.
+async fn across(a: &ServerProcess, b: &ServerProcess, n: usize) -> ([Client; 2], [Value; 2], String) {
+    let mut x = a.client().await;
+    x.send(json!({"type": "create_room", "mark": "X"})).await;
+    let room = x.recv_type("room_created").await["room"].as_str().expect("a code").to_owned();
+    let mut o = b.client().await;
+    o.send(json!({"type": "join_room", "room": room})).await;
+    let (mut players, started) = seated(x, o).await;
+    for (i, &[r, c]) in GAME[..n].iter().enumerate() {
+        players[i % 2].play(r, c).await;
+        players[(i + 1) % 2].recv_type("moved").await;
+    }
+    (players, started, room)
+}
+
+#[tokio::test]
+async fn a_sigterm_of_the_rooms_instance_sends_its_relayed_player_to_resume_with_no_move_lost() {
+    let (a, b, _redis, _spill) = cluster("relay-sigterm").await;
+    let (players, started, _) = across(&a, &b, 3).await;
+    a.signal("TERM");
+    // Both come back with 1012, the relayed one too, and resume on `b`.
+    let mut resumed = Vec::new();
+    for (mut old, game) in players.into_iter().zip(&started) {
+        let (_, close) = old.until_close().await;
+        assert_eq!(close, Some(CloseCode::Restart));
+        let mut c = b.client().await;
+        c.send(json!({"type": "resume", "token": game["resume_token"]})).await;
+        let state = c.recv_any(&["state", "error"]).await;
+        assert_eq!(state["moves"], json!([[0, 0], [1, 0], [0, 1]]), "no move lost: {state}");
+        resumed.push(c);
+    }
+    let mut players: [Client; 2] = resumed.try_into().map_err(|_| ()).expect("two players");
+    let overs = play(&mut players, &mut [], 3, &GAME).await;
+    assert_eq!(overs[0]["winner"], 1, "{overs:?}");
+}
+
+#[tokio::test]
+async fn after_redis_was_down_a_game_across_instances_goes_on_and_codes_are_found_again_within_10_s() {
+    let (a, b, mut redis, _spill) = cluster("relay-redis").await;
+    let (mut players, _, room) = across(&a, &b, 1).await;
+    redis.kill();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    redis.resume();
+    let back = Instant::now();
+    // The relayed player is sent the room's state (what it missed), and the game goes on.
+    let state = players[1].recv_type("state").await;
+    assert_eq!(
+        (state["room"].as_str(), state["moves"].clone()),
+        (Some(room.as_str()), json!([[0, 0]])),
+        "{state}"
+    );
+    assert!(back.elapsed() < Duration::from_secs(10), "resynced after {:?}", back.elapsed());
+    let overs = play(&mut players, &mut [], 1, &GAME).await;
+    assert_eq!(overs[1]["winner"], 1, "{overs:?}");
+    // A new room on one instance is found from the other again.
+    let mut maker = b.client().await;
+    maker.send(json!({"type": "create_room"})).await;
+    let code = maker.recv_type("room_created").await["room"].as_str().expect("a code").to_owned();
+    let mut watcher = a.client().await;
+    watcher.send(json!({"type": "spectate", "room": code})).await;
+    assert_eq!(watcher.recv_any(&["state", "error"]).await["type"], "state");
+    assert!(back.elapsed() < Duration::from_secs(10), "found after {:?}", back.elapsed());
+}

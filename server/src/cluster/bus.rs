@@ -31,7 +31,8 @@ const PING: Duration = Duration::from_secs(1);
 /// Longest a connection attempt or a command waits for Redis.
 const ANSWER: Duration = Duration::from_secs(1);
 
-/// The channel an instance's stop is announced on: its name.
+/// The channel an instance announces its stop on (its name), when it starts
+/// stopping and again once its games are let go.
 pub const RELEASED: &str = "ttt:released";
 
 /// The set of the instances that said who is online on them (and the
@@ -130,7 +131,17 @@ pub fn start(
         let mut matchmaker = Matchmaker::default();
         loop {
             let ended = tokio::select! {
-                _ = stop.started() => return,
+                _ = stop.started() => {
+                    // The others stop sending this one's players here now;
+                    // they resume there once the games are saved.
+                    let name = presence.instance.clone();
+                    let said = async {
+                        let mut conn = client.get_multiplexed_async_connection().await?;
+                        redis::cmd("PUBLISH").arg(RELEASED).arg(name).query_async::<i64>(&mut conn).await
+                    };
+                    let _ = tokio::time::timeout(ANSWER, said).await;
+                    return;
+                }
                 ended = session(&client, &shared, &mut presence, &mut relay, &mut matchmaker, &released) => ended,
             };
             shared.set(false);

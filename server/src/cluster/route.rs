@@ -268,9 +268,15 @@ impl Router {
         }
     }
 
-    /// After the bus came back: what was lost meanwhile is healed by a
-    /// fresh `state` of each relayed connection's room.
+    /// After the bus came back: the other instances get their time to come
+    /// back too (nobody is forgotten for what the outage hid), and what was
+    /// lost meanwhile is healed by a fresh `state` of each relayed
+    /// connection's room.
     pub fn resync(&mut self) {
+        self.listed.clear();
+        for at in self.seen.values_mut() {
+            *at = Instant::now();
+        }
         for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
             let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
             let _ = self.out.try_send(Outgoing { to: away.at.clone(), msg });
