@@ -112,6 +112,7 @@ impl Server {
             here: here_tx,
             elsewhere: elsewhere_rx,
             bus: to_bus,
+            me: instance.clone(),
         });
         let (outbox, outgoing) = mpsc::channel(cluster::relay::OUTBOX);
         let router =

@@ -292,3 +292,73 @@ async fn after_redis_was_down_a_game_across_instances_goes_on_and_codes_are_foun
     assert_eq!(watcher.recv_any(&["state", "error"]).await["type"], "state");
     assert!(back.elapsed() < Duration::from_secs(10), "found after {:?}", back.elapsed());
 }
+
+/// A named player on `server`.
+async fn named(server: &ServerProcess, name: &str) -> Client {
+    let mut c = server.client().await;
+    c.send(json!({"type": "hello", "name": name})).await;
+    c
+}
+
+/// Waits until `who` on `server` lists `name` (lists are at most a second old).
+async fn listed(server: &ServerProcess, name: &str) {
+    let mut c = server.client().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        c.send(json!({"type": "who"})).await;
+        let online = c.recv_type("online").await;
+        if online["players"].as_array().expect("players").iter().any(|p| p["name"] == name) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{name} is not listed: {online}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_challenge_reaches_a_player_on_another_instance_and_is_accepted_declined_or_withdrawn_from_there() {
+    let (a, b, _redis, _spill) = cluster("relay-challenge").await;
+    let mut tina = named(&a, "tina").await;
+    let mut carl = named(&b, "carl").await;
+    listed(&b, "tina").await;
+    listed(&a, "carl").await;
+
+    // Declined by the challenged player.
+    carl.send(json!({"type": "challenge", "name": "Tina", "id": 1})).await;
+    let sent = carl.recv_type("challenge_sent").await;
+    assert_eq!((sent["id"].clone(), sent["name"].clone()), (json!(1), json!("tina")), "{sent}");
+    let offer = tina.recv_type("challenged").await;
+    assert_eq!(
+        (offer["challenge"].clone(), offer["from"]["name"].clone()),
+        (sent["challenge"].clone(), json!("carl"))
+    );
+    tina.send(json!({"type": "decline", "challenge": offer["challenge"], "reason": "later"})).await;
+    let ended = carl.recv_type("challenge_ended").await;
+    assert_eq!(ended["reason"], "declined", "{ended}");
+
+    // Withdrawn by the challenger, from its own instance.
+    carl.send(json!({"type": "challenge", "name": "tina"})).await;
+    let sent = carl.recv_type("challenge_sent").await;
+    tina.recv_type("challenged").await;
+    carl.send(json!({"type": "decline", "challenge": sent["challenge"]})).await;
+    assert_eq!(tina.recv_type("challenge_ended").await["reason"], "canceled");
+
+    // Accepted: both play in one room, across instances.
+    carl.send(json!({"type": "challenge", "name": "tina"})).await;
+    carl.recv_type("challenge_sent").await;
+    let offer = tina.recv_type("challenged").await;
+    tina.send(json!({"type": "accept", "challenge": offer["challenge"]})).await;
+    let (mut players, _) = seated(tina, carl).await;
+    let overs = play(&mut players, &mut [], 0, &GAME).await;
+    assert_eq!(overs[0]["winner"], 1, "{overs:?}");
+
+    // A challenger whose connection closes ends its challenge there.
+    let mut dan = named(&b, "dan").await;
+    let mut una = named(&a, "una").await;
+    listed(&b, "una").await;
+    dan.send(json!({"type": "challenge", "name": "una"})).await;
+    dan.recv_type("challenge_sent").await;
+    una.recv_type("challenged").await;
+    drop(dan);
+    assert_eq!(una.recv_type("challenge_ended").await["reason"], "canceled");
+}

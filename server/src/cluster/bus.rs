@@ -48,8 +48,8 @@ pub struct Presence {
     pub instance: String,
     /// Who is online here, every second, from the lobby.
     pub here: mpsc::Receiver<Vec<OnlinePlayer>>,
-    /// Who is online on the other instances, to the lobby.
-    pub elsewhere: mpsc::Sender<Vec<OnlinePlayer>>,
+    /// Who is online on the other instances, each with its instance, to the lobby.
+    pub elsewhere: mpsc::Sender<Vec<(Arc<str>, OnlinePlayer)>>,
 }
 
 /// Whether this instance reaches the bus.
@@ -304,7 +304,7 @@ async fn tell_who(
     conn: &mut MultiplexedConnection,
     instance: &str,
     here: &[OnlinePlayer],
-) -> redis::RedisResult<(Vec<OnlinePlayer>, Vec<Arc<str>>)> {
+) -> redis::RedisResult<(Vec<(Arc<str>, OnlinePlayer)>, Vec<Arc<str>>)> {
     let list = serde_json::to_string(here).unwrap_or_else(|_| "[]".into());
     let lasts = WHO_LASTS.as_millis() as u64;
     let (_, _, names): ((), (), Vec<String>) = redis::pipe()
@@ -331,8 +331,10 @@ async fn tell_who(
     for (name, list) in others.iter().zip(lists) {
         match list {
             Some(list) => {
-                alive.push(name.as_str().into());
-                elsewhere.extend(serde_json::from_str::<Vec<OnlinePlayer>>(&list).unwrap_or_default())
+                let at: Arc<str> = name.as_str().into();
+                alive.push(at.clone());
+                let players = serde_json::from_str::<Vec<OnlinePlayer>>(&list).unwrap_or_default();
+                elsewhere.extend(players.into_iter().map(|p| (at.clone(), p)));
             }
             // Gone (its instance stopped saying): out of the set too.
             None => {

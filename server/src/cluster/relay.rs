@@ -123,6 +123,33 @@ pub enum Ask {
         /// The rules it waited for.
         rules: Rules,
     },
+    /// `challenge` a player online on the instance it is sent to.
+    Challenge {
+        /// Who challenges.
+        who: Identity,
+        /// The challenger's address.
+        ip: std::net::IpAddr,
+        /// The name as typed.
+        name: String,
+        /// The rules.
+        rules: Rules,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `decline` (or withdraw) a challenge held there.
+    Decline {
+        /// The challenge's id.
+        challenge: String,
+        /// Why.
+        reason: Option<String>,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// The connection left idle (`all`: a game started): its challenges end.
+    Engaged {
+        /// A game started.
+        all: bool,
+    },
 }
 
 /// An item of a connection's queue, as it crosses the bus.
@@ -287,7 +314,8 @@ pub fn ghost(
     let (tx, cmds) = mpsc::unbounded_channel();
     let (qtx, rx) = queue::channel(queue_len);
     let me = ConnHandle::new(ConnId::new(RELAYED, GHOSTS.fetch_add(1, Ordering::Relaxed)), qtx);
-    let ghost = Ghost { from, conn, me, lobby, out, room: None, queued: None };
+    let presence = Arc::new(GhostPresence::default());
+    let ghost = Ghost { from, conn, me, lobby, out, room: None, queued: None, presence, listed: false };
     tokio::spawn(ghost.run(rx, cmds));
     tx
 }
@@ -303,6 +331,38 @@ struct Ghost {
     room: Option<(Arc<str>, RoomLink)>,
     /// The rules it waits for in the queue here.
     queued: Option<Rules>,
+    /// Whether a challenge of its drafted it (as the lobby sees it).
+    presence: Arc<GhostPresence>,
+    /// Whether it is in the lobby's list (to challenge from here).
+    listed: bool,
+}
+
+/// Where a ghost stands for the challenges it sent from here: idle (its
+/// own instance let it challenge) until a challenge of its is accepted,
+/// and again once that game's room lets it go.
+#[derive(Debug, Default)]
+struct GhostPresence {
+    drafted: std::sync::atomic::AtomicBool,
+}
+
+impl crate::lobby::presence::Whereabouts for GhostPresence {
+    fn status(&self) -> crate::lobby::presence::Status {
+        match self.drafted.load(Ordering::SeqCst) {
+            true => crate::lobby::presence::Status::Drafted,
+            false => crate::lobby::presence::Status::Idle,
+        }
+    }
+
+    fn draft(&self) -> Result<(), crate::lobby::presence::Status> {
+        self.drafted
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .map(|_| ())
+            .map_err(|_| crate::lobby::presence::Status::Drafted)
+    }
+
+    fn add_challenge(&self) {}
+
+    fn end_challenge(&self) {}
 }
 
 impl Ghost {
@@ -332,8 +392,12 @@ impl Ghost {
         self.leave();
     }
 
-    /// The connection is gone: its room and queue hear it as from a socket.
+    /// The connection is gone: its room, queue and challenges hear it as
+    /// from a socket.
     fn leave(&mut self) {
+        if self.listed {
+            let _ = self.lobby.try_send(LobbyCmd::Offline { conn: self.me.id });
+        }
         if let Some((_, link)) = self.room.take() {
             let _ = link.force_send(RoomCmd::Disconnected { conn: self.me.id });
         }
@@ -357,6 +421,18 @@ impl Ghost {
                 self.queued = None;
                 LobbyCmd::Cancel { conn: conn.id, rules }
             }
+            Ask::Challenge { who, ip, name, rules, id } => {
+                let who = Arc::new(who);
+                if !self.listed {
+                    self.listed = true;
+                    let presence = self.presence.clone();
+                    let online = LobbyCmd::Online { conn: conn.clone(), who: who.clone(), presence };
+                    let _ = self.lobby.send(online).await;
+                }
+                LobbyCmd::Challenge { conn, ip, name, rules, id }
+            }
+            Ask::Decline { challenge, reason, id } => LobbyCmd::Decline { conn, challenge, reason, id },
+            Ask::Engaged { all } => LobbyCmd::Engaged { conn: conn.id, all },
         };
         let _ = self.lobby.send(cmd).await;
     }
@@ -388,11 +464,17 @@ impl Ghost {
                 self.room = Some((room.clone(), link));
                 Item::Drafted { room }
             }
-            Outbound::Live { room, live } => Item::Live { room, live },
+            Outbound::Live { room, live } => {
+                if !live {
+                    self.presence.drafted.store(false, Ordering::SeqCst);
+                }
+                Item::Live { room, live }
+            }
             Outbound::Rated { account, rules, shown } => Item::Rated { account, rules, shown },
             Outbound::Released { room } => {
                 if self.room.as_ref().is_some_and(|(r, _)| *r == room) {
                     self.room = None;
+                    self.presence.drafted.store(false, Ordering::SeqCst);
                 }
                 Item::Released { room }
             }

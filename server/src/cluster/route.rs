@@ -64,16 +64,58 @@ pub enum ToBus {
     Closed(Arc<str>),
     /// Who waits in the queues here now.
     Waiting(Vec<Waiting>),
+    /// Challenge a player on instance `at` from there.
+    Challenge {
+        /// The challenger.
+        conn: ConnHandle,
+        /// What it asks there.
+        ask: Ask,
+        /// Where the challenged player is.
+        at: Arc<str>,
+    },
+    /// Decline (or withdraw) a challenge held by instance `host`.
+    Decline {
+        /// The connection.
+        conn: ConnHandle,
+        /// What it asks there.
+        ask: Ask,
+        /// The challenge's instance.
+        host: Arc<str>,
+    },
+    /// A connection left idle or closed: its ghosts elsewhere hear it.
+    LeftIdle {
+        /// The connection.
+        conn: crate::cluster::ids::ConnId,
+        /// A game started.
+        all: bool,
+        /// It closed.
+        closed: bool,
+    },
 }
 
-/// A connection here whose room (or queue) is on another instance.
+/// A connection here with a ghost on other instances: in a room (or a
+/// queue) there, or with challenges there.
 struct Away {
     conn: ConnHandle,
-    /// The instance.
-    at: Arc<str>,
+    /// The instance of its room, queue or entry on its way, if elsewhere.
+    at: Option<Arc<str>>,
     /// What it asked there, until the first answer (or, for a queue, until
     /// it is paired): if that instance goes meanwhile, it is answered here.
     asked: Option<Ask>,
+    /// Every instance with a ghost of it.
+    ghosts: Vec<Arc<str>>,
+}
+
+impl Away {
+    fn new(conn: ConnHandle) -> Away {
+        Away { conn, at: None, asked: None, ghosts: Vec::new() }
+    }
+
+    fn ghost_at(&mut self, instance: &Arc<str>) {
+        if !self.ghosts.contains(instance) {
+            self.ghosts.push(instance.clone());
+        }
+    }
 }
 
 /// The routing state; lives in the bus's task.
@@ -184,16 +226,23 @@ impl Router {
             }
             keep
         });
-        let lost: Vec<u64> = self.relayed.iter().filter(|(_, a)| *a.at == *gone).map(|(c, _)| *c).collect();
-        for conn in lost {
-            let Some(away) = self.relayed.remove(&conn) else { continue };
-            match away.asked {
-                Some(ask) => self.answer_here(away.conn, ask),
-                // In a room there: it resumes where the game goes on.
-                None => {
-                    away.conn.send(Outbound::Restart);
+        let mut answers = Vec::new();
+        self.relayed.retain(|_, away| {
+            away.ghosts.retain(|g| **g != *gone);
+            if away.at.as_deref() == Some(gone) {
+                away.at = None;
+                match away.asked.take() {
+                    Some(ask) => answers.push((away.conn.clone(), ask)),
+                    // In a room there: it resumes where the game goes on.
+                    None => {
+                        away.conn.send(Outbound::Restart);
+                    }
                 }
             }
+            !away.ghosts.is_empty()
+        });
+        for (conn, ask) in answers {
+            self.answer_here(conn, ask);
         }
     }
 
@@ -206,7 +255,16 @@ impl Router {
             tracing::warn!(instance = %name, "an instance stopped answering on the bus; its relayed players resume");
             self.forget(&name);
         }
-        self.relayed.retain(|_, away| !away.conn.is_closed());
+        let out = &self.out;
+        self.relayed.retain(|&conn, away| {
+            let open = !away.conn.is_closed();
+            if !open {
+                for to in away.ghosts.drain(..) {
+                    let _ = out.try_send(Outgoing { to, msg: Wire::Gone { conn } });
+                }
+            }
+            open
+        });
     }
 
     /// Handles one message from another instance.
@@ -261,7 +319,9 @@ impl Router {
                 };
                 if !delivered {
                     // Nobody here to take it: its ghost there can go.
-                    self.relayed.remove(&conn);
+                    if let Some(away) = self.relayed.get_mut(&conn) {
+                        away.ghosts.retain(|g| *g != from);
+                    }
                     let _ = self.out.try_send(Outgoing { to: from, msg: Wire::Gone { conn } });
                 }
             }
@@ -278,8 +338,10 @@ impl Router {
             *at = Instant::now();
         }
         for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
-            let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
-            let _ = self.out.try_send(Outgoing { to: away.at.clone(), msg });
+            if let Some(at) = &away.at {
+                let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
+                let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+            }
         }
     }
 
@@ -302,9 +364,27 @@ impl Router {
             ToBus::Waiting(waiting) => self.waiting = waiting,
             ToBus::Cancel { conn: id, rules } => {
                 if let Some(away) = self.relayed.get_mut(&id.seq()) {
-                    away.asked = None;
-                    let msg = Wire::Enter { conn: id.seq(), ask: Ask::Cancel { rules } };
-                    let _ = self.out.try_send(Outgoing { to: away.at.clone(), msg });
+                    if let (Some(at), Some(Ask::Queue { .. })) = (&away.at, &away.asked) {
+                        let msg = Wire::Enter { conn: id.seq(), ask: Ask::Cancel { rules } };
+                        let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+                        away.asked = None;
+                    }
+                }
+            }
+            ToBus::Challenge { conn, ask, at } => self.send_aside(conn, at, ask),
+            ToBus::Decline { conn, ask, host } => self.send_aside(conn, host, ask),
+            ToBus::LeftIdle { conn, all, closed } => {
+                let seq = conn.seq();
+                let Some(away) = self.relayed.get_mut(&seq) else { return Ok(()) };
+                for to in away.ghosts.clone() {
+                    let msg = match closed {
+                        true => Wire::Gone { conn: seq },
+                        false => Wire::Enter { conn: seq, ask: Ask::Engaged { all } },
+                    };
+                    let _ = self.out.try_send(Outgoing { to, msg });
+                }
+                if closed {
+                    self.relayed.remove(&seq);
                 }
             }
             ToBus::Move { conn, who, rules, to } => {
@@ -406,10 +486,23 @@ impl Router {
         }
     }
 
-    /// Sends the connection's `ask` to instance `to`, keeping it until answered.
+    /// Sends the connection's `ask` to instance `to`, where its room (or
+    /// queue) will be, keeping it until answered.
     fn send_enter(&mut self, conn: ConnHandle, to: Arc<str>, ask: Ask) {
         let seq = conn.id.seq();
-        self.relayed.insert(seq, Away { conn, at: to.clone(), asked: Some(ask.clone()) });
+        let away = self.relayed.entry(seq).or_insert_with(|| Away::new(conn.clone()));
+        away.conn = conn;
+        away.at = Some(to.clone());
+        away.asked = Some(ask.clone());
+        away.ghost_at(&to);
+        let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+    }
+
+    /// Sends the connection's `ask` about challenges to instance `to`.
+    fn send_aside(&mut self, conn: ConnHandle, to: Arc<str>, ask: Ask) {
+        let seq = conn.id.seq();
+        let away = self.relayed.entry(seq).or_insert_with(|| Away::new(conn.clone()));
+        away.ghost_at(&to);
         let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
     }
 
@@ -432,7 +525,7 @@ impl Router {
                 conn.frame(&encode(&msg));
                 conn.send(Outbound::Refused);
             }
-            Ask::Cancel { .. } => {}
+            Ask::Cancel { .. } | Ask::Challenge { .. } | Ask::Decline { .. } | Ask::Engaged { .. } => {}
         }
     }
 
@@ -440,9 +533,11 @@ impl Router {
     /// waits for an answer is answered here.
     pub fn undeliverable(&mut self, msg: Outgoing) {
         let Wire::Enter { conn, .. } = msg.msg else { return };
-        let Some(away) = self.relayed.remove(&conn) else { return };
-        if let Some(ask) = away.asked {
-            self.answer_here(away.conn, ask);
+        let Some(away) = self.relayed.get_mut(&conn) else { return };
+        if let Some(ask) = away.asked.take() {
+            away.at = None;
+            let conn = away.conn.clone();
+            self.answer_here(conn, ask);
         }
     }
 }

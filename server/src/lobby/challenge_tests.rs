@@ -12,7 +12,7 @@ use super::tests::{
 use super::*;
 use crate::lobby::presence::{Presence, Status};
 use crate::room::Output;
-use tictactoe_protocol::ChallengeEndReason;
+use tictactoe_protocol::{ChallengeEndReason, OnlinePlayer, OnlineStatus};
 
 /// A listed connection: its handle, queue and presence.
 struct Player {
@@ -438,4 +438,49 @@ fn one_address_cannot_challenge_everyone_nor_fill_one_players_slots() {
     challenge_from(&mut lobby, sixth, b, "bob", t0);
     assert_eq!(last(sixth).0, "challenge_sent");
     assert_eq!(frames(&mut bob).len(), MAX_RECEIVED_PER_ADDRESS + 1);
+}
+
+#[test]
+fn in_a_cluster_a_player_online_elsewhere_is_challenged_there_and_its_challenges_declined_there() {
+    let mut lobby = harness();
+    lobby.lobby.in_cluster("a");
+    let tina = OnlinePlayer { name: "Tina".into(), account: false, bot: false, status: OnlineStatus::Idle };
+    lobby.lobby.online_elsewhere(vec![("b".into(), tina)]);
+    let mut carl = guest(&mut lobby, 1, "carl");
+    let ip: IpAddr = [127, 0, 0, 1].into();
+    let challenge = |name: &str| LobbyCmd::Challenge {
+        conn: carl.conn.clone(),
+        ip,
+        name: name.into(),
+        rules: Rules::classic(3),
+        id: None,
+    };
+    lobby.handle(challenge("tina"), Instant::now());
+    assert_eq!(got(&mut carl.rx), ["sent:b"]);
+    lobby.handle(challenge("nobody"), Instant::now());
+    assert_eq!(got(&mut carl.rx), ["error:player_not_found"]);
+    // Not while it waits for a game.
+    carl.presence.swap(Status::Idle, Status::Queued).expect("idle");
+    lobby.handle(challenge("tina"), Instant::now());
+    assert_eq!(got(&mut carl.rx), ["error:busy"]);
+    // A challenge id names the instance that holds it.
+    let decline = |challenge: &str| LobbyCmd::Decline {
+        conn: carl.conn.clone(),
+        challenge: challenge.into(),
+        reason: None,
+        id: None,
+    };
+    lobby.handle(decline("b~c1-ABCDEF"), Instant::now());
+    assert_eq!(got(&mut carl.rx), ["sent:b"]);
+    for unknown in ["a~c9-ABCDEF", "c9-ABCDEF"] {
+        lobby.handle(decline(unknown), Instant::now());
+        assert_eq!(got(&mut carl.rx), ["error:challenge_not_found"]);
+    }
+    carl.presence.swap(Status::Queued, Status::Idle).expect("queued");
+    let mut dora = guest(&mut lobby, 2, "dora");
+    lobby.handle(challenge("dora"), Instant::now());
+    let sent = messages(&mut carl.rx);
+    let ServerMessage::ChallengeSent { challenge: id, .. } = &sent[0] else { panic!("{sent:?}") };
+    assert!(id.starts_with("a~"), "{id}");
+    assert_eq!(got(&mut dora.rx), ["challenged"]);
 }

@@ -100,6 +100,47 @@ pub enum Output<C> {
         /// The rules it waited for.
         rules: Rules,
     },
+    /// In a cluster: the challenged player is on instance `at`; the
+    /// challenge is made there, by a ghost of the challenger.
+    ChallengeElsewhere {
+        /// The challenger.
+        conn: C,
+        /// Who it is.
+        who: Arc<Identity>,
+        /// Its address, for the limits kept per address.
+        ip: std::net::IpAddr,
+        /// The name as typed.
+        name: String,
+        /// The rules.
+        rules: Rules,
+        /// Request id.
+        id: Option<RequestId>,
+        /// Where the challenged player is.
+        at: Arc<str>,
+    },
+    /// In a cluster: a `decline` of a challenge made on instance `host`.
+    DeclineElsewhere {
+        /// The declining (or withdrawing) connection.
+        conn: C,
+        /// The instance that holds the challenge.
+        host: Arc<str>,
+        /// The challenge's id.
+        challenge: String,
+        /// Why.
+        reason: Option<String>,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// In a cluster: a connection left idle (`all`: a game started) or
+    /// closed (`closed`); its challenges on other instances end too.
+    LeftIdle {
+        /// The connection.
+        conn: ConnId,
+        /// A game started.
+        all: bool,
+        /// The connection closed.
+        closed: bool,
+    },
 }
 
 /// A player waiting in this instance's queue, as the matchmaker of a
@@ -138,6 +179,10 @@ pub struct Lobby<C: Peer> {
     parked: Option<Vec<Parked<C>>>,
     /// In a cluster, who is online on the other instances (as of a second ago).
     elsewhere: Vec<OnlinePlayer>,
+    /// In a cluster, the instance of each name online elsewhere (by name key).
+    elsewhere_at: HashMap<String, Arc<str>>,
+    /// In a cluster, this instance's name.
+    me: Option<Arc<str>>,
     out: Vec<Output<C>>,
 }
 
@@ -192,15 +237,20 @@ impl<C: Peer> Lobby<C> {
             rng,
             parked: None,
             elsewhere: Vec::new(),
+            elsewhere_at: HashMap::new(),
+            me: None,
             out: Vec::new(),
         }
     }
 
-    /// Makes this lobby one of a cluster's: a `resume` whose game is not
-    /// here waits for the next looks for games to adopt ([`Lobby::looked`])
-    /// before it is `invalid_token`.
-    pub fn in_cluster(&mut self) {
+    /// Makes this lobby instance `me`'s of a cluster: a `resume` whose game
+    /// is not here waits for the next looks for games to adopt
+    /// ([`Lobby::looked`]) before it is `invalid_token`, and rooms, players
+    /// and challenges not here are looked for elsewhere.
+    pub fn in_cluster(&mut self, me: &str) {
         self.parked.get_or_insert_with(Vec::new);
+        self.players.name_ids(me);
+        self.me = Some(me.into());
     }
 
     /// Who is online on this instance, for the other instances' `who`.
@@ -208,9 +258,12 @@ impl<C: Peer> Lobby<C> {
         self.players.here(tictactoe_protocol::MAX_ONLINE)
     }
 
-    /// Who is online on the other instances of the cluster, as they last said.
-    pub fn online_elsewhere(&mut self, players: Vec<OnlinePlayer>) {
-        self.elsewhere = players;
+    /// Who is online on the other instances of the cluster, as they last
+    /// said, each with its instance.
+    pub fn online_elsewhere(&mut self, players: Vec<(Arc<str>, OnlinePlayer)>) {
+        self.elsewhere_at =
+            players.iter().map(|(at, p)| (crate::session::account::name_key(&p.name), at.clone())).collect();
+        self.elsewhere = players.into_iter().map(|(_, p)| p).collect();
     }
 
     /// The looks for games to adopt ended (the leases' thread stopped):
@@ -390,22 +443,42 @@ impl<C: Peer> Lobby<C> {
                 }
             }
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
-            LobbyCmd::Offline { conn } => self.players.offline(conn),
+            LobbyCmd::Offline { conn } => {
+                self.players.offline(conn);
+                if self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE {
+                    self.out.push(Output::LeftIdle { conn, all: true, closed: true });
+                }
+            }
             LobbyCmd::Rated { conn, rules, shown } => self.players.rated(conn, rules, shown),
-            LobbyCmd::Engaged { conn, all } => self.players.engaged(conn, all),
+            LobbyCmd::Engaged { conn, all } => {
+                self.players.engaged(conn, all);
+                if self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE {
+                    self.out.push(Output::LeftIdle { conn, all, closed: false });
+                }
+            }
             LobbyCmd::Who { conn, id } => {
                 let msg = self.players.who(&self.elsewhere, id);
                 self.out.push(Output::Send { to: conn, msg });
             }
             LobbyCmd::Challenge { conn, ip, name, rules, id } => {
                 let made = self.players.challenge((conn.id(), ip), &name, rules, id.clone(), now);
-                if let Err((code, text)) = made {
-                    self.answer(&conn, code, text, id);
+                match made {
+                    Err((ErrorCode::PlayerNotFound, text)) => match self.player_elsewhere(&name, &conn) {
+                        Some(at) => self.challenge_elsewhere(conn, ip, name, rules, id, at),
+                        None => self.answer(&conn, ErrorCode::PlayerNotFound, text, id),
+                    },
+                    Err((code, text)) => self.answer(&conn, code, text, id),
+                    Ok(()) => {}
                 }
             }
             LobbyCmd::Decline { conn, challenge, reason, id } => {
                 if let Err((code, text)) = self.players.decline(conn.id(), &challenge, reason.as_deref()) {
-                    self.answer(&conn, code, text, id);
+                    match self.challenge_host(&challenge, &conn) {
+                        Some(host) => {
+                            self.out.push(Output::DeclineElsewhere { conn, host, challenge, reason, id })
+                        }
+                        None => self.answer(&conn, code, text, id),
+                    }
                 }
             }
             LobbyCmd::Accept { conn, who, challenge, id } => match self.players.accept(conn.id(), &challenge)
@@ -473,6 +546,45 @@ impl<C: Peer> Lobby<C> {
     #[cfg(test)]
     fn rooms(&self) -> usize {
         self.rooms.len()
+    }
+
+    /// The other instance a name is online on, for a challenge from `conn`
+    /// (a connection whose socket is here).
+    fn player_elsewhere(&self, name: &str, conn: &C) -> Option<Arc<str>> {
+        if conn.relayed() {
+            return None;
+        }
+        self.elsewhere_at.get(&crate::session::account::name_key(name.trim())).cloned()
+    }
+
+    /// The other instance a challenge id was made on.
+    fn challenge_host(&self, challenge: &str, conn: &C) -> Option<Arc<str>> {
+        let me = self.me.as_deref()?;
+        let (host, _) = challenge.split_once('~')?;
+        (host != me && !conn.relayed()).then(|| host.into())
+    }
+
+    /// A challenge to a player on instance `at`: sent there, if the
+    /// challenger may challenge now.
+    fn challenge_elsewhere(
+        &mut self,
+        conn: C,
+        ip: std::net::IpAddr,
+        name: String,
+        rules: Rules,
+        id: Option<RequestId>,
+        at: Arc<str>,
+    ) {
+        match self.players.listed(conn.id()) {
+            Some((who, presence::Status::Idle)) => {
+                self.out.push(Output::ChallengeElsewhere { conn, who, ip, name, rules, id, at })
+            }
+            Some(_) => {
+                let text = "you are in a game or waiting for one; challenge when you are free (leave first)";
+                self.answer(&conn, ErrorCode::Busy, text, id)
+            }
+            None => self.answer(&conn, ErrorCode::InvalidName, "say hello with your name first", id),
+        }
     }
 
     /// Who waits in the queues here, for the matchmaker of a cluster; `wall`

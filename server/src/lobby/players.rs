@@ -92,6 +92,9 @@ pub struct Players<C> {
     by_account: HashMap<AccountId, usize>,
     /// Challenge ids' random part.
     rng: StdRng,
+    /// In a cluster, what every challenge id here starts with: the
+    /// instance's name and `~` (a `decline` elsewhere comes here by it).
+    prefix: String,
     /// Messages for connections, in order, until the lobby collects them.
     mail: Vec<(C, ServerMessage)>,
 }
@@ -110,15 +113,30 @@ impl<C: Peer> Players<C> {
             by_address: HashMap::new(),
             by_account: HashMap::new(),
             rng,
+            prefix: String::new(),
             mail: Vec::new(),
         }
     }
 
+    /// Challenge ids made here name `instance`, for a cluster.
+    pub fn name_ids(&mut self, instance: &str) {
+        self.prefix = format!("{instance}~");
+    }
+
+    /// Who a listed connection is, and where it stands.
+    pub fn listed(&self, conn: ConnId) -> Option<(Arc<Identity>, Status)> {
+        self.online.get(&conn).map(|o| (o.who.clone(), o.presence.status()))
+    }
+
     /// A connection said who it is (again).
+    /// A ghost of another instance's connection challenges from here but is
+    /// neither listed nor found by name: its own instance lists it.
     pub fn online(&mut self, conn: C, who: Arc<Identity>, presence: Arc<dyn Whereabouts>) {
         self.named += 1;
         let key = (name_key(&who.name), self.named);
-        self.by_name.insert((key.0.clone(), key.1, conn.id()));
+        if !conn.relayed() {
+            self.by_name.insert((key.0.clone(), key.1, conn.id()));
+        }
         match self.online.get_mut(&conn.id()) {
             Some(o) => {
                 let old = std::mem::replace(&mut o.key, key);
@@ -245,9 +263,9 @@ impl<C: Peer> Players<C> {
             return Err((ErrorCode::Busy, text));
         }
         self.made += 1;
+        let random = crate::codes::room_code(&mut self.rng);
         let challenge: Arc<str> =
-            format!("c{}-{}", self.made, crate::codes::room_code(&mut self.rng).get(..6).unwrap_or(""))
-                .into();
+            format!("{}c{}-{}", self.prefix, self.made, random.get(..6).unwrap_or("")).into();
         let expires_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
         let (from_who, to_name) = (from.who.clone(), target.who.name.clone());
         let info = PlayerInfo {

@@ -14,6 +14,7 @@ use tokio_util::task::TaskTracker;
 
 use super::{Lobby, Output};
 use crate::cluster::ids::{ALONE, RoomAddr};
+use crate::cluster::relay::Ask;
 use crate::cluster::route::ToBus;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::ROOM_INBOX;
@@ -27,8 +28,11 @@ pub struct ClusterLinks {
     pub looks: mpsc::Receiver<Vec<Room>>,
     /// Who is online here, every second, for the bus to tell the others.
     pub here: mpsc::Sender<Vec<OnlinePlayer>>,
-    /// Who is online on the other instances, as the bus last read it.
-    pub elsewhere: mpsc::Receiver<Vec<OnlinePlayer>>,
+    /// Who is online on the other instances, each with its instance, as
+    /// the bus last read it.
+    pub elsewhere: mpsc::Receiver<Vec<(Arc<str>, OnlinePlayer)>>,
+    /// This instance's name.
+    pub me: Arc<str>,
     /// What the lobby asks of the bus: rooms elsewhere, rooms here, who waits.
     pub bus: mpsc::UnboundedSender<ToBus>,
 }
@@ -56,7 +60,7 @@ pub async fn run(
     let mut looking = cluster.is_some();
     let (mut looks, here, mut elsewhere, bus) = match cluster {
         Some(links) => {
-            lobby.in_cluster();
+            lobby.in_cluster(&links.me);
             (links.looks, Some(links.here), links.elsewhere, Some(links.bus))
         }
         None => (mpsc::channel(1).1, None, mpsc::channel(1).1, None),
@@ -154,6 +158,14 @@ impl Shell {
                 Output::Elsewhere { cmd, looks } => self.tell(ToBus::Lookup { cmd, looks }),
                 Output::Move { conn, who, rules, to } => self.tell(ToBus::Move { conn, who, rules, to }),
                 Output::CancelElsewhere { conn, rules } => self.tell(ToBus::Cancel { conn, rules }),
+                Output::ChallengeElsewhere { conn, who, ip, name, rules, id, at } => {
+                    let ask = Ask::Challenge { who: (*who).clone(), ip, name, rules, id };
+                    self.tell(ToBus::Challenge { conn, ask, at });
+                }
+                Output::DeclineElsewhere { conn, host, challenge, reason, id } => {
+                    self.tell(ToBus::Decline { conn, ask: Ask::Decline { challenge, reason, id }, host })
+                }
+                Output::LeftIdle { conn, all, closed } => self.tell(ToBus::LeftIdle { conn, all, closed }),
             }
         }
     }

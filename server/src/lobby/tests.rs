@@ -45,6 +45,8 @@ pub(super) enum Got {
     Elsewhere,
     /// Moved to the queue of this instance.
     Moved(Arc<str>),
+    /// A challenge (or its decline) sent to this instance.
+    Sent(Arc<str>),
 }
 
 /// A connection in these tests: its id, and the mailbox the outputs fill.
@@ -106,6 +108,7 @@ pub(super) fn got(mail: &mut Mailbox) -> Vec<String> {
             Got::Drafted(room) => format!("drafted:{room}"),
             Got::Elsewhere => "elsewhere".into(),
             Got::Moved(to) => format!("moved:{to}"),
+            Got::Sent(to) => format!("sent:{to}"),
         })
         .collect()
 }
@@ -129,7 +132,7 @@ pub(super) struct NewRoom {
 /// The lobby with its outputs delivered as a shell would: messages and
 /// signals into mailboxes, forwarded requests into the rooms' inboxes.
 pub(super) struct Harness {
-    lobby: Lobby<Conn>,
+    pub(super) lobby: Lobby<Conn>,
     inboxes: HashMap<Arc<str>, Inbox>,
     /// The connections whose `Cancel` the bus was handed.
     cancelled_elsewhere: Vec<ConnId>,
@@ -230,6 +233,9 @@ impl Harness {
                 },
                 Output::Move { conn, to, .. } => conn.mail.borrow_mut().push(Got::Moved(to)),
                 Output::CancelElsewhere { conn, .. } => self.cancelled_elsewhere.push(conn),
+                Output::ChallengeElsewhere { conn, at, .. } => conn.mail.borrow_mut().push(Got::Sent(at)),
+                Output::DeclineElsewhere { conn, host, .. } => conn.mail.borrow_mut().push(Got::Sent(host)),
+                Output::LeftIdle { .. } => {}
             }
         }
         opened
@@ -399,7 +405,7 @@ fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
     let code = adopted.code().clone();
 
     let mut here = harness();
-    here.lobby.in_cluster();
+    here.lobby.in_cluster("here");
     let (c, mut rc) = conn(3);
     let token = format!("{code}0123456789abcdef0123456789abcdef");
     here.handle(LobbyCmd::Resume { conn: c.clone(), token: token.clone(), id: None }, Instant::now());
@@ -440,7 +446,7 @@ fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
 #[test]
 fn in_a_cluster_rooms_not_here_are_looked_for_elsewhere_and_waiting_players_move_when_paired() {
     let mut here = harness();
-    here.lobby.in_cluster();
+    here.lobby.in_cluster("here");
     let (c, mut rc) = conn(1);
     let name = Identity::guest("c");
     // A code not here may be another instance's: the bus is asked.
