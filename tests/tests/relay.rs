@@ -362,3 +362,50 @@ async fn a_challenge_reaches_a_player_on_another_instance_and_is_accepted_declin
     drop(dan);
     assert_eq!(una.recv_type("challenge_ended").await["reason"], "canceled");
 }
+
+/// Whether `server` pairs quick matches for the cluster now (its /metrics).
+async fn leads(server: &ServerProcess) -> bool {
+    let (_, metrics) = tictactoe_tests::http_get(server.addr, "/metrics").await;
+    metrics.lines().any(|l| l == "ttt_matchmaker_leading 1")
+}
+
+#[tokio::test]
+async fn when_the_matchmakers_instance_dies_another_pairs_across_instances() {
+    let url = shared().database("relay-leader");
+    let redis = Redis::start();
+    let spill = TempDir::new("relay-leader");
+    let servers: Vec<ServerProcess> =
+        ["a", "b", "c"].iter().map(|n| instance(&url, &redis, n, &spill)).collect();
+    for s in &servers {
+        bus_up(s).await;
+    }
+    // One leads (within the second each instance tries).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let leader = loop {
+        let mut leading = Vec::new();
+        for (i, s) in servers.iter().enumerate() {
+            if leads(s).await {
+                leading.push(i);
+            }
+        }
+        if leading.len() == 1 {
+            break leading[0];
+        }
+        assert!(leading.len() < 2, "two leaders: {leading:?}");
+        assert!(Instant::now() < deadline, "nobody leads");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    servers[leader].signal("KILL");
+    let killed = Instant::now();
+    let rest: Vec<&ServerProcess> =
+        servers.iter().enumerate().filter(|(i, _)| *i != leader).map(|(_, s)| s).collect();
+    let (mut p, mut q) = (rest[0].client().await, rest[1].client().await);
+    p.send(json!({"type": "quick_match"})).await;
+    p.recv_type("queued").await;
+    q.send(json!({"type": "quick_match"})).await;
+    q.recv_type("queued").await;
+    let (players, _) = seated(p, q).await;
+    assert!(killed.elapsed() < Duration::from_secs(10), "paired {:?} after the kill", killed.elapsed());
+    assert!(leads(rest[0]).await || leads(rest[1]).await, "another leads");
+    drop(players);
+}

@@ -127,6 +127,7 @@ pub fn start(
     let state = Arc::new(BusState::default());
     let shared = state.clone();
     ::metrics::gauge!("ttt_bus_up").set(0.0);
+    ::metrics::gauge!("ttt_matchmaker_leading").set(0.0);
     tracker.spawn(async move {
         let mut matchmaker = Matchmaker::default();
         loop {
@@ -134,9 +135,11 @@ pub fn start(
                 _ = stop.started() => {
                     // The others stop sending this one's players here now;
                     // they resume there once the games are saved.
+                    // The lead goes to another at once, not when it runs out.
                     let name = presence.instance.clone();
                     let said = async {
                         let mut conn = client.get_multiplexed_async_connection().await?;
+                        matchmaker.resign(&name, &mut conn).await;
                         redis::cmd("PUBLISH").arg(RELEASED).arg(name).query_async::<i64>(&mut conn).await
                     };
                     let _ = tokio::time::timeout(ANSWER, said).await;
