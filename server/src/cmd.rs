@@ -383,7 +383,19 @@ pub enum RoomLink {
     /// A room task of this process.
     Local(queue::Sender<RoomCmd>),
     /// A room on another instance, reached over the bus.
-    Remote(crate::cluster::relay::RemoteRoom),
+    Remote(Arc<dyn RemoteRoom>),
+}
+
+/// The way to a room on another instance (the bus carries what it is handed).
+pub trait RemoteRoom: Send + Sync + std::fmt::Debug {
+    /// Hands the room `cmd` without waiting; a bus far behind gives it back.
+    fn try_send(&self, cmd: RoomCmd) -> Result<(), TrySendError<RoomCmd>>;
+
+    /// Hands the room `cmd`, a connection's last word; fails only if the bus is gone.
+    fn force_send(&self, cmd: RoomCmd) -> Result<(), RoomCmd>;
+
+    /// Hands the room `cmd`, waiting while the bus is behind.
+    fn send(&self, cmd: RoomCmd) -> std::pin::Pin<Box<dyn Future<Output = Result<(), RoomCmd>> + Send + '_>>;
 }
 
 impl RoomLink {

@@ -16,7 +16,12 @@ pub fn room_code(rng: &mut impl Rng) -> Arc<str> {
     code.into()
 }
 
-/// A room code as a user typed it: trimmed and upper-cased.
+/// The refusal's words for a code no room has.
+pub fn no_room(code: &str) -> String {
+    format!("no room has the code {code:?}; check the code")
+}
+
+/// A room code as typed, made comparable: trimmed, upper case.
 pub fn normalize_room_code(code: &str) -> String {
     code.trim().to_ascii_uppercase()
 }

@@ -22,7 +22,7 @@ use tracing::{info, warn};
 
 use super::matchmaker::{Matchmaker, PASS, tell_waiting};
 use super::relay::{Envelope, Outgoing};
-use super::route::{Router, ToBus};
+use super::route::{Router, ToBus, WHO};
 use crate::signal::Shutdown;
 
 /// How often the bus is checked (and, while down, tried again).
@@ -34,10 +34,6 @@ const ANSWER: Duration = Duration::from_secs(1);
 /// The channel an instance announces its stop on (its name), when it starts
 /// stopping and again once its games are let go.
 pub const RELEASED: &str = "ttt:released";
-
-/// The set of the instances that said who is online on them (and the
-/// prefix of each one's list).
-pub const WHO: &str = "ttt:who";
 
 /// How long an instance's list of who is online on it lasts unless rewritten.
 const WHO_LASTS: Duration = Duration::from_secs(3);

@@ -14,8 +14,21 @@ use std::time::{Duration, Instant};
 use redis::aio::MultiplexedConnection;
 
 use super::relay::{Outgoing, Wire};
-use crate::lobby::Waiting;
 use crate::rules::Rules;
+
+/// A player waiting in this instance's queue, as the matchmaker of a
+/// cluster sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Waiting {
+    /// The rules it waits for.
+    pub rules: Rules,
+    /// Its connection's number here.
+    pub conn: u64,
+    /// Since when (Unix ms).
+    pub since: u64,
+    /// Whether it may move to another instance (its socket is here).
+    pub movable: bool,
+}
 
 /// The key that names the leader.
 pub const LEADER: &str = "ttt:leader";

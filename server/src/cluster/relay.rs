@@ -2,7 +2,7 @@
 //! whose socket another instance holds reaches it through the bus:
 //!
 //! - on the player's instance, the connection's [`RoomLink`] is a
-//!   [`RemoteRoom`]: its requests go out as [`Wire::Request`], its end as
+//!   [`BusLink`]: its requests go out as [`Wire::Request`], its end as
 //!   [`Wire::Gone`]; what the room says comes back as [`Wire::Out`] and is
 //!   queued to the connection as if the room were here;
 //! - on the room's instance, a *ghost* stands in for the connection: a
@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::cluster::ids::{ConnId, RELAYED};
-use crate::cmd::{ConnHandle, LobbyCmd, Outbound, Request, RoomCmd, RoomLink};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink};
 use crate::net::queue::{self, Recv, TrySendError};
 use crate::rules::Rules;
 use crate::session::account::{AccountId, Identity};
@@ -220,14 +220,14 @@ pub const OUTBOX: usize = 1 << 16;
 
 /// The link of a connection to a room on another instance.
 #[derive(Debug, Clone)]
-pub struct RemoteRoom {
+pub struct BusLink {
     /// The room's instance.
     pub to: Arc<str>,
     /// The bus's queue.
     pub out: Outbox,
 }
 
-impl RemoteRoom {
+impl BusLink {
     fn wire(cmd: &RoomCmd) -> Option<Wire> {
         match cmd {
             RoomCmd::Request { conn, request, id } => {
@@ -238,9 +238,10 @@ impl RemoteRoom {
             RoomCmd::Join { .. } | RoomCmd::Spectate { .. } | RoomCmd::Resume { .. } => None,
         }
     }
+}
 
-    /// Queues `cmd` for the bus without waiting.
-    pub fn try_send(&self, cmd: RoomCmd) -> Result<(), TrySendError<RoomCmd>> {
+impl RemoteRoom for BusLink {
+    fn try_send(&self, cmd: RoomCmd) -> Result<(), TrySendError<RoomCmd>> {
         let Some(msg) = Self::wire(&cmd) else { return Err(TrySendError::Closed(cmd)) };
         match self.out.try_send(Outgoing { to: self.to.clone(), msg }) {
             Ok(()) => Ok(()),
@@ -249,26 +250,26 @@ impl RemoteRoom {
         }
     }
 
-    /// Queues `cmd`, a connection's last word: only a bus gone (or hopelessly
-    /// behind) loses it, and the room's instance then lets the seat go on
-    /// its own (it stops hearing from this one).
-    pub fn force_send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
+    // Only a bus gone (or hopelessly behind) loses a last word, and the
+    // room's instance then lets the seat go on its own.
+    fn force_send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
         self.try_send(cmd).map_err(|e| match e {
             TrySendError::Full(c) | TrySendError::Closed(c) => c,
         })
     }
 
-    /// Queues `cmd`, waiting while the bus is behind.
-    pub async fn send(&self, cmd: RoomCmd) -> Result<(), RoomCmd> {
-        let Some(msg) = Self::wire(&cmd) else { return Err(cmd) };
-        self.out.send(Outgoing { to: self.to.clone(), msg }).await.map_err(|_| cmd)
+    fn send(&self, cmd: RoomCmd) -> std::pin::Pin<Box<dyn Future<Output = Result<(), RoomCmd>> + Send + '_>> {
+        Box::pin(async move {
+            let Some(msg) = Self::wire(&cmd) else { return Err(cmd) };
+            self.out.send(Outgoing { to: self.to.clone(), msg }).await.map_err(|_| cmd)
+        })
     }
 }
 
 /// Turns an item that came over the bus into what the connection's queue
 /// takes; a room named in it is reached back through `from`.
 pub fn outbound(item: Item, from: &Arc<str>, out: &Outbox) -> Outbound {
-    let link = || RoomLink::Remote(RemoteRoom { to: from.clone(), out: out.clone() });
+    let link = || RoomLink::Remote(Arc::new(BusLink { to: from.clone(), out: out.clone() }));
     match item {
         Item::Frame { text } => Outbound::Frame(Utf8Bytes::from(text)),
         Item::Refused => Outbound::Refused,

@@ -11,13 +11,17 @@ use redis::aio::MultiplexedConnection;
 use tictactoe_protocol::{ErrorCode, ServerMessage};
 use tokio::sync::mpsc;
 
+use super::matchmaker::Waiting;
 use super::relay::{self, Ask, Envelope, GhostCmd, Item, Outbox, Outgoing, Wire};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, Request, encode};
 use crate::codes;
-use crate::lobby::Waiting;
 use crate::room::token_room;
 use crate::rules::Rules;
 use crate::session::account::Identity;
+
+/// The set of the instances that said who is online on them (and the
+/// prefix of each one's list).
+pub const WHO: &str = "ttt:who";
 
 /// The hash of every room's instance, by code.
 pub const ROOMS: &str = "ttt:rooms";
@@ -461,8 +465,7 @@ impl Router {
         }
         // Not listed here yet (it started within the last second): its own
         // list says whether it is alive.
-        let listed: bool =
-            redis::cmd("EXISTS").arg(format!("{}:{owner}", super::bus::WHO)).query_async(conn).await?;
+        let listed: bool = redis::cmd("EXISTS").arg(format!("{WHO}:{owner}")).query_async(conn).await?;
         Ok(listed.then(|| owner.into()))
     }
 
@@ -520,7 +523,7 @@ impl Router {
             }
             Ask::Join { room, id, .. } | Ask::Spectate { room, id } => {
                 let code = codes::normalize_room_code(&room);
-                let msg = ServerMessage::error(ErrorCode::RoomNotFound, crate::lobby::no_room(&code), id);
+                let msg = ServerMessage::error(ErrorCode::RoomNotFound, codes::no_room(&code), id);
                 crate::net::metrics::refused(ErrorCode::RoomNotFound);
                 conn.frame(&encode(&msg));
                 conn.send(Outbound::Refused);

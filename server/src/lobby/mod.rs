@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng};
 use tictactoe_protocol::{ErrorCode, HouseLevel, OnlinePlayer, RequestId, ServerMessage};
 
 use crate::cluster::ids::{ConnId, Instance, RoomAddr};
+use crate::cluster::matchmaker::Waiting;
 use crate::cmd::{LobbyCmd, Peer, RoomCmd};
 use crate::codes;
 use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
@@ -143,20 +144,6 @@ pub enum Output<C> {
     },
 }
 
-/// A player waiting in this instance's queue, as the matchmaker of a
-/// cluster sees it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Waiting {
-    /// The rules it waits for.
-    pub rules: Rules,
-    /// Its connection's number here.
-    pub conn: u64,
-    /// Since when (Unix ms).
-    pub since: u64,
-    /// Whether it may move to another instance (its socket is here).
-    pub movable: bool,
-}
-
 /// The lobby's state.
 #[derive(Debug)]
 pub struct Lobby<C: Peer> {
@@ -191,11 +178,6 @@ enum Found {
     Here(RoomAddr),
     Elsewhere,
     Nowhere(String),
-}
-
-/// The refusal's words for a code no room has.
-pub fn no_room(code: &str) -> String {
-    format!("no room has the code {code:?}; check the code")
 }
 
 /// A `resume` waiting for the next looks for games to adopt.
@@ -664,7 +646,7 @@ impl<C: Peer> Lobby<C> {
         match self.rooms.get(code.as_str()) {
             Some(addr) => Found::Here(addr.clone()),
             None if self.parked.is_some() && !conn.relayed() => Found::Elsewhere,
-            None => Found::Nowhere(no_room(&code)),
+            None => Found::Nowhere(codes::no_room(&code)),
         }
     }
 
