@@ -187,6 +187,17 @@ impl Router {
         }
         let now: HashSet<Arc<str>> = alive.into_iter().collect();
         let gone: Vec<Arc<str>> = self.listed.difference(&now).cloned().collect();
+        // One listed again (after the bus came back, for it or for this
+        // one) hears each relayed player: what was lost meanwhile is
+        // healed by a fresh `state` of its room.
+        for back in now.difference(&self.listed) {
+            for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
+                if away.at.as_ref() == Some(back) {
+                    let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
+                    let _ = self.out.try_send(Outgoing { to: back.clone(), msg });
+                }
+            }
+        }
         for name in gone {
             if *name != *self.me {
                 tracing::info!(instance = %name, "an instance left the cluster; its relayed players resume");
@@ -314,8 +325,26 @@ impl Router {
             Wire::Out { conn, item } => {
                 let delivered = match self.relayed.get_mut(&conn) {
                     Some(away) => {
-                        if !matches!(item, Item::Frame { .. } | Item::Live { .. } | Item::Rated { .. }) {
-                            away.asked = None;
+                        match &item {
+                            Item::Frame { .. } | Item::Live { .. } | Item::Rated { .. } | Item::Restart => {}
+                            // In a room there: its instance's end concerns it.
+                            Item::Entered { .. } | Item::Drafted { .. } => {
+                                away.asked = None;
+                                away.at = Some(from.clone());
+                            }
+                            // Its ask there went nowhere.
+                            Item::Refused => {
+                                away.asked = None;
+                                if away.at.as_ref() == Some(&from) {
+                                    away.at = None;
+                                }
+                            }
+                            // Out of its room (unless it asked for more meanwhile).
+                            Item::Released { .. } | Item::Replaced { .. } => {
+                                if away.asked.is_none() && away.at.as_ref() == Some(&from) {
+                                    away.at = None;
+                                }
+                            }
                         }
                         away.conn.send(relay::outbound(item, &from, &self.out))
                     }
@@ -333,19 +362,13 @@ impl Router {
     }
 
     /// After the bus came back: the other instances get their time to come
-    /// back too (nobody is forgotten for what the outage hid), and what was
-    /// lost meanwhile is healed by a fresh `state` of each relayed
-    /// connection's room.
+    /// back too (nobody is forgotten for what the outage hid); each is
+    /// listed anew once it is back, which heals what was lost meanwhile
+    /// (see [`Router::listed`]).
     pub fn resync(&mut self) {
         self.listed.clear();
         for at in self.seen.values_mut() {
             *at = Instant::now();
-        }
-        for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
-            if let Some(at) = &away.at {
-                let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
-                let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
-            }
         }
     }
 
@@ -372,6 +395,7 @@ impl Router {
                         let msg = Wire::Enter { conn: id.seq(), ask: Ask::Cancel { rules } };
                         let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
                         away.asked = None;
+                        away.at = None;
                     }
                 }
             }
