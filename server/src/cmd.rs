@@ -58,6 +58,9 @@ pub enum RoomCmd<C = ConnHandle> {
         /// The gone connection.
         conn: ConnId,
     },
+    /// Another instance holds the room's game now (it adopted it while this
+    /// one was cut off): its connections go there, the room closes.
+    Lost,
 }
 
 /// What the lobby's inbox receives.

@@ -3,8 +3,9 @@
 //! another within 10 s, as of its last saved move with the clock paused; a
 //! SIGTERM hands games over with no move lost; an instance cut off while
 //! its games were adopted never writes to them again (the database refuses
-//! it); Redis down makes `/healthz` degraded and leaves games going; and
-//! `--redis` without Postgres is refused at start.
+//! it) and sends their players to the adopter; Redis down makes
+//! `/healthz` degraded and leaves games going; and `--redis` without
+//! Postgres is refused at start.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -218,6 +219,13 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
     let saved = pg
         .psql(db, &format!("SELECT encode(cells, 'hex') FROM live_moves WHERE room = '{room}' ORDER BY seq"));
     assert!(!saved.contains("02000200"), "a's move (2, 2) is not saved: {saved}");
+    // The players still on `a`'s copy are sent to where the game is now
+    // (or told their seat is taken: their resume on `b` may reach `a`'s
+    // copy once it is back).
+    for c in &mut old {
+        let (_, close) = c.until_close().await;
+        assert!(matches!(close, Some(CloseCode::Restart | CloseCode::Library(4000))), "{close:?}");
+    }
     // The game goes on on `b`, and its record is b's.
     finish(&b, &mut players, 3, &GAME).await;
     drop(a);

@@ -235,7 +235,7 @@ impl BusLink {
             }
             RoomCmd::Disconnected { conn } => Some(Wire::Gone { conn: conn.seq() }),
             // Entering goes through the lobby, never through a link.
-            RoomCmd::Join { .. } | RoomCmd::Spectate { .. } | RoomCmd::Resume { .. } => None,
+            RoomCmd::Join { .. } | RoomCmd::Spectate { .. } | RoomCmd::Resume { .. } | RoomCmd::Lost => None,
         }
     }
 }

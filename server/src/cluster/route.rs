@@ -323,7 +323,9 @@ impl Router {
                 let _ = self.lobby.try_send(LobbyCmd::Paired { conn, rules, host });
             }
             Wire::Out { conn, item } => {
-                let delivered = match self.relayed.get_mut(&conn) {
+                // Only from an instance it has a ghost on: one it forgot (gone,
+                // then back with a stale copy) says nothing to it any more.
+                let delivered = match self.relayed.get_mut(&conn).filter(|a| a.ghosts.contains(&from)) {
                     Some(away) => {
                         match &item {
                             Item::Frame { .. } | Item::Live { .. } | Item::Rated { .. } | Item::Restart => {}

@@ -91,7 +91,10 @@ pub async fn run(
             },
             _ = &mut timer, if deadline.is_some() => lobby.tick(std::time::Instant::now()),
             rooms = looks.recv(), if looking => match rooms {
-                Some(rooms) => lobby.looked(rooms),
+                Some(rooms) => {
+                    shell.close_lost();
+                    lobby.looked(rooms)
+                }
                 None => {
                     looking = false;
                     lobby.not_looking()
@@ -130,6 +133,15 @@ struct Shell {
 }
 
 impl Shell {
+    /// Closes the rooms whose games another instance holds now.
+    fn close_lost(&self) {
+        for code in self.ctx.store.stats().take_lost() {
+            if let Some(link) = self.directory.get(&code) {
+                let _ = link.force_send(RoomCmd::Lost);
+            }
+        }
+    }
+
     /// Hands the bus what the lobby asks (only a lobby in a cluster asks).
     fn tell(&self, ask: ToBus) {
         if let Some(bus) = &self.bus {
@@ -202,7 +214,7 @@ fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd)
         RoomCmd::Join { conn, .. } | RoomCmd::Spectate { conn, .. } | RoomCmd::Resume { conn, .. } => {
             conn.clone()
         }
-        RoomCmd::Request { .. } | RoomCmd::Disconnected { .. } => return,
+        RoomCmd::Request { .. } | RoomCmd::Disconnected { .. } | RoomCmd::Lost => return,
     };
     let Some(link) = directory.get(&to.code) else {
         // The lobby and its directory list the same rooms; should they ever

@@ -108,6 +108,14 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             cmd = inbox.recv() => {
                 let now = Instant::now().into_std();
                 match cmd {
+                    Recv::Item(RoomCmd::Lost) => {
+                        tracing::warn!("another instance holds this room's game now: its players go there");
+                        for conn in conns.values() {
+                            conn.send(Outbound::Restart);
+                        }
+                        let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
+                        return;
+                    }
                     Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
                     // Nobody can reach the room any more (nobody kills an inbox).
                     Recv::Ended | Recv::Killed => room.shutdown(now, ctx.store.healthy()),
@@ -164,6 +172,7 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
             conns.remove(&conn);
             room.disconnect(conn, now);
         }
+        RoomCmd::Lost => {}
     }
 }
 

@@ -39,6 +39,9 @@ pub struct StoreStats {
     pub held_bytes: AtomicUsize,
     /// The origin of `busy_since_ms`.
     epoch: OnceLock<Instant>,
+    /// Rooms whose games another instance holds now (the database refused
+    /// this one's writes to them), until the lobby closes them.
+    lost: std::sync::Mutex<Vec<std::sync::Arc<str>>>,
 }
 
 /// What `/healthz` says of the store.
@@ -70,6 +73,19 @@ impl Health {
 pub const STUCK: Duration = Duration::from_secs(4);
 
 impl StoreStats {
+    /// The writer found these rooms' games held by another instance.
+    pub(crate) fn note_lost(&self, rooms: &[std::sync::Arc<str>]) {
+        if let Ok(mut lost) = self.lost.lock() {
+            lost.extend(rooms.iter().cloned());
+        }
+    }
+
+    /// The rooms found lost since the last call: their players must go
+    /// where the game is now.
+    pub fn take_lost(&self) -> Vec<std::sync::Arc<str>> {
+        self.lost.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default()
+    }
+
     fn epoch(&self) -> Instant {
         *self.epoch.get_or_init(Instant::now)
     }

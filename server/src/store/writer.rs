@@ -366,6 +366,7 @@ fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, shared: &Shared, e: &
         "another instance holds these games now (it adopted them): this one's changes to them are given up"
     );
     ::metrics::counter!("ttt_games_lost_total").increment(lost.len() as u64);
+    shared.stats.note_lost(&lost);
     batch.live.give_up(&lost);
     let gone: Vec<_> =
         batch.records.iter().filter(|r| lost.contains(&r.room)).map(|r| r.id.clone()).collect();
