@@ -352,6 +352,14 @@ async fn a_challenge_reaches_a_player_on_another_instance_and_is_accepted_declin
     let overs = play(&mut players, &mut [], 0, &GAME).await;
     assert_eq!(overs[0]["winner"], 1, "{overs:?}");
 
+    // A challenge id that names no running instance, or none open there.
+    let mut eve = named(&b, "eve").await;
+    for (fake, id) in [("nowhere~c1-ABCDEF", 5), ("a~c999-ABCDEF", 6)] {
+        eve.send(json!({"type": "decline", "challenge": fake, "id": id})).await;
+        let e = eve.recv_type("error").await;
+        assert_eq!((e["code"].clone(), e["id"].clone()), (json!("challenge_not_found"), json!(id)), "{e}");
+    }
+
     // A challenger whose connection closes ends its challenge there.
     let mut dan = named(&b, "dan").await;
     let mut una = named(&a, "una").await;

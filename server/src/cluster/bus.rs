@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
-use super::matchmaker::{Matchmaker, PASS, tell_waiting};
+use super::matchmaker::{Matchmaker, PASS, WAIT, tell_waiting};
 use super::relay::{Envelope, Outgoing};
 use super::route::{Router, ToBus, WHO};
 use crate::signal::Shutdown;
@@ -34,6 +34,10 @@ const ANSWER: Duration = Duration::from_secs(1);
 /// The channel an instance announces its stop on (its name), when it starts
 /// stopping and again once its games are let go.
 pub const RELEASED: &str = "ttt:released";
+
+/// The channel an instance whose bus was away says it is back on (its name):
+/// the others re-send what its players may have missed.
+const BACK: &str = "ttt:back";
 
 /// How long an instance's list of who is online on it lasts unless rewritten.
 const WHO_LASTS: Duration = Duration::from_secs(3);
@@ -100,6 +104,8 @@ pub struct Relay {
     pub from_lobby: mpsc::UnboundedReceiver<ToBus>,
     /// Messages for other instances, from links and ghosts.
     pub outgoing: mpsc::Receiver<Outgoing>,
+    /// This run of the instance (drawn at its start).
+    pub run: u64,
 }
 
 /// The channel of instance `name`'s messages.
@@ -136,6 +142,9 @@ pub fn start(
                     let said = async {
                         let mut conn = client.get_multiplexed_async_connection().await?;
                         matchmaker.resign(&name, &mut conn).await;
+                        // Nobody is paired with, or looked for, here any more.
+                        let keys = [format!("{WAIT}:{name}"), format!("{WHO}:{name}")];
+                        redis::cmd("DEL").arg(&keys).query_async::<i64>(&mut conn).await?;
                         redis::cmd("PUBLISH").arg(RELEASED).arg(name).query_async::<i64>(&mut conn).await
                     };
                     let _ = tokio::time::timeout(ANSWER, said).await;
@@ -197,15 +206,18 @@ async fn serve(
         Err(_) => return Err("no answer".into()),
     };
     let mine = channel(&presence.instance);
-    match tokio::time::timeout(ANSWER, pubsub.subscribe(&[RELEASED, mine.as_str()])).await {
+    match tokio::time::timeout(ANSWER, pubsub.subscribe(&[RELEASED, BACK, mine.as_str()])).await {
         Ok(r) => r.map_err(|e| e.to_string())?,
         Err(_) => return Err("no answer".into()),
     }
     let me: Arc<str> = presence.instance.as_str().into();
+    let run = relay.run;
     let router = &mut relay.router;
     // What was written or lost while the bus was away.
     router.write_directory(&mut conn, true).await.map_err(|e| e.to_string())?;
     router.resync();
+    let _: i64 =
+        redis::cmd("PUBLISH").arg(BACK).arg(&*me).query_async(&mut conn).await.map_err(|e| e.to_string())?;
     let mut messages = pubsub.on_message();
     let mut every = tokio::time::interval(PING);
     let mut pass = tokio::time::interval(PASS);
@@ -227,6 +239,9 @@ async fn serve(
                 told_waiting = false;
             }
             _ = pass.tick() => {
+                for ask in router.take_later() {
+                    router.from_lobby(ask, Some(&mut conn)).await.map_err(|e| e.to_string())?;
+                }
                 // Who waits here, written when it changes and every second.
                 if !told_waiting || !router.waiting.is_empty() {
                     tell_waiting(&me, &router.waiting, &mut conn).await.map_err(|e| e.to_string())?;
@@ -235,7 +250,7 @@ async fn serve(
                 if matchmaker.leading {
                     let moves = matchmaker.pass(&instances, &mut conn).await.map_err(|e| e.to_string())?;
                     for m in moves {
-                        let _ = relay_out(&me, &mut conn, vec![m]).await;
+                        let _ = relay_out((&me, run), &mut conn, vec![m]).await;
                     }
                 }
             }
@@ -247,6 +262,14 @@ async fn serve(
             }
             msg = messages.next() => {
                 let Some(msg) = msg else { return Err("the subscription ended".into()) };
+                if msg.get_channel_name() == BACK {
+                    if let Ok(name) = msg.get_payload::<String>() {
+                        if *name != *me {
+                            router.back(&name);
+                        }
+                    }
+                    continue;
+                }
                 if msg.get_channel_name() == RELEASED {
                     if let Ok(name) = msg.get_payload::<String>() {
                         router.stopped(&name);
@@ -271,7 +294,7 @@ async fn serve(
                 if n == 0 {
                     return Err("the relay's queue closed".into());
                 }
-                relay_out(&me, &mut conn, std::mem::take(&mut batch)).await.map_err(|e| e.to_string())?;
+                relay_out((&me, run), &mut conn, std::mem::take(&mut batch)).await.map_err(|e| e.to_string())?;
             }
         }
     }
@@ -282,14 +305,14 @@ const BATCH: usize = 512;
 
 /// Publishes `batch` on the channels of the instances they are for.
 async fn relay_out(
-    me: &Arc<str>,
+    (me, run): (&Arc<str>, u64),
     conn: &mut MultiplexedConnection,
     batch: Vec<Outgoing>,
 ) -> redis::RedisResult<()> {
     let mut pipe = redis::pipe();
     let n = batch.len();
     for Outgoing { to, msg } in batch {
-        let env = Envelope { from: me.clone(), msg };
+        let env = Envelope { from: me.clone(), run, msg };
         let Ok(text) = serde_json::to_vec(&env) else { continue };
         pipe.cmd("PUBLISH").arg(channel(&to)).arg(text).ignore();
     }

@@ -18,12 +18,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
-use tictactoe_protocol::{HouseLevel, RequestId};
+use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::cluster::ids::{ConnId, RELAYED};
-use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink, encode};
 use crate::net::queue::{self, Recv, TrySendError};
 use crate::rules::Rules;
 use crate::session::account::{AccountId, Identity};
@@ -33,6 +33,8 @@ use crate::session::account::{AccountId, Identity};
 pub struct Envelope {
     /// The sending instance.
     pub from: Arc<str>,
+    /// Its run: a number drawn at its start.
+    pub run: u64,
     /// What it says.
     pub msg: Wire,
 }
@@ -316,7 +318,18 @@ pub fn ghost(
     let (qtx, rx) = queue::channel(queue_len);
     let me = ConnHandle::new(ConnId::new(RELAYED, GHOSTS.fetch_add(1, Ordering::Relaxed)), qtx);
     let presence = Arc::new(GhostPresence::default());
-    let ghost = Ghost { from, conn, me, lobby, out, room: None, queued: None, presence, listed: false };
+    let ghost = Ghost {
+        from,
+        conn,
+        me,
+        lobby,
+        out,
+        room: None,
+        last_room: None,
+        queued: None,
+        presence,
+        listed: false,
+    };
     tokio::spawn(ghost.run(rx, cmds));
     tx
 }
@@ -330,6 +343,8 @@ struct Ghost {
     out: Outbox,
     /// The room it is in, and the way there.
     room: Option<(Arc<str>, RoomLink)>,
+    /// The last room it entered.
+    last_room: Option<Arc<str>>,
     /// The rules it waits for in the queue here.
     queued: Option<Rules>,
     /// Whether a challenge of its drafted it (as the lobby sees it).
@@ -378,7 +393,7 @@ impl Ghost {
                     }
                     // Killed: the other side could not keep up.
                     Recv::Ended | Recv::Killed => {
-                        self.leave();
+                        self.leave().await;
                         let _ = self.send(Item::Restart).await;
                         return;
                     }
@@ -390,20 +405,20 @@ impl Ghost {
                 },
             }
         }
-        self.leave();
+        self.leave().await;
     }
 
     /// The connection is gone: its room, queue and challenges hear it as
     /// from a socket.
-    fn leave(&mut self) {
+    async fn leave(&mut self) {
         if self.listed {
-            let _ = self.lobby.try_send(LobbyCmd::Offline { conn: self.me.id });
+            let _ = self.lobby.send(LobbyCmd::Offline { conn: self.me.id }).await;
         }
         if let Some((_, link)) = self.room.take() {
             let _ = link.force_send(RoomCmd::Disconnected { conn: self.me.id });
         }
         if let Some(rules) = self.queued.take() {
-            let _ = self.lobby.try_send(LobbyCmd::Cancel { conn: self.me.id, rules });
+            let _ = self.lobby.send(LobbyCmd::Cancel { conn: self.me.id, rules }).await;
         }
     }
 
@@ -439,7 +454,16 @@ impl Ghost {
     }
 
     async fn request(&mut self, request: Request, id: Option<RequestId>) {
-        let Some((_, link)) = &self.room else { return };
+        let Some((_, link)) = &self.room else {
+            // Its room let it go while the request was on its way: as a
+            // connection here would be, it is told so and is in no room.
+            let refusal = ServerMessage::error(ErrorCode::NotInGame, crate::room::ROOM_CLOSED, id);
+            self.send(Item::Frame { text: encode(&refusal).as_str().to_owned() }).await;
+            if let Some(room) = self.last_room.clone() {
+                self.send(Item::Released { room }).await;
+            }
+            return;
+        };
         let link = link.clone();
         if request == Request::Leave {
             self.room = None;
@@ -457,11 +481,13 @@ impl Ghost {
             Outbound::Refused => Item::Refused,
             Outbound::Entered { room, link } => {
                 self.queued = None;
+                self.last_room = Some(room.clone());
                 self.room = Some((room.clone(), link));
                 Item::Entered { room }
             }
             Outbound::Drafted { room, link } => {
                 self.queued = None;
+                self.last_room = Some(room.clone());
                 self.room = Some((room.clone(), link));
                 Item::Drafted { room }
             }

@@ -30,6 +30,11 @@ pub const ROOMS: &str = "ttt:rooms";
 /// their rooms, and connections here in its rooms are told to resume.
 pub const GONE_AFTER: Duration = Duration::from_secs(5);
 
+/// Writes a room's entry unless another instance holds it (after a
+/// cut-off, this one's stale copy must not take an adopted game back).
+const CLAIM_FREE: &str = "local v = redis.call('hget', KEYS[1], ARGV[1]) \
+    if not v or v == ARGV[2] then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
+
 /// Deletes a room's entry only if it is still this instance's (another may
 /// have adopted the game since).
 const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('hdel', KEYS[1], ARGV[1]) end return 0";
@@ -151,6 +156,11 @@ pub struct Router {
     pending: Vec<(Arc<str>, bool)>,
     /// Who waits here, as last told.
     pub waiting: Vec<Waiting>,
+    /// Lookups to try again at the next pass.
+    later: Vec<ToBus>,
+    /// Each other instance's run (a restart under the same name is a new
+    /// instance: what the old run had here is let go).
+    runs: HashMap<Arc<str>, u64>,
 }
 
 impl Router {
@@ -169,6 +179,8 @@ impl Router {
             own: HashSet::new(),
             pending: Vec::new(),
             waiting: Vec::new(),
+            later: Vec::new(),
+            runs: HashMap::new(),
         }
     }
 
@@ -282,9 +294,31 @@ impl Router {
         });
     }
 
+    /// The lookups to try again now.
+    pub fn take_later(&mut self) -> Vec<ToBus> {
+        std::mem::take(&mut self.later)
+    }
+
+    /// Instance `name` is back after its bus was away: what it missed is
+    /// healed by a fresh `state` of each room there of a player here.
+    pub fn back(&mut self, name: &str) {
+        for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
+            if let Some(at) = away.at.as_ref().filter(|at| ***at == *name) {
+                let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
+                let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
+            }
+        }
+    }
+
     /// Handles one message from another instance.
     pub fn incoming(&mut self, env: Envelope) {
-        let Envelope { from, msg } = env;
+        let Envelope { from, run, msg } = env;
+        if self.runs.get(&from).is_some_and(|known| *known != run) {
+            tracing::info!(instance = %from, "an instance restarted; what its last run had here is let go");
+            self.forget(&from);
+        }
+        self.runs.insert(from.clone(), run);
+        self.stopped.remove(&from);
         self.heard(&from);
         match msg {
             Wire::Enter { conn, ask } => {
@@ -426,7 +460,13 @@ impl Router {
                     Some(redis) => self.owner(&cmd, redis).await?,
                     None => None,
                 };
-                self.enter(cmd, owner, looks).await;
+                // A room made a moment ago elsewhere may not be written yet.
+                let fresh =
+                    matches!(cmd, LobbyCmd::JoinRoom { .. } | LobbyCmd::Spectate { .. }) && looks == 0;
+                match owner {
+                    None if fresh => self.later.push(ToBus::Lookup { cmd, looks: 1 }),
+                    owner => self.enter(cmd, owner, looks).await,
+                }
             }
         }
         Ok(())
@@ -445,7 +485,7 @@ impl Router {
             for chunk in own.chunks(1000) {
                 let mut pipe = redis::pipe();
                 for code in chunk {
-                    pipe.cmd("HSET").arg(ROOMS).arg(&**code).arg(&*self.me).ignore();
+                    pipe.cmd("EVAL").arg(CLAIM_FREE).arg(1).arg(ROOMS).arg(&**code).arg(&*self.me).ignore();
                 }
                 pipe.query_async::<()>(conn).await?;
             }
@@ -455,20 +495,22 @@ impl Router {
             return Ok(());
         }
         let mut pipe = redis::pipe();
-        for (code, open) in self.pending.drain(..) {
+        for (code, open) in &self.pending {
             match open {
-                true => pipe.cmd("HSET").arg(ROOMS).arg(&*code).arg(&*self.me).ignore(),
+                true => pipe.cmd("HSET").arg(ROOMS).arg(&**code).arg(&*self.me).ignore(),
                 false => {
-                    pipe.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&*code).arg(&*self.me).ignore()
+                    pipe.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&**code).arg(&*self.me).ignore()
                 }
             };
         }
-        pipe.query_async::<()>(conn).await
+        pipe.query_async::<()>(conn).await?;
+        self.pending.clear();
+        Ok(())
     }
 
     /// The live instance other than this one that runs the room `cmd` names.
     async fn owner(
-        &self,
+        &mut self,
         cmd: &LobbyCmd<ConnHandle>,
         conn: &mut MultiplexedConnection,
     ) -> redis::RedisResult<Option<Arc<str>>> {
@@ -492,7 +534,13 @@ impl Router {
         // Not listed here yet (it started within the last second): its own
         // list says whether it is alive.
         let listed: bool = redis::cmd("EXISTS").arg(format!("{WHO}:{owner}")).query_async(conn).await?;
-        Ok(listed.then(|| owner.into()))
+        if !listed {
+            return Ok(None);
+        }
+        let owner: Arc<str> = owner.into();
+        self.heard(&owner);
+        self.listed.insert(owner.clone());
+        Ok(Some(owner))
     }
 
     /// Sends `cmd` to `owner`'s instance, or answers it here: `room_not_found`,
@@ -518,6 +566,9 @@ impl Router {
     /// Sends the connection's `ask` to instance `to`, where its room (or
     /// queue) will be, keeping it until answered.
     fn send_enter(&mut self, conn: ConnHandle, to: Arc<str>, ask: Ask) {
+        if !self.alive(&to) {
+            return self.answer_here(conn, ask);
+        }
         let seq = conn.id.seq();
         let away = self.relayed.entry(seq).or_insert_with(|| Away::new(conn.clone()));
         away.conn = conn;
@@ -529,6 +580,9 @@ impl Router {
 
     /// Sends the connection's `ask` about challenges to instance `to`.
     fn send_aside(&mut self, conn: ConnHandle, to: Arc<str>, ask: Ask) {
+        if !self.alive(&to) {
+            return self.answer_here(conn, ask);
+        }
         let seq = conn.id.seq();
         let away = self.relayed.entry(seq).or_insert_with(|| Away::new(conn.clone()));
         away.ghost_at(&to);
@@ -537,7 +591,8 @@ impl Router {
 
     /// Answers here what another instance cannot: a `resume` waits for
     /// adoption here, a moved queue entry comes back to this instance's
-    /// queue, `join_room` and `spectate` find no room.
+    /// queue, `join_room` and `spectate` find no room, a challenge no
+    /// player, a `decline` no challenge.
     fn answer_here(&mut self, conn: ConnHandle, ask: Ask) {
         match ask {
             Ask::Resume { token, id } => {
@@ -554,7 +609,17 @@ impl Router {
                 conn.frame(&encode(&msg));
                 conn.send(Outbound::Refused);
             }
-            Ask::Cancel { .. } | Ask::Challenge { .. } | Ask::Decline { .. } | Ask::Engaged { .. } => {}
+            Ask::Challenge { name, id, .. } => {
+                let shown: String = name.chars().take(40).collect();
+                let text =
+                    format!("nobody called {shown:?} is online right now; a `who` request lists who is");
+                refuse_here(&conn, ErrorCode::PlayerNotFound, text, id);
+            }
+            Ask::Decline { challenge, id, .. } => {
+                let shown: String = challenge.chars().take(40).collect();
+                refuse_here(&conn, ErrorCode::ChallengeNotFound, format!("no open challenge {shown:?}"), id);
+            }
+            Ask::Cancel { .. } | Ask::Engaged { .. } => {}
         }
     }
 
@@ -569,4 +634,10 @@ impl Router {
             self.answer_here(conn, ask);
         }
     }
+}
+
+/// Refuses a connection's request here, as its lobby would.
+fn refuse_here(conn: &ConnHandle, code: ErrorCode, text: String, id: Option<tictactoe_protocol::RequestId>) {
+    crate::net::metrics::refused(code);
+    conn.frame(&encode(&ServerMessage::error(code, text, id)));
 }

@@ -415,7 +415,8 @@ impl<C: Peer> Lobby<C> {
                 let q = self.queues.entry(rules).or_default();
                 let before = q.len();
                 q.retain(|(c, ..)| c.id() != conn);
-                if q.len() == before && self.parked.is_some() {
+                if q.len() == before && self.parked.is_some() && conn.instance() == crate::cluster::ids::ALONE
+                {
                     self.out.push(Output::CancelElsewhere { conn, rules });
                 }
             }
@@ -559,6 +560,9 @@ impl<C: Peer> Lobby<C> {
     ) {
         match self.players.listed(conn.id()) {
             Some((who, presence::Status::Idle)) => {
+                // Its connection then says when it leaves idle, which ends
+                // the challenge there too (`LeftIdle`).
+                self.players.count_challenge(conn.id());
                 self.out.push(Output::ChallengeElsewhere { conn, who, ip, name, rules, id, at })
             }
             Some(_) => {

@@ -123,6 +123,15 @@ impl<C: Peer> Players<C> {
         self.prefix = format!("{instance}~");
     }
 
+    /// Counts a challenge a listed connection made on another instance (its
+    /// presence then reports leaving idle; the count is never lowered, as
+    /// the end of that challenge is not heard of here).
+    pub fn count_challenge(&self, conn: ConnId) {
+        if let Some(o) = self.online.get(&conn) {
+            o.presence.add_challenge();
+        }
+    }
+
     /// Who a listed connection is, and where it stands.
     pub fn listed(&self, conn: ConnId) -> Option<(Arc<Identity>, Status)> {
         self.online.get(&conn).map(|o| (o.who.clone(), o.presence.status()))
