@@ -190,6 +190,10 @@ struct Parked<C> {
     looks: u8,
 }
 
+/// Most names an instance tells the others it has online: `who` shows 200,
+/// and a `challenge` from another instance finds a name among these.
+const SHARED_NAMES: usize = 1_000;
+
 /// Most `resume`s parked at once; beyond, an unknown token is refused at once.
 const PARKED_MAX: usize = 10_000;
 
@@ -237,7 +241,7 @@ impl<C: Peer> Lobby<C> {
 
     /// Who is online on this instance, for the other instances' `who`.
     pub fn online_here(&self) -> Vec<OnlinePlayer> {
-        self.players.here(tictactoe_protocol::MAX_ONLINE)
+        self.players.here(SHARED_NAMES)
     }
 
     /// Who is online on the other instances of the cluster, as they last
