@@ -269,8 +269,12 @@ async fn a_sigterm_of_the_rooms_instance_sends_its_relayed_player_to_resume_with
 async fn after_redis_was_down_a_game_across_instances_goes_on_and_codes_are_found_again_within_10_s() {
     let (a, b, mut redis, _spill) = cluster("relay-redis").await;
     let (mut players, _, room) = across(&a, &b, 1).await;
+    let ([mut x2, o2], _, _) = across(&a, &b, 1).await;
     redis.kill();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // A relayed player leaves while Redis is down: its opponent hears it once Redis is back.
+    drop(o2);
+    tokio::time::sleep(Duration::from_secs(1)).await;
     redis.resume();
     let back = Instant::now();
     // The relayed player is sent the room's state (what it missed), and the game goes on.
@@ -283,6 +287,8 @@ async fn after_redis_was_down_a_game_across_instances_goes_on_and_codes_are_foun
     assert!(back.elapsed() < Duration::from_secs(10), "resynced after {:?}", back.elapsed());
     let overs = play(&mut players, &mut [], 1, &GAME).await;
     assert_eq!(overs[1]["winner"], 1, "{overs:?}");
+    x2.recv_type("opponent_disconnected").await;
+    assert!(back.elapsed() < Duration::from_secs(10), "told after {:?}", back.elapsed());
     // A new room on one instance is found from the other again.
     let mut maker = b.client().await;
     maker.send(json!({"type": "create_room"})).await;

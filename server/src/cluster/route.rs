@@ -158,6 +158,8 @@ pub struct Router {
     pub waiting: Vec<Waiting>,
     /// Lookups to try again at the next pass.
     later: Vec<ToBus>,
+    /// When the bus last came up.
+    up_since: Instant,
     /// Each other instance's run (a restart under the same name is a new
     /// instance: what the old run had here is let go).
     runs: HashMap<Arc<str>, u64>,
@@ -180,6 +182,7 @@ impl Router {
             pending: Vec::new(),
             waiting: Vec::new(),
             later: Vec::new(),
+            up_since: Instant::now(),
             runs: HashMap::new(),
         }
     }
@@ -282,15 +285,18 @@ impl Router {
             tracing::warn!(instance = %name, "an instance stopped answering on the bus; its relayed players resume");
             self.forget(&name);
         }
-        let out = &self.out;
+        // A connection closed here: its ghosts elsewhere hear it, again
+        // each second for a while after the bus came back (an instance not
+        // back on the bus yet would not hear it).
+        let (out, settled) = (&self.out, self.up_since.elapsed() >= GONE_AFTER);
         self.relayed.retain(|&conn, away| {
             let open = !away.conn.is_closed();
             if !open {
-                for to in away.ghosts.drain(..) {
-                    let _ = out.try_send(Outgoing { to, msg: Wire::Gone { conn } });
+                for to in &away.ghosts {
+                    let _ = out.try_send(Outgoing { to: to.clone(), msg: Wire::Gone { conn } });
                 }
             }
-            open
+            open || !settled
         });
     }
 
@@ -402,6 +408,7 @@ impl Router {
     /// listed anew once it is back, which heals what was lost meanwhile
     /// (see [`Router::listed`]).
     pub fn resync(&mut self) {
+        self.up_since = Instant::now();
         self.listed.clear();
         for at in self.seen.values_mut() {
             *at = Instant::now();
@@ -415,6 +422,7 @@ impl Router {
         ask: ToBus,
         conn: Option<&mut MultiplexedConnection>,
     ) -> redis::RedisResult<()> {
+        let conn_up = conn.is_some();
         match ask {
             ToBus::Opened(code) => {
                 self.own.insert(code.clone());
@@ -447,7 +455,9 @@ impl Router {
                     };
                     let _ = self.out.try_send(Outgoing { to, msg });
                 }
-                if closed {
+                // Without the bus the word is lost: kept, the connection's
+                // ghosts hear of its end from the sweep once the bus is back.
+                if closed && conn_up {
                     self.relayed.remove(&seq);
                 }
             }
