@@ -96,3 +96,17 @@ pub fn instance_flags(
     flags.extend(more.iter().map(|f| (*f).to_owned()));
     flags
 }
+
+/// Starts instance `name` of a cluster on database `url` and `redis`, the
+/// real binary, with a long grace and turn clock (tests decide when players
+/// come back, not the clock).
+pub fn instance(
+    url: &str,
+    redis: &Redis,
+    name: &str,
+    spill: &crate::TempDir,
+) -> crate::process::ServerProcess {
+    let more = ["--reconnect-grace-ms", "30000", "--turn-timeout-ms", "60000"];
+    let flags = instance_flags(url, redis, name, &spill.path, &more);
+    crate::process::ServerProcess::start(&flags.iter().map(String::as_str).collect::<Vec<_>>())
+}

@@ -14,24 +14,12 @@ use serde_json::{Value, json};
 use tictactoe_protocol::{Verdict, judge};
 use tictactoe_tests::postgres::{Postgres, name_of, shared};
 use tictactoe_tests::process::{ServerProcess, server_bin};
-use tictactoe_tests::redis::{Redis, instance_flags};
+use tictactoe_tests::redis::{Redis, instance};
 use tictactoe_tests::{Client, TempDir, api, assert_judged, http_get};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 /// The contract's bound on adopting a dead instance's games.
 const ADOPTION: Duration = Duration::from_secs(10);
-
-/// Starts instance `name` of the cluster on database `url` and `redis`.
-fn instance(url: &str, redis: &Redis, name: &str, spill: &TempDir) -> ServerProcess {
-    let flags = instance_flags(
-        url,
-        redis,
-        name,
-        &spill.path,
-        &["--reconnect-grace-ms", "30000", "--turn-timeout-ms", "60000"],
-    );
-    ServerProcess::start(&flags.iter().map(String::as_str).collect::<Vec<_>>())
-}
 
 /// A game between two players on `server`, played to its `moves`th move:
 /// the players (X first) and their resume tokens.

@@ -11,21 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tictactoe_tests::postgres::shared;
 use tictactoe_tests::process::ServerProcess;
-use tictactoe_tests::redis::{Redis, instance_flags};
+use tictactoe_tests::redis::{Redis, instance};
 use tictactoe_tests::{Client, TempDir, assert_judged};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-
-/// Starts instance `name` on database `url` and `redis`.
-fn instance(url: &str, redis: &Redis, name: &str, spill: &TempDir) -> ServerProcess {
-    let flags = instance_flags(
-        url,
-        redis,
-        name,
-        &spill.path,
-        &["--reconnect-grace-ms", "30000", "--turn-timeout-ms", "60000"],
-    );
-    ServerProcess::start(&flags.iter().map(String::as_str).collect::<Vec<_>>())
-}
 
 /// Waits until the bus of `server` is up (`/healthz` says so).
 async fn bus_up(server: &ServerProcess) {
@@ -194,16 +182,7 @@ async fn a_seat_is_resumed_on_an_instance_that_does_not_run_its_room() {
 #[tokio::test]
 async fn a_player_relayed_to_an_instance_that_dies_is_told_to_resume_and_plays_on() {
     let (a, b, _redis, _spill) = cluster("relay-death").await;
-    let mut x = a.client().await;
-    x.send(json!({"type": "create_room", "mark": "X"})).await;
-    let room = x.recv_type("room_created").await["room"].as_str().expect("a code").to_owned();
-    let mut o = b.client().await;
-    o.send(json!({"type": "join_room", "room": room})).await;
-    let (mut players, started) = seated(x, o).await;
-    for (i, &[r, c]) in GAME[..2].iter().enumerate() {
-        players[i % 2].play(r, c).await;
-        players[(i + 1) % 2].recv_type("moved").await;
-    }
+    let (players, started, _) = across(&a, &b, 2).await;
     // Saved moves are at most 40 ms old; this waits them out.
     tokio::time::sleep(Duration::from_millis(300)).await;
     a.signal("KILL");

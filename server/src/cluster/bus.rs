@@ -133,7 +133,7 @@ pub fn start(
     tracker.spawn(async move {
         let mut matchmaker = Matchmaker::default();
         loop {
-            let ended = tokio::select! {
+            let ended: Result<std::convert::Infallible, String> = tokio::select! {
                 _ = stop.started() => {
                     // The others stop sending this one's players here now;
                     // they resume there once the games are saved.
@@ -150,13 +150,14 @@ pub fn start(
                     let _ = tokio::time::timeout(ANSWER, said).await;
                     return;
                 }
-                ended = session(&client, &shared, &mut presence, &mut relay, &mut matchmaker, &released) => ended,
+                ended = serve(&client, &shared, &mut presence, &mut relay, &mut matchmaker, &released) => ended,
             };
             shared.set(false);
             matchmaker.leading = false;
             // Without the bus, `who` lists this instance's players only.
             let _ = presence.elsewhere.try_send(Vec::new());
-            tracing::debug!("the bus's connection ended: {ended}");
+            let Err(why) = ended;
+            tracing::debug!("the bus's connection ended: {why}");
             let wait = tokio::time::sleep(PING);
             tokio::pin!(wait);
             loop {
@@ -176,20 +177,6 @@ pub fn start(
 
 /// One connection's life: subscribed, checked every [`PING`], until it
 /// fails (returns why).
-async fn session(
-    client: &redis::Client,
-    state: &BusState,
-    presence: &mut Presence,
-    relay: &mut Relay,
-    matchmaker: &mut Matchmaker,
-    released: &(impl Fn(&str) + Sync),
-) -> String {
-    match serve(client, state, presence, relay, matchmaker, released).await {
-        Ok(never) => match never {},
-        Err(e) => e,
-    }
-}
-
 async fn serve(
     client: &redis::Client,
     state: &BusState,
