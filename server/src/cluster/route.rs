@@ -203,15 +203,10 @@ impl Router {
         let now: HashSet<Arc<str>> = alive.into_iter().collect();
         let gone: Vec<Arc<str>> = self.listed.difference(&now).cloned().collect();
         // One listed again (after the bus came back, for it or for this
-        // one) hears each relayed player: what was lost meanwhile is
-        // healed by a fresh `state` of its room.
-        for back in now.difference(&self.listed) {
-            for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
-                if away.at.as_ref() == Some(back) {
-                    let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
-                    let _ = self.out.try_send(Outgoing { to: back.clone(), msg });
-                }
-            }
+        // one) may have missed what was said meanwhile.
+        let back: Vec<Arc<str>> = now.difference(&self.listed).cloned().collect();
+        for name in back {
+            self.back(&name);
         }
         for name in gone {
             if *name != *self.me {
@@ -305,8 +300,9 @@ impl Router {
         std::mem::take(&mut self.later)
     }
 
-    /// Instance `name` is back after its bus was away: what it missed is
-    /// healed by a fresh `state` of each room there of a player here.
+    /// Instance `name` is back after its bus (or this one's) was away: what
+    /// was lost meanwhile is healed by a fresh `state` of each room there
+    /// of a player here.
     pub fn back(&mut self, name: &str) {
         for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
             if let Some(at) = away.at.as_ref().filter(|at| ***at == *name) {

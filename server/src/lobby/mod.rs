@@ -399,8 +399,7 @@ impl<C: Peer> Lobby<C> {
                     // A token that names no room at all is refused at once;
                     // one whose room is not here may name another instance's.
                     None if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                        && self.parked.is_some()
-                        && !conn.relayed() =>
+                        && self.asks_elsewhere(conn.id()) =>
                     {
                         self.out
                             .push(Output::Elsewhere { cmd: LobbyCmd::Resume { conn, token, id }, looks: 0 })
@@ -419,8 +418,7 @@ impl<C: Peer> Lobby<C> {
                 let q = self.queues.entry(rules).or_default();
                 let before = q.len();
                 q.retain(|(c, ..)| c.id() != conn);
-                if q.len() == before && self.parked.is_some() && conn.instance() == crate::cluster::ids::ALONE
-                {
+                if q.len() == before && self.asks_elsewhere(conn) {
                     self.out.push(Output::CancelElsewhere { conn, rules });
                 }
             }
@@ -432,14 +430,14 @@ impl<C: Peer> Lobby<C> {
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
             LobbyCmd::Offline { conn } => {
                 self.players.offline(conn);
-                if self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE {
+                if self.asks_elsewhere(conn) {
                     self.out.push(Output::LeftIdle { conn, all: true, closed: true });
                 }
             }
             LobbyCmd::Rated { conn, rules, shown } => self.players.rated(conn, rules, shown),
             LobbyCmd::Engaged { conn, all } => {
                 self.players.engaged(conn, all);
-                if self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE {
+                if self.asks_elsewhere(conn) {
                     self.out.push(Output::LeftIdle { conn, all, closed: false });
                 }
             }
@@ -538,7 +536,7 @@ impl<C: Peer> Lobby<C> {
     /// The other instance a name is online on, for a challenge from `conn`
     /// (a connection whose socket is here).
     fn player_elsewhere(&self, name: &str, conn: &C) -> Option<Arc<str>> {
-        if conn.relayed() {
+        if !self.asks_elsewhere(conn.id()) {
             return None;
         }
         self.elsewhere_at.get(&crate::session::account::name_key(name.trim())).cloned()
@@ -546,9 +544,8 @@ impl<C: Peer> Lobby<C> {
 
     /// The other instance a challenge id was made on.
     fn challenge_host(&self, challenge: &str, conn: &C) -> Option<Arc<str>> {
-        let me = self.me.as_deref()?;
         let (host, _) = challenge.split_once('~')?;
-        (host != me && !conn.relayed()).then(|| host.into())
+        (self.asks_elsewhere(conn.id()) && self.me.as_deref() != Some(host)).then(|| host.into())
     }
 
     /// A challenge to a player on instance `at`: sent there, if the
@@ -646,6 +643,13 @@ impl<C: Peer> Lobby<C> {
         }
     }
 
+    /// Whether what `conn` asks that is not here is looked for on the other
+    /// instances: in a cluster, for a connection whose socket is here (a
+    /// ghost's asks came from its own instance, which looked already).
+    fn asks_elsewhere(&self, conn: ConnId) -> bool {
+        self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE
+    }
+
     /// Where the room a typed code names is: here, perhaps on another
     /// instance (in a cluster, for a connection whose socket is here), or
     /// nowhere (with the refusal's words).
@@ -653,7 +657,7 @@ impl<C: Peer> Lobby<C> {
         let code = codes::normalize_room_code(room);
         match self.rooms.get(code.as_str()) {
             Some(addr) => Found::Here(addr.clone()),
-            None if self.parked.is_some() && !conn.relayed() => Found::Elsewhere,
+            None if self.asks_elsewhere(conn.id()) => Found::Elsewhere,
             None => Found::Nowhere(codes::no_room(&code)),
         }
     }
