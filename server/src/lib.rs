@@ -142,6 +142,11 @@ impl Server {
             }
         };
         tracker.spawn(metrics_upkeep(stop.clone()));
+        if store.enabled() {
+            let stats = store.stats().clone();
+            let stopping = stop.clone();
+            tracker.spawn(async move { stats.priority.watch(&stats, stopping.started()).await });
+        }
 
         let welcome = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,

@@ -65,6 +65,8 @@ pub fn render(stats: &Stats, store: &StoreStats, admission: &crate::net::admissi
     gauge!("ttt_store_held_live_changes").set(store.held_live.load(Ordering::Relaxed) as f64);
     gauge!("ttt_store_held_bytes").set(store.held_bytes.load(Ordering::Relaxed) as f64);
     gauge!("ttt_store_held_games_limit").set(crate::store::BACKLOG as f64);
+    gauge!("ttt_store_writer_idle").set(if store.priority.idle() { 1.0 } else { 0.0 });
+    counter!("ttt_store_writer_lifts_total").absolute(store.priority.lifts.load(Ordering::Relaxed));
     for (reason, n) in admission.refusals() {
         counter!("ttt_connections_refused_total", "reason" => reason).absolute(n);
     }

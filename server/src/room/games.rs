@@ -129,7 +129,9 @@ impl Room {
         self.clock.stop();
         self.counts.finished[reason as usize] += 1;
         let winner = outcome.and_then(Outcome::winner);
-        tracing::info!(
+        // At debug: each game is in the records and the metrics already, and
+        // a log line per game is a write per game on a busy server.
+        tracing::debug!(
             winner = winner.map_or(0, Player::number),
             ?reason,
             moves = self.game.moves().len(),

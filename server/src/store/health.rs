@@ -39,6 +39,8 @@ pub struct StoreStats {
     pub held_bytes: AtomicUsize,
     /// The origin of `busy_since_ms`.
     epoch: OnceLock<Instant>,
+    /// The writer's priority, and what the runtime reads to lift it.
+    pub priority: super::priority::Priority,
     /// Rooms whose games another instance holds now (the database refused
     /// this one's writes to them), until the lobby closes them.
     lost: std::sync::Mutex<Vec<std::sync::Arc<str>>>,
@@ -99,6 +101,14 @@ impl StoreStats {
     /// The writer's operation returned.
     pub(crate) fn idle(&self) {
         self.busy_since_ms.store(0, Ordering::Relaxed);
+    }
+
+    /// How long the writer's present operation (a commit, a probe) has run,
+    /// to the millisecond; `None` while it waits.
+    pub(crate) fn busy_for(&self) -> Option<Duration> {
+        let since = self.busy_since_ms.load(Ordering::Relaxed);
+        let now = u64::try_from(self.epoch().elapsed().as_millis()).unwrap_or(u64::MAX);
+        (since != 0).then(|| Duration::from_millis(now.saturating_sub(since)))
     }
 
     /// Failing, stuck or fine.

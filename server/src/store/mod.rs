@@ -18,6 +18,7 @@ mod health;
 mod held;
 mod live;
 mod postgres;
+pub mod priority;
 mod reads;
 pub mod record;
 mod spill;

@@ -125,6 +125,9 @@ pub(super) fn run<B: Backend>(
         batch.book.put(account, rules, standing);
     }
     let stats = &*shared.stats;
+    stats.priority.enter();
+    // Nobody touches the thread's priority once it ends, however it ends.
+    let _leave = Leave(&stats.priority);
     // Kept across turns: a fresh one would grow (and copy) every time.
     let mut jobs = Vec::with_capacity(BATCH);
     loop {
@@ -209,7 +212,17 @@ pub(super) fn run<B: Backend>(
         if behind || batch.next_commit().is_some_and(|at| at <= Instant::now()) {
             write(&mut db, &mut batch, &shared);
         }
+        stats.priority.round(batch.next_commit());
         batch.count(stats);
+    }
+}
+
+/// Says the writer's thread is gone when dropped.
+struct Leave<'a>(&'a super::priority::Priority);
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
     }
 }
 
