@@ -1,8 +1,10 @@
 //! Games in progress survive the real `ttt-server` binary going away:
 //! SIGTERM saves them and closes with 1012, SIGKILL loses no move older than
 //! 100 ms; started again on the same database, the players resume with their
-//! tokens and finish, and the record judges consistent. (A restart in
-//! process, and the grace after it, is `restart.rs`.)
+//! tokens and finish, and the record judges consistent — also when another
+//! process keeps the server's one core busy, which leaves its store's writer
+//! (at idle priority) no time of its own. (A restart in process, and the
+//! grace after it, is `restart.rs`.)
 
 use std::time::Duration;
 
@@ -12,13 +14,38 @@ use tictactoe_tests::process::ServerProcess;
 use tictactoe_tests::{TempDir, api, assert_judged};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
+/// A process that keeps core 0 busy until dropped.
+struct BusyCore(std::process::Child);
+
+impl BusyCore {
+    fn start() -> BusyCore {
+        let spin = std::process::Command::new("taskset")
+            .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset (util-linux) runs a busy loop on core 0");
+        BusyCore(spin)
+    }
+}
+
+impl Drop for BusyCore {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Plays a game to its third move, stops the server with `signal`, starts it
-/// again on the same file, resumes both players and finishes the game.
-async fn a_game_outlives(signal: &str) {
+/// again on the same file, resumes both players and finishes the game. With
+/// `busy`, the first server runs on core 0 only, beside a busy loop there.
+async fn a_game_outlives(signal: &str, busy: bool) {
     let dir = TempDir::new(&format!("restart-{signal}"));
     let db = dir.database("ttt.db").to_string();
     let args = ["--database", &db, "--reconnect-grace-ms", "30000", "--turn-timeout-ms", "60000"];
-    let server = ServerProcess::start(&args);
+    let busy = busy.then(BusyCore::start);
+    let server = match busy {
+        Some(_) => ServerProcess::start_under(&["taskset", "-c", "0"], &args),
+        None => ServerProcess::start(&args),
+    };
     let (mut a, mut b) = (server.client().await, server.client().await);
     a.send(json!({"type": "quick_match"})).await;
     b.send(json!({"type": "quick_match"})).await;
@@ -51,6 +78,7 @@ async fn a_game_outlives(signal: &str) {
     if signal == "TERM" {
         assert!(status.success(), "exit status {status}");
     }
+    drop(busy);
 
     let server = ServerProcess::start(&args);
     assert_eq!(server.restored, 1);
@@ -87,10 +115,15 @@ async fn a_game_outlives(signal: &str) {
 
 #[tokio::test]
 async fn sigterm_saves_the_game_closes_with_1012_and_it_goes_on_after_a_restart() {
-    a_game_outlives("TERM").await;
+    a_game_outlives("TERM", false).await;
 }
 
 #[tokio::test]
 async fn sigkill_loses_no_move_older_than_100_ms() {
-    a_game_outlives("KILL").await;
+    a_game_outlives("KILL", false).await;
+}
+
+#[tokio::test]
+async fn sigkill_loses_no_move_older_than_100_ms_when_another_process_keeps_the_core_busy() {
+    a_game_outlives("KILL", true).await;
 }
