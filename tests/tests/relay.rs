@@ -183,7 +183,7 @@ async fn a_seat_is_resumed_on_an_instance_that_does_not_run_its_room() {
 async fn a_player_relayed_to_an_instance_that_dies_is_told_to_resume_and_plays_on() {
     let (a, b, _redis, _spill) = cluster("relay-death").await;
     let (players, started, _) = across(&a, &b, 2).await;
-    // Saved moves are at most 40 ms old; this waits them out.
+    // Saved moves are at most 100 ms old; this waits them out.
     tokio::time::sleep(Duration::from_millis(300)).await;
     a.signal("KILL");
     let killed = Instant::now();

@@ -17,7 +17,7 @@ use crate::store::changes::{LiveGame, LiveWrite};
 /// The longest a write waits for the commit that makes it durable, besides
 /// the commit itself: inside the 100 ms of moves the contract allows a
 /// crash to lose.
-pub(super) const HOLD: Duration = Duration::from_millis(40);
+pub(super) const HOLD: Duration = Duration::from_millis(30);
 
 /// Most room changes kept while writes fail; beyond it the oldest are dropped.
 const BACKLOG: usize = 100_000;
