@@ -177,7 +177,7 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
 }
 
 /// What waits for the store: each record's commit, then what the room said
-/// after it, in order. Empty but for the ~15 ms after a game ends.
+/// after it, in order. Empty but for the few milliseconds after a game ends.
 #[derive(Default)]
 struct Held {
     waits: VecDeque<Wait>,

@@ -32,7 +32,7 @@ const RETRY: Duration = Duration::from_secs(1);
 
 /// The longest a record whose `game_over` waits is held before its commit
 /// (moves are held up to [`HOLD`]): the end of a game is this much later.
-const RECORD_HOLD: Duration = Duration::from_millis(15);
+const RECORD_HOLD: Duration = Duration::from_millis(5);
 
 /// Rough bytes of one held change to a game in progress.
 const LIVE_BYTES: usize = 96;
