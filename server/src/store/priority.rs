@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use thread_priority::ThreadPriority;
-
-use super::StoreStats;
 use thread_priority::unix::{
     NormalThreadSchedulePolicy, ThreadId, ThreadSchedulePolicy, set_thread_priority_and_policy,
     thread_native_id,
 };
+
+use super::StoreStats;
 
 /// How often the runtime looks whether the writer is starved.
 pub const LOOK: Duration = Duration::from_millis(5);
@@ -126,8 +126,10 @@ impl Priority {
     /// Lifts the writer to normal priority, if it is idle.
     fn lift(&self) {
         let mut writer = self.lock();
-        if let Some((id, idle @ true)) = writer.as_mut() {
-            *idle = !set(*id, NormalThreadSchedulePolicy::Other);
+        if let Some((id, idle @ true)) = writer.as_mut()
+            && set(*id, NormalThreadSchedulePolicy::Other)
+        {
+            *idle = false;
             self.lifts.fetch_add(1, Ordering::Relaxed);
         }
     }
