@@ -15,6 +15,9 @@
 # TARGETS names what is measured besides the relay, space-separated:
 #   default       ttt-server as it ships (SQLite in a fresh temp dir)
 #   none          ttt-server --database none
+#   tasks         not ttt-server: the relay with the server's data flow (a task
+#                 per connection and per pair, bounded queues between them), to
+#                 tell the cost of that flow from the server's own work
 #   postgres      ttt-server --database URL: the URL given as `--database URL`,
 #                 else a Postgres this script starts (scripts/postgres.sh, Debian's
 #                 `postgresql`) pinned to the server's core, emptied before the
@@ -29,6 +32,9 @@
 #                 players are both on one instance ("same") against games whose
 #                 second player is on the other ("cross", relayed over Redis),
 #                 interleaved, closed loop and paced
+# Closed-loop runs also count the lone ACKs the target's sockets send (an ACK
+# not carried by a reply: the kernel sends one when a reply takes longer than
+# its 40 ms delayed-ACK timer), per frame received, halfway through the run.
 # Each prints one figure line; with --update-readme the table goes into
 # README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000),
 # ROUNDS (3), TARGETS ("default none"), SERVER_FLAGS (extra flags for every server).
@@ -108,6 +114,7 @@ command_of() {
   local common="--bind 127.0.0.1:0 --max-messages-per-second 0 --turn-timeout-ms 0 --max-connections 20000"
   case "$1" in
     relay) echo "$BIN/loadgen --serve-baseline 127.0.0.1:0" ;;
+    tasks) echo "$BIN/loadgen --serve-baseline 127.0.0.1:0 --tasks" ;;
     # The load comes from one address: lift the per-address cap (older builds have none).
     default) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
     none) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
@@ -138,14 +145,31 @@ start() {
 }
 stop() { kill -TERM "$pid" 2>/dev/null || true; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done; rm -f "$work"/*.pid; }
 
+# Lone ACKs per data segment received, over the established sockets on
+# local port $1 so far (each socket's handshake ACK left out); "–" without `ss`.
+lone_acks() {
+  command -v ss >/dev/null || { echo "lone_acks=–"; return; }
+  ss -tinH state established "( sport = :$1 )" | awk '
+    { for (i = 1; i <= NF; i++) { split($i, kv, ":");
+        if (kv[1] == "segs_out") { so += kv[2]; n++ } else if (kv[1] == "data_segs_out") dso += kv[2];
+        else if (kv[1] == "data_segs_in") dsi += kv[2] } }
+    END { if (dsi > 0) printf "lone_acks=%.2f\n", (so - dso - n) / dsi; else print "lone_acks=–" }'
+}
+
 # One run against target $1: closed loop or paced ($2), output to $3.
 run() {
-  local target=$1 mode=$2 out=$3 extra=()
-  [ "$target" = relay ] && extra+=(--baseline)
+  local target=$1 mode=$2 out=$3 extra=() load
+  case "$target" in relay | tasks) extra+=(--baseline) ;; esac
   [ "$mode" = paced ] && extra+=(--rate "$RATE")
   start "$target"
-  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" "${extra[@]}" >"$out"
-  if [ "$target" != relay ]; then
+  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" "${extra[@]}" >"$out" &
+  load=$!
+  if [ "$mode" = closed ]; then
+    sleep $((SECS / 2 + 1))
+    lone_acks "${addr##*:}" >"$out.acks"
+  fi
+  wait "$load"
+  if [ "$target" != relay ] && [ "$target" != tasks ]; then
     curl -s "http://$addr/metrics" >"$out.metrics" 2>/dev/null || true
   fi
   stop
@@ -238,7 +262,7 @@ if [ -n "$own_pg" ]; then
     -c "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null
 fi
 for t in $TARGETS; do
-  [ "$t" = none ] && continue
+  case "$t" in none | tasks) continue ;; esac
   start "$t"
   $ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$pid" --secs 1 >"$work/$(label_of "$t").idle"
   stop
@@ -252,8 +276,15 @@ def summary(path):
     lines = [l for l in open(path) if l.startswith("summary:")]
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", lines[-1])}
 def runs(label, mode):
-    return [summary(p) for p in sorted(glob.glob(f"{work}/{label}.{mode}.*")) if not p.endswith(".metrics")]
+    return [summary(p) for p in sorted(glob.glob(f"{work}/{label}.{mode}.*")) if not p.endswith((".metrics", ".acks"))]
 mean = lambda xs: statistics.fmean(xs) if xs else float("nan")
+def lone_acks(label):
+    xs = []
+    for p in glob.glob(f"{work}/{label}.closed.*.acks"):
+        m = re.search(r"lone_acks=([0-9.]+)", open(p).read())
+        if m:
+            xs.append(float(m.group(1)))
+    return f"{mean(xs):.2f}" if xs else "–"
 relay_closed = mean([s["moves_per_sec"] for s in runs("relay", "closed")])
 relay_p99 = mean([s["p99_us"] for s in runs("relay", "paced")])
 def durable_p99(label):
@@ -269,9 +300,9 @@ def rss(label):
 print(f"Command: `SECS={secs} PAIRS={pairs} RATE={rate} IDLE={idle} ROUNDS={rounds} TARGETS=\"{targets}\" scripts/bench.sh`; "
       f"{os.cpu_count()} cores, target on core 0, load on core 1, one target at a time, relay runs interleaved.")
 print()
-print(f"| target | closed loop moves/s | ÷ relay | paced {rate}/s p99 µs | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | errors |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-print(f"| bare relay | {relay_closed:,.0f} | 1 | {relay_p99:,.0f} | 1 | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
+print(f"| target | closed loop moves/s | ÷ relay | lone ACKs per frame, closed loop | paced {rate}/s p99 µs | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | errors |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print(f"| bare relay | {relay_closed:,.0f} | 1 | {lone_acks('relay')} | {relay_p99:,.0f} | 1 | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
 lines = []
 for label in labels:
     closed, paced = runs(label, "closed"), runs(label, "paced")
@@ -280,8 +311,8 @@ for label in labels:
     end = max(s["end_p99_us"] for s in paced) / 1000
     end_closed = max(s["end_p99_us"] for s in closed) / 1000
     errors = sum(s["errors"] + s["judged_bad"] for s in closed + paced)
-    print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {errors} |")
-    lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s, paced p99 {p99 / relay_p99:.2f}x the relay's, "
+    print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {lone_acks(label)} | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {errors} |")
+    lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s (lone ACKs per frame {lone_acks(label)}, relay {lone_acks('relay')}), paced p99 {p99 / relay_p99:.2f}x the relay's, "
                  f"game end p99 {end:.1f} ms paced ({end_closed:.1f} closed loop), move durable p99 {durable_p99(label)}, idle RSS {rss(label)}/connection, errors {errors}")
 print()
 print("Closed-loop runs (moves/s): " + "; ".join(
