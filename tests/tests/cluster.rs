@@ -226,6 +226,36 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
 }
 
 #[tokio::test]
+async fn a_resume_relayed_to_an_instance_since_given_up_gets_nothing_from_its_stale_copy() {
+    let pg = shared();
+    let url = pg.database("cluster-stale");
+    let redis = Redis::start();
+    let spill = TempDir::new("cluster-stale");
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    let (mut old, tokens, room) = game_on(&a, &GAME[..2]).await;
+    saved(pg, &url, &room, 2).await;
+    // Frozen just now, `a` still counts as alive on `b`: X's resume is
+    // relayed to `a` and waits in its socket, until `b` gives `a` up,
+    // adopts the game and answers the resume itself.
+    a.signal("STOP");
+    let frozen = Instant::now();
+    let mut players = both_resume(&b, &tokens, frozen, &json!(GAME[..2])).await;
+    players[0].play(0, 1).await;
+    players[1].recv_type("moved").await;
+    // Back, `a` hands X's seat on its copy to the resume that waited...
+    a.signal("CONT");
+    let (_, close) = old[0].until_close().await;
+    assert_eq!(close, Some(CloseCode::Library(4000)));
+    // ...and what its copy sends that resume never reaches X on `b`.
+    finish(&b, &mut players, 3, &GAME).await;
+    players[0].recv_type("game_over").await;
+    let states: Vec<&Value> = players[0].received.iter().filter(|m| m["type"] == "state").collect();
+    assert_eq!(states.len(), 1, "{states:?}");
+    drop(a);
+}
+
+#[tokio::test]
 async fn redis_down_makes_healthz_degraded_and_games_go_on() {
     let pg = shared();
     let url = pg.database("cluster-redis");
