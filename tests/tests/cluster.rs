@@ -21,6 +21,27 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 /// The contract's bound on adopting a dead instance's games.
 const ADOPTION: Duration = Duration::from_secs(10);
 
+/// Two instances, `a` and `b`, on a database of their own (`name`) in the
+/// shared Postgres and on a Redis of their own.
+struct Two {
+    a: ServerProcess,
+    b: ServerProcess,
+    url: String,
+    redis: Redis,
+    spill: TempDir,
+}
+
+impl Two {
+    fn start(name: &str) -> Two {
+        let url = shared().database(name);
+        let redis = Redis::start();
+        let spill = TempDir::new(name);
+        let a = instance(&url, &redis, "a", &spill);
+        let b = instance(&url, &redis, "b", &spill);
+        Two { a, b, url, redis, spill }
+    }
+}
+
 /// A game between two players on `server`, played to its `moves`th move:
 /// the players (X first) and their resume tokens.
 async fn game_on(server: &ServerProcess, moves: &[[usize; 2]]) -> ([Client; 2], [Value; 2], String) {
@@ -115,11 +136,7 @@ const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
 #[tokio::test]
 async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another() {
     let pg = shared();
-    let url = pg.database("cluster-kill");
-    let redis = Redis::start();
-    let spill = TempDir::new("cluster-kill");
-    let a = instance(&url, &redis, "a", &spill);
-    let b = instance(&url, &redis, "b", &spill);
+    let Two { a, b, url, redis: _redis, spill: _spill } = Two::start("cluster-kill");
     let (mut old, tokens, room) = game_on(&a, &GAME[..3]).await;
     // The contract lets a crash lose the last 100 ms: this waits for them.
     saved(pg, &url, &room, 3).await;
@@ -144,12 +161,7 @@ async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another()
 
 #[tokio::test]
 async fn sigterm_hands_the_games_over_with_no_move_lost() {
-    let pg = shared();
-    let url = pg.database("cluster-term");
-    let redis = Redis::start();
-    let spill = TempDir::new("cluster-term");
-    let a = instance(&url, &redis, "a", &spill);
-    let b = instance(&url, &redis, "b", &spill);
+    let Two { a, b, redis: _redis, spill: _spill, .. } = Two::start("cluster-term");
     // The last move is made just before the signal: a stop loses none.
     let (mut old, tokens, _) = game_on(&a, &GAME[..3]).await;
     a.signal("TERM");
@@ -180,11 +192,7 @@ async fn sigterm_hands_the_games_over_with_no_move_lost() {
 #[tokio::test]
 async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
     let pg = shared();
-    let url = pg.database("cluster-cut");
-    let redis = Redis::start();
-    let spill = TempDir::new("cluster-cut");
-    let a = instance(&url, &redis, "a", &spill);
-    let b = instance(&url, &redis, "b", &spill);
+    let Two { a, b, url, redis: _redis, spill: _spill } = Two::start("cluster-cut");
     let (mut old, tokens, room) = game_on(&a, &GAME[..2]).await;
     saved(pg, &url, &room, 2).await;
     // Frozen, `a` stops renewing its lease while its sockets stay open.
@@ -228,11 +236,7 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
 #[tokio::test]
 async fn a_resume_relayed_to_an_instance_since_given_up_gets_nothing_from_its_stale_copy() {
     let pg = shared();
-    let url = pg.database("cluster-stale");
-    let redis = Redis::start();
-    let spill = TempDir::new("cluster-stale");
-    let a = instance(&url, &redis, "a", &spill);
-    let b = instance(&url, &redis, "b", &spill);
+    let Two { a, b, url, redis: _redis, spill: _spill } = Two::start("cluster-stale");
     let (mut old, tokens, room) = game_on(&a, &GAME[..2]).await;
     saved(pg, &url, &room, 2).await;
     // Frozen just now, `a` still counts as alive on `b`: X's resume is
