@@ -620,6 +620,10 @@ pub enum ServerMessage {
         /// on `unavailable`: when it is worth asking again.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_after_ms: Option<u64>,
+        /// On `invalid_token` for a game that ended: its id, so that a
+        /// player who lost while away can look up how it ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game_id: Option<Arc<str>>,
     },
 }
 
@@ -652,7 +656,7 @@ pub const SERVER_TYPES: [&str; 19] = [
 impl ServerMessage {
     /// An `error` reply.
     pub fn error(code: ErrorCode, message: impl Into<String>, id: Option<RequestId>) -> Self {
-        ServerMessage::Error { code, message: message.into(), id, retry_after_ms: None }
+        ServerMessage::Error { code, message: message.into(), id, retry_after_ms: None, game_id: None }
     }
 
     /// Decodes a server frame as a client does: `Ok(None)` for a `type` this

@@ -300,6 +300,7 @@ fn every_server_message_encodes_to_contract_json() {
                 message: "slow down".into(),
                 id: None,
                 retry_after_ms: Some(20),
+                game_id: None,
             },
             json!({"type":"error","code":"rate_limited","message":"slow down","retry_after_ms":20}),
         ),

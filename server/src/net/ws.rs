@@ -453,6 +453,7 @@ async fn register(
             message: "too many accounts registered from your address; try again later".into(),
             id,
             retry_after_ms: Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+            game_id: None,
         };
     }
     let token = account::new_secret("ttt_");

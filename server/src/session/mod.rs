@@ -209,6 +209,7 @@ impl Session {
                     message,
                     id,
                     retry_after_ms: Some(retry_after_ms),
+                    game_id: None,
                 };
                 return one(Action::Throttled(error));
             }

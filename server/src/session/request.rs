@@ -350,6 +350,7 @@ pub(crate) fn unavailable(id: Option<RequestId>) -> ServerMessage {
             .into(),
         id,
         retry_after_ms: Some(RETRY_UNAVAILABLE_MS),
+        game_id: None,
     }
 }
 

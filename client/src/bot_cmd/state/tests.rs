@@ -183,6 +183,7 @@ fn a_rate_limited_request_goes_again() {
         message: "slow down".into(),
         id: None,
         retry_after_ms: Some(100),
+        game_id: None,
     });
     let out = bot.on_event(limited, &limits(0), t0);
     assert!(matches!(out.as_slice(), [Do::Send(ClientMessage::Move { row: 0, col: 0 })]));

@@ -284,6 +284,7 @@ fn rate_limited_holds_the_next_request() {
         message: "slow down".into(),
         id: None,
         retry_after_ms: Some(500),
+        game_id: None,
     };
     m.handle(Input::Text(&server(&limited)), t0);
     let out = m.send(ClientMessage::Rematch {}, t0).unwrap_or_else(|e| panic!("{e}"));

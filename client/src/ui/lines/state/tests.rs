@@ -138,6 +138,7 @@ fn a_refused_start_ends_the_session() {
         message: "no".into(),
         id: None,
         retry_after_ms: None,
+        game_id: None,
     };
     let out = lines.on_link(Event::Msg(refused), &limits(), URL);
     assert!(matches!(out.as_slice(), [Out::End(Err(Error::Refused(_)))]));

@@ -16,7 +16,7 @@ fn started() -> ServerMessage {
 }
 
 fn error(code: ErrorCode) -> ServerMessage {
-    ServerMessage::Error { code, message: "no".into(), id: None, retry_after_ms: None }
+    ServerMessage::Error { code, message: "no".into(), id: None, retry_after_ms: None, game_id: None }
 }
 
 const URL: &str = "ws://127.0.0.1:1";
