@@ -89,7 +89,10 @@ impl Server {
         let stop = signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
+        // In a cluster, rooms act only while this instance's lease runs.
+        let fence = cluster.is_some().then(|| Arc::new(cluster::fence::Fence::new(std::time::Instant::now())));
         let ctx = room::task::RoomContext {
+            fence: fence.clone(),
             lobby: lobby_tx.clone(),
             shutdown: stop.clone(),
             stats: self.stats.clone(),
@@ -120,9 +123,9 @@ impl Server {
         let relay = cluster::bus::Relay { router, from_lobby, outgoing, run: rand::random() };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
-        let (bus, leases) = match (&cluster, leases) {
-            (Some(url), Some(leases)) => {
-                let (wake, thread) = cluster::adopt::start(leases, adopter, url.clone())?;
+        let (bus, leases) = match (&cluster, leases, fence) {
+            (Some(url), Some(leases), Some(fence)) => {
+                let (wake, thread) = cluster::adopt::start(leases, adopter, url.clone(), fence)?;
                 let look = std::sync::Mutex::new(wake.clone());
                 let presence = cluster::bus::Presence {
                     instance: instance.to_string(),

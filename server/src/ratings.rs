@@ -110,6 +110,14 @@ impl RatingBook {
         self.standings.insert((account, rules), standing);
     }
 
+    /// Forgets what the book has of an account (a record of its was
+    /// refused: the standing it rated from is not the database's): the next
+    /// game reads it from the database.
+    pub fn forget(&mut self, account: AccountId) {
+        self.standings.retain(|(a, _), _| *a != account);
+        self.whole.remove(&account);
+    }
+
     /// Learns an account's standings as the database had them (every
     /// pool it has played): those the book has already are newer and stay.
     pub fn learn(&mut self, account: AccountId, standings: &[(Rules, Standing)]) {

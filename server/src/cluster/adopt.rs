@@ -8,12 +8,14 @@
 //! backlog, a busy runtime nor a long adoption delays one past the lease.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
+use crate::cluster::fence::{Check, Fence, Verdict};
 use crate::room::{Room, Settings};
 use crate::store::{LEASE, Leases, Store};
 
@@ -34,6 +36,9 @@ pub enum Wake {
     /// Not everything could be written: end without letting them go (they
     /// are adopted when the lease runs out, as of what is written).
     Abandon,
+    /// A room asks, after a lapse of the lease, whether its game is still
+    /// this instance's (see [`Fence`]).
+    Check(Check),
 }
 
 /// What an adoption opens rooms with, and where it hands them.
@@ -48,36 +53,50 @@ pub struct Adopter {
 
 /// Starts the leases' thread. Returns the way to wake it, and the thread.
 /// `redis` is told when this instance lets its games go.
+/// `fence` is kept up to date with each beat, and its checks answered.
 pub fn start(
     leases: Leases,
     adopter: Adopter,
     redis: String,
+    fence: Arc<Fence>,
 ) -> std::io::Result<(Sender<Wake>, std::thread::JoinHandle<()>)> {
     let beater = leases.twin().map_err(|e| std::io::Error::other(e.0))?;
     let (keep_beating, until) = std::sync::mpsc::channel::<()>();
-    let beating = std::thread::Builder::new().name("ttt-beats".into()).spawn(move || beats(beater, until))?;
+    let beat_fence = fence.clone();
+    let beating =
+        std::thread::Builder::new().name("ttt-beats".into()).spawn(move || beats(beater, until, &beat_fence))?;
     let (tx, rx) = std::sync::mpsc::channel();
+    fence.answered_by(tx.clone());
     let thread = std::thread::Builder::new()
         .name("ttt-leases".into())
-        .spawn(move || run(leases, adopter, &redis, rx, (keep_beating, beating)))?;
+        .spawn(move || run(leases, adopter, &redis, rx, (keep_beating, beating), &fence))?;
     Ok((tx, thread))
 }
 
-/// Says every look that this instance is alive, until `until` is dropped.
-fn beats(mut leases: Leases, until: Receiver<()>) {
+/// Says every look that this instance is alive, until `until` is dropped,
+/// and tells `fence` how long the lease surely runs.
+fn beats(mut leases: Leases, until: Receiver<()>, fence: &Fence) {
     let mut beating = true;
     loop {
+        let sent = Instant::now();
+        fence.trying(sent);
         match leases.beat() {
-            Ok(()) if !beating => {
-                beating = true;
-                info!("this instance's lease is renewed again");
+            Ok(()) => {
+                if fence.renewed(sent) {
+                    warn!("this instance's lease had run out (it was stalled or cut off): its rooms check their games before acting");
+                }
+                if !beating {
+                    beating = true;
+                    info!("this instance's lease is renewed again");
+                }
             }
-            Ok(()) => {}
-            Err(e) if beating => {
-                beating = false;
-                error!("this instance cannot renew its lease (another may adopt its games): {e}");
+            Err(e) => {
+                fence.failed();
+                if beating {
+                    beating = false;
+                    error!("this instance cannot renew its lease (another may adopt its games): {e}");
+                }
             }
-            Err(_) => {}
         }
         if let Err(RecvTimeoutError::Disconnected) = until.recv_timeout(LOOK) {
             return;
@@ -85,10 +104,43 @@ fn beats(mut leases: Leases, until: Receiver<()>) {
     }
 }
 
+/// How soon checks that wait for the lease are looked at again.
+const CHECK_AGAIN: Duration = Duration::from_millis(20);
+
+/// Answers the rooms' `checks` once the lease runs again (a beat after the
+/// lapse reached the database): the games another instance adopted or
+/// recorded meanwhile are lost, the rest held as of this generation. Left
+/// waiting while the lease has not been renewed or the database does not answer.
+fn answer(leases: &mut Leases, fence: &Fence, checks: &mut Vec<Check>) {
+    checks.retain(|c| !c.answer.is_closed());
+    if checks.is_empty() || !fence.valid(Instant::now()) {
+        return;
+    }
+    let generation = fence.generation();
+    let games: Vec<Arc<str>> = checks.iter().map(|c| c.game.clone()).collect();
+    let lost = match leases.lost(&games) {
+        Ok(lost) => lost,
+        Err(e) => {
+            warn!("cannot tell which games are still this instance's: {e}");
+            return;
+        }
+    };
+    if !lost.is_empty() {
+        warn!(games = ?lost, "another instance adopted or ended these games while this one was away: they are let go");
+    }
+    for c in checks.drain(..) {
+        let verdict = match lost.iter().any(|l| **l == *c.game) {
+            true => Verdict::Lost,
+            false => Verdict::Held(generation),
+        };
+        let _ = c.answer.send(verdict);
+    }
+}
+
 /// The beats' thread, and what keeps it going.
 type Beats = (Sender<()>, std::thread::JoinHandle<()>);
 
-fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, beats: Beats) {
+fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, beats: Beats, fence: &Fence) {
     // Dropped at the stop: the store's writer ends once every handle on it is gone.
     let mut adopter = Some(adopter);
     // Since when the database has answered every look: see `adopt`.
@@ -99,6 +151,8 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, 
         drop(keep);
         let _ = thread.join();
     };
+    // Rooms' checks after a lapse, answered once the lease runs again.
+    let mut checks: Vec<Check> = Vec::new();
     loop {
         if let Some(adopter) = &adopter {
             // Every look is told, adopted rooms or none: resumes wait for it.
@@ -109,7 +163,15 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, 
         }
         let next = Instant::now() + LOOK;
         loop {
-            match wake.recv_timeout(next.saturating_duration_since(Instant::now())) {
+            answer(&mut leases, fence, &mut checks);
+            // Checks wait for a beat: looked at again soon.
+            let until = match checks.is_empty() {
+                true => next,
+                false => next.min(Instant::now() + CHECK_AGAIN),
+            };
+            match wake.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(Wake::Check(check)) => checks.push(check),
+                Err(RecvTimeoutError::Timeout) if Instant::now() < next => {}
                 Ok(Wake::Look) if adopter.is_some() => break,
                 Ok(Wake::Look) => {}
                 Ok(Wake::Stop) => adopter = None,

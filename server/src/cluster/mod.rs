@@ -4,6 +4,7 @@
 
 pub mod adopt;
 pub mod bus;
+pub mod fence;
 pub mod ids;
 pub mod matchmaker;
 pub mod relay;

@@ -304,6 +304,11 @@ impl Room {
         &self.code
     }
 
+    /// The id of the game in progress, if one is and records are kept.
+    pub fn live_game(&self) -> Option<&Arc<str>> {
+        self.game_id.as_ref().filter(|_| self.phase == Phase::Playing)
+    }
+
     /// True once the room holds nobody and its task should end.
     pub fn is_closed(&self) -> bool {
         self.closed

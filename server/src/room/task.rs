@@ -20,12 +20,12 @@ use rustc_hash::FxHashMap;
 
 use tictactoe_protocol::{RatingChange, ServerMessage};
 
+use crate::cluster::fence::{Fence, Verdict};
 use crate::cluster::ids::ConnId;
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::house::{Searches, Thinker};
 use crate::net::queue::{self, Recv};
-use crate::ratings::Rated;
 use crate::room::{Output, Room};
 use crate::session::account::AccountId;
 use crate::signal::{Armed, Shutdown};
@@ -33,7 +33,7 @@ use crate::stats::Counts;
 use crate::stats::{Gauge, Stats};
 use crate::store::changes::LiveWrite;
 use crate::store::record::unix_ms;
-use crate::store::{Recorded, STUCK, Store};
+use crate::store::{Outcome, Recorded, STUCK, Store};
 use tokio::sync::oneshot;
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
@@ -42,6 +42,9 @@ type Conns = FxHashMap<ConnId, ConnHandle>;
 /// What every room task needs besides its room.
 #[derive(Clone)]
 pub struct RoomContext {
+    /// In a cluster, this instance's lease: the room acts only while it
+    /// runs, and checks its game after a lapse.
+    pub fence: Option<Arc<Fence>>,
     /// Where the room reports that it closed.
     pub lobby: mpsc::Sender<LobbyCmd>,
     /// Cancelled when the server shuts down.
@@ -83,6 +86,8 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     let mut armed = None;
     let mut house = Thinker::default();
     let mut held = Held::default();
+    // The fence's generation this room last knew its game to be its own at.
+    let mut checked = ctx.fence.as_ref().map_or(0, |f| f.generation());
     loop {
         deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
         // A search for a move the game no longer waits for (it ended, was
@@ -106,24 +111,31 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             // within 128); shutdown polled only once it has started.
             biased;
             cmd = inbox.recv() => {
+                if matches!(cmd, Recv::Item(RoomCmd::Lost)) || !may_act(&room, &ctx, &mut checked).await {
+                    return let_go(&room, &conns, &ctx).await;
+                }
                 let now = Instant::now().into_std();
                 match cmd {
-                    Recv::Item(RoomCmd::Lost) => {
-                        tracing::warn!("another instance holds this room's game now: its players go there");
-                        for conn in conns.values() {
-                            conn.send(Outbound::Restart);
-                        }
-                        let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
-                        return;
-                    }
                     Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
                     // Nobody can reach the room any more (nobody kills an inbox).
                     Recv::Ended | Recv::Killed => room.shutdown(now, ctx.store.healthy()),
                 }
             }
-            _ = &mut timer, if armed.is_some() => room.tick(Instant::now().into_std()),
-            _ = held.committed(), if held.waiting() => release(&mut room, &mut conns, &mut held),
+            _ = &mut timer, if armed.is_some() => {
+                if !may_act(&room, &ctx, &mut checked).await {
+                    return let_go(&room, &conns, &ctx).await;
+                }
+                room.tick(Instant::now().into_std())
+            }
+            _ = held.committed(), if held.waiting() => {
+                if release(&mut room, &mut conns, &mut held) == Outcome::Refused {
+                    return let_go(&room, &conns, &ctx).await;
+                }
+            }
             thought = house.wait(), if house.asked().is_some() => {
+                if !may_act(&room, &ctx, &mut checked).await {
+                    return let_go(&room, &conns, &ctx).await;
+                }
                 if let Some((seq, cell)) = house.finished(thought) {
                     room.house_move(seq, cell, Instant::now().into_std());
                 }
@@ -142,11 +154,47 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
     while held.waiting() {
         held.committed().await;
-        release(&mut room, &mut conns, &mut held);
+        if release(&mut room, &mut conns, &mut held) == Outcome::Refused {
+            return let_go(&room, &conns, &ctx).await;
+        }
         deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
     }
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
+    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
+}
+
+/// Whether the room may act now: in a cluster, only while this instance's
+/// lease runs, and after a lapse only once the database said its game in
+/// progress is still this instance's (waits for that answer).
+async fn may_act(room: &Room, ctx: &RoomContext, checked: &mut u64) -> bool {
+    let Some(fence) = &ctx.fence else { return true };
+    if fence.current(*checked, std::time::Instant::now()) {
+        return true;
+    }
+    // Nothing to contradict without a game in progress.
+    let Some(game) = room.live_game() else {
+        *checked = fence.generation();
+        return true;
+    };
+    match fence.check(game.clone()).await {
+        Ok(Verdict::Held(generation)) => {
+            *checked = generation;
+            true
+        }
+        Ok(Verdict::Lost) | Err(_) => false,
+    }
+}
+
+/// Another instance holds (or ended) this room's game: the room closes at
+/// once, saying nothing of its own; its players get 1012 and resume where
+/// the game lives.
+async fn let_go(room: &Room, conns: &Conns, ctx: &RoomContext) {
+    tracing::warn!("another instance holds this room's game now: its players go there");
+    ::metrics::counter!("ttt_rooms_let_go_total").increment(1);
+    for conn in conns.values() {
+        conn.send(Outbound::Restart);
+    }
     let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
 }
 
@@ -183,15 +231,15 @@ struct Held {
     waits: VecDeque<Wait>,
 }
 
-/// One finished game's ratings and commit, and what waits for them.
+/// One finished game's record, and what waits for the store's answer.
 struct Wait {
-    /// The store's answers still to come: the ratings, then the commit.
-    rated: Option<oneshot::Receiver<Option<[Rated; 2]>>>,
-    committed: Option<oneshot::Receiver<()>>,
+    /// The store's answer, while it has not come.
+    answer: Option<oneshot::Receiver<Outcome>>,
     /// Past this, the store counts as stuck and nothing waits for it any more.
     deadline: Instant,
-    /// The game's ratings, as the store's answer gave them.
-    ratings: Option<[Rated; 2]>,
+    /// What the store did with the record, once it said (a store that is
+    /// stuck or gone: written for all the room knows, not rated).
+    outcome: Outcome,
     /// The game's players (player 1 first): their accounts, and their
     /// connections as it ended (who hears of the new ratings).
     players: [(Option<AccountId>, Option<ConnId>); 2],
@@ -211,24 +259,21 @@ impl Held {
         !self.waits.is_empty()
     }
 
-    /// Completes when the oldest wait is over: the game is rated and its
-    /// commit is done (or failed, or the store stopped), or the store is stuck.
-    /// Cancel-safe (the room's loop drops it whenever a request comes in): an
-    /// answer is let go only once it has come.
+    /// Completes when the oldest wait is over: the store said what became of
+    /// the record (committed, refused, or waiting while it cannot write), or
+    /// it is stuck. Cancel-safe (the room's loop drops it whenever a request
+    /// comes in): an answer is let go only once it has come.
     async fn committed(&mut self) {
         let Some(w) = self.waits.front_mut() else { return std::future::pending().await };
-        let answers = async {
-            if let Some(rated) = w.rated.as_mut() {
-                let ratings = rated.await;
-                w.rated = None;
-                w.ratings = ratings.ok().flatten();
-            }
-            if let Some(committed) = w.committed.as_mut() {
-                let _ = committed.await;
-                w.committed = None;
+        let answer = async {
+            if let Some(answer) = w.answer.as_mut() {
+                if let Ok(outcome) = answer.await {
+                    w.outcome = outcome;
+                }
+                w.answer = None;
             }
         };
-        let _ = tokio::time::timeout_at(w.deadline, answers).await;
+        let _ = tokio::time::timeout_at(w.deadline, answer).await;
     }
 
     /// Holds `item` for `to` if anything waits; else gives it back.
@@ -252,12 +297,18 @@ impl Held {
 
 /// The oldest wait is over: the players learn their new ratings (before
 /// they can read `game_over` and ask for a new game), then what it held is
-/// delivered, `game_over` with the ratings the store gave.
-fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) {
-    let Some(wait) = held.waits.pop_front() else { return };
+/// delivered, `game_over` with the ratings the record keeps. A record the
+/// store refused delivers nothing (the room lets its game go): returns the
+/// outcome.
+fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) -> Outcome {
+    let Some(wait) = held.waits.pop_front() else { return Outcome::Written(None) };
+    let ratings = match wait.outcome {
+        Outcome::Refused => return Outcome::Refused,
+        Outcome::Written(ratings) | Outcome::Waiting(ratings) => ratings,
+    };
     let mut failed = Vec::new();
     let keep = room.is_closed();
-    if let Some(ratings) = wait.ratings {
+    if let Some(ratings) = ratings {
         let rules = room.rules();
         for ((account, conn), rated) in wait.players.into_iter().zip(ratings) {
             let (Some(account), shown) = (account, rated.after.shown()) else { continue };
@@ -271,8 +322,8 @@ fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) {
         match item {
             HeldItem::One(to, item) => put(conns, to, item, keep, &mut failed),
             HeldItem::GameOver(mut msg, to) => {
-                if let ServerMessage::GameOver { ratings, .. } = &mut msg {
-                    *ratings = wait.ratings.map(|r| {
+                if let ServerMessage::GameOver { ratings: shown, .. } = &mut msg {
+                    *shown = ratings.map(|r| {
                         r.map(|p| RatingChange { before: p.before.shown(), after: p.after.shown() })
                     });
                 }
@@ -284,6 +335,7 @@ fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) {
         }
     }
     disconnect(room, conns, failed);
+    wait.outcome
 }
 
 /// Moves `item` into `to`'s queue; a full or gone queue joins `failed`.
@@ -364,19 +416,20 @@ fn deliver(
                     record.ended_at_ms = unix_ms(end);
                     record.started_at_ms = unix_ms(end - lasted);
                     let players = [0, 1].map(|i| (record.players[i].account, players[i]));
-                    let (rated, committed) = match store.record(record) {
-                        Some(Recorded { rated, committed }) => (rated, committed),
+                    let answer = match store.record(record) {
+                        Some(Recorded { answer: Some(answer) }) => Some(answer),
                         // Nothing to wait for; still a wait of its own when
                         // an earlier one is pending, so that what follows
                         // keeps its place (and this game's `game_over` no
                         // earlier game's ratings).
-                        None if held.waiting() => (None, None),
-                        None => continue,
+                        _ if held.waiting() => None,
+                        _ => continue,
                     };
                     // The store's own limit, and a second: past it the store says it is stuck.
                     let deadline = Instant::now() + STUCK + Duration::from_secs(1);
                     let items = Vec::new();
-                    held.waits.push_back(Wait { rated, committed, deadline, ratings: None, players, items });
+                    let outcome = Outcome::Written(None);
+                    held.waits.push_back(Wait { answer, deadline, outcome, players, items });
                     continue;
                 }
             };
@@ -405,29 +458,25 @@ mod tests {
     use crate::ratings::{Standing, rate};
 
     /// The room's loop polls the oldest wait and drops it whenever a request
-    /// comes in first: the store's answers must still be waited for, not
-    /// lost with the dropped future (a lost commit answer would let
-    /// `game_over` out before its record is committed).
+    /// comes in first: the store's answer must still be waited for, not
+    /// lost with the dropped future (a lost answer would let `game_over`
+    /// out before its record is committed, or out at all when it was refused).
     #[tokio::test]
-    async fn a_wait_polled_and_dropped_still_waits_for_both_answers() {
-        let (rated_tx, rated) = oneshot::channel();
-        let (committed_tx, committed) = oneshot::channel();
+    async fn a_wait_polled_and_dropped_still_waits_for_the_answer() {
+        let (answer_tx, answer) = oneshot::channel();
         let mut held = Held::default();
         held.waits.push_back(Wait {
-            rated: Some(rated),
-            committed: Some(committed),
+            answer: Some(answer),
             deadline: Instant::now() + Duration::from_secs(600),
-            ratings: None,
+            outcome: Outcome::Written(None),
             players: [(None, None); 2],
             items: Vec::new(),
         });
         assert!(futures::poll!(Box::pin(held.committed())).is_pending());
-        let ratings = rate([Standing::default(); 2], Some(0));
-        rated_tx.send(Some(ratings)).expect("rated");
-        assert!(futures::poll!(Box::pin(held.committed())).is_pending(), "the commit is not over");
         assert!(futures::poll!(Box::pin(held.committed())).is_pending(), "nor after another drop");
-        committed_tx.send(()).expect("committed");
+        let ratings = rate([Standing::default(); 2], Some(0));
+        answer_tx.send(Outcome::Written(Some(ratings))).expect("answered");
         held.committed().await;
-        assert_eq!(held.waits[0].ratings, Some(ratings));
+        assert_eq!(held.waits[0].outcome, Outcome::Written(Some(ratings)));
     }
 }

@@ -78,6 +78,12 @@ pub struct Committed {
     /// another writer had moved them since this one read them: the
     /// writer's book takes these.
     pub standings: Vec<(AccountId, Rules, Standing)>,
+    /// The ratings of the records rated again, by game id: what the records
+    /// keep, and so what their `game_over` shows.
+    pub ratings: rustc_hash::FxHashMap<Arc<str>, Option<[crate::ratings::Rated; 2]>>,
+    /// Records left out because another instance holds their game or
+    /// recorded it (it adopted the game while this one was cut off): by id.
+    pub refused: Vec<Arc<str>>,
 }
 
 /// The write side of a database, owned by the store's writer thread.
@@ -85,8 +91,10 @@ pub trait Backend: Send + 'static {
     /// What answers the API's reads, each on a connection of its own.
     type Reader: Reader;
 
-    /// Writes `batch` in one transaction, durable when it returns `Ok`.
-    /// On `Err` nothing of it was kept.
+    /// Writes `batch` in one transaction, durable when it returns `Ok`
+    /// (but for the records it says it refused). A record this writer kept
+    /// already (a commit whose answer was lost, tried again) is not written
+    /// or rated twice. On `Err` nothing of it was kept.
     fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError>;
 
     /// Which of `rooms` another instance holds now (it adopted them): their

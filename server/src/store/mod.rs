@@ -168,30 +168,44 @@ pub enum Answer {
     Leaderboard(api::Leaderboard),
 }
 
-/// What a room hears of a finished game it gave the store: the game's
-/// ratings as soon as the writer has rated it (the writer owns the ratings;
-/// `None` if it could not read a standing), and, while the store writes,
-/// when the commit holding the record is done or has failed.
-pub struct Recorded {
-    /// The game's ratings; `None` for a game that is not rated (a guest
-    /// played, or nobody played: nothing to wait for).
-    pub rated: Option<oneshot::Receiver<Option<[Rated; 2]>>>,
-    /// The commit's end; `None` while the store cannot write (nobody waits
-    /// for it then).
-    pub committed: Option<oneshot::Receiver<()>>,
+/// What became of a finished game's record, as its room hears it: what
+/// `game_over` waits for, and the ratings it shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Outcome {
+    /// Committed, with the ratings the record keeps (`None`: not rated).
+    Written(Option<[Rated; 2]>),
+    /// Not written yet: the store cannot write; the record waits in memory
+    /// and is retried. The ratings as this instance's writer rated them.
+    Waiting(Option<[Rated; 2]>),
+    /// Refused: another instance adopted this game while this one was cut
+    /// off or stalled, and holds or recorded it. Nothing of it may be said.
+    Refused,
 }
 
-/// Who the writer answers for a record: with the ratings, then once its
-/// commit is over.
-struct RecordAcks {
-    rated: Option<oneshot::Sender<Option<[Rated; 2]>>>,
-    committed: Option<oneshot::Sender<()>>,
+/// What a room waits for after it gave the store a finished game: the
+/// [`Outcome`], once the commit holding the record is over (while the
+/// store writes), or once it is rated (while it cannot). `answer` is `None`
+/// when there is nothing to wait for (a game nobody rates, while the store
+/// cannot write).
+pub struct Recorded {
+    /// The outcome, when it comes.
+    pub answer: Option<oneshot::Receiver<Outcome>>,
+}
+
+/// When the writer answers for a record.
+enum Tell {
+    /// Once it is rated: the store cannot write, nobody waits for the commit.
+    Rated(oneshot::Sender<Outcome>),
+    /// Once the commit holding it is over (or the store stopped writing).
+    Committed(oneshot::Sender<Outcome>),
+    /// Nobody waits.
+    Nobody,
 }
 
 /// A write for the writer's thread.
 enum Job {
-    /// A finished game, and who waits for its commit.
-    Record(Box<GameRecord>, RecordAcks),
+    /// A finished game, and who waits for what became of it.
+    Record(Box<GameRecord>, Tell),
     /// A change to a game in progress.
     Live(LiveWrite),
     /// An account to create, and who waits for it.
@@ -491,28 +505,25 @@ impl Store {
         }
         let id = record.id.clone();
         let accounts = [record.players[0].account, record.players[1].account];
-        let (rated_tx, rated) = match crate::ratings::rated_pair(accounts, record.reason) {
-            Some(_) => {
+        let rated = crate::ratings::rated_pair(accounts, record.reason).is_some();
+        let (tell, answer) = match (self.can_write(), rated) {
+            (true, _) => {
                 let (tx, rx) = oneshot::channel();
-                (Some(tx), Some(rx))
+                (Tell::Committed(tx), Some(rx))
             }
-            None => (None, None),
-        };
-        let (ack, committed) = match self.can_write() {
-            true => {
+            (false, true) => {
                 let (tx, rx) = oneshot::channel();
-                (Some(tx), Some(rx))
+                (Tell::Rated(tx), Some(rx))
             }
-            false => (None, None),
+            (false, false) => (Tell::Nobody, None),
         };
-        let acks = RecordAcks { rated: rated_tx, committed: ack };
-        if committed.is_none() {
+        if !matches!(tell, Tell::Committed(_)) {
             // Its players are told it ended without waiting: the API shows
             // it from memory until it is written.
             self.held.keep([&*record]);
         }
-        match self.try_put(Job::Record(record, acks)) {
-            Ok(()) => Some(Recorded { rated, committed }),
+        match self.try_put(Job::Record(record, tell)) {
+            Ok(()) => Some(Recorded { answer }),
             Err(_) => {
                 self.held.forget([&id]);
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);

@@ -22,7 +22,7 @@ use crate::store::backend::{Backend, BackendError, Commit, NewAccount};
 use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};
 use crate::store::record::GameRecord;
-use crate::store::{Account, BACKLOG, Job, RecordAcks, StoreError, StoreStats};
+use crate::store::{Account, BACKLOG, Job, Outcome, StoreError, StoreStats, Tell};
 
 /// Most jobs taken off the queue at once; their writes share a transaction.
 const BATCH: usize = 8192;
@@ -59,8 +59,12 @@ struct Batch {
     records: Vec<GameRecord>,
     /// Rough bytes of `records`, for the metrics.
     record_bytes: usize,
-    /// Told when the next commit attempt is over (rooms hold `game_over` for it).
-    acks: Vec<oneshot::Sender<()>>,
+    /// Told, by game id, what the next commit attempt did with their
+    /// records (rooms hold `game_over` for it).
+    answers: Vec<(Arc<str>, oneshot::Sender<Outcome>)>,
+    /// Games whose records the database refused in this attempt: another
+    /// instance holds or recorded them.
+    refused: Vec<Arc<str>>,
     /// Told, after the next commit attempt, whether everything is written.
     flushes: Vec<oneshot::Sender<bool>>,
     /// The standings this writer has rated or read: it owns the ratings.
@@ -163,21 +167,23 @@ pub(super) fn run<B: Backend>(
         let now = Instant::now();
         for job in jobs.drain(..) {
             match job {
-                Job::Record(mut record, RecordAcks { rated, committed: ack }) => {
+                Job::Record(mut record, tell) => {
                     rate(&mut db, &mut batch.book, &mut record);
-                    // The room hears the ratings now, not after the commit:
-                    // a store that cannot write still rates.
-                    if let Some(rated) = rated {
-                        let _ = rated.send(record.ratings);
+                    match tell {
+                        // A store that cannot write still rates, and says so now.
+                        Tell::Rated(answer) => {
+                            let _ = answer.send(Outcome::Waiting(record.ratings));
+                            batch.hold(now);
+                        }
+                        // A `game_over` waits for this commit: sooner than moves.
+                        Tell::Committed(answer) => {
+                            batch.hold(now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now));
+                            batch.answers.push((record.id.clone(), answer));
+                        }
+                        Tell::Nobody => batch.hold(now),
                     }
-                    // A `game_over` waits for this commit: sooner than moves.
-                    batch.hold(match ack {
-                        Some(_) => now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now),
-                        None => now,
-                    });
                     batch.live.end(&record.room);
                     batch.record_bytes += record_bytes(&record);
-                    batch.acks.extend(ack);
                     batch.records.push(*record);
                 }
                 Job::Live(write) => {
@@ -296,6 +302,16 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
             for (account, rules, standing) in committed.standings {
                 batch.book.put(account, rules, standing);
             }
+            // Rated again in the commit: the records (and `game_over`) say so.
+            for r in &mut batch.records {
+                if let Some(rated) = committed.ratings.get(&r.id) {
+                    r.ratings = *rated;
+                }
+            }
+            if !committed.refused.is_empty() {
+                refuse(&committed.refused, batch, shared);
+            }
+            answer(batch, true);
             let durable = ::metrics::histogram!("ttt_move_durable_seconds");
             let moves = batch.live.committed(done, |age| durable.record(age.as_secs_f64()));
             stats.moves_saved.fetch_add(moves, Ordering::Relaxed);
@@ -345,9 +361,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
             }
         }
     }
-    for ack in batch.acks.drain(..) {
-        let _ = ack.send(());
-    }
+    answer(batch, false);
     let written = batch.retry.is_none();
     for flush in batch.flushes.drain(..) {
         let _ = flush.send(written);
@@ -383,10 +397,50 @@ fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, shared: &Shared, e: &
     batch.live.give_up(&lost);
     let gone: Vec<_> =
         batch.records.iter().filter(|r| lost.contains(&r.room)).map(|r| r.id.clone()).collect();
-    shared.held.forget(gone.iter());
-    batch.records.retain(|r| !lost.contains(&r.room));
-    batch.record_bytes = batch.records.iter().map(record_bytes).sum();
+    refuse(&gone, batch, shared);
     write(db, batch, shared);
+}
+
+/// The records of `games` were refused (another instance holds or recorded
+/// them): they are given up, and their rooms told (they close at once).
+fn refuse(games: &[Arc<str>], batch: &mut Batch, shared: &Shared) {
+    let rooms: Vec<Arc<str>> =
+        batch.records.iter().filter(|r| games.contains(&r.id)).map(|r| r.room.clone()).collect();
+    if !rooms.is_empty() {
+        tracing::error!(games = ?games, "another instance recorded or holds these games: this one's records of them are given up");
+        shared.stats.note_lost(&rooms);
+    }
+    shared.held.forget(games.iter());
+    for r in batch.records.iter().filter(|r| games.contains(&r.id)) {
+        for account in r.players.iter().filter_map(|p| p.account) {
+            batch.book.forget(account);
+        }
+    }
+    batch.records.retain(|r| !games.contains(&r.id));
+    batch.record_bytes = batch.records.iter().map(record_bytes).sum();
+    batch.refused.extend(games.iter().cloned());
+}
+
+/// Tells every room that waits for a record what the attempt just over did
+/// with it: refused, `written`, or waiting in memory for the next.
+fn answer(batch: &mut Batch, written: bool) {
+    if batch.answers.is_empty() {
+        batch.refused.clear();
+        return;
+    }
+    let ratings: rustc_hash::FxHashMap<&Arc<str>, _> =
+        batch.records.iter().map(|r| (&r.id, r.ratings)).collect();
+    for (game, to) in batch.answers.drain(..) {
+        let outcome = match ratings.get(&game) {
+            _ if batch.refused.contains(&game) => Outcome::Refused,
+            Some(&rated) if !written => Outcome::Waiting(rated),
+            Some(&rated) => Outcome::Written(rated),
+            // Dropped from a full backlog.
+            None => Outcome::Waiting(None),
+        };
+        let _ = to.send(outcome);
+    }
+    batch.refused.clear();
 }
 
 /// Rates a finished game if it is rated: from the book's standings, or the

@@ -126,6 +126,14 @@ impl Leases {
         Ok(Some(Adopted { from: dead, restored }))
     }
 
+    /// Which of `games` (their ids) another instance has adopted or recorded
+    /// since this one last held them: asked after a lapse of the lease.
+    pub fn lost(&mut self, games: &[std::sync::Arc<str>]) -> Result<Vec<String>, BackendError> {
+        let (owner, epoch) = (self.hold.owner(), self.hold.epoch());
+        let ids: Vec<&str> = games.iter().map(|g| &**g).collect();
+        self.link.call(async |c| Ok(lost(c, &ids, owner, epoch).await?))
+    }
+
     /// Lets this instance's games go (it stopped, with everything written):
     /// the next instance that looks adopts them, without waiting for the lease.
     pub fn release(&mut self) -> Result<(), BackendError> {
@@ -206,4 +214,17 @@ pub(super) async fn not_held(
         .statement("SELECT room FROM live_games WHERE room = ANY($1) AND NOT (owner = $2 AND epoch <= $3)")
         .await?;
     Ok(c.client.query(&s, &[&rooms, &owner, &epoch]).await?.iter().map(|r| r.get(0)).collect())
+}
+
+/// Which of `games` (their ids) this writer (`owner` with `epoch`) has lost:
+/// another instance recorded it (it adopted and ended it), or holds it now.
+pub(super) async fn lost(c: &mut Conn, games: &[&str], owner: &str, epoch: i64) -> Result<Vec<String>, Error> {
+    let s = c
+        .statement(
+            "SELECT u.id FROM unnest($1::text[]) AS u(id)
+             WHERE EXISTS (SELECT 1 FROM games g WHERE g.id = u.id)
+                OR EXISTS (SELECT 1 FROM live_games l WHERE l.game_id = u.id AND NOT (l.owner = $2 AND l.epoch <= $3))",
+        )
+        .await?;
+    Ok(c.client.query(&s, &[&games, &owner, &epoch]).await?.iter().map(|r| r.get(0)).collect())
 }

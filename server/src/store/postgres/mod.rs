@@ -32,8 +32,10 @@ use crate::store::record::{GameRecord, unix_ms};
 /// `server/migrations/postgres/`: version N is the first N applied. The
 /// table `ttt_schema` records the version of a database; a newer one than
 /// this list is refused.
-const MIGRATIONS: [(&str, &str); 1] =
-    [("0001_schema.sql", include_str!("../../../migrations/postgres/0001_schema.sql"))];
+const MIGRATIONS: [(&str, &str); 2] = [
+    ("0001_schema.sql", include_str!("../../../migrations/postgres/0001_schema.sql")),
+    ("0002_record_holder.sql", include_str!("../../../migrations/postgres/0002_record_holder.sql")),
+];
 
 /// How long an instance that stopped saying it is alive still holds its
 /// games: past it, another adopts them. Well inside the 10 s the contract

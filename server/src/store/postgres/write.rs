@@ -2,7 +2,9 @@
 //! changes to games in progress in one transaction and one round trip;
 //! spilled records put back.
 
+use std::borrow::Cow;
 use std::future::Future;
+use std::sync::Arc;
 use std::pin::Pin;
 
 use rustc_hash::FxHashMap;
@@ -23,13 +25,27 @@ use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
 use crate::text::look_alike_key;
 
+/// `holder` is the writer's instance: a record it finds kept when it tries
+/// a commit again is its own (written), anyone else's is refused (see
+/// [`CHECK_RECORDS`]).
 const INSERT_GAMES: &str =
     "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account,
-        o_bot, moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[], $7::bool[],
-        $8::text[], $9::int8[], $10::bool[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bool[],
-        $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::int8[], $21::int8[])
+        o_bot, moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at,
+        holder)
+    SELECT u.*, $22 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
+        $7::bool[], $8::text[], $9::int8[], $10::bool[], $11::text[], $12::int4[], $13::text[], $14::text[],
+        $15::bool[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::int8[], $21::int8[]) AS u
     ON CONFLICT (id) DO NOTHING";
+
+/// Of the records a commit writes (`$1`, ids), those kept already (`ours`:
+/// by this writer, `$2`, in an attempt whose answer was lost) or whose game
+/// another instance holds now (it adopted it while this one was cut off or
+/// stalled): a record is written, and its players rated, once per game,
+/// by the instance that holds the game.
+const CHECK_RECORDS: &str = "SELECT u.id, coalesce((SELECT g.holder = $2 FROM games g WHERE g.id = u.id), false)
+    FROM unnest($1::text[]) AS u(id)
+    WHERE EXISTS (SELECT 1 FROM games g WHERE g.id = u.id)
+       OR EXISTS (SELECT 1 FROM live_games l WHERE l.game_id = u.id AND NOT (l.owner = $2 AND l.epoch <= $3))";
 
 /// A standing only moves forward (`games` grows). A commit has locked the
 /// rows first ([`LOCK_RATINGS`]); an import has not, and the guard keeps a
@@ -184,7 +200,7 @@ impl<'a> Games<'a> {
         c
     }
 
-    fn params(&self) -> [&(dyn ToSql + Sync); 21] {
+    fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 22] {
         [
             &self.id,
             &self.room,
@@ -207,6 +223,7 @@ impl<'a> Games<'a> {
             &self.ratings[3],
             &self.started_at,
             &self.ended_at,
+            holder,
         ]
     }
 }
@@ -393,50 +410,72 @@ fn rerate(records: &[GameRecord], mut stored: FxHashMap<Key, Standing>) -> Vec<G
     out
 }
 
-/// Opens the commit's transaction and locks the standings its records move
-/// (making the rows missing). `None` when the database holds what the
-/// writer rated from; else the records rated again from what it holds.
-async fn lock_ratings(
+/// What the commit's first round trip found.
+struct Opening {
+    /// Records left out: kept already by this writer (done), or refused.
+    written: Vec<Arc<str>>,
+    refused: Vec<Arc<str>>,
+    /// The standings the records move, as the database holds them (locked).
+    stored: FxHashMap<Key, Standing>,
+}
+
+/// Opens the commit's transaction, checks its records (see
+/// [`CHECK_RECORDS`]) and locks the standings they move (making the rows
+/// missing): one round trip.
+async fn open(
     c: &mut Conn,
     records: &[GameRecord],
     first: &[(Key, Standing)],
-) -> Result<Option<Vec<GameRecord>>, Error> {
+    owner: &str,
+    epoch: i64,
+) -> Result<Opening, Error> {
     let ensure = c.statement(ENSURE_RATINGS).await?;
     let lock = c.statement(LOCK_RATINGS).await?;
+    let check = c.statement(CHECK_RECORDS).await?;
     let account: Vec<i64> = first.iter().map(|(k, _)| k.0).collect();
     let size: Vec<i32> = first.iter().map(|(k, _)| k.1).collect();
     let win: Vec<i32> = first.iter().map(|(k, _)| k.2).collect();
+    let ids: Vec<&str> = records.iter().map(|r| &*r.id).collect();
     let start = Standing::default();
     let (r, d, v) = (start.rating.rating, start.rating.deviation, start.rating.volatility);
     let client = &c.client;
     let ensure_params: [&(dyn ToSql + Sync); 6] = [&account, &size, &win, &r, &d, &v];
     let lock_params: [&(dyn ToSql + Sync); 3] = [&account, &size, &win];
+    let check_params: [&(dyn ToSql + Sync); 3] = [&ids, &owner, &epoch];
     // Pipelined: `join!` sends each in order before awaiting any.
-    let (began, ensured, rows) = futures::join!(
+    let (began, ensured, rows, checked) = futures::join!(
         client.batch_execute("BEGIN"),
         client.execute(&ensure, &ensure_params),
         client.query(&lock, &lock_params),
+        client.query(&check, &check_params),
     );
-    let read = match (began, ensured, rows) {
-        (Ok(()), Ok(_), Ok(rows)) => standings(&rows),
-        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => Err(e),
+    let read = match (began, ensured, rows, checked) {
+        (Ok(()), Ok(_), Ok(rows), Ok(checked)) => standings(&rows).and_then(|s| Ok((s, kept(&checked)?))),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => Err(e),
     };
-    let stored = match read {
-        Ok(stored) => stored,
+    match read {
+        Ok((stored, (written, refused))) => Ok(Opening { written, refused, stored }),
         Err(e) => {
             // The transaction is open: nothing of it may stay.
             let _ = client.batch_execute("ROLLBACK").await;
-            return Err(e);
+            Err(e)
         }
-    };
-    let current = first.iter().all(|(k, from)| stored.get(k).is_some_and(|s| s.games == from.games));
-    if current {
-        return Ok(None);
     }
-    tracing::warn!(
-        "standings moved by another writer since this one read them: the batch's games are rated again"
-    );
-    Ok(Some(rerate(records, stored)))
+}
+
+/// The rows of [`CHECK_RECORDS`]: the ids kept by this writer, and those refused.
+type Kept = (Vec<Arc<str>>, Vec<Arc<str>>);
+
+fn kept(rows: &[tokio_postgres::Row]) -> Result<Kept, Error> {
+    let (mut written, mut refused) = (Vec::new(), Vec::new());
+    for row in rows {
+        let id: &str = row.try_get(0)?;
+        match row.try_get::<_, bool>(1)? {
+            true => written.push(id.into()),
+            false => refused.push(id.into()),
+        }
+    }
+    Ok((written, refused))
 }
 
 /// The standings of rows of [`LOCK_RATINGS`], by key.
@@ -484,16 +523,25 @@ pub(super) async fn commit(
         moves: c.statement(INSERT_MOVES).await?,
         clocks: c.statement(UPDATE_CLOCKS).await?,
     };
-    // Rated games first lock the standings they move (a second round trip):
-    // the database serialises rating updates of an account, whichever
-    // writer (instance) rates it.
-    let first = rated_from(batch.records);
-    let began = !first.is_empty();
-    let rerated = match began {
-        true => lock_ratings(c, batch.records, &first).await?,
-        false => None,
+    // Records first are checked, and lock the standings they move (a
+    // second round trip): the database serialises rating updates of an
+    // account, whichever writer (instance) rates it, and rates a game once.
+    let began = !batch.records.is_empty();
+    let (opening, kept) = match began {
+        true => {
+            let first = rated_from(batch.records);
+            let opening = open(c, batch.records, &first, owner, epoch).await?;
+            let left_out = |r: &GameRecord| opening.written.contains(&r.id) || opening.refused.contains(&r.id);
+            let kept: Cow<'_, [GameRecord]> = match opening.written.is_empty() && opening.refused.is_empty() {
+                true => Cow::Borrowed(batch.records),
+                false => Cow::Owned(batch.records.iter().filter(|r| !left_out(r)).cloned().collect()),
+            };
+            (Some(opening), kept)
+        }
+        false => (None, Cow::Borrowed(batch.records)),
     };
-    let records = rerated.as_deref().unwrap_or(batch.records);
+    let rerated = opening.as_ref().and_then(|o| rated_again(&kept, &o.stored));
+    let records = rerated.as_deref().unwrap_or(&kept);
     let changes = batch.live();
     let rounds = rounds(&changes);
     let games = Games::of(records);
@@ -512,7 +560,7 @@ pub(super) async fn commit(
     }
     let games = &games;
     if !games.id.is_empty() {
-        steps.push(Box::pin(async move { client.execute(&st.games, &games.params()).await.map(|_| None) }));
+        steps.push(Box::pin(async move { client.execute(&st.games, &games.params(&owner)).await.map(|_| None) }));
     }
     let ratings = &ratings;
     if !ratings.account.is_empty() {
@@ -598,7 +646,10 @@ pub(super) async fn commit(
             None => Err(StoreError::NameTaken),
         })
         .collect();
-    // Rated again, the standings they leave are news to the writer's book.
+    // Rated again, the standings they leave are news to the writer's book,
+    // and the records' ratings to their rooms.
+    let ratings = rerated.iter().flatten().map(|r| (r.id.clone(), r.ratings)).collect();
+    let refused = opening.map(|o| o.refused).unwrap_or_default();
     let standings = match rerated {
         Some(records) => latest(&records)
             .into_iter()
@@ -609,7 +660,21 @@ pub(super) async fn commit(
             .collect(),
         None => Vec::new(),
     };
-    Ok(Committed { accounts, standings })
+    Ok(Committed { accounts, standings, ratings, refused })
+}
+
+/// `records` rated again from `stored` (the database's standings, locked)
+/// when another writer moved any of them since this one's book read them;
+/// `None` when the database holds what the writer rated from.
+fn rated_again(records: &[GameRecord], stored: &FxHashMap<Key, Standing>) -> Option<Vec<GameRecord>> {
+    let first = rated_from(records);
+    if first.iter().all(|(k, from)| stored.get(k).is_some_and(|s| s.games == from.games)) {
+        return None;
+    }
+    tracing::warn!(
+        "standings moved by another writer since this one read them: the batch's games are rated again"
+    );
+    Some(rerate(records, stored.clone()))
 }
 
 /// The statements a commit may run.
@@ -655,7 +720,7 @@ pub(super) async fn import(
         tx.execute("DELETE FROM live_moves WHERE room = ANY($1)", &[&rooms]).await?;
         tx.execute("DELETE FROM live_games WHERE room = ANY($1)", &[&rooms]).await?;
     }
-    let new = tx.execute(&insert, &games.params()).await?;
+    let new = tx.execute(&insert, &games.params(&owner)).await?;
     if !r.account.is_empty() {
         tx.execute(&upsert, &[&r.account, &r.size, &r.win, &r.rating, &r.rd, &r.volatility, &r.games])
             .await?;

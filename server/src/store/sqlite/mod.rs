@@ -106,7 +106,7 @@ impl Backend for SqliteBackend {
             }
         }
         // One writer per file: its book is the standings' truth.
-        Ok(Committed { accounts, standings: Vec::new() })
+        Ok(Committed { accounts, ..Committed::default() })
     }
 
     fn probe(&mut self) -> Result<(), BackendError> {
