@@ -4,6 +4,7 @@
 
 pub mod address;
 pub mod chaos;
+pub mod cluster;
 pub mod crash;
 pub mod load;
 pub mod pki;

@@ -1,9 +1,10 @@
 //! Many instances on one Postgres and one Redis (`--redis`), each the real
 //! `ttt-server` binary: a game on an instance that is SIGKILLed goes on on
 //! another within 10 s, as of its last saved move with the clock paused; a
-//! SIGTERM hands games over with no move lost; an instance cut off while
-//! its games were adopted never writes to them again (the database refuses
-//! it) and sends their players to the adopter; Redis down makes
+//! SIGTERM hands games over with no move lost; an instance stalled while
+//! its games were adopted never acts on them again (it checks its lease
+//! first, and the database would refuse its writes) and sends their players
+//! to the adopter; Redis down makes
 //! `/healthz` degraded and leaves games going; and `--redis` without
 //! Postgres is refused at start.
 
@@ -11,127 +12,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tictactoe_protocol::{Verdict, judge};
+use tictactoe_tests::cluster::{ADOPTION, GAME, Two, both_resume, finish, game_on, saved};
 use tictactoe_tests::postgres::{Postgres, name_of, shared};
-use tictactoe_tests::process::{ServerProcess, server_bin};
+use tictactoe_tests::process::server_bin;
 use tictactoe_tests::redis::{Redis, instance};
-use tictactoe_tests::{Client, TempDir, api, assert_judged, http_get};
+use tictactoe_tests::{Client, TempDir, http_get};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-
-/// The contract's bound on adopting a dead instance's games.
-const ADOPTION: Duration = Duration::from_secs(10);
-
-/// Two instances, `a` and `b`, on a database of their own (`name`) in the
-/// shared Postgres and on a Redis of their own.
-struct Two {
-    a: ServerProcess,
-    b: ServerProcess,
-    url: String,
-    redis: Redis,
-    spill: TempDir,
-}
-
-impl Two {
-    fn start(name: &str) -> Two {
-        let url = shared().database(name);
-        let redis = Redis::start();
-        let spill = TempDir::new(name);
-        let a = instance(&url, &redis, "a", &spill);
-        let b = instance(&url, &redis, "b", &spill);
-        Two { a, b, url, redis, spill }
-    }
-}
-
-/// A game between two players on `server`, played to its `moves`th move:
-/// the players (X first) and their resume tokens.
-async fn game_on(server: &ServerProcess, moves: &[[usize; 2]]) -> ([Client; 2], [Value; 2], String) {
-    let (mut a, mut b) = (server.client().await, server.client().await);
-    a.send(json!({"type": "create_room"})).await;
-    let room = a.recv_type("room_created").await["room"].as_str().expect("a code").to_owned();
-    b.send(json!({"type": "join_room", "room": room})).await;
-    let (sa, sb) = (a.recv_type("game_started").await, b.recv_type("game_started").await);
-    let (mut players, tokens) = match sa["you"] == 1 {
-        true => ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()]),
-        false => ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()]),
-    };
-    for (i, &[r, c]) in moves.iter().enumerate() {
-        players[i % 2].play(r, c).await;
-        players[(i + 1) % 2].recv_type("moved").await;
-    }
-    (players, tokens, room)
-}
-
-/// Waits until `n` moves of the game in `room` are saved in database `url` of `pg`.
-async fn saved(pg: &Postgres, url: &str, room: &str, n: usize) {
-    let sql = format!("SELECT coalesce(sum(length(cells)) / 4, 0) FROM live_moves WHERE room = '{room}'");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pg.psql(name_of(url), &sql).trim() != n.to_string() {
-        assert!(Instant::now() < deadline, "{n} moves of {room} were not saved");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Resumes `token` on `server` by `deadline`, once, as a client that takes
-/// `invalid_token` for the end of its game would: the instance holds the
-/// `resume` while the game may still come to it. The client and its `state`.
-async fn resume_by(server: &ServerProcess, token: &Value, deadline: Instant) -> (Client, Value) {
-    let mut c = server.client().await;
-    c.send(json!({"type": "resume", "token": token})).await;
-    let got = c.recv_any(&["state", "error"]).await;
-    assert_eq!(got["type"], "state", "{got}");
-    assert!(Instant::now() < deadline, "the game was not adopted in time");
-    (c, got)
-}
-
-/// Both players resume on `server` (within [`ADOPTION`] of `since`) and
-/// see `moves`, the clock paused at more than 50 of its 60 s.
-async fn both_resume(
-    server: &ServerProcess,
-    tokens: &[Value; 2],
-    since: Instant,
-    moves: &Value,
-) -> [Client; 2] {
-    let deadline = since + ADOPTION;
-    let (x, sx) = resume_by(server, &tokens[0], deadline).await;
-    let (o, so) = resume_by(server, &tokens[1], deadline).await;
-    for (state, you) in [(&sx, 1), (&so, 2)] {
-        assert_eq!(&state["moves"], moves, "{state}");
-        assert_eq!(state["you"], you);
-        assert!(state["clock_ms"].as_u64().is_some_and(|ms| ms > 50_000), "the clock was paused: {state}");
-    }
-    [x, o]
-}
-
-/// Plays `moves` on from move `from` (0-based) to a win by X, and checks
-/// the record on `server` against every move of the game.
-async fn finish(server: &ServerProcess, players: &mut [Client; 2], from: usize, all: &[[usize; 2]]) {
-    for (i, &[r, c]) in all.iter().enumerate().skip(from) {
-        let own = players[i % 2].play(r, c).await;
-        assert_eq!(own["seq"], i + 1, "{own}");
-        if i + 1 < all.len() {
-            players[(i + 1) % 2].recv_type("moved").await;
-        }
-    }
-    let over = players[1].recv_type("game_over").await;
-    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")), "{over}");
-    assert_judged(3, &over);
-    let id = over["game_id"].as_str().expect("a game id").to_owned();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let record = loop {
-        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
-        if status == 200 {
-            break record;
-        }
-        assert!(Instant::now() < deadline, "no record of {id}: {status} {record}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let moves: Vec<[usize; 2]> = serde_json::from_value(record["moves"].clone()).expect("moves");
-    assert_eq!(moves, all);
-    assert_eq!(judge(3, 3, &moves), Ok(Verdict::A));
-}
-
-/// X wins on the top row.
-const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
 
 #[tokio::test]
 async fn a_killed_instances_game_is_adopted_within_10_s_and_goes_on_on_another() {
@@ -209,13 +95,14 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
     let mut players = both_resume(&b, &tokens, frozen, &json!(GAME[..2])).await;
     players[0].play(0, 1).await;
     players[1].recv_type("moved").await;
-    // Back, `a` still runs its copy of the game: X's old connection moves
-    // there (a different move), and `a` tries to save it.
+    // Back, `a` still has its copy of the game: X's old connection moves
+    // there (a different move). `a`'s lease ran out meanwhile: before its
+    // copy acts, it asks the database, and lets the game go.
     a.signal("CONT");
-    old[0].play(2, 2).await;
+    old[0].send(json!({"type": "move", "row": 2, "col": 2})).await;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !a.log().iter().any(|l| l.contains("another instance holds these games now")) {
-        assert!(Instant::now() < deadline, "a's write was not refused: {:?}", a.log());
+    while !a.log().iter().any(|l| l.contains("they are let go")) {
+        assert!(Instant::now() < deadline, "a did not let the game go: {:?}", a.log());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let db = name_of(&url);
@@ -223,9 +110,11 @@ async fn an_instance_cut_off_while_its_game_was_adopted_never_writes_to_it() {
     let saved = pg
         .psql(db, &format!("SELECT encode(cells, 'hex') FROM live_moves WHERE room = '{room}' ORDER BY seq"));
     assert!(!saved.contains("02000200"), "a's move (2, 2) is not saved: {saved}");
-    // The players still on `a`'s copy are sent to where the game is now.
+    // The players still on `a`'s copy are sent to where the game is now,
+    // and heard nothing of it from `a`.
     for c in &mut old {
-        let (_, close) = c.until_close().await;
+        let (before, close) = c.until_close().await;
+        assert!(before.iter().all(|m| m["type"] != "moved" && m["type"] != "game_over"), "{before:?}");
         assert!(matches!(close, Some(CloseCode::Restart)), "{close:?}");
     }
     // The game goes on on `b`, and its record is b's.
@@ -247,10 +136,11 @@ async fn a_resume_relayed_to_an_instance_since_given_up_gets_nothing_from_its_st
     let mut players = both_resume(&b, &tokens, frozen, &json!(GAME[..2])).await;
     players[0].play(0, 1).await;
     players[1].recv_type("moved").await;
-    // Back, `a` hands X's seat on its copy to the resume that waited...
+    // Back, `a` asks the database before its copy acts on the resume that
+    // waited, and lets the game go: X's old connection is sent on (1012)...
     a.signal("CONT");
     let (_, close) = old[0].until_close().await;
-    assert_eq!(close, Some(CloseCode::Library(4000)));
+    assert_eq!(close, Some(CloseCode::Restart));
     // ...and what its copy sends that resume never reaches X on `b`.
     finish(&b, &mut players, 3, &GAME).await;
     players[0].recv_type("game_over").await;
