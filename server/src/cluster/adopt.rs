@@ -66,7 +66,14 @@ pub fn start(
     let beating =
         std::thread::Builder::new().name("ttt-beats".into()).spawn(move || beats(beater, until, &beat_fence))?;
     let (tx, rx) = std::sync::mpsc::channel();
-    fence.answered_by(tx.clone());
+    let checks = std::sync::Mutex::new(tx.clone());
+    fence.answered_by(Box::new(move |check| {
+        let Ok(to) = checks.lock() else { return Err(check) };
+        match to.send(Wake::Check(check)) {
+            Err(std::sync::mpsc::SendError(Wake::Check(check))) => Err(check),
+            _ => Ok(()),
+        }
+    }));
     let thread = std::thread::Builder::new()
         .name("ttt-leases".into())
         .spawn(move || run(leases, adopter, &redis, rx, (keep_beating, beating), &fence))?;

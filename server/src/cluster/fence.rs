@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::cluster::adopt::Wake;
 use crate::store::LEASE;
 
 /// How much sooner than the database would let another instance adopt its
@@ -51,7 +50,6 @@ pub struct Check {
 }
 
 /// This instance's lease as the rooms see it: lock-free reads on the move path.
-#[derive(Debug)]
 pub struct Fence {
     base: Instant,
     /// Milliseconds since `base` until which the lease surely runs.
@@ -63,8 +61,22 @@ pub struct Fence {
     failing: AtomicBool,
     /// Milliseconds since `base` when the last beat was tried.
     tried: AtomicU64,
-    /// The leases' thread, which answers checks.
-    leases: OnceLock<std::sync::mpsc::Sender<Wake>>,
+    /// Hands a check to the leases' thread, which answers it (gives it
+    /// back if that thread is gone).
+    leases: OnceLock<Answerer>,
+}
+
+/// How checks reach whoever answers them.
+pub type Answerer = Box<dyn Fn(Check) -> Result<(), Check> + Send + Sync>;
+
+impl std::fmt::Debug for Fence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fence")
+            .field("valid_until", &self.valid_until)
+            .field("generation", &self.generation)
+            .field("failing", &self.failing)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Fence {
@@ -134,8 +146,9 @@ impl Fence {
         self.failing.store(true, Ordering::Release);
     }
 
-    /// Hands the fence the leases' thread, which answers [`Fence::check`].
-    pub fn answered_by(&self, leases: std::sync::mpsc::Sender<Wake>) {
+    /// Hands the fence the way to the leases' thread, which answers
+    /// [`Fence::check`].
+    pub fn answered_by(&self, leases: Answerer) {
         let _ = self.leases.set(leases);
     }
 
@@ -147,7 +160,7 @@ impl Fence {
         let check = Check { game, answer };
         match self.leases.get() {
             Some(leases) => {
-                if let Err(std::sync::mpsc::SendError(Wake::Check(check))) = leases.send(Wake::Check(check)) {
+                if let Err(check) = leases(check) {
                     let _ = check.answer.send(Verdict::Lost);
                 }
             }
@@ -168,11 +181,12 @@ mod tests {
     fn a_lease_runs_from_each_beat_and_a_lapse_starts_a_generation() {
         let t0 = Instant::now();
         let f = Fence::new(t0);
-        assert!(f.current(0, t0 + Duration::from_secs(1)));
-        assert!(!f.current(0, t0 + LEASE), "past the lease, less the margin");
+        let end = t0 + LEASE - MARGIN;
+        assert!(f.current(0, end - Duration::from_millis(1)));
+        assert!(!f.current(0, end), "past the lease, less the margin");
         // Beats every half second keep it running.
         assert!(!f.renewed(t0 + Duration::from_millis(500)));
-        assert!(f.current(0, t0 + LEASE));
+        assert!(f.current(0, end + Duration::from_millis(499)));
         // Stalled past the lease: nothing is current until a beat reaches the
         // database, and then the generation is new.
         let woke = t0 + Duration::from_secs(12);

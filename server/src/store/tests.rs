@@ -109,9 +109,7 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
     let blocker = rusqlite::Connection::open(&file).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
     let recorded = store.record(Box::new(record("Waiting1"))).expect("the store writes");
-    // A guests' game is not rated: nothing to wait for but the commit.
-    assert!(recorded.rated.is_none());
-    let mut committed = recorded.committed.expect("the store writes");
+    let mut committed = recorded.answer.expect("the store writes");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let read = store.query(Query::Game("Waiting1".into()));
     let held = tokio::time::timeout(Duration::from_secs(30), read)
@@ -125,7 +123,8 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
     let Answer::Game(game) = &held else { panic!("{held:?}") };
     assert_eq!((game.id.as_str(), game.winner, game.moves.len()), ("Waiting1", 1, 5));
     blocker.execute_batch("COMMIT").expect("unlock");
-    committed.await.expect("told");
+    // A guests' game is not rated.
+    assert_eq!(committed.await.expect("told"), Outcome::Written(None));
     let kept = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("kept");
     assert_eq!(kept, held, "the database's answer is the one shown from memory");
     drop(store);
@@ -133,11 +132,11 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
 }
 
 /// The writer owns the ratings: a game between two accounts is rated as
-/// the writer takes its record, before its commit (a store that cannot
-/// commit still rates), from the stored standings, and the next game of
-/// the same accounts is rated from the first one's result, committed or not.
+/// the writer takes its record, from the stored standings, and the next
+/// game of the same accounts is rated from the first one's result, committed
+/// or not; each room hears the ratings its record keeps once it is committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
+async fn a_game_is_rated_when_the_writer_takes_it_and_its_room_hears_the_committed_ratings() {
     use crate::ratings::{Standing, rate};
     use crate::session::account::Identity;
     let dir = Dir::new("rated");
@@ -151,24 +150,17 @@ async fn a_game_is_rated_when_the_writer_takes_it_not_when_it_commits() {
     let game = |id: &str| GameRecord { players: [player(&ann), player(&bob)], ..record(id) };
     let blocker = rusqlite::Connection::open(dir.db()).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
-    let first = store.record(Box::new(game("Rated001"))).expect("the store writes");
-    let rated = tokio::time::timeout(Duration::from_secs(30), first.rated.expect("a rated game"))
-        .await
-        .expect("rated before the commit");
-    let expected = rate([Standing::default(); 2], Some(0));
-    assert_eq!(rated.expect("answered"), Some(expected));
-    let mut committed = first.committed.expect("the store writes");
-    assert!(matches!(committed.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)));
+    let mut first = store.record(Box::new(game("Rated001"))).expect("queued").answer.expect("the store writes");
     // The second game starts from the first's result, not yet committed.
-    let second = store.record(Box::new(game("Rated002"))).expect("the store writes");
-    let rated = tokio::time::timeout(Duration::from_secs(30), second.rated.expect("a rated game"))
-        .await
-        .expect("rated");
-    let after = rate([expected[0].after, expected[1].after], Some(0));
-    assert_eq!(rated.expect("answered"), Some(after));
+    let second = store.record(Box::new(game("Rated002"))).expect("queued").answer.expect("the store writes");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(matches!(first.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)));
     blocker.execute_batch("COMMIT").expect("unlock");
-    committed.await.expect("committed");
-    second.committed.expect("the store writes").await.expect("committed");
+    let expected = rate([Standing::default(); 2], Some(0));
+    let after = rate([expected[0].after, expected[1].after], Some(0));
+    let told = |r| tokio::time::timeout(Duration::from_secs(30), r);
+    assert_eq!(told(first).await.expect("in time").expect("told"), Outcome::Written(Some(expected)));
+    assert_eq!(told(second).await.expect("in time").expect("told"), Outcome::Written(Some(after)));
     // A sign-in reads the committed standings: both games'.
     let (account, _) = store.account("ann").await.expect("read").expect("ann");
     assert_eq!(account.standings, [(Rules::classic(3), after[0].after)]);
