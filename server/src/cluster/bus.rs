@@ -203,6 +203,23 @@ async fn serve(
     // What was written or lost while the bus was away.
     router.write_directory(&mut conn, true).await.map_err(|e| e.to_string())?;
     router.resync();
+    // Listed before it says it is back: the others look it up at once.
+    let listed = format!("{WHO}:{}", presence.instance);
+    redis::pipe()
+        .cmd("SET")
+        .arg(&listed)
+        .arg("[]")
+        .arg("PX")
+        .arg(WHO_LASTS.as_millis() as u64)
+        .arg("NX")
+        .ignore()
+        .cmd("SADD")
+        .arg(WHO)
+        .arg(&*me)
+        .ignore()
+        .query_async::<()>(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
     let _: i64 =
         redis::cmd("PUBLISH").arg(BACK).arg(&*me).query_async(&mut conn).await.map_err(|e| e.to_string())?;
     let mut messages = pubsub.on_message();
@@ -252,7 +269,7 @@ async fn serve(
                 if msg.get_channel_name() == BACK {
                     if let Ok(name) = msg.get_payload::<String>() {
                         if *name != *me {
-                            router.back(&name);
+                            router.returned(&name);
                         }
                     }
                     continue;

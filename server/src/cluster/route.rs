@@ -113,11 +113,19 @@ struct Away {
     asked: Option<Ask>,
     /// Every instance with a ghost of it.
     ghosts: Vec<Arc<str>>,
+    /// Since when its ask waits on an instance that restarted meanwhile:
+    /// it may have reached the new run (which answers) or the old one
+    /// (which never will: answered here after [`UNSURE`]).
+    unsure: Option<Instant>,
 }
+
+/// How long an ask that may have reached an instance's old run waits for
+/// its new run's answer before it is answered here.
+const UNSURE: Duration = Duration::from_secs(2);
 
 impl Away {
     fn new(conn: ConnHandle) -> Away {
-        Away { conn, at: None, asked: None, ghosts: Vec::new() }
+        Away { conn, at: None, asked: None, ghosts: Vec::new(), unsure: None }
     }
 
     fn ghost_at(&mut self, instance: &Arc<str>) {
@@ -242,8 +250,17 @@ impl Router {
     /// heard of for [`GONE_AFTER`]) had here, and tells this instance's
     /// connections in its rooms to resume where the game went on.
     pub fn forget(&mut self, gone: &str) {
-        self.seen.remove(gone);
-        self.listed.remove(gone);
+        self.let_go(gone, false);
+    }
+
+    /// [`Router::forget`]; but on a `restarted` instance, asks still
+    /// unanswered there wait a moment for its new run's answer (they may
+    /// have reached it: it is answering one now).
+    fn let_go(&mut self, gone: &str, restarted: bool) {
+        if !restarted {
+            self.seen.remove(gone);
+            self.listed.remove(gone);
+        }
         self.ghosts.retain(|(from, _), ghost| {
             let keep = **from != *gone;
             if !keep {
@@ -253,8 +270,13 @@ impl Router {
         });
         let mut answers = Vec::new();
         self.relayed.retain(|_, away| {
+            let there = away.at.as_deref() == Some(gone);
+            if restarted && there && away.asked.is_some() {
+                away.unsure = Some(Instant::now());
+                return true;
+            }
             away.ghosts.retain(|g| **g != *gone);
-            if away.at.as_deref() == Some(gone) {
+            if there {
                 away.at = None;
                 match away.asked.take() {
                     Some(ask) => answers.push((away.conn.clone(), ask)),
@@ -280,6 +302,20 @@ impl Router {
             tracing::warn!(instance = %name, "an instance stopped answering on the bus; its relayed players resume");
             self.forget(&name);
         }
+        // Asks that went to a run since gone, answered here.
+        let mut answers = Vec::new();
+        for away in self.relayed.values_mut() {
+            if away.unsure.is_some_and(|since| since.elapsed() >= UNSURE) {
+                away.unsure = None;
+                if let Some(ask) = away.asked.take() {
+                    away.at = None;
+                    answers.push((away.conn.clone(), ask));
+                }
+            }
+        }
+        for (conn, ask) in answers {
+            self.answer_here(conn, ask);
+        }
         // A connection closed here: its ghosts elsewhere hear it, again
         // each second for a while after the bus came back (an instance not
         // back on the bus yet would not hear it).
@@ -300,6 +336,15 @@ impl Router {
         std::mem::take(&mut self.later)
     }
 
+    /// Instance `name` said it is back on the bus (its bus was away, or it
+    /// started again under its name): it is alive, whatever it said at its
+    /// last stop.
+    pub fn returned(&mut self, name: &str) {
+        self.stopped.remove(name);
+        self.heard(name);
+        self.back(name);
+    }
+
     /// Instance `name` is back after its bus (or this one's) was away: what
     /// was lost meanwhile is healed by a fresh `state` of each room there
     /// of a player here.
@@ -317,7 +362,7 @@ impl Router {
         let Envelope { from, run, msg } = env;
         if self.runs.get(&from).is_some_and(|known| *known != run) {
             tracing::info!(instance = %from, "an instance restarted; what its last run had here is let go");
-            self.forget(&from);
+            self.let_go(&from, true);
         }
         self.runs.insert(from.clone(), run);
         self.stopped.remove(&from);
@@ -368,11 +413,13 @@ impl Router {
                             // In a room there: its instance's end concerns it.
                             Item::Entered { .. } | Item::Drafted { .. } => {
                                 away.asked = None;
+                                away.unsure = None;
                                 away.at = Some(from.clone());
                             }
                             // Its ask there went nowhere.
                             Item::Refused => {
                                 away.asked = None;
+                                away.unsure = None;
                                 if away.at.as_ref() == Some(&from) {
                                     away.at = None;
                                 }
@@ -580,6 +627,7 @@ impl Router {
         away.conn = conn;
         away.at = Some(to.clone());
         away.asked = Some(ask.clone());
+        away.unsure = None;
         away.ghost_at(&to);
         let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
     }
