@@ -162,12 +162,13 @@ function onMessage(msg) {
   render();
 }
 
-/** This tab's seat, if it has one: `{ token, you }`. */
+/** This tab's seat, if it has one: `{ token, you }` (a bare token, as pages before kept it, has no `you`). */
 function savedSeat() {
+  const saved = sessionStorage.getItem(SEAT);
   try {
-    return JSON.parse(sessionStorage.getItem(SEAT) ?? 'null');
+    return JSON.parse(saved ?? 'null');
   } catch {
-    return null;
+    return { token: saved, you: null };
   }
 }
 
