@@ -3,14 +3,18 @@
 // module wires it to the DOM (text only: names are never markup) and to
 // the socket (reconnecting, and resuming the tab's seat after a reload).
 import * as board from './board.js';
+import * as game from './game.js';
+import * as invites from './invite.js';
 import * as records from './records.js';
+import * as result from './result.js';
 import {
-  apply, boardName, clockText, connectionDown, initial, moveRows, myTurn, roomFromPath, shown, sizes, statusText, step,
+  apply, boardName, connectionDown, initial, myTurn, roomFromPath, shown, sizes, statusText, step,
 } from './state.js';
 
 const $ = (id) => document.getElementById(id);
-const SEAT = 'ttt.seat'; // sessionStorage: this tab's seat, taken back after a reload
-const NAME = 'ttt.name'; // localStorage: the name last used
+const SEAT = 'ttt.seat'; // sessionStorage: this tab's seat { token, you }, taken back after a reload
+const NAME = 'ttt.name'; // localStorage: the name last chosen
+const GUEST = 'ttt.guest'; // sessionStorage: this tab's guest name, kept until the user changes it
 const ACCOUNT = 'ttt.account'; // localStorage: { name, token } of the account signed in
 const RESTART_WAIT = 60000; // a restarting server (close 1012) is given this long
 
@@ -92,8 +96,8 @@ function onMessage(msg) {
       backoff = 200;
       fillSizes();
       hello();
-      const seat = sessionStorage.getItem(SEAT);
-      if (seat) send({ type: 'resume', token: seat });
+      const seat = savedSeat();
+      if (seat) send({ type: 'resume', token: seat.token });
       else if (invite) peek(invite);
       else if (pending) send(pending);
       pending = null;
@@ -113,20 +117,16 @@ function onMessage(msg) {
       break;
     case 'game_started':
       if (view().what !== 'play') location.hash = '#/';
-      sessionStorage.setItem(SEAT, msg.resume_token);
+      sessionStorage.setItem(SEAT, JSON.stringify({ token: msg.resume_token, you: msg.you }));
       focus = [Math.floor(msg.size / 2), Math.floor(msg.size / 2)];
       buildBoard();
       break;
     case 'state':
       buildBoard();
       break;
-    case 'room_created': {
+    case 'room_created':
       if (view().what !== 'play') location.hash = '#/';
-      const link = `${location.origin}/r/${msg.room}`;
-      $('invite-link').textContent = link;
-      $('invite-link').href = link;
       break;
-    }
     case 'game_over':
       sessionStorage.removeItem(SEAT);
       break;
@@ -137,14 +137,18 @@ function onMessage(msg) {
         localStorage.removeItem(ACCOUNT);
         state.account = null;
       } else if (msg.code === 'invalid_token') {
-        // The seat is gone (its game ended while we were away): start over.
+        // The seat is gone (its game ended while we were away): say how it
+        // ended when the server names the game, else start over.
+        const you = savedSeat()?.you;
         sessionStorage.removeItem(SEAT);
-        if (invite) peek(invite);
+        if (state.ended) lookUp(state.ended, you);
+        else if (invite) peek(invite);
       } else if (msg.code === 'room_full' && invite) {
         // Someone took the seat first: watch their game instead.
         send({ type: 'spectate', room: invite });
       } else if (msg.code === 'room_not_found' && invite) {
-        state.note = `No room has the code ${invite} any more: it may have closed.`;
+        state.gone = invite;
+        state.note = '';
         invite = null;
         history.replaceState(null, '', '/');
         state.screen = 'home';
@@ -154,6 +158,30 @@ function onMessage(msg) {
       invite = null;
       break;
     default:
+  }
+  render();
+}
+
+/** This tab's seat, if it has one: `{ token, you }` (a bare token, as pages before kept it, has no `you`). */
+function savedSeat() {
+  const saved = sessionStorage.getItem(SEAT);
+  try {
+    return JSON.parse(saved ?? 'null');
+  } catch {
+    return { token: saved, you: null };
+  }
+}
+
+/** Shows our game `id` (we had seat `you`) as its record tells it: it ended while we were away. */
+async function lookUp(id, you) {
+  try {
+    const resp = await fetch(`/api/games/${encodeURIComponent(id)}`);
+    if (!resp.ok) throw new Error(String(resp.status));
+    state = apply(state, { type: 'record', game: await resp.json(), you }, now());
+    buildBoard();
+  } catch {
+    state.ended = null;
+    state.note = 'Your last game ended while you were away.';
   }
   render();
 }
@@ -187,7 +215,7 @@ function onClose(code) {
   down.restart ||= restart;
   state = connectionDown(state, now(), down.restart);
   render();
-  if (now() > down.until && !sessionStorage.getItem(SEAT)) backoff = 5000; // idle: keep trying, slowly
+  if (now() > down.until && !savedSeat()) backoff = 5000; // idle: keep trying, slowly
   setTimeout(connect, backoff * (0.5 + Math.random() / 2));
   backoff = Math.min(backoff * 2, 5000);
 }
@@ -199,6 +227,8 @@ function fillSizes() {
   const all = sizes(state.limits);
   for (const n of all) size.add(new Option(`${n}×${n}`, String(n)));
   size.value = all.includes(3) ? '3' : String(all[0]);
+  $('smallest').textContent = size.options[0].text;
+  $('largest').textContent = size.options[size.options.length - 1].text;
   fillWins();
   for (const id of ['lb-size', 'lb-win']) {
     $(id).min = String(all[0]);
@@ -227,62 +257,12 @@ function cellButton(r, c) {
 }
 
 function renderBoard() {
-  fitBoard();
+  game.fit(state);
   board.paint($('board'), state, focus);
 }
 
-/**
- * Sizes the cells so that the whole board is on screen: from the room the
- * board has across (the game's width, less the side panel when it stands
- * beside the board) and down (the window's height below the board's top).
- * Boards too big even at the smallest cells scroll inside their frame.
- */
-function fitBoard() {
-  const game = $('game');
-  if (game.hidden) return;
-  const wrap = game.querySelector('.board-wrap');
-  const wide = window.matchMedia('(min-width: 52rem)').matches;
-  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-  const frame = 12; // the frame's padding on both sides, and a little air
-  const width = game.clientWidth - (wide ? 17.5 * rem : 0) - frame;
-  const top = (wide ? game : wrap).getBoundingClientRect().top + window.scrollY;
-  const height = window.innerHeight - top - frame - 4;
-  board.fit($('board'), state.size, width, height);
-  wrap.style.maxHeight = `${Math.max(height + frame, 12 * rem)}px`;
-}
-
 function renderClock() {
-  const shown = clockText(state, now());
-  const clock = $('clock');
-  clock.textContent = shown ? shown.text : '';
-  clock.classList.toggle('low', !!shown?.low);
-  clock.classList.toggle('paused', !!shown?.paused);
-}
-
-function renderMoves() {
-  const items = moveRows(state.moves).map(({ x, o }) => {
-    const li = document.createElement('li');
-    const [a, b] = [document.createElement('span'), document.createElement('span')];
-    a.textContent = x;
-    b.textContent = o;
-    li.append(a, b);
-    return li;
-  });
-  const list = $('moves');
-  list.replaceChildren(...items);
-  list.scrollTop = list.scrollHeight;
-}
-
-/** The players' line: each name in its mark's colour, as text. */
-function renderPlayers() {
-  const parts = state.players.flatMap((p, i) => {
-    const span = document.createElement('span');
-    span.className = 'xo'[i];
-    span.textContent = `${'XO'[i]} ${shown(p)}`;
-    return i ? [' — ', span] : [span];
-  });
-  const tail = state.you ? ` (you are ${'XO'[state.you - 1]})` : ' (watching)';
-  $('players').replaceChildren(...parts, tail);
+  game.clock(state, now());
 }
 
 function renderWho() {
@@ -314,11 +294,11 @@ function renderWho() {
 function render() {
   const v = view().what;
   const play = v === 'play';
-  const game = play && state.screen === 'game';
+  const inGame = play && state.screen === 'game';
   $('home').hidden = !play || state.screen !== 'home';
   $('room-view').hidden = !play || state.screen !== 'room';
   $('waiting').hidden = !play || state.screen !== 'waiting';
-  $('game').hidden = !game;
+  $('game').hidden = !inGame;
   $('account').hidden = v !== 'account';
   $('leaderboard').hidden = v !== 'leaderboard';
   $('profile').hidden = v !== 'players';
@@ -342,26 +322,28 @@ function render() {
   if (offer) $('offer-text').textContent = `${offer.from} challenges you to ${boardName(offer.size, offer.win)}.`;
   $('waiting-text').textContent = state.note;
   $('home-note').textContent = state.screen === 'home' ? state.note : '';
+  $('gone').hidden = !(play && state.screen === 'home' && state.gone);
+  if (state.gone) $('gone-text').textContent = `No room has the code ${state.gone}. It may have closed, or the code may be mistyped.`;
   for (const id of ['home-note', 'note', 'account-note']) $(id).classList.toggle('error', state.noteKind === 'error');
   if (state.screen === 'room') {
     const host = state.players[0] ? shown(state.players[0]) : 'Nobody';
     $('room-text').textContent = `${host} is waiting in room ${state.room} for an opponent on ${boardName(state.size, state.win)}.`
       + (account() ? ` You are signed in as ${account().name}.` : '');
+    invites.show($('room-invite'), state.room, 'Or join from elsewhere with any of these:');
   }
   $('invite').hidden = !(state.screen === 'waiting' && state.room);
+  if (!$('invite').hidden) invites.show($('invite'), state.room, 'Invite a friend with any one of these:');
   renderWho();
-  if (game) {
-    renderPlayers();
+  if (inGame) {
+    game.players(state);
     $('status').textContent = statusText(state);
     $('status').classList.toggle('turn', myTurn(state));
     $('note').textContent = state.note;
+    result.paint(state); // before the board: the banner takes room above it on a phone
     renderBoard();
-    renderMoves();
+    game.moves(state);
     const seated = state.you !== null;
-    $('rematch').hidden = !seated;
-    $('rematch').disabled = !state.over || state.closed;
-    $('resign').hidden = !seated;
-    $('resign').disabled = !!state.over;
+    $('resign').hidden = !seated || !!state.over;
     if (!resignArmed) $('resign').textContent = 'Resign';
   }
   renderClock();
@@ -381,12 +363,30 @@ function playAt(r, c) {
   render();
 }
 
+/** This tab's guest name: the one it had, else the name last chosen, else a new one. */
+function guestName() {
+  const name = sessionStorage.getItem(GUEST) ?? localStorage.getItem(NAME) ?? `guest-${Math.floor(1000 + Math.random() * 9000)}`;
+  sessionStorage.setItem(GUEST, name);
+  return name;
+}
+
+/** Back to the home screen, out of any room and its link. */
+function home() {
+  sessionStorage.removeItem(SEAT);
+  invite = null;
+  history.replaceState(null, '', '/');
+  state = { ...initial(), limits: state.limits, online: state.online };
+  send({ type: 'who' });
+  render();
+}
+
 function wire() {
-  $('name').value = localStorage.getItem(NAME) ?? `guest-${Math.floor(1000 + Math.random() * 9000)}`;
+  $('name').value = guestName();
   $('name').addEventListener('change', () => {
     const name = $('name').value.trim();
     if (!name) return;
     localStorage.setItem(NAME, name);
+    sessionStorage.setItem(GUEST, name);
     send({ type: 'hello', name });
   });
   $('size').addEventListener('change', fillWins);
@@ -404,7 +404,7 @@ function wire() {
   $('sign-out').addEventListener('click', () => {
     localStorage.removeItem(ACCOUNT);
     state.account = null;
-    $('name').value = `guest-${Math.floor(1000 + Math.random() * 9000)}`;
+    $('name').value = guestName();
     hello();
     render();
   });
@@ -440,11 +440,7 @@ function wire() {
   $('take-seat').addEventListener('click', () => send({ type: 'join_room', room: state.room }));
   $('room-back').addEventListener('click', () => {
     send({ type: 'leave' });
-    invite = null;
-    history.replaceState(null, '', '/');
-    state = { ...initial(), limits: state.limits, online: state.online };
-    send({ type: 'who' });
-    render();
+    home();
   });
   $('who-refresh').addEventListener('click', () => send({ type: 'who' }));
   $('offer-accept').addEventListener('click', () => state.offer && send({ type: 'accept', challenge: state.offer.id }));
@@ -454,7 +450,6 @@ function wire() {
     state.offer = null;
     render();
   });
-  $('copy').addEventListener('click', () => navigator.clipboard?.writeText($('invite-link').href));
   $('cancel').addEventListener('click', () => {
     send({ type: 'leave' });
     state.screen = 'home';
@@ -479,13 +474,17 @@ function wire() {
   });
   $('leave').addEventListener('click', () => {
     send({ type: 'leave' });
-    sessionStorage.removeItem(SEAT);
-    invite = null;
-    history.replaceState(null, '', '/');
-    state = { ...initial(), limits: state.limits, online: state.online };
-    send({ type: 'who' });
-    render();
+    home();
   });
+  // A new game on the board just played: the house again after the house,
+  // else a quick match (as the terminal's `n`); the finished room is left.
+  $('new-game').addEventListener('click', () => {
+    const { size, win } = state;
+    const house = result.againstHouse(state);
+    home();
+    send(house ? { type: 'play_house', size, win, level: $('level').value } : { type: 'quick_match', size, win });
+  });
+  $('gone-new').addEventListener('click', () => send({ type: 'quick_match', ...rules() }));
   $('board').addEventListener('click', (e) => {
     const b = e.target.closest('button.cell');
     if (b) playAt(Number(b.dataset.row), Number(b.dataset.col));

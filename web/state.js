@@ -48,6 +48,8 @@ export function initial() {
     sent: null, // { id, name } of our open challenge
     online: [],
     account: null, // { name, bot } once signed in
+    gone: null, // the code of a room opened through its link that does not exist (any more)
+    ended: null, // the id of our game that ended while we were away: its record is looked up
   };
 }
 
@@ -66,6 +68,7 @@ function replay(state, moves) {
 
 /** A game shown afresh (`game_started` or `state`): its room, board, seats and moves. */
 function newGame(state, msg, moves, now) {
+  state.gone = null;
   state.room = msg.room;
   state.size = msg.size;
   state.win = msg.win ?? msg.size;
@@ -101,24 +104,33 @@ export function boardName(size, win) {
  * caller's clock in ms, for the turn clock).
  */
 export function apply(prev, msg, now = 0) {
-  const state = structuredClone(prev);
-  state.noteKind = '';
+  const state = fold(structuredClone(prev), prev, msg, now);
+  // A refusal stays marked as one until something else is said: a message
+  // that says nothing new (who is online, every 2 s) leaves it as it was.
+  if (msg.type !== 'error' && state.note !== prev.note) state.noteKind = '';
+  return state;
+}
+
+/** `apply` on `state` (a copy of `prev`, changed in place). */
+function fold(state, prev, msg, now) {
   switch (msg.type) {
     case 'welcome':
       state.limits = msg.limits;
       break;
     case 'queued':
+      state.gone = null;
       state.screen = 'waiting';
       state.size = msg.size;
       state.win = msg.win;
       state.note = `Waiting for an opponent on ${boardName(msg.size, msg.win)}…`;
       break;
     case 'room_created':
+      state.gone = null;
       state.screen = 'waiting';
       state.room = msg.room;
       state.size = msg.size;
       state.win = msg.win;
-      state.note = 'Room open: send the invite link to a friend.';
+      state.note = `Room ${msg.room} is open: waiting for a friend to join.`;
       break;
     case 'game_started':
       newGame(state, msg, [], now);
@@ -153,6 +165,16 @@ export function apply(prev, msg, now = 0) {
       state.clockMs = msg.clock_ms;
       state.clockAt = now;
       state.note = '';
+      break;
+    case 'record':
+      // Our game as its record tells it (`msg.game`, from /api/games/{id}):
+      // it ended while we were away, so its room is gone and nothing more
+      // can happen in it. `msg.you` is the seat we had.
+      newGame(state, { ...msg.game, turn: null, you: msg.you ?? null }, [], now);
+      fold(state, prev, { ...msg.game, type: 'game_over' }, now);
+      state.closed = true;
+      state.ended = null;
+      state.note = `This game ended while you were away.${state.note ? ` ${state.note}` : ''}`;
       break;
     case 'game_over':
       replay(state, msg.moves);
@@ -210,7 +232,15 @@ export function apply(prev, msg, now = 0) {
     case 'error':
       state.note = refusal(msg, state.limits);
       state.noteKind = 'error';
-      if (msg.code === 'invalid_token') state.token = null;
+      if (msg.code === 'invalid_token') {
+        state.token = null;
+        if (msg.game_id) {
+          // Our seat's game ended while we were away: its record says how.
+          state.ended = msg.game_id;
+          state.note = 'Your game ended while you were away; looking up how…';
+          state.noteKind = '';
+        }
+      }
       break;
     default: // pong, registered, and types this page does not know
   }
@@ -308,6 +338,7 @@ export function refusal(msg, limits) {
     invalid_win: 'That many in a row does not fit the board: choose from 3 up to its size.',
     player_not_found: 'Nobody by that name is online right now.',
     room_not_found: 'No room has that code: it may have closed.',
+    invalid_token: 'Your last game is over (it ended while you were away): start a new one.',
   };
   return words[msg.code] ?? msg.message;
 }
@@ -330,20 +361,48 @@ export function cellLabel(state, row, col) {
   return mark ? `${cellName(row, col)} ${MARKS[mark - 1]}` : cellName(row, col);
 }
 
+/**
+ * How a finished game ended, as its banner tells it: the score with X
+ * first (`1-0`, `½-½`, `0-1`; empty when there is no result), who won (from
+ * our seat, or by marks and names when watching), how, and the tone
+ * (`win`, `loss`, `draw` or `neutral`: a spectator's or a game with no
+ * result). Null while the game is on.
+ */
+export function outcome(state) {
+  if (!state.over) return null;
+  const { winner, reason } = state.over;
+  const name = (p) => state.players[p - 1]?.name;
+  const called = (p) => (name(p) ? `${MARKS[p - 1]} (${name(p)})` : MARKS[p - 1]);
+  if (!winner) {
+    const none = {
+      draw: ['Draw', 'the board is full'],
+      aborted: ['Aborted', 'the game ended before both players had moved'],
+      shutdown: ['No winner', 'the server shut down'],
+    }[reason] ?? ['No winner', ''];
+    return { score: reason === 'draw' ? '½-½' : '', headline: none[0], how: none[1], tone: reason === 'draw' ? 'draw' : 'neutral' };
+  }
+  const score = winner === 1 ? '1-0' : '0-1';
+  const loser = 3 - winner;
+  const watching = state.you === null;
+  const won = state.you === winner;
+  const headline = watching ? `${called(winner)} won` : won ? 'You won' : 'You lost';
+  const them = watching ? called(loser) : won ? 'your opponent' : 'you';
+  const how = {
+    line: watching || won ? `${state.win} in a row` : `your opponent made ${state.win} in a row`,
+    resign: `${them} resigned`,
+    timeout: `${them} ran out of time`,
+    disconnect: them === 'you' ? 'your connection was gone too long' : `${them} did not come back`,
+  }[reason] ?? '';
+  return { score, headline, how, tone: watching ? 'neutral' : won ? 'win' : 'loss' };
+}
+
 /** What the live region says: whose turn it is, or how the game ended. */
 export function statusText(state) {
   if (state.screen !== 'game') return state.note;
   const name = (p) => shown(state.players[p - 1]) || MARKS[p - 1];
   if (state.over) {
-    const { winner, reason } = state.over;
-    if (winner === 0) {
-      if (reason === 'draw') return 'Draw: the board is full.';
-      if (reason === 'aborted') return 'Aborted: the game ended before both players had moved.';
-      return 'Game over: no winner.';
-    }
-    const how = { line: '', resign: ' (resignation)', timeout: ' (on time)', disconnect: ' (the other player did not come back)' }[reason] ?? '';
-    if (state.you === null) return `${MARKS[winner - 1]} (${name(winner)}) won${how}.`;
-    return winner === state.you ? `You won${how}.` : `You lost${how}.`;
+    const { headline, how } = outcome(state);
+    return how ? `${headline} — ${how}.` : `${headline}.`;
   }
   if (state.turn === null) return 'Waiting…';
   if (state.you === null) return `${MARKS[state.turn - 1]} (${name(state.turn)}) to move.`;

@@ -19,9 +19,9 @@ const screens = process.env.SCREENS || `${target}web-screens`;
 
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 
-/** A fresh browser context (its own storage) with one page open at `path`. */
+/** A fresh browser context (its own storage, and a clipboard to read) with one page open at `path`. */
 async function open(path = '/', viewport = { width: 1000, height: 800 }) {
-  const context = await browser.newContext({ viewport });
+  const context = await browser.newContext({ viewport, permissions: ['clipboard-read', 'clipboard-write'] });
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT);
   await page.goto(new URL(path, server).href);
@@ -30,11 +30,41 @@ async function open(path = '/', viewport = { width: 1000, height: 800 }) {
 
 const status = (page) => page.getByRole('status');
 
-/** The invite link a page shows once its room is open. */
-async function inviteLink(page) {
-  const link = page.locator('#invite-link').filter({ hasText: '/r/' });
-  await link.waitFor();
-  return link.textContent();
+/** The invite a page shows once its room is open (or in `within`): its code, link and terminal command. */
+async function invitation(page, within = '#invite') {
+  const field = (key) => page.locator(`${within} input[data-invite=${key}]`);
+  await field('code').waitFor();
+  const [code, link, command] = await Promise.all(['code', 'link', 'command'].map((k) => field(k).inputValue()));
+  return { code, link, command };
+}
+const inviteLink = async (page) => (await invitation(page)).link;
+
+/** The computed colour of the page's warning colour (`--warn`), as the browser writes colours. */
+const warnColour = (page) => page.evaluate(() => {
+  const probe = document.createElement('span');
+  probe.style.color = 'var(--warn)';
+  document.body.append(probe);
+  const rgb = getComputedStyle(probe).color;
+  probe.remove();
+  return rgb;
+});
+
+/** The end banner as shown: visible, its score, headline and how, and the cells marked as the winning line. */
+async function banner(page) {
+  await page.locator('#result').waitFor();
+  return page.evaluate(() => ({
+    score: document.getElementById('score').hidden ? '' : document.getElementById('score').textContent,
+    headline: document.getElementById('headline').textContent,
+    how: document.getElementById('how').textContent,
+    line: [...document.querySelectorAll('#board button.cell.win')].map((b) => b.getAttribute('aria-label')).join(' '),
+  }));
+}
+
+/** Fails unless `got` has every field of `want`. */
+function expect(what, got, want) {
+  for (const [k, v] of Object.entries(want)) {
+    if (got[k] !== v) throw new Error(`${what}: ${k} is ${JSON.stringify(got[k])}, not ${JSON.stringify(v)} (${JSON.stringify(got)})`);
+  }
 }
 const cell = (page, name) => page.getByRole('button', { name: new RegExp(`^${name}( [XO])?$`) });
 
@@ -78,16 +108,27 @@ async function quickPair(nameA = 'ann', nameB = 'bob') {
 }
 
 const scenarios = {
-  async 'two players play a game to its end, and a rematch starts'() {
+  async 'two players play a game to its end: a banner says who won and how, and offers a rematch'() {
     const [a, b] = await quickPair();
     const [x, o] = await playOut(a, b, ['a1', 'b1', 'a2', 'b2', 'a3']);
-    await says(x, 'You won.');
-    await says(o, 'You lost.');
-    // The winning line and the last move are marked on both boards.
+    await says(x, 'You won — 3 in a row.');
+    await says(o, 'You lost — your opponent made 3 in a row.');
+    // The banner: the score X first, who won and how, the winning line on the board.
+    expect('the winner\'s banner', await banner(x), { score: '1-0', headline: 'You won', how: '3 in a row', line: 'a1 X a2 X a3 X' });
+    expect('the loser\'s banner', await banner(o), { score: '1-0', headline: 'You lost', how: 'Your opponent made 3 in a row', line: 'a1 X a2 X a3 X' });
     for (const page of [x, o]) {
-      const won = await page.locator('button.cell.win').count();
-      if (won !== 3) throw new Error(`winning line shows ${won} cells`);
+      for (const name of ['Rematch', 'New game']) {
+        const button = page.locator('#result').getByRole('button', { name, exact: true });
+        if (!(await button.isVisible()) || (await button.isDisabled())) throw new Error(`no ${name} button in the banner`);
+      }
     }
+    mkdirSync(screens, { recursive: true });
+    await x.screenshot({ path: `${screens}/game-over-banner-1000x800.png` });
+    await o.setViewportSize({ width: 390, height: 844 });
+    await o.locator('#result').getByRole('button', { name: 'Rematch' }).waitFor();
+    const inView = await o.locator('#result').evaluate((el) => el.getBoundingClientRect().bottom <= window.innerHeight);
+    if (!inView) throw new Error('on a phone the banner is below the fold');
+    await o.screenshot({ path: `${screens}/game-over-banner-phone-390x844.png` });
     await x.getByRole('button', { name: 'Rematch' }).click();
     await o.getByRole('button', { name: 'Rematch' }).click();
     await says(o, 'Your turn (X)'); // seats swapped
@@ -102,17 +143,24 @@ const scenarios = {
     const friend = await open(new URL(link).pathname);
     // The link shows the room and who waits; the seat is the friend's on a click.
     await friend.getByText(/is waiting in room [A-Z0-9]+ for an opponent on 3×3/).waitFor();
+    // The room screen offers the same three ways in as the host's invite.
+    expect('the room screen\'s invite', await invitation(friend, '#room-invite'), await invitation(host));
     await friend.getByRole('button', { name: 'Take the seat and play' }).click();
     await says(host, /turn/);
     await says(friend, /turn/);
     const watcher = await open(new URL(link).pathname);
     await says(watcher, /to move/);
-    const [x] = await playOut(host, friend, ['b2']);
-    await watcher.getByRole('button', { name: 'b2 X', exact: true }).waitFor();
     if (!(await watcher.locator('#players').textContent()).includes('(watching)')) throw new Error('not watching');
     // A spectator who clicks a cell is told so.
     await cell(watcher, 'a1').click();
     await watcher.locator('#note').getByText('You are watching').waitFor();
+    const [x] = await playOut(host, friend, ['b2', 'a1', 'a2', 'c1', 'c2']);
+    await watcher.getByRole('button', { name: 'c2 X', exact: true }).waitFor();
+    // The spectator sees the same banner in neutral words, and no rematch.
+    const xName = (await x.getByLabel('Your name').inputValue());
+    expect('the spectator\'s banner', await banner(watcher), { score: '1-0', headline: `X (${xName}) won`, how: '3 in a row', line: 'a2 X b2 X c2 X' });
+    if (await watcher.locator('#result').getByRole('button', { name: 'Rematch' }).isVisible()) throw new Error('a spectator is offered a rematch');
+    await watcher.locator('#result').getByRole('button', { name: 'New game' }).waitFor();
     return [host, friend, watcher, x];
   },
 
@@ -130,8 +178,11 @@ const scenarios = {
   async 'the page plays ttt bot and the house bot'() {
     const page = await open();
     await page.getByRole('button', { name: 'Create a room' }).click();
-    const code = (await inviteLink(page)).split('/').pop();
-    const bot = spawn(ttt, ['bot', '--server', server.replace(/^http/, 'ws'), '--join', code, '--strategy', 'random']);
+    // The bot joins by the very command the invite shows for the terminal.
+    const { command } = await invitation(page);
+    const [, code, url] = /^ttt play --join (\S+) --server (\S+)$/.exec(command) ?? [];
+    if (!code) throw new Error(`terminal command ${command}`);
+    const bot = spawn(ttt, ['bot', '--server', url, '--join', code, '--strategy', 'random']);
     let said = '';
     bot.stderr.on('data', (d) => { said += d; });
     try {
@@ -147,6 +198,10 @@ const scenarios = {
     await says(page, /turn/);
     if (!(await page.locator('#players').textContent()).includes('house (bot)')) throw new Error('no house');
     await playToTheEnd(page);
+    // New game, right in the banner: the house again, on the same board.
+    await page.locator('#result').getByRole('button', { name: 'New game' }).click();
+    await says(page, /turn/);
+    if (!(await page.locator('#players').textContent()).includes('house (bot)')) throw new Error('new game: no house');
     return [page];
   },
 
@@ -170,7 +225,7 @@ const scenarios = {
       await page.getByRole('button', { name: 'Quick match' }).click();
     }
     const [x] = await playOut(a, b, ['a1', 'b1', 'a2', 'b2', 'a3']);
-    await says(x, 'You won.');
+    await says(x, 'You won');
     const winner = x === a ? `alice${tag}` : `bob${tag}`;
     await a.getByRole('link', { name: 'Leaderboard' }).click();
     // The record is written a moment after game_over: ask again until it shows.
@@ -261,12 +316,67 @@ const scenarios = {
   async 'the home page says what this is and offers every board size the server plays'() {
     const page = await open();
     await page.getByText('Tic-tac-toe online').waitFor();
+    // The words name the same range as the menu: the server's limits.
+    await page.locator('.lead').getByText('on any board from 2×2 to 100×100').waitFor();
     const sizes = await page.locator('#size option').evaluateAll((os) => os.map((o) => o.value));
     const want = Array.from({ length: 99 }, (_, i) => String(i + 2));
     if (sizes.join() !== want.join()) throw new Error(`sizes offered: ${sizes.join()}`);
     await page.locator('#size').selectOption('2');
     const wins = await page.locator('#win option').evaluateAll((os) => os.map((o) => o.value));
     if (wins.join() !== '2') throw new Error(`wins on 2×2: ${wins.join()}`);
+    return [page];
+  },
+
+  async 'an invite names the code, the link and the terminal command, each copied by its button'() {
+    const served = new URL(server);
+    for (const viewport of [{ width: 1000, height: 800 }, { width: 390, height: 844 }]) {
+      const host = await open('/', viewport);
+      await host.getByRole('button', { name: 'Create a room' }).click();
+      const { code, link, command } = await invitation(host);
+      if (!/^[A-Z0-9]{10}$/.test(code)) throw new Error(`code ${code}`);
+      expect('the invite', { link, command }, {
+        link: `http://${served.host}/r/${code}`,
+        command: `ttt play --join ${code} --server ws://${served.host}/`,
+      });
+      for (const [key, text] of [['code', code], ['link', link], ['command', command]]) {
+        await host.locator('#invite .invite-row').filter({ has: host.locator(`input[data-invite=${key}]`) }).getByRole('button', { name: /^Copy/ }).click();
+        const copied = await host.evaluate(() => navigator.clipboard.readText());
+        if (copied !== text) throw new Error(`Copy of the ${key} gave ${JSON.stringify(copied)}`);
+      }
+      // Every field is whole on screen: nothing cut off at a phone's width.
+      const cut = await host.locator('#invite input').evaluateAll((fs) => fs.filter((f) => f.getBoundingClientRect().right > window.innerWidth).length);
+      if (cut) throw new Error(`${cut} invite fields run off a ${viewport.width} px screen`);
+      mkdirSync(screens, { recursive: true });
+      await host.screenshot({ path: `${screens}/invite-${viewport.width}x${viewport.height}.png` });
+    }
+  },
+
+  async 'a room code that does not exist is said plainly as an error, with a way on; the guest keeps the name'() {
+    const page = await open();
+    const name = await page.getByLabel('Your name').inputValue();
+    await page.goto(new URL('/r/NOPE', server).href);
+    const alert = page.locator('#gone');
+    await alert.getByText('No room has the code NOPE. It may have closed, or the code may be mistyped.').waitFor();
+    // Still an error after "who is online" has been asked again (every 2 s).
+    await page.waitForTimeout(2500);
+    const [colour, warn] = [await alert.locator('p').evaluate((p) => getComputedStyle(p).color), await warnColour(page)];
+    if (colour !== warn) throw new Error(`the error is in ${colour}, not the warning colour ${warn}`);
+    if (!(await alert.isVisible())) throw new Error('the error went away by itself');
+    mkdirSync(screens, { recursive: true });
+    await page.screenshot({ path: `${screens}/room-not-found.png` });
+    const same = async (when) => {
+      const now = await page.getByLabel('Your name').inputValue();
+      if (now !== name) throw new Error(`the guest's name changed ${when}: ${name} → ${now}`);
+    };
+    await same('on opening a link in the same tab');
+    await alert.getByRole('button', { name: 'New game' }).click();
+    await page.getByText('Waiting for an opponent on 3×3').waitFor();
+    if (await alert.isVisible()) throw new Error('the error stays after a new game');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await same('after a new game and Cancel');
+    await page.reload();
+    await page.getByLabel('Your name').waitFor();
+    await same('after a reload');
     return [page];
   },
 
@@ -360,7 +470,7 @@ const scenarios = {
 /** Plays random free cells whenever it is this page's turn, until the game ends. */
 async function playToTheEnd(page) {
   for (;;) {
-    await says(page, /Your turn|won|lost|Draw|no winner/);
+    await says(page, /Your turn|won|lost|Draw|No winner|Aborted/);
     const text = await status(page).textContent();
     if (!text.startsWith('Your turn')) return text;
     const free = await page.locator('button.cell').evaluateAll((bs) => bs.filter((b) => !b.textContent).map((b) => b.getAttribute('aria-label')));

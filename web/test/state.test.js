@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   apply, cellLabel, cellName, cellSize, clockLeft, clockText, columnName, connectionDown, count, ending, initial,
-  moveRows, myTurn, roomFromPath, sizes, statusText, step,
+  moveRows, myTurn, outcome, roomFromPath, sizes, statusText, step,
 } from '../state.js';
 
 const started = (you, turnTimeout = 30000) => ({
@@ -38,7 +38,8 @@ test('a game: turns, labels, the clock and the result', () => {
     line: { kind: 'col', index: 1, cells: [[0, 1], [1, 1], [2, 1]] },
     moves: [[1, 1], [0, 0], [0, 1], [2, 2], [2, 1]], game_id: 'g1', ratings: null,
   });
-  assert.equal(statusText(s), 'You won.');
+  assert.equal(statusText(s), 'You won — 3 in a row.');
+  assert.deepEqual(outcome(s), { score: '1-0', headline: 'You won', how: '3 in a row', tone: 'win' });
   assert.deepEqual(s.line, [[0, 1], [1, 1], [2, 1]]);
   assert.equal(cellLabel(s, 2, 2), 'c3 O');
   assert.equal(s.token, null, 'a finished game has no seat to resume');
@@ -50,7 +51,8 @@ test('a rated game says how the rating moved', () => {
     type: 'game_over', room: 'R1', winner: 1, reason: 'resign', line: null, moves: [], game_id: 'g2',
     ratings: [{ before: 1500, after: 1662 }, { before: 1500, after: 1338 }],
   });
-  assert.equal(statusText(s), 'You lost (resignation).');
+  assert.equal(statusText(s), 'You lost — you resigned.');
+  assert.equal(outcome(s).score, '1-0', 'the score puts X first, whoever we are');
   assert.equal(s.note, 'Rating 1500 → 1338 (-162).');
 });
 
@@ -71,7 +73,8 @@ test('a spectator sees names and marks, and a resign in words', () => {
   });
   assert.equal(statusText(s), 'O (bob 1612 (bot)) to move.');
   s = apply(s, { type: 'game_over', room: 'R1', winner: 1, reason: 'resign', line: null, moves: [[0, 0]], game_id: null, ratings: null });
-  assert.equal(statusText(s), 'X (ann) won (resignation).');
+  assert.equal(statusText(s), 'X (ann) won — O (bob) resigned.');
+  assert.equal(outcome(s).tone, 'neutral', 'a spectator is told neutrally');
 });
 
 test('challenges: offered, then ended', () => {
@@ -150,4 +153,78 @@ test('the move list, the cell size, the size menu and results in words', () => {
   assert.equal(ending({ ...g, winner: 0, reason: 'draw' }), 'a draw');
   assert.equal(ending({ ...g, winner: 2, reason: 'timeout' }), 'bob won on time');
   assert.equal(ending({ ...g, winner: 1, reason: 'line' }), 'ann won');
+});
+
+test('every way a game ends has a banner: who won, how, and the score with X first', () => {
+  const over = (you, winner, reason) => apply(apply(initial(), started(you)), {
+    type: 'game_over', room: 'R1', winner, reason, line: null, moves: [], game_id: null, ratings: null,
+  });
+  const cases = [
+    [1, 2, 'line', '0-1', 'You lost — your opponent made 3 in a row.'],
+    [2, 2, 'timeout', '0-1', 'You won — your opponent ran out of time.'],
+    [1, 2, 'timeout', '0-1', 'You lost — you ran out of time.'],
+    [2, 2, 'disconnect', '0-1', 'You won — your opponent did not come back.'],
+    [1, 2, 'disconnect', '0-1', 'You lost — your connection was gone too long.'],
+    [null, 2, 'disconnect', '0-1', 'O (bob) won — X (ann) did not come back.'],
+    [1, 0, 'draw', '½-½', 'Draw — the board is full.'],
+    [null, 0, 'draw', '½-½', 'Draw — the board is full.'],
+    [1, 0, 'aborted', '', 'Aborted — the game ended before both players had moved.'],
+    [2, 0, 'shutdown', '', 'No winner — the server shut down.'],
+  ];
+  for (const [you, winner, reason, score, said] of cases) {
+    const s = you === null
+      ? apply(apply(initial(), { ...started(1), type: 'state', you: null, moves: [], board: [], clock_ms: null }), {
+        type: 'game_over', room: 'R1', winner, reason, line: null, moves: [], game_id: null, ratings: null,
+      })
+      : over(you, winner, reason);
+    assert.equal(outcome(s).score, score, `${you} ${winner} ${reason}`);
+    assert.equal(statusText(s), said, `${you} ${winner} ${reason}`);
+  }
+  assert.equal(outcome(apply(initial(), started(1))), null, 'no banner while the game is on');
+});
+
+test('a player who lost while away is shown the ended game from its record, not a bare refusal', () => {
+  // A reload with the seat's token: the server refuses it and names the game.
+  let s = apply(initial(), { type: 'error', code: 'invalid_token', message: 'invalid resume token', game_id: 'g7Kq2ZxA' });
+  assert.equal(s.ended, 'g7Kq2ZxA', 'the page looks the record up');
+  assert.equal(s.noteKind, '', 'not shown as a refusal');
+  assert.doesNotMatch(s.note, /token/i);
+  // The record, as /api/games/{id} gives it, fed back in with the seat we had (O).
+  s = apply(s, {
+    type: 'record',
+    you: 2,
+    game: {
+      id: 'g7Kq2ZxA', room: 'V3HXATSDK9', size: 3, win: 3,
+      players: [{ name: 'bob', account: true, bot: false, rating: 1500 }, { name: 'alice', account: true, bot: false, rating: 1500 }],
+      moves: [[1, 1], [0, 0], [0, 2]], winner: 1, reason: 'disconnect', line: null, rated: true,
+      ratings: [{ before: 1500, after: 1662 }, { before: 1500, after: 1338 }],
+      started_at: '2026-11-23T15:04:05.120Z', ended_at: '2026-11-23T15:04:31.877Z',
+    },
+  });
+  assert.equal(s.screen, 'game');
+  assert.equal(s.ended, null);
+  assert.equal(statusText(s), 'You lost — your connection was gone too long.');
+  assert.equal(outcome(s).score, '1-0');
+  assert.equal(cellLabel(s, 0, 2), 'c1 X');
+  assert.ok(s.closed, 'the room is gone: no rematch');
+  assert.equal(s.note, 'This game ended while you were away. Rating 1500 → 1338 (-162).');
+  // A line win from a record highlights the line.
+  const lined = apply(initial(), {
+    type: 'record', you: 1,
+    game: { room: 'R', size: 3, win: 3, players: started(1).players, moves: [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]], winner: 1, reason: 'line', line: { kind: 'row', index: 0, cells: [[0, 0], [0, 1], [0, 2]] }, ratings: null },
+  });
+  assert.deepEqual(lined.line, [[0, 0], [0, 1], [0, 2]]);
+  assert.equal(statusText(lined), 'You won — 3 in a row.');
+  // Without a game id (a server that keeps no records) it is said in words.
+  const bare = apply(initial(), { type: 'error', code: 'invalid_token', message: 'invalid resume token' });
+  assert.equal(bare.ended, null);
+  assert.match(bare.note, /ended while you were away/);
+});
+
+test('a refusal stays marked as one while other messages say nothing new', () => {
+  let s = apply(initial(), { type: 'error', code: 'room_not_found', message: 'no room' });
+  s = apply(s, { type: 'online', players: [] });
+  assert.equal(s.noteKind, 'error', 'who is online (asked every 2 s) does not turn the error grey');
+  s = apply(s, { type: 'queued', size: 3, win: 3 });
+  assert.equal(s.noteKind, '');
 });

@@ -19,10 +19,13 @@ const PAGE: &str = include_str!("../../../web/index.html");
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-const ASSETS: [Asset; 6] = [
+const ASSETS: [Asset; 9] = [
     Asset { path: "app.js", kind: JS, body: include_str!("../../../web/app.js") },
     Asset { path: "board.js", kind: JS, body: include_str!("../../../web/board.js") },
+    Asset { path: "game.js", kind: JS, body: include_str!("../../../web/game.js") },
+    Asset { path: "invite.js", kind: JS, body: include_str!("../../../web/invite.js") },
     Asset { path: "records.js", kind: JS, body: include_str!("../../../web/records.js") },
+    Asset { path: "result.js", kind: JS, body: include_str!("../../../web/result.js") },
     Asset { path: "state.js", kind: JS, body: include_str!("../../../web/state.js") },
     Asset {
         path: "style.css",

@@ -1,0 +1,63 @@
+// The game screen's parts drawn from the state: the players' line, the
+// board's cell size, the turn clock and the move list. Text only: names are
+// never markup.
+import * as board from './board.js';
+import { clockText, moveRows, shown } from './state.js';
+
+const $ = (id) => document.getElementById(id);
+
+/**
+ * Sizes the cells so that the whole board is on screen: from the room the
+ * board has across (the game's width, less the side panel when it stands
+ * beside the board) and down (the window's height below the board's top).
+ * Boards too big even at the smallest cells scroll inside their frame.
+ */
+export function fit(state) {
+  const game = $('game');
+  if (game.hidden) return;
+  const wrap = game.querySelector('.board-wrap');
+  const wide = window.matchMedia('(min-width: 52rem)').matches;
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  const frame = 12; // the frame's padding on both sides, and a little air
+  const width = game.clientWidth - (wide ? 17.5 * rem : 0) - frame;
+  const top = (wide ? game : wrap).getBoundingClientRect().top + window.scrollY;
+  const height = window.innerHeight - top - frame - 4;
+  board.fit($('board'), state.size, width, height);
+  wrap.style.maxHeight = `${Math.max(height + frame, 12 * rem)}px`;
+}
+
+/** The turn clock at `now` (ms, the page's clock): its text, low or paused. */
+export function clock(state, now) {
+  const shown = clockText(state, now);
+  const clock = $('clock');
+  clock.textContent = shown ? shown.text : '';
+  clock.classList.toggle('low', !!shown?.low);
+  clock.classList.toggle('paused', !!shown?.paused);
+}
+
+/** The move list: one row per X move and the O move after it, scrolled to the last. */
+export function moves(state) {
+  const items = moveRows(state.moves).map(({ x, o }) => {
+    const li = document.createElement('li');
+    const [a, b] = [document.createElement('span'), document.createElement('span')];
+    a.textContent = x;
+    b.textContent = o;
+    li.append(a, b);
+    return li;
+  });
+  const list = $('moves');
+  list.replaceChildren(...items);
+  list.scrollTop = list.scrollHeight;
+}
+
+/** The players' line: each name in its mark's colour, as text. */
+export function players(state) {
+  const parts = state.players.flatMap((p, i) => {
+    const span = document.createElement('span');
+    span.className = 'xo'[i];
+    span.textContent = `${'XO'[i]} ${shown(p)}`;
+    return i ? [' — ', span] : [span];
+  });
+  const tail = state.you ? ` (you are ${'XO'[state.you - 1]})` : ' (watching)';
+  $('players').replaceChildren(...parts, tail);
+}
