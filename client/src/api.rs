@@ -98,9 +98,22 @@ pub enum ApiError {
     Refused(String),
 }
 
-/// GETs `path` from the server at `url` and reads a 200's body as `T`; any
+/// GETs `path` from the first of `servers` (the `--server` list,
+/// comma-separated) that can be reached, and reads a 200's body as `T`; any
 /// other status is [`ApiError::Refused`] with the server's words.
-pub async fn get<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiError> {
+pub async fn get<T: DeserializeOwned>(servers: &str, path: &str) -> Result<T, ApiError> {
+    let mut last = None;
+    for url in crate::net::urls(servers) {
+        match get_one(&url, path).await {
+            Err(e @ (ApiError::Unreachable { .. } | ApiError::Tls { .. })) => last = Some(e),
+            answered => return answered,
+        }
+    }
+    Err(last.unwrap_or_else(|| ApiError::NotAUrl(servers.to_owned())))
+}
+
+/// GETs `path` from the server at `url`, as [`get`] does.
+async fn get_one<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiError> {
     let (host, port, tls) = endpoint(url)?;
     let stream = TcpStream::connect((host.as_str(), port))
         .await

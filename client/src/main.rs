@@ -37,8 +37,10 @@ struct Cli {
 /// Where the server is.
 #[derive(Args)]
 struct ServerArg {
-    /// Server URL.
-    #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER)]
+    /// Server URL; several, comma-separated (ws://a:7878,ws://b:7878: the
+    /// instances of one cluster), are tried in turn when connecting and
+    /// again when reconnecting after the connection is lost.
+    #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER, value_name = "URL[,URL…]")]
     server: String,
     /// PEM file of the CA that signed a `wss://` server's certificate (a
     /// private CA); without it, `wss://` trusts the public web PKI.
@@ -47,7 +49,8 @@ struct ServerArg {
 }
 
 impl ServerArg {
-    /// The server URL, once the CA of `--ca-cert` (if any) is trusted.
+    /// The server URLs (comma-separated), once the CA of `--ca-cert` (if
+    /// any) is trusted.
     fn url(&self) -> Result<&str, net::CaError> {
         if let Some(path) = &self.ca_cert {
             net::trust_ca(path)?;

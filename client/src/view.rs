@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Game, Line, Player, PlayerInfo, ServerMessage};
 
 use crate::say::clean;
@@ -162,6 +163,46 @@ impl View {
         }
         self.deadline = None;
         self.paused = None;
+    }
+
+    /// Our seat's game ended while we were away, and the server's record of
+    /// it (`GET /api/games/{id}`) says how: the final board and the result
+    /// take the place of the live game. `name` is who we play as: our mark
+    /// is the seat of that name when we did not know it (a client started
+    /// again); the room is gone for us, so no rematch is offered.
+    pub fn ended(&mut self, record: &GameRecord, name: &str) {
+        let Ok(game) = Game::with_win(record.size, record.win) else { return };
+        let named: Vec<Player> = [Player::X, Player::O]
+            .into_iter()
+            .zip(&record.players)
+            .filter(|(_, p)| p.name.eq_ignore_ascii_case(name))
+            .map(|(mark, _)| mark)
+            .collect();
+        if let [mark] = named[..] {
+            self.you = self.you.or(Some(mark));
+        }
+        self.game = game;
+        self.replay(&record.moves);
+        self.names = record
+            .players
+            .iter()
+            .map(|p| {
+                let info = PlayerInfo { name: p.name.as_str().into(), account: p.account, bot: p.bot, rating: p.rating };
+                shown(&info)
+            })
+            .collect();
+        let winner = match record.winner {
+            1 => Some(Player::X),
+            2 => Some(Player::O),
+            _ => None,
+        };
+        self.over = Some((winner, record.reason, record.line));
+        self.room = Some(clean(&record.room));
+        self.closed = Some(ClosedReason::Disconnect);
+        self.gone = None;
+        self.deadline = None;
+        self.paused = None;
+        self.note = "your game ended while you were away; n: new game, q: quit".into();
     }
 
     /// Whether a game is in progress and it is our move.

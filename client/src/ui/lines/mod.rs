@@ -21,7 +21,7 @@ pub async fn run(mut link: Link, start: &Start) -> Result<(), Error> {
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     loop {
         let out = tokio::select! {
-            event = link.next() => lines.on_link(event, &link.limits, link.url()),
+            event = link.next() => lines.on_link(event, &link.limits, &link.servers()),
             line = stdin.next_line(), if lines.wants_input() => lines.on_line(line.ok().flatten()),
         };
         let mut out = VecDeque::from(out);

@@ -75,8 +75,9 @@ impl Lines {
         self.awaiting != Awaiting::Nothing
     }
 
-    /// What a link event prints and does; `limits` are the server's, `url` its address.
-    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, url: &str) -> Vec<Out> {
+    /// What a link event prints and does; `limits` are the server's,
+    /// `servers` the `--server` list (the one connected to first).
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Vec<Out> {
         let msg = match event {
             Event::Msg(msg) => msg,
             Event::Down { restart: true } => return vec![print("Server restarting, reconnecting…")],
@@ -101,7 +102,7 @@ impl Lines {
         }
         self.view.apply(&msg);
         let mut out = Vec::new();
-        self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, url, &mut out);
+        self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, servers, &mut out);
         // A watcher stays for rematches, until the room closes.
         if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
             out.push(Out::End(Ok(())));
@@ -187,14 +188,15 @@ fn show(
     msg: &ServerMessage,
     awaiting: Awaiting,
     watch: bool,
-    url: &str,
+    servers: &str,
     out: &mut Vec<Out>,
 ) -> Awaiting {
     let mut say = |line: String| out.push(Out::Print(line));
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
             say(format!("Room code: {}", clean(room)));
-            say(format!("Your friend joins with: {}", crate::net::join_command(url, room)));
+            say(format!("Your friend joins with: {}", crate::net::join_command(servers, room)));
+            say(format!("or opens in a browser: {}", crate::net::room_page(servers, room)));
             say("Waiting for an opponent to join…".into());
         }
         ServerMessage::Queued { .. } => say("Waiting for an opponent…".into()),

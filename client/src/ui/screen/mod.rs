@@ -9,6 +9,7 @@ use crossterm::{cursor, execute, queue, terminal};
 use futures::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 
+use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClientMessage, ServerMessage};
 
 mod state;
@@ -78,7 +79,7 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
         s.cue();
         draw(&s, window);
         let todo = tokio::select! {
-            event = link.next(), if !s.lost => s.on_link(event, &link.limits, link.url()),
+            event = link.next(), if !s.lost => s.on_link(event, &link.limits, &link.servers()),
             key = keys.next() => match key {
                 Some(Ok(Term::Key(key))) if key.kind != KeyEventKind::Release => {
                     let action = s.on_key(key);
@@ -98,14 +99,15 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
                     s.after_send(&request);
                 }
             }
-            Do::Fallback(request) => {
-                if let Some(request) = request {
-                    s.sent(link.send(request).await)?;
+            Do::Fallback(request) => fall_back(&mut link, &mut s, request).await?,
+            Do::Ended(game_id) => {
+                let record = fetch_record(&link.servers(), &game_id).await;
+                if let Do::Fallback(request) = s.ended(record, name) {
+                    fall_back(&mut link, &mut s, request).await?;
                 }
-                s.view.note = GAME_WAS_OVER.into();
             }
             Do::NewConnection(rules) => {
-                link = session::open(link.url(), name, &Start::Quick(rules)).await?;
+                link = session::open(&link.servers(), name, &Start::Quick(rules)).await?;
                 s.reconnected();
             }
             Do::Quit => {
@@ -117,6 +119,28 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
             }
             Do::End(result) => return result,
         }
+    }
+}
+
+/// The seat kept on disk is gone: asks for `request` instead (if
+/// anything), and says so.
+async fn fall_back(link: &mut Link, s: &mut Screen, request: Option<ClientMessage>) -> Result<(), Error> {
+    if let Some(request) = request {
+        s.sent(link.send(request).await)?;
+    }
+    s.view.note = GAME_WAS_OVER.into();
+    Ok(())
+}
+
+/// How long the record of a game that ended while the player was away may take to fetch.
+const RECORD_WAIT: Duration = Duration::from_secs(5);
+
+/// The record of game `game_id` from the HTTP API of `servers`, or why not.
+async fn fetch_record(servers: &str, game_id: &str) -> Result<GameRecord, String> {
+    let path = format!("/api/games/{}", crate::api::segment(game_id));
+    match tokio::time::timeout(RECORD_WAIT, crate::api::get(servers, &path)).await {
+        Ok(answer) => answer.map_err(|e| e.to_string()),
+        Err(_) => Err("the server did not answer in time".to_owned()),
     }
 }
 

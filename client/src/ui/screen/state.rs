@@ -4,6 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
 
 use super::super::board::Window;
@@ -73,6 +74,9 @@ pub(super) enum Do {
     /// The seat kept on disk is gone: ask for this instead (if anything),
     /// then say so.
     Fallback(Option<ClientMessage>),
+    /// The seat's game ended while the player was away: fetch its record
+    /// (this id) and hand it to [`Screen::ended`].
+    Ended(String),
     /// Open a new connection that looks for a quick match with these rules.
     NewConnection(Rules),
     /// Resign a game in progress (waiting a little for its result), leave, and end.
@@ -111,8 +115,9 @@ impl Screen {
         s
     }
 
-    /// What a link event asks for; `limits` are the server's, `url` its address.
-    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, url: &str) -> Do {
+    /// What a link event asks for; `limits` are the server's, `servers`
+    /// the `--server` list (the one connected to first).
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Do {
         let msg = match event {
             Event::Msg(msg) => msg,
             // The status line follows the link before each draw.
@@ -129,6 +134,11 @@ impl Screen {
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
             return Do::End(Err(Error::Refused(why)));
         }
+        if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
+            if self.fallback.is_some() || self.in_game() {
+                return Do::Ended(id.to_string());
+            }
+        }
         let mut took_back = false;
         if let Some(start) = self.fallback.take() {
             if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
@@ -141,8 +151,8 @@ impl Screen {
         }
         self.view.apply(&msg);
         if let ServerMessage::RoomCreated { room, .. } = &msg {
-            let join = crate::net::join_command(url, room);
-            self.view.note = format!("room {room} is open; your friend joins with: {join}");
+            let invite = crate::net::invite(servers, room);
+            self.view.note = format!("room {room} is open; your friend joins with: {invite}");
         }
         if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
             self.cursor = (size / 2, size / 2);
@@ -154,6 +164,27 @@ impl Screen {
             return Do::End(Ok(Some(self.view.note.clone())));
         }
         Do::Wait
+    }
+
+    /// The record of the seat's game that ended while the player (`name`)
+    /// was away, or why it could not be had: the final board and result
+    /// are shown; without them, the seat kept on disk falls back to what
+    /// was asked for, and a game in progress ends in words.
+    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Do {
+        match record {
+            Ok(record) => {
+                self.fallback = None;
+                self.view.ended(&record, name);
+                Do::Wait
+            }
+            Err(_) => match self.fallback.take() {
+                Some(start) => Do::Fallback(session::request(&start)),
+                None => {
+                    self.view.apply(&ServerMessage::error(ErrorCode::InvalidToken, "", None));
+                    Do::Wait
+                }
+            },
+        }
     }
 
     /// The connection is gone for good: after a game, or watching, the
