@@ -310,10 +310,16 @@ mod tests {
         // No server in common: another server's seat.
         assert_eq!(Seats::in_dir(&dir, "ws://c:3", "ann", "quick 3 3").take_back(), None);
         // The list in another order, or only the second of its servers.
-        assert_eq!(Seats::in_dir(&dir, "ws://b:2/, ws://a:1", "ann", "quick 3 3").take_back().as_deref(), Some("tok"));
+        assert_eq!(
+            Seats::in_dir(&dir, "ws://b:2/, ws://a:1", "ann", "quick 3 3").take_back().as_deref(),
+            Some("tok")
+        );
         let _ = std::fs::remove_dir_all(&dir);
         plant(&dir, "ann.1-a.seat", &left("ann", "quick 3 3", &["ws://a:1"], "tok"));
-        assert_eq!(Seats::in_dir(&dir, "ws://b:2,ws://a:1/", "ann", "quick 3 3").take_back().as_deref(), Some("tok"));
+        assert_eq!(
+            Seats::in_dir(&dir, "ws://b:2,ws://a:1/", "ann", "quick 3 3").take_back().as_deref(),
+            Some("tok")
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -342,7 +348,10 @@ mod tests {
         let ann = Seats::in_dir(&dir, "ws://h:1/", "ann", "quick 3 3");
         ann.keep("t1");
         ann.keep("t2");
-        assert_eq!(read(ann.path()).map(|k| (k.token, k.servers)), Some(("t2".into(), vec!["ws://h:1".into()])));
+        assert_eq!(
+            read(ann.path()).map(|k| (k.token, k.servers)),
+            Some(("t2".into(), vec!["ws://h:1".into()]))
+        );
         let leftovers: Vec<_> = std::fs::read_dir(ann.path.parent().expect("dir"))
             .expect("list")
             .filter_map(Result::ok)

@@ -187,7 +187,12 @@ impl View {
             .players
             .iter()
             .map(|p| {
-                let info = PlayerInfo { name: p.name.as_str().into(), account: p.account, bot: p.bot, rating: p.rating };
+                let info = PlayerInfo {
+                    name: p.name.as_str().into(),
+                    account: p.account,
+                    bot: p.bot,
+                    rating: p.rating,
+                };
                 shown(&info)
             })
             .collect();

@@ -147,8 +147,7 @@ impl Link {
                 Step::Wait(at) => tokio::time::sleep_until(at.into()).await,
                 Step::Reconnect(frames) => {
                     let (servers, at) = (self.servers.clone(), self.at);
-                    let attempt =
-                        self.attempt.get_or_insert_with(|| Box::pin(reopen(servers, at, frames)));
+                    let attempt = self.attempt.get_or_insert_with(|| Box::pin(reopen(servers, at, frames)));
                     let opened = attempt.await;
                     self.attempt = None;
                     match opened {

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClosedReason, EndReason, Player};
 
 use super::*;
@@ -165,12 +166,109 @@ fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
 }
 
 #[test]
-fn a_new_room_tells_the_friend_the_command() {
+fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
     let mut s = Screen::new(&Start::Create(Rules { size: 3, win: None }, None), false);
     let created = ServerMessage::RoomCreated { room: Arc::from("ABCD"), size: 3, win: 3, id: None };
-    assert!(matches!(s.on_link(Event::Msg(created), &limits(), URL), Do::Wait));
+    assert!(matches!(s.on_link(Event::Msg(created.clone()), &limits(), URL), Do::Wait));
     assert!(s.view.note.starts_with("room ABCD is open; your friend joins with: "), "{}", s.view.note);
-    assert!(s.view.note.ends_with(" play --join ABCD --server ws://127.0.0.1:1"), "{}", s.view.note);
+    assert!(
+        s.view
+            .note
+            .ends_with(" play --join ABCD --server ws://127.0.0.1:1  or open http://127.0.0.1:1/r/ABCD"),
+        "{}",
+        s.view.note
+    );
+    // Several servers: all of them in the command, the page on the one connected to (first).
+    let servers = "wss://b.example/,wss://a.example:8443";
+    assert!(matches!(s.on_link(Event::Msg(created), &limits(), servers), Do::Wait));
+    assert!(
+        s.view.note.ends_with(&format!(" --server {servers}  or open https://b.example/r/ABCD")),
+        "{}",
+        s.view.note
+    );
+}
+
+/// The server's record of a 3×3 game ann (X) lost to bob on time, after
+/// X a1, O b2, X c1, O b1.
+fn lost_on_time() -> GameRecord {
+    let player = |name: &str| tictactoe_protocol::api::GamePlayer {
+        account: false,
+        bot: false,
+        name: name.into(),
+        rating: None,
+    };
+    GameRecord {
+        ended_at: "2026-11-27T20:00:00.000Z".into(),
+        id: "g1".into(),
+        line: None,
+        moves: vec![[0, 0], [1, 1], [0, 2], [1, 0]],
+        players: [player("ann"), player("bob")],
+        rated: false,
+        ratings: None,
+        reason: EndReason::Timeout,
+        room: "R".into(),
+        size: 3,
+        started_at: "2026-11-27T19:59:00.000Z".into(),
+        win: 3,
+        winner: 2,
+    }
+}
+
+fn ended_while_away() -> ServerMessage {
+    ServerMessage::Error {
+        code: ErrorCode::InvalidToken,
+        message: "this resume token is not valid".into(),
+        id: None,
+        retry_after_ms: None,
+        game_id: Some(Arc::from("g1")),
+    }
+}
+
+#[test]
+fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
+    let start = Start::Quick(Rules { size: 3, win: None });
+    let mut s = Screen::new(&start, true);
+    let Do::Ended(id) = s.on_link(Event::Msg(ended_while_away()), &limits(), URL) else {
+        panic!("expected the record to be fetched")
+    };
+    assert_eq!(id, "g1");
+    assert!(matches!(s.ended(Ok(lost_on_time()), "ann"), Do::Wait));
+    assert!(s.fallback.is_none(), "no new game asked for");
+    assert_eq!(s.view.you, Some(Player::X), "ann's seat, by her name");
+    assert_eq!(s.view.result_line().as_deref(), Some("Result: You lost — you ran out of time"));
+    assert_eq!(s.view.game.moves().len(), 4, "the final board");
+    assert_eq!(s.view.last, Some((1, 0)));
+    assert!(s.view.note.contains("ended while you were away"), "{}", s.view.note);
+    assert_eq!(s.help(), "n: new game   q: quit", "no rematch in a room that is gone");
+    assert!(matches!(s.on_key(key(KeyCode::Char('r'))), Action::None));
+
+    // The record cannot be had: the seat falls back to a new game, as without a game id.
+    let mut s = Screen::new(&start, true);
+    assert!(matches!(s.on_link(Event::Msg(ended_while_away()), &limits(), URL), Do::Ended(_)));
+    let Do::Fallback(Some(request)) = s.ended(Err("unreachable".into()), "ann") else {
+        panic!("expected the fallback")
+    };
+    assert_eq!(Some(request), session::request(&start));
+}
+
+#[test]
+fn a_game_that_ended_while_reconnecting_shows_its_record() {
+    let mut s = playing();
+    assert!(matches!(s.on_link(Event::Msg(ended_while_away()), &limits(), URL), Do::Ended(_)));
+    // Its record says how; our mark was known already.
+    let mut record = lost_on_time();
+    record.players[0].name = "someone else".into();
+    assert!(matches!(s.ended(Ok(record), "ann"), Do::Wait));
+    assert_eq!(s.view.you, Some(Player::X));
+    assert_eq!(s.view.result_line().as_deref(), Some("Result: You lost — you ran out of time"));
+    // Without the record, the game ends in words, as before.
+    let mut s = playing();
+    assert!(matches!(s.ended(Err("unreachable".into()), "ann"), Do::Wait));
+    assert!(s.view.result_line().is_some_and(|l| l.starts_with("Game over while you were away")));
+    // A refusal without a game id is the bare refusal it always was.
+    let mut s = playing();
+    assert!(matches!(s.on_link(Event::Msg(error(ErrorCode::InvalidToken)), &limits(), URL), Do::Wait));
+    assert!(s.view.result_line().is_some_and(|l| l.starts_with("Game over while you were away")));
 }
 
 #[test]
