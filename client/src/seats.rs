@@ -134,7 +134,7 @@ impl Seats {
             }
             found.push((modified, path, kept));
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0));
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
         found.into_iter().map(|(_, path, kept)| (path, kept)).collect()
     }
 
