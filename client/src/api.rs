@@ -157,6 +157,19 @@ where
     Ok((status, body))
 }
 
+/// How long the record of a game may take to come.
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The record of game `id` (`GET /api/games/{id}`) from the first of
+/// `servers` that can be reached, within a few seconds, or why not in words.
+pub async fn game_record(servers: &str, id: &str) -> Result<api::GameRecord, String> {
+    let path = format!("/api/games/{}", segment(id));
+    match tokio::time::timeout(RECORD_WAIT, get(servers, &path)).await {
+        Ok(answer) => answer.map_err(|e| e.to_string()),
+        Err(_) => Err("the server did not answer in time".to_owned()),
+    }
+}
+
 /// `s` percent-encoded for a path segment.
 pub fn segment(s: &str) -> String {
     s.bytes()

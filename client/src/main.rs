@@ -365,7 +365,7 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), Error> {
         }
         Ok(())
     } else {
-        ui::lines::run(session::open(url, name, start).await?, start).await
+        ui::lines::run(session::open(url, name, start).await?, name, start).await
     }
 }
 

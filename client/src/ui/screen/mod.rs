@@ -9,7 +9,6 @@ use crossterm::{cursor, execute, queue, terminal};
 use futures::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 
-use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClientMessage, ServerMessage};
 
 mod state;
@@ -101,7 +100,7 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
             }
             Do::Fallback(request) => fall_back(&mut link, &mut s, request).await?,
             Do::Ended(game_id) => {
-                let record = fetch_record(&link.servers(), &game_id).await;
+                let record = crate::api::game_record(&link.servers(), &game_id).await;
                 if let Do::Fallback(request) = s.ended(record, name) {
                     fall_back(&mut link, &mut s, request).await?;
                 }
@@ -130,18 +129,6 @@ async fn fall_back(link: &mut Link, s: &mut Screen, request: Option<ClientMessag
     }
     s.view.note = GAME_WAS_OVER.into();
     Ok(())
-}
-
-/// How long the record of a game that ended while the player was away may take to fetch.
-const RECORD_WAIT: Duration = Duration::from_secs(5);
-
-/// The record of game `game_id` from the HTTP API of `servers`, or why not.
-async fn fetch_record(servers: &str, game_id: &str) -> Result<GameRecord, String> {
-    let path = format!("/api/games/{}", crate::api::segment(game_id));
-    match tokio::time::timeout(RECORD_WAIT, crate::api::get(servers, &path)).await {
-        Ok(answer) => answer.map_err(|e| e.to_string()),
-        Err(_) => Err("the server did not answer in time".to_owned()),
-    }
 }
 
 /// How long leaving mid-game waits for the server to confirm the resignation.

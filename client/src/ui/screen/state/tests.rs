@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClosedReason, EndReason, Player};
 
 use super::*;
@@ -188,51 +187,15 @@ fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
     );
 }
 
-/// The server's record of a 3×3 game ann (X) lost to bob on time, after
-/// X a1, O b2, X c1, O b1.
-fn lost_on_time() -> GameRecord {
-    let player = |name: &str| tictactoe_protocol::api::GamePlayer {
-        account: false,
-        bot: false,
-        name: name.into(),
-        rating: None,
-    };
-    GameRecord {
-        ended_at: "2026-11-27T20:00:00.000Z".into(),
-        id: "g1".into(),
-        line: None,
-        moves: vec![[0, 0], [1, 1], [0, 2], [1, 0]],
-        players: [player("ann"), player("bob")],
-        rated: false,
-        ratings: None,
-        reason: EndReason::Timeout,
-        room: "R".into(),
-        size: 3,
-        started_at: "2026-11-27T19:59:00.000Z".into(),
-        win: 3,
-        winner: 2,
-    }
-}
-
-fn ended_while_away() -> ServerMessage {
-    ServerMessage::Error {
-        code: ErrorCode::InvalidToken,
-        message: "this resume token is not valid".into(),
-        id: None,
-        retry_after_ms: None,
-        game_id: Some(Arc::from("g1")),
-    }
-}
-
 #[test]
 fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
     let start = Start::Quick(Rules { size: 3, win: None });
     let mut s = Screen::new(&start, true);
-    let Do::Ended(id) = s.on_link(Event::Msg(ended_while_away()), &limits(), URL) else {
+    let Do::Ended(id) = s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL) else {
         panic!("expected the record to be fetched")
     };
     assert_eq!(id, "g1");
-    assert!(matches!(s.ended(Ok(lost_on_time()), "ann"), Do::Wait));
+    assert!(matches!(s.ended(Ok(fixtures::lost_on_time()), "ann"), Do::Wait));
     assert!(s.fallback.is_none(), "no new game asked for");
     assert_eq!(s.view.you, Some(Player::X), "ann's seat, by her name");
     assert_eq!(s.view.result_line().as_deref(), Some("Result: You lost — you ran out of time"));
@@ -244,7 +207,7 @@ fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
 
     // The record cannot be had: the seat falls back to a new game, as without a game id.
     let mut s = Screen::new(&start, true);
-    assert!(matches!(s.on_link(Event::Msg(ended_while_away()), &limits(), URL), Do::Ended(_)));
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
     let Do::Fallback(Some(request)) = s.ended(Err("unreachable".into()), "ann") else {
         panic!("expected the fallback")
     };
@@ -254,9 +217,9 @@ fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
 #[test]
 fn a_game_that_ended_while_reconnecting_shows_its_record() {
     let mut s = playing();
-    assert!(matches!(s.on_link(Event::Msg(ended_while_away()), &limits(), URL), Do::Ended(_)));
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
     // Its record says how; our mark was known already.
-    let mut record = lost_on_time();
+    let mut record = fixtures::lost_on_time();
     record.players[0].name = "someone else".into();
     assert!(matches!(s.ended(Ok(record), "ann"), Do::Wait));
     assert_eq!(s.view.you, Some(Player::X));
