@@ -127,7 +127,11 @@ const PLAY_KEYS: &str = "Keys (full screen):
 The status line shows whose turn it is, the clock (paused while a player is away),
 ratings, and the connection (RECONNECTING, CONNECTION LOST). Your turn rings the
 bell and sets the terminal title; under 5 s left the status line says LOW TIME.
-Without a terminal (pipes), the same game runs as plain lines.";
+Without a terminal (pipes), the same game runs as plain lines.
+A game's seat is kept on disk while it lasts: after a crash or a kill, the same
+command started again takes its own seat back (two clients on one machine, even
+with the same name, each get their own). A room's invite gives the command and
+the room's web page (http://HOST/r/CODE).";
 
 #[derive(Subcommand)]
 enum Command {
