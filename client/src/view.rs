@@ -169,9 +169,10 @@ impl View {
     /// it (`GET /api/games/{id}`) says how: the final board and the result
     /// take the place of the live game. `name` is who we play as: our mark
     /// is the seat of that name when we did not know it (a client started
-    /// again); the room is gone for us, so no rematch is offered.
-    pub fn ended(&mut self, record: &GameRecord, name: &str) {
-        let Ok(game) = Game::with_win(record.size, record.win) else { return };
+    /// again); the room is gone for us, so no rematch is offered. `false`,
+    /// and nothing changed, for a record of a board no game can have.
+    pub fn ended(&mut self, record: &GameRecord, name: &str) -> bool {
+        let Ok(game) = Game::with_win(record.size, record.win) else { return false };
         let named: Vec<Player> = [Player::X, Player::O]
             .into_iter()
             .zip(&record.players)
@@ -208,6 +209,7 @@ impl View {
         self.deadline = None;
         self.paused = None;
         self.note = "your game ended while you were away; n: new game, q: quit".into();
+        true
     }
 
     /// Whether a game is in progress and it is our move.

@@ -131,14 +131,13 @@ impl Lines {
     /// `name` is who plays.
     pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Out> {
         let mut out = Vec::new();
-        let Ok(record) = record else {
+        if !record.is_ok_and(|record| self.view.ended(&record, name)) {
             let gone =
                 ServerMessage::error(ErrorCode::InvalidToken, "the server no longer holds your seat", None);
             self.view.apply(&gone);
             self.awaiting = show(&self.view, &gone, self.awaiting, self.watch, "", &mut out);
             return out;
-        };
-        self.view.ended(&record, name);
+        }
         out.push(print("Your game ended while you were away:"));
         out.extend(render(&self.view, None, false).into_iter().map(Out::Print));
         out.extend(self.view.result_line().map(Out::Print));

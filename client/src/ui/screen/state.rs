@@ -172,12 +172,11 @@ impl Screen {
     /// was asked for, and a game in progress ends in words.
     pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Do {
         match record {
-            Ok(record) => {
+            Ok(record) if self.view.ended(&record, name) => {
                 self.fallback = None;
-                self.view.ended(&record, name);
                 Do::Wait
             }
-            Err(_) => match self.fallback.take() {
+            _ => match self.fallback.take() {
                 Some(start) => Do::Fallback(session::request(&start)),
                 None => {
                     self.view.apply(&ServerMessage::error(ErrorCode::InvalidToken, "", None));

@@ -212,6 +212,12 @@ fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
         panic!("expected the fallback")
     };
     assert_eq!(Some(request), session::request(&start));
+    // So does a record of a board no game has.
+    let mut s = Screen::new(&start, true);
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
+    let mut record = fixtures::lost_on_time();
+    record.size = 0;
+    assert!(matches!(s.ended(Ok(record), "ann"), Do::Fallback(Some(_))));
 }
 
 #[test]
