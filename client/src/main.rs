@@ -360,7 +360,7 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), Error> {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
         let (link, resumed) = if matches!(start, Start::Watch(_)) {
-            (session::open(url, name, start).await?, false)
+            (session::open(url, name, start).await?, None)
         } else {
             session::open_kept(url, name, start).await?
         };

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
+use tictactoe_protocol::Player;
 
 /// How old a seat file of a client that is gone may be before it is
 /// deleted rather than taken back: no server holds a seat that long.
@@ -73,6 +74,8 @@ struct Kept {
     ask: String,
     servers: Vec<String>,
     token: String,
+    /// The mark the seat plays, when it was known.
+    mark: Option<Player>,
     pid: u32,
 }
 
@@ -138,30 +141,31 @@ impl Seats {
         found.into_iter().map(|(_, path, kept)| (path, kept)).collect()
     }
 
-    /// The token of a seat this client may take back (see [`Seats::is_mine`]),
-    /// claimed for this process; `None` when there is none.
-    pub fn take_back(&self) -> Option<String> {
+    /// The token of a seat this client may take back (see [`Seats::is_mine`])
+    /// and its mark if known, claimed for this process; `None` when there is none.
+    pub fn take_back(&self) -> Option<(String, Option<Player>)> {
         let claim = self.path.with_extension("claim");
         for (path, kept) in self.kept() {
             // The rename decides between two clients started at once: one gets the file.
             if !self.is_mine(&kept) || std::fs::rename(&path, &claim).is_err() {
                 continue;
             }
-            self.keep(&kept.token);
+            self.keep(&kept.token, kept.mark);
             let _ = std::fs::remove_file(&claim);
-            return Some(kept.token);
+            return Some((kept.token, kept.mark));
         }
         None
     }
 
-    /// Keeps `token` as this process's seat. Best effort: a seat that
-    /// cannot be kept is only not resumable after a crash.
-    pub fn keep(&self, token: &str) {
+    /// Keeps `token` (of a seat playing `mark`) as this process's seat.
+    /// Best effort: a seat that cannot be kept is only not resumable after a crash.
+    pub fn keep(&self, token: &str, mark: Option<Player>) {
         let doc = json!({
             "name": self.name,
             "ask": self.ask,
             "servers": self.servers,
             "token": token,
+            "mark": mark,
             "pid": std::process::id(),
         });
         let _ = write_atomically(&self.path, doc.to_string().as_bytes());
@@ -182,6 +186,7 @@ fn read(path: &Path) -> Option<Kept> {
         ask: doc["ask"].as_str()?.to_owned(),
         servers: doc["servers"].as_array()?.iter().filter_map(|s| s.as_str().map(server_id)).collect(),
         token: doc["token"].as_str().filter(|t| !t.is_empty())?.to_owned(),
+        mark: serde_json::from_value(doc["mark"].clone()).ok().flatten(),
         pid: u32::try_from(doc["pid"].as_u64()?).ok()?,
     })
 }
@@ -266,14 +271,15 @@ mod tests {
     /// A seat file as a client that has died left it.
     fn plant(dir: &Path, file: &str, kept: &Kept) {
         let doc = json!({
-            "name": kept.name, "ask": kept.ask, "servers": kept.servers, "token": kept.token, "pid": kept.pid,
+            "name": kept.name, "ask": kept.ask, "servers": kept.servers, "token": kept.token,
+            "mark": kept.mark, "pid": kept.pid,
         });
         write_atomically(&dir.join("seats").join(file), doc.to_string().as_bytes()).expect("write");
     }
 
     fn left(name: &str, ask: &str, servers: &[&str], token: &str) -> Kept {
         let servers = servers.iter().map(|s| (*s).to_owned()).collect();
-        Kept { name: name.into(), ask: ask.into(), servers, token: token.into(), pid: dead_pid() }
+        Kept { name: name.into(), ask: ask.into(), servers, token: token.into(), mark: None, pid: dead_pid() }
     }
 
     #[test]
@@ -284,11 +290,12 @@ mod tests {
         let creator = Seats::in_dir(&dir, url, "player", "create 3 3 random");
         let joiner = Seats::in_dir(&dir, url, "player", "join ABC");
         assert_ne!(creator.path(), joiner.path(), "a file per process");
-        plant(&dir, "player.1-a.seat", &left("player", "create 3 3 random", &["ws://h:1"], "tok-x"));
+        let x = Kept { mark: Some(Player::X), ..left("player", "create 3 3 random", &["ws://h:1"], "tok-x") };
+        plant(&dir, "player.1-a.seat", &x);
         plant(&dir, "player.2-b.seat", &left("player", "join ABC", &["ws://h:1"], "tok-o"));
         // Both died; each, started again with its own command, gets its own seat.
-        assert_eq!(joiner.take_back().as_deref(), Some("tok-o"));
-        assert_eq!(creator.take_back().as_deref(), Some("tok-x"));
+        assert_eq!(joiner.take_back(), Some(("tok-o".into(), None)));
+        assert_eq!(creator.take_back(), Some(("tok-x".into(), Some(Player::X))));
         // Claimed: kept in each one's own file, with this process's pid.
         assert_eq!(read(joiner.path()).map(|k| (k.token, k.pid)), Some(("tok-o".into(), std::process::id())));
         // Nothing is left for a third client with the same command.
@@ -311,13 +318,16 @@ mod tests {
         assert_eq!(Seats::in_dir(&dir, "ws://c:3", "ann", "quick 3 3").take_back(), None);
         // The list in another order, or only the second of its servers.
         assert_eq!(
-            Seats::in_dir(&dir, "ws://b:2/, ws://a:1", "ann", "quick 3 3").take_back().as_deref(),
+            Seats::in_dir(&dir, "ws://b:2/, ws://a:1", "ann", "quick 3 3")
+                .take_back()
+                .map(|t| t.0)
+                .as_deref(),
             Some("tok")
         );
         let _ = std::fs::remove_dir_all(&dir);
         plant(&dir, "ann.1-a.seat", &left("ann", "quick 3 3", &["ws://a:1"], "tok"));
         assert_eq!(
-            Seats::in_dir(&dir, "ws://b:2,ws://a:1/", "ann", "quick 3 3").take_back().as_deref(),
+            Seats::in_dir(&dir, "ws://b:2,ws://a:1/", "ann", "quick 3 3").take_back().map(|t| t.0).as_deref(),
             Some("tok")
         );
         let _ = std::fs::remove_dir_all(&dir);
@@ -346,12 +356,10 @@ mod tests {
     fn keeping_writes_whole_files_readable_only_by_the_user() {
         let dir = scratch("keep");
         let ann = Seats::in_dir(&dir, "ws://h:1/", "ann", "quick 3 3");
-        ann.keep("t1");
-        ann.keep("t2");
-        assert_eq!(
-            read(ann.path()).map(|k| (k.token, k.servers)),
-            Some(("t2".into(), vec!["ws://h:1".into()]))
-        );
+        ann.keep("t1", None);
+        ann.keep("t2", Some(Player::O));
+        let kept = read(ann.path()).map(|k| (k.token, k.servers, k.mark));
+        assert_eq!(kept, Some(("t2".into(), vec!["ws://h:1".into()], Some(Player::O))));
         let leftovers: Vec<_> = std::fs::read_dir(ann.path.parent().expect("dir"))
             .expect("list")
             .filter_map(Result::ok)

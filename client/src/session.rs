@@ -126,24 +126,35 @@ pub fn request(start: &Start) -> Option<ClientMessage> {
     })
 }
 
+/// A seat kept on disk by an earlier run, being taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TakingBack {
+    /// The mark it plays, when the earlier run knew it.
+    pub mark: Option<Player>,
+}
+
 /// Like [`open`] for a player whose seats are kept on disk: a seat kept
 /// under this name and command from a game this client did not see end (a
-/// crash, a kill) is asked back first (`true`); otherwise `start` is sent.
-pub async fn open_kept(servers: &str, name: &str, start: &Start) -> Result<(Link, bool), OpenError> {
+/// crash, a kill) is asked back first (and returned); otherwise `start` is sent.
+pub async fn open_kept(
+    servers: &str,
+    name: &str,
+    start: &Start,
+) -> Result<(Link, Option<TakingBack>), OpenError> {
     let Some(seats) = crate::seats::Seats::for_player(servers, name, &start.key()) else {
-        return Ok((open(servers, name, start).await?, false));
+        return Ok((open(servers, name, start).await?, None));
     };
-    let Some(token) = seats.take_back() else {
+    let Some((token, mark)) = seats.take_back() else {
         let mut link = open(servers, name, start).await?;
         link.keep_seats(seats);
-        return Ok((link, false));
+        return Ok((link, None));
     };
     let mut link = Link::connect(servers).await?;
     let account = crate::accounts::token_for(servers, name);
     link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token: account }).await?;
     link.keep_seats(seats);
     link.resume_seat(token).await?;
-    Ok((link, true))
+    Ok((link, Some(TakingBack { mark })))
 }
 
 /// What ends a challenger's session before its game: the challenge ended

@@ -167,11 +167,12 @@ impl View {
 
     /// Our seat's game ended while we were away, and the server's record of
     /// it (`GET /api/games/{id}`) says how: the final board and the result
-    /// take the place of the live game. `name` is who we play as: our mark
-    /// is the seat of that name when we did not know it (a client started
-    /// again); the room is gone for us, so no rematch is offered. `false`,
-    /// and nothing changed, for a record of a board no game can have.
-    pub fn ended(&mut self, record: &GameRecord, name: &str) -> bool {
+    /// take the place of the live game. Our mark is the one we had, else
+    /// `kept` (a seat file's, for a client started again), else the seat
+    /// named `name` (who we play as) if only one is; the room is gone for
+    /// us, so no rematch is offered. `false`, and nothing changed, for a
+    /// record of a board no game can have.
+    pub fn ended(&mut self, record: &GameRecord, name: &str, kept: Option<Player>) -> bool {
         let Ok(game) = Game::with_win(record.size, record.win) else { return false };
         let named: Vec<Player> = [Player::X, Player::O]
             .into_iter()
@@ -179,9 +180,8 @@ impl View {
             .filter(|(_, p)| p.name.eq_ignore_ascii_case(name))
             .map(|(mark, _)| mark)
             .collect();
-        if let [mark] = named[..] {
-            self.you = self.you.or(Some(mark));
-        }
+        let by_name = if let [mark] = named[..] { Some(mark) } else { None };
+        self.you = self.you.or(kept).or(by_name);
         self.game = game;
         self.replay(&record.moves);
         self.names = record

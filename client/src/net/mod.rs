@@ -139,7 +139,7 @@ impl Link {
                 Step::Seat(seat) => {
                     if let Some(seats) = &self.keep {
                         match seat {
-                            Seat::Keep(token) => seats.keep(&token),
+                            Seat::Keep(token, mark) => seats.keep(&token, Some(mark)),
                             Seat::Forget => seats.forget(),
                         }
                     }

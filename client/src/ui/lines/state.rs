@@ -131,7 +131,7 @@ impl Lines {
     /// `name` is who plays.
     pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Out> {
         let mut out = Vec::new();
-        if !record.is_ok_and(|record| self.view.ended(&record, name)) {
+        if !record.is_ok_and(|record| self.view.ended(&record, name, None)) {
             let gone =
                 ServerMessage::error(ErrorCode::InvalidToken, "the server no longer holds your seat", None);
             self.view.apply(&gone);

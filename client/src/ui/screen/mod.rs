@@ -18,7 +18,7 @@ use super::input::column_name;
 use crate::error::Error;
 use crate::net::{Event, Link};
 use crate::say::clean;
-use crate::session::{self, Start};
+use crate::session::{self, Start, TakingBack};
 use crate::view::View;
 use state::{Do, GAME_WAS_OVER, Screen};
 
@@ -62,9 +62,15 @@ const CHROME_ROWS: usize = 9;
 /// Runs a game (or a watch) full-screen until the player quits; `name` is
 /// who to be on a new connection if this one is lost, `start` what was asked
 /// for. With `resumed`, the link is taking back a seat kept from an earlier
-/// run; if that game is over, `start` is asked for instead. A challenge
-/// waits for its answer first, and ends the session if it is not accepted.
-pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Result<Option<String>, Error> {
+/// run; if that game is over, it is shown from its record, or `start` is
+/// asked for instead. A challenge waits for its answer first, and ends the
+/// session if it is not accepted.
+pub async fn run(
+    mut link: Link,
+    name: &str,
+    start: &Start,
+    resumed: Option<TakingBack>,
+) -> Result<Option<String>, Error> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
     let mut s = Screen::new(start, resumed);

@@ -5,13 +5,13 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use tictactoe_protocol::api::GameRecord;
-use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
 use super::super::board::Window;
 use super::super::input::parse_cell;
 use crate::error::Error;
 use crate::net::{Event, NOT_CONNECTED, SendError};
-use crate::session::{self, Rules, Start, challenge_over, fatal};
+use crate::session::{self, Rules, Start, TakingBack, challenge_over, fatal};
 use crate::view::{Connection, View};
 
 /// The full-screen session: the game, the cursor, typed text, and what the next key answers.
@@ -36,6 +36,8 @@ pub(super) struct Screen {
     pub(super) lost: bool,
     /// Taking back a seat kept on disk: what to ask for if it is gone.
     fallback: Option<Start>,
+    /// The mark of that seat, as the earlier run kept it.
+    kept_mark: Option<Player>,
     /// The part of the board on screen, for boards bigger than the terminal.
     pub(super) window: Window,
     /// It was our turn at the last draw (the cue is given once per turn).
@@ -92,8 +94,8 @@ pub(super) const GAME_WAS_OVER: &str =
 impl Screen {
     /// A screen for the session `start`; with `resumed`, the link is taking
     /// back a seat kept from an earlier run, and `start` is asked for if
-    /// that game is over.
-    pub(super) fn new(start: &Start, resumed: bool) -> Screen {
+    /// that game is over (and not shown from its record).
+    pub(super) fn new(start: &Start, resumed: Option<TakingBack>) -> Screen {
         let mut s = Screen {
             view: View::default(),
             cursor: (0, 0),
@@ -104,7 +106,8 @@ impl Screen {
             confirming: false,
             resigning: false,
             lost: false,
-            fallback: resumed.then(|| start.clone()),
+            fallback: resumed.map(|_| start.clone()),
+            kept_mark: resumed.and_then(|r| r.mark),
             window: Window::whole(0),
             cued: false,
             warned: false,
@@ -172,7 +175,7 @@ impl Screen {
     /// was asked for, and a game in progress ends in words.
     pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Do {
         match record {
-            Ok(record) if self.view.ended(&record, name) => {
+            Ok(record) if self.view.ended(&record, name, self.kept_mark) => {
                 self.fallback = None;
                 Do::Wait
             }
