@@ -1,7 +1,8 @@
 //! `ttt --server A,B`: several server URLs tried in turn. A first URL that
-//! refuses connections is passed over for the next; and a game played on
-//! an instance of a cluster that is killed goes on on another instance,
-//! which the client reconnects to by itself.
+//! refuses connections is passed over for the next (by bots, `who`, the
+//! HTTP API of `history`, and `register`, which saves the account for
+//! each); and a game played on an instance of a cluster that is killed
+//! goes on on another instance, which the client reconnects to by itself.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Output, Stdio};
@@ -44,10 +45,20 @@ async fn output(child: std::process::Child, limit: Duration) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_server_that_refuses_connections_is_passed_over_for_the_next() {
-    let server = TestServer::start(Config { max_messages_per_second: 0, ..test_config() }).await;
     let home = TempDir::new("servers-closed");
+    let config = Config { max_messages_per_second: 0, database: home.database("ttt.db"), ..test_config() };
+    let server = TestServer::start(config).await;
     let (closed, url) = (closed_url(), server.url());
     let list = format!("{closed},{url}");
+    // An account registered through the list is saved for each of its servers.
+    let registered = ttt(&home, &["register", "zoe", "--server", &list]).output().expect("register");
+    assert!(registered.status.success(), "{}", String::from_utf8_lossy(&registered.stderr));
+    let saved = std::fs::read_dir(home.path.join(".config/ttt/accounts")).expect("accounts").count();
+    assert_eq!(saved, 2, "one accounts file per server");
+    // The HTTP API is asked of the first server that answers; the account is found under the list.
+    let history = ttt(&home, &["history", "--server", &list]).output().expect("history");
+    let said = String::from_utf8_lossy(&history.stdout);
+    assert!(history.status.success() && said.contains("zoe has no recorded games yet."), "{said}");
     let mut creator = ttt(&home, &["bot", "--server", &list, "--create", "--think-ms", "50"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
