@@ -57,7 +57,7 @@ impl Link {
     /// says what to do in one line.
     pub async fn connect(servers: &str) -> Result<Link, ConnectError> {
         let servers = urls(servers);
-        let (ws, limits, at) = open_any(&servers, 0).await?;
+        let (ws, limits, at) = open_any(&servers).await?;
         let machine = Machine::new(limits.clone(), Instant::now());
         Ok(Link { servers, at, ws, limits, machine, keep: None, attempt: None })
     }
@@ -194,12 +194,11 @@ pub fn invite(servers: &str, room: &str) -> String {
 }
 
 /// Opens a connection to the first of `servers` that answers, trying each
-/// in turn from the one at `from`: the socket, the limits, and which answered.
-async fn open_any(servers: &[String], from: usize) -> Result<(Ws, Limits, usize), ConnectError> {
+/// in turn: the socket, the limits, and which answered.
+async fn open_any(servers: &[String]) -> Result<(Ws, Limits, usize), ConnectError> {
     let mut failed = Vec::new();
-    for i in 0..servers.len() {
-        let at = (from + i) % servers.len();
-        match connect::open(&servers[at]).await {
+    for (at, url) in servers.iter().enumerate() {
+        match connect::open(url).await {
             Ok((ws, limits)) => return Ok((ws, limits, at)),
             Err(e) => failed.push(e),
         }
