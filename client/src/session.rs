@@ -190,3 +190,31 @@ pub fn fatal(msg: &ServerMessage, start: &Start, limits: &Limits) -> Option<Stri
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_command_line_asks_for_the_same_seat_and_others_do_not() {
+        let rules = |size, win| Rules { size, win };
+        // A room code in any case; a win length left out or given as the size.
+        assert_eq!(Start::Join("abc ".into()).key(), Start::Join("ABC".into()).key());
+        assert_eq!(Start::Quick(rules(4, None)).key(), Start::Quick(rules(4, Some(4))).key());
+        let different = [
+            Start::Quick(rules(3, None)),
+            Start::Quick(rules(4, Some(3))),
+            Start::Create(rules(3, None), None),
+            Start::Create(rules(3, None), Some(Player::X)),
+            Start::Join("ABC".into()),
+            Start::Join("ABD".into()),
+            Start::House(rules(3, None), HouseLevel::Perfect),
+            Start::House(rules(3, None), HouseLevel::Random),
+            Start::Challenge("ann".into(), rules(3, None)),
+            Start::Challenge("bob".into(), rules(3, None)),
+            Start::Await,
+        ];
+        let keys: std::collections::HashSet<String> = different.iter().map(Start::key).collect();
+        assert_eq!(keys.len(), different.len(), "{keys:?}");
+    }
+}
