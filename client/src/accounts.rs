@@ -66,17 +66,29 @@ fn dir() -> Result<PathBuf, AccountsError> {
 
 /// A server's URL as a file name: every character that is not a letter or
 /// digit made `_`.
-pub fn server_key(server: &str) -> String {
+fn server_key(server: &str) -> String {
     server.trim_end_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
 /// The file of `server`'s accounts.
-pub fn file(server: &str) -> Result<PathBuf, AccountsError> {
+fn file(server: &str) -> Result<PathBuf, AccountsError> {
     Ok(dir()?.join("accounts").join(format!("{}.json", server_key(server))))
 }
 
-/// Every account saved for `server`.
-pub fn load(server: &str) -> Vec<Saved> {
+/// Every account saved for `servers` (the `--server` list: the accounts of
+/// each URL in turn, the first of each name kept).
+pub fn load(servers: &str) -> Vec<Saved> {
+    let mut all: Vec<Saved> = Vec::new();
+    for account in crate::net::urls(servers).iter().flat_map(|url| load_one(url)) {
+        if !all.iter().any(|a| a.name.to_lowercase() == account.name.to_lowercase()) {
+            all.push(account);
+        }
+    }
+    all
+}
+
+/// Every account saved for the one server at `server`.
+fn load_one(server: &str) -> Vec<Saved> {
     let Ok(path) = file(server) else { return Vec::new() };
     let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
     let Ok(doc) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
@@ -96,14 +108,24 @@ pub fn load(server: &str) -> Vec<Saved> {
         .unwrap_or_default()
 }
 
-/// Saves `account` for `server` (replacing one of the same name), in a file
-/// only the user can read.
-pub fn save(server: &str, account: &Saved) -> Result<PathBuf, AccountsError> {
+/// Saves `account` for each of `servers` (the `--server` list; replacing
+/// one of the same name), in files only the user can read; the first file.
+pub fn save(servers: &str, account: &Saved) -> Result<PathBuf, AccountsError> {
+    let mut first = None;
+    for url in crate::net::urls(servers) {
+        let path = save_one(&url, account)?;
+        first.get_or_insert(path);
+    }
+    first.ok_or(AccountsError::NoDirectory)
+}
+
+/// Saves `account` for the one server at `server`.
+fn save_one(server: &str, account: &Saved) -> Result<PathBuf, AccountsError> {
     let path = file(server)?;
     let parent = path.parent().ok_or(AccountsError::NoDirectory)?;
     std::fs::create_dir_all(parent)
         .map_err(|error| AccountsError::Create { path: parent.to_owned(), error })?;
-    let mut all = load(server);
+    let mut all = load_one(server);
     all.retain(|a| a.name.to_lowercase() != account.name.to_lowercase());
     all.push(account.clone());
     let doc = json!({"accounts": all.iter().map(|a| json!({"name": a.name, "token": a.token, "bot": a.bot})).collect::<Vec<_>>()});

@@ -98,9 +98,22 @@ pub enum ApiError {
     Refused(String),
 }
 
-/// GETs `path` from the server at `url` and reads a 200's body as `T`; any
+/// GETs `path` from the first of `servers` (the `--server` list,
+/// comma-separated) that can be reached, and reads a 200's body as `T`; any
 /// other status is [`ApiError::Refused`] with the server's words.
-pub async fn get<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiError> {
+pub async fn get<T: DeserializeOwned>(servers: &str, path: &str) -> Result<T, ApiError> {
+    let mut last = None;
+    for url in crate::net::urls(servers) {
+        match get_one(&url, path).await {
+            Err(e @ (ApiError::Unreachable { .. } | ApiError::Tls { .. })) => last = Some(e),
+            answered => return answered,
+        }
+    }
+    Err(last.unwrap_or_else(|| ApiError::NotAUrl(servers.to_owned())))
+}
+
+/// GETs `path` from the server at `url`, as [`get`] does.
+async fn get_one<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiError> {
     let (host, port, tls) = endpoint(url)?;
     let stream = TcpStream::connect((host.as_str(), port))
         .await
@@ -142,6 +155,19 @@ where
     let status = resp.status().as_u16();
     let body = resp.into_body().collect().await?.to_bytes();
     Ok((status, body))
+}
+
+/// How long the record of a game may take to come.
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The record of game `id` (`GET /api/games/{id}`) from the first of
+/// `servers` that can be reached, within a few seconds, or why not in words.
+pub async fn game_record(servers: &str, id: &str) -> Result<api::GameRecord, String> {
+    let path = format!("/api/games/{}", segment(id));
+    match tokio::time::timeout(RECORD_WAIT, get(servers, &path)).await {
+        Ok(answer) => answer.map_err(|e| e.to_string()),
+        Err(_) => Err("the server did not answer in time".to_owned()),
+    }
 }
 
 /// `s` percent-encoded for a path segment.

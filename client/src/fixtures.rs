@@ -45,3 +45,40 @@ pub fn challenged(size: usize) -> ServerMessage {
         expires_ms: 30_000,
     }
 }
+
+/// The server's record of a 3×3 game ann (X) lost to bob on time, after
+/// X a1, O b2, X c1, O b1.
+pub fn lost_on_time() -> tictactoe_protocol::api::GameRecord {
+    let player = |name: &str| tictactoe_protocol::api::GamePlayer {
+        account: false,
+        bot: false,
+        name: name.into(),
+        rating: None,
+    };
+    tictactoe_protocol::api::GameRecord {
+        ended_at: "2026-11-27T20:00:00.000Z".into(),
+        id: "g1".into(),
+        line: None,
+        moves: vec![[0, 0], [1, 1], [0, 2], [1, 0]],
+        players: [player("ann"), player("bob")],
+        rated: false,
+        ratings: None,
+        reason: tictactoe_protocol::EndReason::Timeout,
+        room: "R".into(),
+        size: 3,
+        started_at: "2026-11-27T19:59:00.000Z".into(),
+        win: 3,
+        winner: 2,
+    }
+}
+
+/// `invalid_token` for the seat of game `g1`, which has ended.
+pub fn ended_while_away() -> ServerMessage {
+    ServerMessage::Error {
+        code: tictactoe_protocol::ErrorCode::InvalidToken,
+        message: "this resume token is not valid".into(),
+        id: None,
+        retry_after_ms: None,
+        game_id: Some(Arc::from("g1")),
+    }
+}

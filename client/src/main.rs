@@ -37,8 +37,10 @@ struct Cli {
 /// Where the server is.
 #[derive(Args)]
 struct ServerArg {
-    /// Server URL.
-    #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER)]
+    /// Server URL; several, comma-separated (ws://a:7878,ws://b:7878: the
+    /// instances of one cluster), are tried in turn when connecting and
+    /// again when reconnecting after the connection is lost.
+    #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER, value_name = "URL[,URL…]")]
     server: String,
     /// PEM file of the CA that signed a `wss://` server's certificate (a
     /// private CA); without it, `wss://` trusts the public web PKI.
@@ -47,7 +49,8 @@ struct ServerArg {
 }
 
 impl ServerArg {
-    /// The server URL, once the CA of `--ca-cert` (if any) is trusted.
+    /// The server URLs (comma-separated), once the CA of `--ca-cert` (if
+    /// any) is trusted.
     fn url(&self) -> Result<&str, net::CaError> {
         if let Some(path) = &self.ca_cert {
             net::trust_ca(path)?;
@@ -124,7 +127,11 @@ const PLAY_KEYS: &str = "Keys (full screen):
 The status line shows whose turn it is, the clock (paused while a player is away),
 ratings, and the connection (RECONNECTING, CONNECTION LOST). Your turn rings the
 bell and sets the terminal title; under 5 s left the status line says LOW TIME.
-Without a terminal (pipes), the same game runs as plain lines.";
+Without a terminal (pipes), the same game runs as plain lines.
+A game's seat is kept on disk while it lasts: after a crash or a kill, the same
+command started again takes its own seat back (two clients on one machine, even
+with the same name, each get their own). A room's invite gives the command and
+the room's web page (http://HOST/r/CODE).";
 
 #[derive(Subcommand)]
 enum Command {
@@ -353,7 +360,7 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), Error> {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
         let (link, resumed) = if matches!(start, Start::Watch(_)) {
-            (session::open(url, name, start).await?, false)
+            (session::open(url, name, start).await?, None)
         } else {
             session::open_kept(url, name, start).await?
         };
@@ -362,7 +369,7 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), Error> {
         }
         Ok(())
     } else {
-        ui::lines::run(session::open(url, name, start).await?, start).await
+        ui::lines::run(session::open(url, name, start).await?, name, start).await
     }
 }
 

@@ -3,18 +3,29 @@
 //! `~/.local/state/ttt`, readable only by the user), so that `ttt play`
 //! started again after a crash or a kill takes the seat back.
 //!
-//! One file per server and player name (`seats/SERVER/NAME.seat`), holding
-//! the name, the token and the id of the process that plays the seat: two
-//! players on one machine (the README's quick start) never share a file, a
-//! client only takes back a seat kept under its own name, and never one that
-//! a running `ttt` still plays (two clients with the same name). Files are
-//! written whole to a temporary file and renamed, so a kill mid-write leaves
-//! the old file or the new one, never half of one.
+//! Each running client keeps its seat in a file of its own
+//! (`seats/NAME.NONCE.seat`), holding the name, what the command asked for
+//! (quick match, `--create`, `--join CODE`, …), the servers it was given,
+//! the token, and the id of the process that plays it. A client started
+//! again takes back a seat whose process is gone and that was kept under
+//! the same name, asking for the same thing, on a server it is given
+//! (whichever of a `--server` list it was playing on): two players on one
+//! machine with the same name (or none) each get their own seat back, never
+//! the other's, and never one a running `ttt` still plays. Taking a seat
+//! back renames its file first, so two clients started at once never both
+//! get it. Files are written whole to a temporary file and renamed, so a
+//! kill mid-write leaves the old file or the new one, never half of one.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
+use tictactoe_protocol::Player;
+
+/// How old a seat file of a client that is gone may be before it is
+/// deleted rather than taken back: no server holds a seat that long.
+const STALE: Duration = Duration::from_secs(24 * 3600);
 
 fn dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("TTT_STATE_DIR") {
@@ -27,7 +38,7 @@ fn dir() -> Option<PathBuf> {
 }
 
 /// A player name as a file name: letters, digits, `-` and `_` kept, every
-/// other byte written `%XX`, so that different names never share a file.
+/// other byte written `%XX`, so that different names never share a prefix.
 fn name_key(name: &str) -> String {
     name.bytes()
         .map(|b| match b {
@@ -37,86 +48,147 @@ fn name_key(name: &str) -> String {
         .collect()
 }
 
-/// The seat kept on disk for one player name on one server.
+/// A server URL as compared between seats: without a trailing `/`.
+fn server_id(url: &str) -> String {
+    url.trim_end_matches('/').to_owned()
+}
+
+/// The seat one `ttt play` process keeps on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seats {
+    /// The directory of all seat files.
+    dir: PathBuf,
+    /// This process's own file.
     path: PathBuf,
     name: String,
+    /// What the command asks for ([`crate::session::Start::key`]).
+    ask: String,
+    /// The servers it was given.
+    servers: Vec<String>,
 }
 
 /// What a seat file holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Kept {
     name: String,
+    ask: String,
+    servers: Vec<String>,
     token: String,
+    /// The mark the seat plays, when it was known.
+    mark: Option<Player>,
     pid: u32,
 }
 
 impl Seats {
-    /// The seat of `name` on `server`, if there is a state directory.
-    pub fn for_player(server: &str, name: &str) -> Option<Seats> {
-        Some(Seats::in_dir(&dir()?, server, name))
+    /// The seat of `name` asking for `ask` on `servers` (the `--server`
+    /// list), if there is a state directory.
+    pub fn for_player(servers: &str, name: &str, ask: &str) -> Option<Seats> {
+        Some(Seats::in_dir(&dir()?, servers, name, ask))
     }
 
-    /// The seat of `name` on `server` kept under `dir`.
-    pub fn in_dir(dir: &Path, server: &str, name: &str) -> Seats {
-        let file = format!("{}.seat", name_key(name));
+    /// The seat of `name` asking for `ask` on `servers`, kept under `dir`.
+    pub fn in_dir(dir: &Path, servers: &str, name: &str, ask: &str) -> Seats {
+        let dir = dir.join("seats");
+        // The pid alone could be reused by a later client while this one's file is left.
+        let nonce = format!("{}-{:08x}", std::process::id(), rand::random::<u32>());
         Seats {
-            path: dir.join("seats").join(crate::accounts::server_key(server)).join(file),
+            path: dir.join(format!("{}.{nonce}.seat", name_key(name))),
+            dir,
             name: name.to_owned(),
+            ask: ask.to_owned(),
+            servers: crate::net::urls(servers).iter().map(|u| server_id(u)).collect(),
         }
     }
 
-    /// The file this seat is kept in.
+    /// The file this process keeps its seat in.
     #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn read(&self) -> Option<Kept> {
-        let text = std::fs::read_to_string(&self.path).ok()?;
-        let doc: Value = serde_json::from_str(&text).ok()?;
-        Some(Kept {
-            name: doc["name"].as_str()?.to_owned(),
-            token: doc["token"].as_str().filter(|t| !t.is_empty())?.to_owned(),
-            pid: u32::try_from(doc["pid"].as_u64()?).ok()?,
-        })
+    /// Whether a kept seat is one this client may take back: its own name
+    /// and request, a server in common, and no running client playing it.
+    fn is_mine(&self, kept: &Kept) -> bool {
+        kept.name == self.name
+            && kept.ask == self.ask
+            && kept.servers.iter().any(|s| self.servers.contains(s))
+            && kept.pid != std::process::id()
+            && !running_client(kept.pid)
     }
 
-    /// Whether the file is another running client's: it plays that seat now.
-    fn held_by_another(&self) -> bool {
-        self.read().is_some_and(|kept| kept.pid != std::process::id() && running_client(kept.pid))
-    }
-
-    /// The token of a seat kept under this name by a client that is no
-    /// longer running (a crash, a kill), claimed for this process; `None`
-    /// when there is none, it is another name's, or a running client plays it.
-    pub fn take_back(&self) -> Option<String> {
-        let kept = self.read()?;
-        if kept.name != self.name || (kept.pid != std::process::id() && running_client(kept.pid)) {
-            return None;
+    /// The seat files of this name, newest first, with what they hold;
+    /// files of clients long gone are deleted on the way.
+    fn kept(&self) -> Vec<(PathBuf, Kept)> {
+        let prefix = format!("{}.", name_key(&self.name));
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut found: Vec<(SystemTime, PathBuf, Kept)> = Vec::new();
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if !file.starts_with(&prefix) || !file.ends_with(".seat") {
+                continue;
+            }
+            let path = entry.path();
+            let Some(kept) = read(&path) else { continue };
+            let modified = entry.metadata().and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
+            let stale = modified.elapsed().is_ok_and(|age| age > STALE);
+            if stale && kept.pid != std::process::id() && !running_client(kept.pid) {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            found.push((modified, path, kept));
         }
-        self.keep(&kept.token);
-        Some(kept.token)
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
+        found.into_iter().map(|(_, path, kept)| (path, kept)).collect()
     }
 
-    /// Keeps `token` as this process's seat, unless another running client
-    /// with the same name keeps its own there (its seat is not overwritten).
+    /// The token of a seat this client may take back (see [`Seats::is_mine`])
+    /// and its mark if known, claimed for this process; `None` when there is none.
+    pub fn take_back(&self) -> Option<(String, Option<Player>)> {
+        let claim = self.path.with_extension("claim");
+        for (path, kept) in self.kept() {
+            // The rename decides between two clients started at once: one gets the file.
+            if !self.is_mine(&kept) || std::fs::rename(&path, &claim).is_err() {
+                continue;
+            }
+            self.keep(&kept.token, kept.mark);
+            let _ = std::fs::remove_file(&claim);
+            return Some((kept.token, kept.mark));
+        }
+        None
+    }
+
+    /// Keeps `token` (of a seat playing `mark`) as this process's seat.
     /// Best effort: a seat that cannot be kept is only not resumable after a crash.
-    pub fn keep(&self, token: &str) {
-        if self.held_by_another() {
-            return;
-        }
-        let doc = json!({"name": self.name, "token": token, "pid": std::process::id()});
+    pub fn keep(&self, token: &str, mark: Option<Player>) {
+        let doc = json!({
+            "name": self.name,
+            "ask": self.ask,
+            "servers": self.servers,
+            "token": token,
+            "mark": mark,
+            "pid": std::process::id(),
+        });
         let _ = write_atomically(&self.path, doc.to_string().as_bytes());
     }
 
-    /// Forgets the seat (its game is over), if it is this process's.
+    /// Forgets this process's seat (its game is over).
     pub fn forget(&self) {
-        if self.read().is_some_and(|kept| kept.pid == std::process::id()) {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// What the seat file at `path` holds, if it is one.
+fn read(path: &Path) -> Option<Kept> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: Value = serde_json::from_str(&text).ok()?;
+    Some(Kept {
+        name: doc["name"].as_str()?.to_owned(),
+        ask: doc["ask"].as_str()?.to_owned(),
+        servers: doc["servers"].as_array()?.iter().filter_map(|s| s.as_str().map(server_id)).collect(),
+        token: doc["token"].as_str().filter(|t| !t.is_empty())?.to_owned(),
+        mark: serde_json::from_value(doc["mark"].clone()).ok().flatten(),
+        pid: u32::try_from(doc["pid"].as_u64()?).ok()?,
+    })
 }
 
 /// Writes `bytes` to a temporary file beside `path`, readable only by the
@@ -196,50 +268,98 @@ mod tests {
         pid
     }
 
-    fn plant(seats: &Seats, name: &str, token: &str, pid: u32) {
-        let doc = json!({"name": name, "token": token, "pid": pid});
-        write_atomically(&seats.path, doc.to_string().as_bytes()).expect("write");
+    /// A seat file as a client that has died left it.
+    fn plant(dir: &Path, file: &str, kept: &Kept) {
+        let doc = json!({
+            "name": kept.name, "ask": kept.ask, "servers": kept.servers, "token": kept.token,
+            "mark": kept.mark, "pid": kept.pid,
+        });
+        write_atomically(&dir.join("seats").join(file), doc.to_string().as_bytes()).expect("write");
+    }
+
+    fn left(name: &str, ask: &str, servers: &[&str], token: &str) -> Kept {
+        let servers = servers.iter().map(|s| (*s).to_owned()).collect();
+        Kept { name: name.into(), ask: ask.into(), servers, token: token.into(), mark: None, pid: dead_pid() }
     }
 
     #[test]
-    fn each_name_has_its_own_file_and_takes_back_only_its_own_seat() {
-        let dir = scratch("names");
-        let ann = Seats::in_dir(&dir, "ws://h:1/", "ann");
-        let bob = Seats::in_dir(&dir, "ws://h:1/", "bob");
-        assert_ne!(ann.path(), bob.path());
-        // Names that differ only in characters a file name cannot hold still differ.
-        assert_ne!(Seats::in_dir(&dir, "s", "a b").path(), Seats::in_dir(&dir, "s", "a_b").path());
-        assert_ne!(Seats::in_dir(&dir, "s", "Ann").path(), Seats::in_dir(&dir, "s", "ann").path());
-        // A client that died mid-game left ann's seat: ann takes it back, bob does not see it.
-        plant(&ann, "ann", "tok-ann", dead_pid());
-        assert_eq!(bob.take_back(), None);
-        assert_eq!(ann.take_back().as_deref(), Some("tok-ann"));
-        // Claimed: the file is now this process's, and forgetting removes it.
-        assert_eq!(ann.read().map(|k| k.pid), Some(std::process::id()));
-        ann.forget();
-        assert!(!ann.path().exists());
+    fn two_clients_with_one_name_each_take_back_their_own_seat() {
+        let dir = scratch("same-name");
+        let url = "ws://h:1/";
+        // Two `ttt play` with no --name: one created room ABC, the other joined it.
+        let creator = Seats::in_dir(&dir, url, "player", "create 3 3 random");
+        let joiner = Seats::in_dir(&dir, url, "player", "join ABC");
+        assert_ne!(creator.path(), joiner.path(), "a file per process");
+        let x = Kept { mark: Some(Player::X), ..left("player", "create 3 3 random", &["ws://h:1"], "tok-x") };
+        plant(&dir, "player.1-a.seat", &x);
+        plant(&dir, "player.2-b.seat", &left("player", "join ABC", &["ws://h:1"], "tok-o"));
+        // Both died; each, started again with its own command, gets its own seat.
+        assert_eq!(joiner.take_back(), Some(("tok-o".into(), None)));
+        assert_eq!(creator.take_back(), Some(("tok-x".into(), Some(Player::X))));
+        // Claimed: kept in each one's own file, with this process's pid.
+        assert_eq!(read(joiner.path()).map(|k| (k.token, k.pid)), Some(("tok-o".into(), std::process::id())));
+        // Nothing is left for a third client with the same command.
+        let third = Seats::in_dir(&dir, url, "player", "join ABC");
+        assert_eq!(third.take_back(), None);
+        // Another name's seat is never taken back.
+        plant(&dir, "bob.3-c.seat", &left("bob", "join ABC", &["ws://h:1"], "tok-bob"));
+        plant(&dir, "player.4-d.seat", &left("bob", "join ABC", &["ws://h:1"], "tok-bob2"));
+        assert_eq!(third.take_back(), None);
+        joiner.forget();
+        assert!(!joiner.path().exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
-    fn a_seat_file_naming_someone_else_is_never_resumed() {
-        let dir = scratch("other");
-        let ann = Seats::in_dir(&dir, "ws://h:1/", "ann");
-        plant(&ann, "bob", "tok-bob", dead_pid());
-        assert_eq!(ann.take_back(), None, "the file says bob: not ann's seat");
-        // Junk and an old token-only file are no seat at all.
-        std::fs::write(&ann.path, "tok-without-a-name").expect("write");
+    fn a_seat_is_found_under_any_server_of_the_list_it_was_kept_with() {
+        let dir = scratch("servers");
+        plant(&dir, "ann.1-a.seat", &left("ann", "quick 3 3", &["ws://a:1", "ws://b:2"], "tok"));
+        // No server in common: another server's seat.
+        assert_eq!(Seats::in_dir(&dir, "ws://c:3", "ann", "quick 3 3").take_back(), None);
+        // The list in another order, or only the second of its servers.
+        assert_eq!(
+            Seats::in_dir(&dir, "ws://b:2/, ws://a:1", "ann", "quick 3 3")
+                .take_back()
+                .map(|t| t.0)
+                .as_deref(),
+            Some("tok")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        plant(&dir, "ann.1-a.seat", &left("ann", "quick 3 3", &["ws://a:1"], "tok"));
+        assert_eq!(
+            Seats::in_dir(&dir, "ws://b:2,ws://a:1/", "ann", "quick 3 3").take_back().map(|t| t.0).as_deref(),
+            Some("tok")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn junk_and_seats_of_long_gone_clients_are_no_seats() {
+        let dir = scratch("junk");
+        let ann = Seats::in_dir(&dir, "ws://h:1", "ann", "quick 3 3");
+        std::fs::create_dir_all(dir.join("seats")).expect("dir");
+        std::fs::write(dir.join("seats/ann.1-a.seat"), "tok-without-a-name").expect("write");
+        // The layout of older clients (a directory per server) is not read.
+        plant(&dir, "ws___h_1/ann.seat", &left("ann", "quick 3 3", &["ws://h:1"], "old"));
         assert_eq!(ann.take_back(), None);
+        // A day-old seat of a client that is gone is deleted, not taken back.
+        plant(&dir, "ann.2-b.seat", &left("ann", "quick 3 3", &["ws://h:1"], "stale"));
+        let old = SystemTime::now() - STALE - Duration::from_secs(60);
+        let file = std::fs::File::options().write(true).open(dir.join("seats/ann.2-b.seat")).expect("open");
+        file.set_modified(old).expect("age the file");
+        assert_eq!(ann.take_back(), None);
+        assert!(!dir.join("seats/ann.2-b.seat").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
-    fn keeping_writes_whole_files_and_forget_leaves_another_process_file() {
+    fn keeping_writes_whole_files_readable_only_by_the_user() {
         let dir = scratch("keep");
-        let ann = Seats::in_dir(&dir, "ws://h:1/", "ann");
-        ann.keep("t1");
-        ann.keep("t2");
-        assert_eq!(ann.read().map(|k| k.token), Some("t2".to_owned()));
+        let ann = Seats::in_dir(&dir, "ws://h:1/", "ann", "quick 3 3");
+        ann.keep("t1", None);
+        ann.keep("t2", Some(Player::O));
+        let kept = read(ann.path()).map(|k| (k.token, k.servers, k.mark));
+        assert_eq!(kept, Some(("t2".into(), vec!["ws://h:1".into()], Some(Player::O))));
         let leftovers: Vec<_> = std::fs::read_dir(ann.path.parent().expect("dir"))
             .expect("list")
             .filter_map(Result::ok)
@@ -252,10 +372,8 @@ mod tests {
             let mode = std::fs::metadata(&ann.path).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o600, "readable only by the user");
         }
-        // A file written by another process (here: one that has ended) is not ours to forget.
-        plant(&ann, "ann", "theirs", dead_pid());
-        ann.forget();
-        assert!(ann.path().exists());
+        // Names that differ only in characters a file name cannot hold still differ.
+        assert_ne!(name_key("a b"), name_key("a_b"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

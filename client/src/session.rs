@@ -67,12 +67,33 @@ pub enum Start {
     Await,
 }
 
-/// Connects to `url` as `name` and sends the request that `start` asks for.
-pub async fn open(url: &str, name: &str, start: &Start) -> Result<Link, OpenError> {
-    let mut link = Link::connect(url).await?;
+impl Start {
+    /// What is asked for, as a seat kept on disk records it: the same for
+    /// the same command line (a room code in any case, a win length left
+    /// out or given as the size), different for different ones.
+    pub fn key(&self) -> String {
+        let rules = |r: &Rules| format!("{} {}", r.size, r.win.unwrap_or(r.size));
+        match self {
+            Start::Quick(r) => format!("quick {}", rules(r)),
+            Start::Create(r, mark) => {
+                format!("create {} {}", rules(r), mark.map_or("random".to_owned(), |m| format!("{m:?}")))
+            }
+            Start::Join(room) => format!("join {}", room.trim().to_ascii_uppercase()),
+            Start::Watch(room) => format!("watch {}", room.trim().to_ascii_uppercase()),
+            Start::House(r, level) => format!("house {} {level:?}", rules(r)),
+            Start::Challenge(name, r) => format!("challenge {} {}", name.to_lowercase(), rules(r)),
+            Start::Await => "await".to_owned(),
+        }
+    }
+}
+
+/// Connects to the first of `servers` (the `--server` list) that answers,
+/// as `name`, and sends the request that `start` asks for.
+pub async fn open(servers: &str, name: &str, start: &Start) -> Result<Link, OpenError> {
+    let mut link = Link::connect(servers).await?;
     // Signed in when this name has an account saved for this server (or
     // TTT_TOKEN is set); a guest otherwise.
-    let token = crate::accounts::token_for(url, name);
+    let token = crate::accounts::token_for(servers, name);
     let hello = ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token };
     link.send(hello).await?;
     match request(start) {
@@ -105,24 +126,35 @@ pub fn request(start: &Start) -> Option<ClientMessage> {
     })
 }
 
+/// A seat kept on disk by an earlier run, being taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TakingBack {
+    /// The mark it plays, when the earlier run knew it.
+    pub mark: Option<Player>,
+}
+
 /// Like [`open`] for a player whose seats are kept on disk: a seat kept
-/// under this name from a game this client did not see end (a crash, a
-/// kill) is asked back first (`true`); otherwise `start` is sent.
-pub async fn open_kept(url: &str, name: &str, start: &Start) -> Result<(Link, bool), OpenError> {
-    let Some(seats) = crate::seats::Seats::for_player(url, name) else {
-        return Ok((open(url, name, start).await?, false));
+/// under this name and command from a game this client did not see end (a
+/// crash, a kill) is asked back first (and returned); otherwise `start` is sent.
+pub async fn open_kept(
+    servers: &str,
+    name: &str,
+    start: &Start,
+) -> Result<(Link, Option<TakingBack>), OpenError> {
+    let Some(seats) = crate::seats::Seats::for_player(servers, name, &start.key()) else {
+        return Ok((open(servers, name, start).await?, None));
     };
-    let Some(token) = seats.take_back() else {
-        let mut link = open(url, name, start).await?;
+    let Some((token, mark)) = seats.take_back() else {
+        let mut link = open(servers, name, start).await?;
         link.keep_seats(seats);
-        return Ok((link, false));
+        return Ok((link, None));
     };
-    let mut link = Link::connect(url).await?;
-    let account = crate::accounts::token_for(url, name);
+    let mut link = Link::connect(servers).await?;
+    let account = crate::accounts::token_for(servers, name);
     link.send(ClientMessage::Hello { name: name.to_owned(), protocol: Some(1), token: account }).await?;
     link.keep_seats(seats);
     link.resume_seat(token).await?;
-    Ok((link, true))
+    Ok((link, Some(TakingBack { mark })))
 }
 
 /// What ends a challenger's session before its game: the challenge ended
@@ -156,5 +188,33 @@ pub fn fatal(msg: &ServerMessage, start: &Start, limits: &Limits) -> Option<Stri
             ..
         } => Some(crate::say::refusal(*code, message, Some(start), Some(limits))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_command_line_asks_for_the_same_seat_and_others_do_not() {
+        let rules = |size, win| Rules { size, win };
+        // A room code in any case; a win length left out or given as the size.
+        assert_eq!(Start::Join("abc ".into()).key(), Start::Join("ABC".into()).key());
+        assert_eq!(Start::Quick(rules(4, None)).key(), Start::Quick(rules(4, Some(4))).key());
+        let different = [
+            Start::Quick(rules(3, None)),
+            Start::Quick(rules(4, Some(3))),
+            Start::Create(rules(3, None), None),
+            Start::Create(rules(3, None), Some(Player::X)),
+            Start::Join("ABC".into()),
+            Start::Join("ABD".into()),
+            Start::House(rules(3, None), HouseLevel::Perfect),
+            Start::House(rules(3, None), HouseLevel::Random),
+            Start::Challenge("ann".into(), rules(3, None)),
+            Start::Challenge("bob".into(), rules(3, None)),
+            Start::Await,
+        ];
+        let keys: std::collections::HashSet<String> = different.iter().map(Start::key).collect();
+        assert_eq!(keys.len(), different.len(), "{keys:?}");
     }
 }

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Game, Line, Player, PlayerInfo, ServerMessage};
 
 use crate::say::clean;
@@ -162,6 +163,53 @@ impl View {
         }
         self.deadline = None;
         self.paused = None;
+    }
+
+    /// Our seat's game ended while we were away, and the server's record of
+    /// it (`GET /api/games/{id}`) says how: the final board and the result
+    /// take the place of the live game. Our mark is the one we had, else
+    /// `kept` (a seat file's, for a client started again), else the seat
+    /// named `name` (who we play as) if only one is; the room is gone for
+    /// us, so no rematch is offered. `false`, and nothing changed, for a
+    /// record of a board no game can have.
+    pub fn ended(&mut self, record: &GameRecord, name: &str, kept: Option<Player>) -> bool {
+        let Ok(game) = Game::with_win(record.size, record.win) else { return false };
+        let named: Vec<Player> = [Player::X, Player::O]
+            .into_iter()
+            .zip(&record.players)
+            .filter(|(_, p)| p.name.eq_ignore_ascii_case(name))
+            .map(|(mark, _)| mark)
+            .collect();
+        let by_name = if let [mark] = named[..] { Some(mark) } else { None };
+        self.you = self.you.or(kept).or(by_name);
+        self.game = game;
+        self.replay(&record.moves);
+        self.names = record
+            .players
+            .iter()
+            .map(|p| {
+                let info = PlayerInfo {
+                    name: p.name.as_str().into(),
+                    account: p.account,
+                    bot: p.bot,
+                    rating: p.rating,
+                };
+                shown(&info)
+            })
+            .collect();
+        let winner = match record.winner {
+            1 => Some(Player::X),
+            2 => Some(Player::O),
+            _ => None,
+        };
+        self.over = Some((winner, record.reason, record.line));
+        self.room = Some(clean(&record.room));
+        self.closed = Some(ClosedReason::Disconnect);
+        self.gone = None;
+        self.deadline = None;
+        self.paused = None;
+        self.note = "your game ended while you were away; n: new game, q: quit".into();
+        true
     }
 
     /// Whether a game is in progress and it is our move.

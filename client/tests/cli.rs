@@ -444,6 +444,9 @@ async fn create_tells_the_friend_the_exact_command() {
         text.contains(&format!("Your friend joins with: {TTT} play --join {code} --server {url}")),
         "{text}"
     );
+    // And the room's web page, for a friend without ttt.
+    let web = format!("http://{}/r/{code}", url.trim_start_matches("ws://").trim_end_matches('/'));
+    assert!(text.contains(&format!("or opens in a browser: {web}\n")), "{text}");
     server.shutdown().await;
 }
 

@@ -29,6 +29,19 @@ async fn code_on(session: &Session) -> String {
         .unwrap_or_else(|| panic!("an invite with a code:\n{screen}"))
 }
 
+/// The names of the seat files kept in `home`, sorted.
+fn seat_files(home: &TempDir) -> Vec<String> {
+    let seats = home.path.join(".local/state/ttt/seats");
+    let mut files: Vec<String> = std::fs::read_dir(&seats)
+        .expect("seats kept")
+        .flatten()
+        .filter(|f| f.path().is_file())
+        .map(|f| f.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files
+}
+
 /// The one line of `screen` holding `needle`.
 fn line_with<'a>(screen: &'a str, needle: &str) -> &'a str {
     screen
@@ -70,15 +83,9 @@ async fn two_players_in_one_home_each_take_back_their_own_seat() {
     x.keys(&["b2", "Enter"]);
     o.shows("your turn", 10).await;
     // Each seat in its own file.
-    let seats = home.path.join(".local/state/ttt/seats");
-    let mut files: Vec<String> = std::fs::read_dir(&seats)
-        .expect("seats kept")
-        .flatten()
-        .flat_map(|server| std::fs::read_dir(server.path()).into_iter().flatten().flatten())
-        .map(|f| f.file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
-    assert_eq!(files, ["ann.seat", "bob.seat"], "one seat file per player");
+    let files = seat_files(&home);
+    assert_eq!(files.len(), 2, "one seat file per player: {files:?}");
+    assert!(files[0].starts_with("ann.") && files[1].starts_with("bob."), "{files:?}");
 
     // ann's client is killed outright, then started again with the same command.
     let killed = Command::new("kill").args(["-9", &ann.pid()]).status().expect("kill");
@@ -104,6 +111,83 @@ async fn two_players_in_one_home_each_take_back_their_own_seat() {
     mover.shows("your turn", 10).await;
     mover.keys(&["a1", "Enter"]);
     other.shows("your turn", 10).await;
+    server.shutdown().await;
+}
+
+/// Kills the client in `session` outright (as a crash would) and waits
+/// until the opponent's screen, `other`, says so.
+async fn kill_9(session: Session, other: &Session) {
+    let killed = Command::new("kill").args(["-9", &session.pid()]).status().expect("kill");
+    assert!(killed.success());
+    other.shows("opponent disconnected", 10).await;
+    drop(session);
+}
+
+/// The mark `screen`'s status line says its player has.
+fn mark_on(screen: &str) -> &'static str {
+    let status = line_with(screen, "You are");
+    if status.contains("You are X") { "X" } else { "O" }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nameless_players_in_one_home_each_take_back_their_own_seat_with_the_same_command() {
+    tictactoe_tests::tools::require("tmux");
+    let server = TestServer::start(Config { reconnect_grace_ms: 20_000, ..test_config() }).await;
+    let url = server.url();
+    let home = TempDir::new("nameless");
+    // No --name on either: both play as "player", in one HOME.
+    let create = in_home(&home, &format!("play --server {url} --create"));
+    let creator = Session::start("ttt-nameless-a", (100, 30), &create);
+    let code = code_on(&creator).await;
+    // The invite names the room's web page too.
+    let invite = creator.joined();
+    assert!(
+        invite.contains(&format!(
+            "or open http://{}/r/{code}",
+            url.trim_start_matches("ws://").trim_end_matches('/')
+        )),
+        "{invite}"
+    );
+    // The friend runs the hint as printed.
+    let join = in_home(&home, &format!("play --join {code} --server {url}"));
+    let joiner = Session::start("ttt-nameless-b", (100, 30), &join);
+    let joiner_mark = mark_on(&joiner.shows("You are", 10).await);
+    let creator_mark = mark_on(&creator.shows("You are", 10).await);
+    assert_ne!(joiner_mark, creator_mark);
+    let (x, o) = if creator_mark == "X" { (&creator, &joiner) } else { (&joiner, &creator) };
+    x.shows("your turn", 10).await;
+    x.keys(&["b2", "Enter"]);
+    o.shows("your turn", 10).await;
+    assert_eq!(seat_files(&home).len(), 2, "a seat file per client: {:?}", seat_files(&home));
+    let creator_is_x = creator_mark == "X";
+
+    // The joiner dies and is started again with the same command: its own seat, not the creator's.
+    kill_9(joiner, &creator).await;
+    let joiner = Session::start("ttt-nameless-b2", (100, 30), &join);
+    let back = joiner.shows("took your seat back", 10).await;
+    assert_eq!(mark_on(&back), joiner_mark, "the joiner's own seat:\n{back}");
+    let seen = creator.shows("opponent reconnected", 10).await;
+    assert_eq!(mark_on(&seen), creator_mark, "{seen}");
+    // O is to move (X played b2).
+    let (x, o) = if creator_is_x { (&creator, &joiner) } else { (&joiner, &creator) };
+    o.shows("your turn", 10).await;
+    o.keys(&["a1", "Enter"]);
+    x.shows("your turn", 10).await;
+
+    // The same for the creator.
+    kill_9(creator, &joiner).await;
+    let creator = Session::start("ttt-nameless-a2", (100, 30), &create);
+    let back = creator.shows("took your seat back", 10).await;
+    assert_eq!(mark_on(&back), creator_mark, "the creator's own seat:\n{back}");
+    joiner.shows("opponent reconnected", 10).await;
+    let (x, o) = if creator_is_x { (&creator, &joiner) } else { (&joiner, &creator) };
+    x.shows("your turn", 10).await;
+    x.keys(&["c3", "Enter"]);
+    let after = o.shows("your turn", 10).await;
+    for wrong in ["both seats", "took over", "Game over", "CONNECTION LOST"] {
+        assert!(!after.contains(wrong), "the screen says {wrong:?}:\n{after}");
+    }
+    assert_eq!(seat_files(&home).len(), 2, "still a seat file per client: {:?}", seat_files(&home));
     server.shutdown().await;
 }
 

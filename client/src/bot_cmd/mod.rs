@@ -105,6 +105,12 @@ pub async fn run(
                 }
                 Do::Print(line) => println!("{line}"),
                 Do::Say(line) => eprintln!("{line}"),
+                Do::Invite(room) => {
+                    eprintln!(
+                        "ttt bot: an opponent joins with: {}",
+                        crate::net::invite(&link.servers(), &room)
+                    );
+                }
                 Do::Done(tally) => {
                     if let Some(mover) = idle.take() {
                         mover.quit().await;

@@ -31,6 +31,9 @@ pub(super) enum Do {
     Print(String),
     /// Print this line on stderr.
     Say(String),
+    /// Print on stderr how an opponent joins this room (the command and
+    /// the web page, which need the servers connected to).
+    Invite(String),
     /// The games are played: let the mover go and end with this tally.
     Done(Tally),
     /// End the run with this error.
@@ -110,7 +113,8 @@ impl Bot {
         let mut out = Vec::new();
         match &msg {
             ServerMessage::RoomCreated { room, .. } => {
-                out.push(Do::Print(format!("room: {}", crate::say::clean(room))))
+                out.push(Do::Print(format!("room: {}", crate::say::clean(room))));
+                out.push(Do::Invite(room.to_string()));
             }
             ServerMessage::GameStarted { .. } => self.rematch_until = None,
             ServerMessage::Challenged { challenge, size, win, from, .. } if self.waiting => {

@@ -93,6 +93,24 @@ pub enum ConnectError {
         /// The server.
         url: String,
     },
+    /// `--server` named no URL at all.
+    #[error("no server URL given; use --server ws://HOST:PORT (several: comma-separated)")]
+    NoServer,
+    /// None of several servers could be connected to: why, for each.
+    #[error("no server answered: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    NoneAnswered(Vec<ConnectError>),
+}
+
+impl ConnectError {
+    /// Why none of the servers tried was connected to: the one error of a
+    /// single server as it is, several listed.
+    pub fn all(mut failed: Vec<ConnectError>) -> ConnectError {
+        match failed.len() {
+            0 => ConnectError::NoServer,
+            1 => failed.remove(0),
+            _ => ConnectError::NoneAnswered(failed),
+        }
+    }
 }
 
 impl From<ConnectError> for String {

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{ClientFrame, ClientMessage, ErrorCode, Limits, ServerMessage};
+use tictactoe_protocol::{ClientFrame, ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
 use super::pace::Pace;
 
@@ -112,8 +112,8 @@ pub enum Input<'a> {
 /// What the seat kept on disk needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seat {
-    /// A game started: keep its resume token.
-    Keep(String),
+    /// A game started: keep its resume token, and the mark its seat plays.
+    Keep(String, Player),
     /// The game is over or gone: forget it.
     Forget,
 }
@@ -364,11 +364,11 @@ impl Machine {
 
     fn track(&mut self, msg: &ServerMessage, now: Instant) {
         match msg {
-            ServerMessage::GameStarted { resume_token, .. } => {
+            ServerMessage::GameStarted { resume_token, you, .. } => {
                 // A queue's wait is over: the seat is what comes back now.
                 self.rejoin = None;
                 self.token = Some(resume_token.to_string());
-                self.out.push_back(Step::Seat(Seat::Keep(resume_token.to_string())));
+                self.out.push_back(Step::Seat(Seat::Keep(resume_token.to_string(), *you)));
             }
             ServerMessage::RoomClosed { .. } | ServerMessage::Error { code: ErrorCode::RoomNotFound, .. } => {
                 self.rejoin = None;

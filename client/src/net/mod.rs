@@ -23,9 +23,18 @@ pub use tls::{CaError, TlsError, tls_config, trust_ca};
 /// The server URL from `--server`, `TTT_SERVER`, or the default.
 pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
 
+/// The URLs of a `--server` value: comma-separated, each tried in turn
+/// (the instances of one cluster, or a server and its standby).
+pub fn urls(servers: &str) -> Vec<String> {
+    servers.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect()
+}
+
 /// A live connection to a tictactoe server.
 pub struct Link {
-    url: String,
+    /// The servers to try, in turn (the `--server` list).
+    servers: Vec<String>,
+    /// Which of them this connection is to.
+    at: usize,
     ws: Ws,
     /// The server's limits from `welcome`.
     pub limits: Limits,
@@ -38,15 +47,19 @@ pub struct Link {
     attempt: Option<Attempt>,
 }
 
-/// A new connection being opened, with its first frames.
-type Attempt = std::pin::Pin<Box<dyn std::future::Future<Output = Option<(Ws, Limits)>> + Send>>;
+/// A new connection being opened, with its first frames: the socket, the
+/// server's limits, and which of the servers answered.
+type Attempt = std::pin::Pin<Box<dyn std::future::Future<Output = Option<(Ws, Limits, usize)>> + Send>>;
 
 impl Link {
-    /// Connects to `url` and reads `welcome`; the error says what to do in one line.
-    pub async fn connect(url: &str) -> Result<Link, ConnectError> {
-        let (ws, limits) = connect::open(url).await?;
+    /// Connects to the first of `servers` (a comma-separated list of URLs)
+    /// that answers, trying them in turn, and reads `welcome`; the error
+    /// says what to do in one line.
+    pub async fn connect(servers: &str) -> Result<Link, ConnectError> {
+        let servers = urls(servers);
+        let (ws, limits, at) = open_any(&servers).await?;
         let machine = Machine::new(limits.clone(), Instant::now());
-        Ok(Link { url: url.to_owned(), ws, limits, machine, keep: None, attempt: None })
+        Ok(Link { servers, at, ws, limits, machine, keep: None, attempt: None })
     }
 
     /// When the grace period of a connection being re-established ends;
@@ -60,9 +73,11 @@ impl Link {
         self.machine.restarting()
     }
 
-    /// The server's URL.
-    pub fn url(&self) -> &str {
-        &self.url
+    /// All the servers to try, as `--server` takes them (comma-separated),
+    /// the one this connection is to first.
+    pub fn servers(&self) -> String {
+        let (before, from) = self.servers.split_at(self.at);
+        from.iter().chain(before).cloned().collect::<Vec<_>>().join(",")
     }
 
     /// Keeps the seat's token in `seats` while each game lasts.
@@ -124,20 +139,21 @@ impl Link {
                 Step::Seat(seat) => {
                     if let Some(seats) = &self.keep {
                         match seat {
-                            Seat::Keep(token) => seats.keep(&token),
+                            Seat::Keep(token, mark) => seats.keep(&token, Some(mark)),
                             Seat::Forget => seats.forget(),
                         }
                     }
                 }
                 Step::Wait(at) => tokio::time::sleep_until(at.into()).await,
                 Step::Reconnect(frames) => {
-                    let url = self.url.clone();
-                    let attempt = self.attempt.get_or_insert_with(|| Box::pin(reopen(url, frames)));
+                    let (servers, at) = (self.servers.clone(), self.at);
+                    let attempt = self.attempt.get_or_insert_with(|| Box::pin(reopen(servers, at, frames)));
                     let opened = attempt.await;
                     self.attempt = None;
                     match opened {
-                        Some((ws, limits)) => {
+                        Some((ws, limits, at)) => {
                             self.ws = ws;
+                            self.at = at;
                             self.limits = limits.clone();
                             self.machine.reconnected(limits);
                         }
@@ -149,21 +165,62 @@ impl Link {
     }
 }
 
-/// The command a friend runs to take the free seat of `room` on the server
-/// at `url`: this program as it was started, so that it works where `ttt`
-/// is not on `PATH`.
-pub fn join_command(url: &str, room: &str) -> String {
-    format!("{} play --join {} --server {url}", crate::say::invoked_as(), crate::say::clean(room))
+/// The command a friend runs to take the free seat of `room` on `servers`
+/// (the `--server` list): this program as it was started, so that it works
+/// where `ttt` is not on `PATH`.
+pub fn join_command(servers: &str, room: &str) -> String {
+    format!("{} play --join {} --server {servers}", crate::say::invoked_as(), crate::say::clean(room))
 }
 
-/// A new connection to `url` with `frames` sent on it, if it worked.
-async fn reopen(url: String, frames: Vec<String>) -> Option<(Ws, Limits)> {
-    let (mut ws, limits) = connect::open(&url).await.ok()?;
-    for text in frames {
-        ws.feed(Message::text(text)).await.ok()?;
+/// The web page of `room` on the first of `servers` (a `--server` list,
+/// the server connected to first): `ws://h:p/` → `http://h:p/r/ROOM`,
+/// `wss` → `https`, for a friend without `ttt`.
+pub fn room_page(servers: &str, room: &str) -> String {
+    let url = urls(servers).into_iter().next().unwrap_or_default();
+    let (scheme, rest) = match url.split_once("://") {
+        Some(("wss", rest)) => ("https", rest),
+        Some((_, rest)) => ("http", rest),
+        None => ("http", url.as_str()),
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    format!("{scheme}://{host}/r/{}", crate::api::segment(&crate::say::clean(room)))
+}
+
+/// An invite to `room` on `servers` (a `--server` list, the server
+/// connected to first): the command for `ttt`, and the room's web page on
+/// that first server for a friend without `ttt`.
+pub fn invite(servers: &str, room: &str) -> String {
+    format!("{}  or open {}", join_command(servers, room), room_page(servers, room))
+}
+
+/// Opens a connection to the first of `servers` that answers, trying each
+/// in turn: the socket, the limits, and which answered.
+async fn open_any(servers: &[String]) -> Result<(Ws, Limits, usize), ConnectError> {
+    let mut failed = Vec::new();
+    for (at, url) in servers.iter().enumerate() {
+        match connect::open(url).await {
+            Ok((ws, limits)) => return Ok((ws, limits, at)),
+            Err(e) => failed.push(e),
+        }
     }
-    ws.flush().await.ok()?;
-    Some((ws, limits))
+    Err(ConnectError::all(failed))
+}
+
+/// A new connection to the first of `servers` that answers (from the one
+/// at `from`, the last one used) with `frames` sent on it, if one worked.
+async fn reopen(servers: Vec<String>, from: usize, frames: Vec<String>) -> Option<(Ws, Limits, usize)> {
+    for i in 0..servers.len() {
+        let at = (from + i) % servers.len();
+        let Ok((mut ws, limits)) = connect::open(&servers[at]).await else { continue };
+        let mut sent = true;
+        for text in &frames {
+            sent = sent && ws.feed(Message::text(text.clone())).await.is_ok();
+        }
+        if sent && ws.flush().await.is_ok() {
+            return Some((ws, limits, at));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

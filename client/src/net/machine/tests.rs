@@ -40,7 +40,7 @@ fn connected(t0: Instant) -> Machine {
 fn seated(t0: Instant) -> Machine {
     let mut m = connected(t0);
     m.handle(Input::Text(&game_started("tok")), t0);
-    assert!(matches!(m.poll(t0), Step::Seat(Seat::Keep(t)) if t == "tok"));
+    assert!(matches!(m.poll(t0), Step::Seat(Seat::Keep(t, Player::X)) if t == "tok"));
     assert!(matches!(m.poll(t0), Step::Yield(Event::Msg(ServerMessage::GameStarted { .. }))));
     assert!(matches!(m.poll(t0), Step::Read));
     m

@@ -14,14 +14,14 @@ use crate::net::{Link, SendError};
 use crate::session::Start;
 use state::{Lines, Out};
 
-/// Runs a game (or a watch) in line mode until it ends; `start` is what was
-/// asked for (a challenge not accepted ends it).
-pub async fn run(mut link: Link, start: &Start) -> Result<(), Error> {
+/// Runs a game (or a watch) in line mode until it ends; `name` is who plays,
+/// `start` what was asked for (a challenge not accepted ends it).
+pub async fn run(mut link: Link, name: &str, start: &Start) -> Result<(), Error> {
     let mut lines = Lines::new(start);
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     loop {
         let out = tokio::select! {
-            event = link.next() => lines.on_link(event, &link.limits, link.url()),
+            event = link.next() => lines.on_link(event, &link.limits, &link.servers()),
             line = stdin.next_line(), if lines.wants_input() => lines.on_line(line.ok().flatten()),
         };
         let mut out = VecDeque::from(out);
@@ -35,6 +35,10 @@ pub async fn run(mut link: Link, start: &Start) -> Result<(), Error> {
                 },
                 Out::Leave => {
                     let _ = link.send(ClientMessage::Leave {}).await;
+                }
+                Out::Ended(game_id) => {
+                    let record = crate::api::game_record(&link.servers(), &game_id).await;
+                    out.extend(lines.ended(record, name));
                 }
                 Out::End(result) => return result,
             }

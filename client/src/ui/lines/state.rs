@@ -2,7 +2,8 @@
 //! or a line typed in, the lines to print and the requests to send out.
 //! [`super::run`] is the io shell that waits and does them.
 
-use tictactoe_protocol::{ClientMessage, Limits, Player, ServerMessage};
+use tictactoe_protocol::api::GameRecord;
+use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
 use super::super::board::{render, status};
 use super::super::input::{cell_name, parse_cell};
@@ -39,6 +40,9 @@ pub(super) enum Out {
     Move(ClientMessage),
     /// Send `leave`, whatever comes of it.
     Leave,
+    /// The game ended while the connection was down: fetch its record
+    /// (this id) and hand it to [`Lines::ended`].
+    Ended(String),
     /// End the session.
     End(Result<(), Error>),
 }
@@ -75,8 +79,9 @@ impl Lines {
         self.awaiting != Awaiting::Nothing
     }
 
-    /// What a link event prints and does; `limits` are the server's, `url` its address.
-    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, url: &str) -> Vec<Out> {
+    /// What a link event prints and does; `limits` are the server's,
+    /// `servers` the `--server` list (the one connected to first).
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Vec<Out> {
         let msg = match event {
             Event::Msg(msg) => msg,
             Event::Down { restart: true } => return vec![print("Server restarting, reconnecting…")],
@@ -99,9 +104,14 @@ impl Lines {
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
             return vec![Out::End(Err(Error::Refused(why)))];
         }
+        if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
+            if self.in_game() {
+                return vec![Out::Ended(id.to_string())];
+            }
+        }
         self.view.apply(&msg);
         let mut out = Vec::new();
-        self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, url, &mut out);
+        self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, servers, &mut out);
         // A watcher stays for rematches, until the room closes.
         if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
             out.push(Out::End(Ok(())));
@@ -109,13 +119,38 @@ impl Lines {
         out
     }
 
+    /// Whether a game is being played (not watched) and is not over.
+    fn in_game(&self) -> bool {
+        let view = &self.view;
+        !self.watch && view.you.is_some() && view.over.is_none() && view.game.turn().is_some()
+    }
+
+    /// The record of the game that ended while the connection was down, or
+    /// why it could not be had: the final board and how it ended are
+    /// printed (else that the seat is gone), and a new game offered.
+    /// `name` is who plays.
+    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Out> {
+        let mut out = Vec::new();
+        if !record.is_ok_and(|record| self.view.ended(&record, name, None)) {
+            let gone =
+                ServerMessage::error(ErrorCode::InvalidToken, "the server no longer holds your seat", None);
+            self.view.apply(&gone);
+            self.awaiting = show(&self.view, &gone, self.awaiting, self.watch, "", &mut out);
+            return out;
+        }
+        out.push(print("Your game ended while you were away:"));
+        out.extend(render(&self.view, None, false).into_iter().map(Out::Print));
+        out.extend(self.view.result_line().map(Out::Print));
+        out.push(print("New game? [n: new quick match, anything else: quit]"));
+        self.awaiting = Awaiting::NewGame;
+        out
+    }
+
     /// What a line typed in does; `None` when stdin ended.
     pub(super) fn on_line(&mut self, line: Option<String>) -> Vec<Out> {
         let Some(line) = line else {
             // Leaving a game in progress resigns it: say so, and fail.
-            let view = &self.view;
-            let mid_game =
-                !self.watch && view.you.is_some() && view.over.is_none() && view.game.turn().is_some();
+            let mid_game = self.in_game();
             return vec![Out::Leave, Out::End(if mid_game { Err(Error::InputEnded) } else { Ok(()) })];
         };
         match self.awaiting {
@@ -187,14 +222,15 @@ fn show(
     msg: &ServerMessage,
     awaiting: Awaiting,
     watch: bool,
-    url: &str,
+    servers: &str,
     out: &mut Vec<Out>,
 ) -> Awaiting {
     let mut say = |line: String| out.push(Out::Print(line));
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
             say(format!("Room code: {}", clean(room)));
-            say(format!("Your friend joins with: {}", crate::net::join_command(url, room)));
+            say(format!("Your friend joins with: {}", crate::net::join_command(servers, room)));
+            say(format!("or opens in a browser: {}", crate::net::room_page(servers, room)));
             say("Waiting for an opponent to join…".into());
         }
         ServerMessage::Queued { .. } => say("Waiting for an opponent…".into()),

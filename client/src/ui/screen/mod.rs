@@ -18,7 +18,7 @@ use super::input::column_name;
 use crate::error::Error;
 use crate::net::{Event, Link};
 use crate::say::clean;
-use crate::session::{self, Start};
+use crate::session::{self, Start, TakingBack};
 use crate::view::View;
 use state::{Do, GAME_WAS_OVER, Screen};
 
@@ -62,9 +62,15 @@ const CHROME_ROWS: usize = 9;
 /// Runs a game (or a watch) full-screen until the player quits; `name` is
 /// who to be on a new connection if this one is lost, `start` what was asked
 /// for. With `resumed`, the link is taking back a seat kept from an earlier
-/// run; if that game is over, `start` is asked for instead. A challenge
-/// waits for its answer first, and ends the session if it is not accepted.
-pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Result<Option<String>, Error> {
+/// run; if that game is over, it is shown from its record, or `start` is
+/// asked for instead. A challenge waits for its answer first, and ends the
+/// session if it is not accepted.
+pub async fn run(
+    mut link: Link,
+    name: &str,
+    start: &Start,
+    resumed: Option<TakingBack>,
+) -> Result<Option<String>, Error> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
     let mut s = Screen::new(start, resumed);
@@ -78,7 +84,7 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
         s.cue();
         draw(&s, window);
         let todo = tokio::select! {
-            event = link.next(), if !s.lost => s.on_link(event, &link.limits, link.url()),
+            event = link.next(), if !s.lost => s.on_link(event, &link.limits, &link.servers()),
             key = keys.next() => match key {
                 Some(Ok(Term::Key(key))) if key.kind != KeyEventKind::Release => {
                     let action = s.on_key(key);
@@ -98,14 +104,15 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
                     s.after_send(&request);
                 }
             }
-            Do::Fallback(request) => {
-                if let Some(request) = request {
-                    s.sent(link.send(request).await)?;
+            Do::Fallback(request) => fall_back(&mut link, &mut s, request).await?,
+            Do::Ended(game_id) => {
+                let record = crate::api::game_record(&link.servers(), &game_id).await;
+                if let Do::Fallback(request) = s.ended(record, name) {
+                    fall_back(&mut link, &mut s, request).await?;
                 }
-                s.view.note = GAME_WAS_OVER.into();
             }
             Do::NewConnection(rules) => {
-                link = session::open(link.url(), name, &Start::Quick(rules)).await?;
+                link = session::open(&link.servers(), name, &Start::Quick(rules)).await?;
                 s.reconnected();
             }
             Do::Quit => {
@@ -118,6 +125,16 @@ pub async fn run(mut link: Link, name: &str, start: &Start, resumed: bool) -> Re
             Do::End(result) => return result,
         }
     }
+}
+
+/// The seat kept on disk is gone: asks for `request` instead (if
+/// anything), and says so.
+async fn fall_back(link: &mut Link, s: &mut Screen, request: Option<ClientMessage>) -> Result<(), Error> {
+    if let Some(request) = request {
+        s.sent(link.send(request).await)?;
+    }
+    s.view.note = GAME_WAS_OVER.into();
+    Ok(())
 }
 
 /// How long leaving mid-game waits for the server to confirm the resignation.

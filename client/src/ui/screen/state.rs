@@ -4,13 +4,14 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
+use tictactoe_protocol::api::GameRecord;
+use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
 use super::super::board::Window;
 use super::super::input::parse_cell;
 use crate::error::Error;
 use crate::net::{Event, NOT_CONNECTED, SendError};
-use crate::session::{self, Rules, Start, challenge_over, fatal};
+use crate::session::{self, Rules, Start, TakingBack, challenge_over, fatal};
 use crate::view::{Connection, View};
 
 /// The full-screen session: the game, the cursor, typed text, and what the next key answers.
@@ -35,6 +36,8 @@ pub(super) struct Screen {
     pub(super) lost: bool,
     /// Taking back a seat kept on disk: what to ask for if it is gone.
     fallback: Option<Start>,
+    /// The mark of that seat, as the earlier run kept it.
+    kept_mark: Option<Player>,
     /// The part of the board on screen, for boards bigger than the terminal.
     pub(super) window: Window,
     /// It was our turn at the last draw (the cue is given once per turn).
@@ -73,6 +76,9 @@ pub(super) enum Do {
     /// The seat kept on disk is gone: ask for this instead (if anything),
     /// then say so.
     Fallback(Option<ClientMessage>),
+    /// The seat's game ended while the player was away: fetch its record
+    /// (this id) and hand it to [`Screen::ended`].
+    Ended(String),
     /// Open a new connection that looks for a quick match with these rules.
     NewConnection(Rules),
     /// Resign a game in progress (waiting a little for its result), leave, and end.
@@ -88,8 +94,8 @@ pub(super) const GAME_WAS_OVER: &str =
 impl Screen {
     /// A screen for the session `start`; with `resumed`, the link is taking
     /// back a seat kept from an earlier run, and `start` is asked for if
-    /// that game is over.
-    pub(super) fn new(start: &Start, resumed: bool) -> Screen {
+    /// that game is over (and not shown from its record).
+    pub(super) fn new(start: &Start, resumed: Option<TakingBack>) -> Screen {
         let mut s = Screen {
             view: View::default(),
             cursor: (0, 0),
@@ -100,7 +106,8 @@ impl Screen {
             confirming: false,
             resigning: false,
             lost: false,
-            fallback: resumed.then(|| start.clone()),
+            fallback: resumed.map(|_| start.clone()),
+            kept_mark: resumed.and_then(|r| r.mark),
             window: Window::whole(0),
             cued: false,
             warned: false,
@@ -111,8 +118,9 @@ impl Screen {
         s
     }
 
-    /// What a link event asks for; `limits` are the server's, `url` its address.
-    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, url: &str) -> Do {
+    /// What a link event asks for; `limits` are the server's, `servers`
+    /// the `--server` list (the one connected to first).
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Do {
         let msg = match event {
             Event::Msg(msg) => msg,
             // The status line follows the link before each draw.
@@ -129,6 +137,11 @@ impl Screen {
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
             return Do::End(Err(Error::Refused(why)));
         }
+        if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
+            if self.fallback.is_some() || self.in_game() {
+                return Do::Ended(id.to_string());
+            }
+        }
         let mut took_back = false;
         if let Some(start) = self.fallback.take() {
             if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
@@ -141,8 +154,8 @@ impl Screen {
         }
         self.view.apply(&msg);
         if let ServerMessage::RoomCreated { room, .. } = &msg {
-            let join = crate::net::join_command(url, room);
-            self.view.note = format!("room {room} is open; your friend joins with: {join}");
+            let invite = crate::net::invite(servers, room);
+            self.view.note = format!("room {room} is open; your friend joins with: {invite}");
         }
         if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
             self.cursor = (size / 2, size / 2);
@@ -154,6 +167,26 @@ impl Screen {
             return Do::End(Ok(Some(self.view.note.clone())));
         }
         Do::Wait
+    }
+
+    /// The record of the seat's game that ended while the player (`name`)
+    /// was away, or why it could not be had: the final board and result
+    /// are shown; without them, the seat kept on disk falls back to what
+    /// was asked for, and a game in progress ends in words.
+    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Do {
+        match record {
+            Ok(record) if self.view.ended(&record, name, self.kept_mark) => {
+                self.fallback = None;
+                Do::Wait
+            }
+            _ => match self.fallback.take() {
+                Some(start) => Do::Fallback(session::request(&start)),
+                None => {
+                    self.view.apply(&ServerMessage::error(ErrorCode::InvalidToken, "", None));
+                    Do::Wait
+                }
+            },
+        }
     }
 
     /// The connection is gone for good: after a game, or watching, the

@@ -157,3 +157,21 @@ fn a_challenge_between_games_is_answered_with_a_or_d() {
     ));
     assert!(!lines.wants_input());
 }
+
+#[test]
+fn a_game_that_ended_while_reconnecting_is_printed_from_its_record() {
+    let mut lines = playing();
+    let out = lines.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL);
+    assert!(matches!(&out[..], [Out::Ended(id)] if id == "g1"), "{out:?}");
+    let out = lines.ended(Ok(fixtures::lost_on_time()), "ann");
+    let said = printed(&out).join("\n");
+    assert!(said.starts_with("Your game ended while you were away:\n"), "{said}");
+    assert!(said.contains("\n1  X . X\n2 +O O .\n"), "the final board, its last move marked:\n{said}");
+    assert!(said.contains("Result: You lost — you ran out of time"), "{said}");
+    assert!(said.ends_with("New game? [n: new quick match, anything else: quit]"), "{said}");
+    assert!(matches!(&lines.on_line(Some("n".into()))[..], [Out::Send(ClientMessage::QuickMatch { .. })]));
+    // Without the record: the refusal, as without a game id.
+    let mut lines = playing();
+    let said = printed(&lines.ended(Err("unreachable".into()), "ann")).join("\n");
+    assert_eq!(said, "! the server no longer holds your seat");
+}

@@ -26,7 +26,7 @@ fn key(code: KeyCode) -> KeyEvent {
 }
 
 fn playing() -> Screen {
-    let mut s = Screen::new(&Start::Quick(Rules { size: 3, win: None }), false);
+    let mut s = Screen::new(&Start::Quick(Rules { size: 3, win: None }), None);
     s.view.apply(&started());
     s.cursor = (1, 1);
     s.window = Window::whole(3);
@@ -120,14 +120,14 @@ fn a_connection_closed_after_the_game_or_while_watching_ends_the_session() {
         s.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL),
         Do::End(Ok(Some(_)))
     ));
-    let mut w = Screen::new(&Start::Watch("R".into()), false);
+    let mut w = Screen::new(&Start::Watch("R".into()), None);
     let end = w.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
     assert!(matches!(end, Do::End(Err(Error::Closed(crate::net::Gone::Dropped)))));
 }
 
 #[test]
 fn a_watcher_leaves_with_the_note_when_the_room_closes() {
-    let mut w = Screen::new(&Start::Watch("R".into()), false);
+    let mut w = Screen::new(&Start::Watch("R".into()), None);
     assert!(matches!(w.on_link(Event::Msg(started()), &limits(), URL), Do::Wait));
     let closed = ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Left };
     let Do::End(Ok(Some(note))) = w.on_link(Event::Msg(closed), &limits(), URL) else {
@@ -138,7 +138,7 @@ fn a_watcher_leaves_with_the_note_when_the_room_closes() {
 
 #[test]
 fn a_refused_start_ends_the_session_in_words() {
-    let mut s = Screen::new(&Start::Join("ZZZZ".into()), false);
+    let mut s = Screen::new(&Start::Join("ZZZZ".into()), None);
     let end = s.on_link(Event::Msg(error(ErrorCode::RoomNotFound)), &limits(), URL);
     assert!(matches!(end, Do::End(Err(Error::Refused(_)))));
     // A refused move does not.
@@ -149,7 +149,7 @@ fn a_refused_start_ends_the_session_in_words() {
 #[test]
 fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
     let start = Start::Quick(Rules { size: 3, win: None });
-    let mut s = Screen::new(&start, true);
+    let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     assert!(s.view.note.starts_with("taking back your seat"));
     let Do::Fallback(Some(request)) = s.on_link(Event::Msg(error(ErrorCode::InvalidToken)), &limits(), URL)
     else {
@@ -158,19 +158,97 @@ fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
     assert_eq!(Some(request), session::request(&start));
     assert!(s.fallback.is_none());
 
-    let mut s = Screen::new(&start, true);
+    let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     // Anything before the room's `state` keeps the fallback.
     assert!(matches!(s.on_link(Event::Msg(error(ErrorCode::RateLimited)), &limits(), URL), Do::Wait));
     assert!(s.fallback.is_some());
 }
 
 #[test]
-fn a_new_room_tells_the_friend_the_command() {
-    let mut s = Screen::new(&Start::Create(Rules { size: 3, win: None }, None), false);
+fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
+    let mut s = Screen::new(&Start::Create(Rules { size: 3, win: None }, None), None);
     let created = ServerMessage::RoomCreated { room: Arc::from("ABCD"), size: 3, win: 3, id: None };
-    assert!(matches!(s.on_link(Event::Msg(created), &limits(), URL), Do::Wait));
+    assert!(matches!(s.on_link(Event::Msg(created.clone()), &limits(), URL), Do::Wait));
     assert!(s.view.note.starts_with("room ABCD is open; your friend joins with: "), "{}", s.view.note);
-    assert!(s.view.note.ends_with(" play --join ABCD --server ws://127.0.0.1:1"), "{}", s.view.note);
+    assert!(
+        s.view
+            .note
+            .ends_with(" play --join ABCD --server ws://127.0.0.1:1  or open http://127.0.0.1:1/r/ABCD"),
+        "{}",
+        s.view.note
+    );
+    // Several servers: all of them in the command, the page on the one connected to (first).
+    let servers = "wss://b.example/,wss://a.example:8443";
+    assert!(matches!(s.on_link(Event::Msg(created), &limits(), servers), Do::Wait));
+    assert!(
+        s.view.note.ends_with(&format!(" --server {servers}  or open https://b.example/r/ABCD")),
+        "{}",
+        s.view.note
+    );
+}
+
+#[test]
+fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
+    let start = Start::Quick(Rules { size: 3, win: None });
+    let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
+    let Do::Ended(id) = s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL) else {
+        panic!("expected the record to be fetched")
+    };
+    assert_eq!(id, "g1");
+    assert!(matches!(s.ended(Ok(fixtures::lost_on_time()), "ann"), Do::Wait));
+    assert!(s.fallback.is_none(), "no new game asked for");
+    assert_eq!(s.view.you, Some(Player::X), "ann's seat, by her name");
+    assert_eq!(s.view.result_line().as_deref(), Some("Result: You lost — you ran out of time"));
+    assert_eq!(s.view.game.moves().len(), 4, "the final board");
+    assert_eq!(s.view.last, Some((1, 0)));
+    assert!(s.view.note.contains("ended while you were away"), "{}", s.view.note);
+    assert_eq!(s.help(), "n: new game   q: quit", "no rematch in a room that is gone");
+    // Both seats with one name: the mark the seat file kept says which was ours.
+    let mut s = Screen::new(&start, Some(TakingBack { mark: Some(Player::O) }));
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
+    let mut record = fixtures::lost_on_time();
+    record.players[1].name = "ann".into();
+    assert!(matches!(s.ended(Ok(record.clone()), "ann"), Do::Wait));
+    assert_eq!(s.view.result_line().as_deref(), Some("Result: You won — your opponent ran out of time"));
+    // Without it, neither seat is taken for ours.
+    let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
+    assert!(matches!(s.ended(Ok(record), "ann"), Do::Wait));
+    assert_eq!(s.view.result_line().as_deref(), Some("Result: O (ann) won — X ran out of time"));
+    assert!(matches!(s.on_key(key(KeyCode::Char('r'))), Action::None));
+
+    // The record cannot be had: the seat falls back to a new game, as without a game id.
+    let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
+    let Do::Fallback(Some(request)) = s.ended(Err("unreachable".into()), "ann") else {
+        panic!("expected the fallback")
+    };
+    assert_eq!(Some(request), session::request(&start));
+    // So does a record of a board no game has.
+    let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
+    let mut record = fixtures::lost_on_time();
+    record.size = 0;
+    assert!(matches!(s.ended(Ok(record), "ann"), Do::Fallback(Some(_))));
+}
+
+#[test]
+fn a_game_that_ended_while_reconnecting_shows_its_record() {
+    let mut s = playing();
+    assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));
+    // Its record says how; our mark was known already.
+    let mut record = fixtures::lost_on_time();
+    record.players[0].name = "someone else".into();
+    assert!(matches!(s.ended(Ok(record), "ann"), Do::Wait));
+    assert_eq!(s.view.you, Some(Player::X));
+    assert_eq!(s.view.result_line().as_deref(), Some("Result: You lost — you ran out of time"));
+    // Without the record, the game ends in words, as before.
+    let mut s = playing();
+    assert!(matches!(s.ended(Err("unreachable".into()), "ann"), Do::Wait));
+    assert!(s.view.result_line().is_some_and(|l| l.starts_with("Game over while you were away")));
+    // A refusal without a game id is the bare refusal it always was.
+    let mut s = playing();
+    assert!(matches!(s.on_link(Event::Msg(error(ErrorCode::InvalidToken)), &limits(), URL), Do::Wait));
+    assert!(s.view.result_line().is_some_and(|l| l.starts_with("Game over while you were away")));
 }
 
 #[test]
