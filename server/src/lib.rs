@@ -90,7 +90,8 @@ impl Server {
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
         // In a cluster, rooms act only while this instance's lease runs.
-        let fence = cluster.is_some().then(|| Arc::new(cluster::fence::Fence::new(std::time::Instant::now())));
+        let fence =
+            cluster.is_some().then(|| Arc::new(cluster::fence::Fence::new(std::time::Instant::now())));
         let ctx = room::task::RoomContext {
             fence: fence.clone(),
             lobby: lobby_tx.clone(),

@@ -139,4 +139,3 @@ pub async fn finish(server: &ServerProcess, players: &mut [Client; 2], from: usi
 
 /// X wins on the top row.
 pub const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
-

@@ -1,7 +1,8 @@
 //! Redis dies while a game is played across two instances, and comes back:
 //! a move the room accepted meanwhile is not lost for the player on the
 //! other instance — within 10 s of Redis returning that player has the
-//! room's `state` (or the move itself) — and the game goes on to its end.
+//! room's `state` (or the move itself) — and the game goes on to its end;
+//! a game that ended meanwhile is told by its `game_over`.
 
 use std::time::{Duration, Instant};
 
@@ -29,9 +30,13 @@ fn tells(m: &Value, seq: usize) -> bool {
         || m["type"] == "game_over"
 }
 
-#[tokio::test]
-async fn after_redis_returns_a_relayed_player_has_every_move_its_room_accepted() {
-    let Two { a, b, mut redis, spill: _spill, .. } = Two::start("cluster-bus-back");
+/// A game across the instances, played up to where the player on the
+/// room's instance (`a`) is to move: the players (X first), the index of
+/// the local one, and how many moves were played.
+async fn across(
+    a: &tictactoe_tests::process::ServerProcess,
+    b: &tictactoe_tests::process::ServerProcess,
+) -> ([Client; 2], usize, usize) {
     // The room is on `a`; one player is relayed to it from `b`.
     let (mut here, mut there) = (a.client().await, b.client().await);
     here.send(json!({"type": "create_room"})).await;
@@ -49,6 +54,13 @@ async fn after_redis_returns_a_relayed_player_has_every_move_its_room_accepted()
         players[i % 2].play(r, c).await;
         players[(i + 1) % 2].recv_type("moved").await;
     }
+    (players, local, first)
+}
+
+#[tokio::test]
+async fn after_redis_returns_a_relayed_player_has_every_move_its_room_accepted() {
+    let Two { a, b, mut redis, spill: _spill, .. } = Two::start("cluster-bus-back");
+    let (mut players, local, first) = across(&a, &b).await;
     // Redis dies; before anyone notices, the room accepts the local
     // player's move, which cannot reach `b` any more.
     redis.kill();
@@ -78,4 +90,26 @@ async fn after_redis_returns_a_relayed_player_has_every_move_its_room_accepted()
         let over = p.recv_type("game_over").await;
         assert_eq!((&over["winner"], &over["reason"]), (&json!(1), &json!("line")), "{over}");
     }
+}
+
+#[tokio::test]
+async fn a_game_that_ended_while_redis_was_down_is_told_to_its_relayed_player() {
+    let Two { a, b, mut redis, spill: _spill, .. } = Two::start("cluster-bus-over");
+    let (mut players, local, _) = across(&a, &b).await;
+    // While Redis is down the local player resigns: the game ends on `a`,
+    // and its `game_over` cannot reach `b`.
+    redis.kill();
+    health(a.addr, 503).await;
+    players[local].send(json!({"type": "resign"})).await;
+    let over = players[local].recv_type("game_over").await;
+    assert_eq!(over["winner"], json!(2 - local), "the other seat wins: {over}");
+    redis.resume();
+    let back = Instant::now();
+    let relayed = &mut players[1 - local];
+    let told = tokio::time::timeout(HEALED, relayed.recv_type("game_over"))
+        .await
+        .unwrap_or_else(|_| panic!("the relayed player was not told the game ended within {HEALED:?}"));
+    assert!(back.elapsed() < HEALED);
+    assert_eq!(told["game_id"], over["game_id"], "{told}");
+    assert_eq!(told["winner"], over["winner"]);
 }

@@ -70,7 +70,8 @@ async fn a_paused_instance_comes_back_saying_nothing_and_the_game_is_recorded_an
     a.signal("CONT");
     for c in &mut old {
         let (before, close) = c.until_close().await;
-        let said: Vec<&Value> = before.iter().filter(|m| m["type"] == "moved" || m["type"] == "game_over").collect();
+        let said: Vec<&Value> =
+            before.iter().filter(|m| m["type"] == "moved" || m["type"] == "game_over").collect();
         assert!(said.is_empty(), "the stale copy spoke: {said:?}");
         assert_eq!(close, Some(CloseCode::Restart));
     }
@@ -80,7 +81,8 @@ async fn a_paused_instance_comes_back_saying_nothing_and_the_game_is_recorded_an
     assert_eq!((&kept["winner"], &kept["reason"]), (&json!(2), &json!("resign")), "{kept}");
     assert_eq!(kept["ratings"], over["ratings"], "game_over shows what the record keeps");
     let db = name_of(&url);
-    let rated = pg.psql(db, "SELECT string_agg(games::text, ',' ORDER BY account) FROM ratings WHERE games > 0");
+    let rated =
+        pg.psql(db, "SELECT string_agg(games::text, ',' ORDER BY account) FROM ratings WHERE games > 0");
     assert_eq!(rated.trim(), "1,1", "each account rated once");
     let games = pg.psql(db, &format!("SELECT count(*) FROM games WHERE room = '{room}'"));
     assert_eq!(games.trim(), "1");

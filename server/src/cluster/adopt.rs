@@ -63,8 +63,9 @@ pub fn start(
     let beater = leases.twin().map_err(|e| std::io::Error::other(e.0))?;
     let (keep_beating, until) = std::sync::mpsc::channel::<()>();
     let beat_fence = fence.clone();
-    let beating =
-        std::thread::Builder::new().name("ttt-beats".into()).spawn(move || beats(beater, until, &beat_fence))?;
+    let beating = std::thread::Builder::new()
+        .name("ttt-beats".into())
+        .spawn(move || beats(beater, until, &beat_fence))?;
     let (tx, rx) = std::sync::mpsc::channel();
     let checks = std::sync::Mutex::new(tx.clone());
     fence.answered_by(Box::new(move |check| {
@@ -90,7 +91,9 @@ fn beats(mut leases: Leases, until: Receiver<()>, fence: &Fence) {
         match leases.beat() {
             Ok(()) => {
                 if fence.renewed(sent) {
-                    warn!("this instance's lease had run out (it was stalled or cut off): its rooms check their games before acting");
+                    warn!(
+                        "this instance's lease had run out (it was stalled or cut off): its rooms check their games before acting"
+                    );
                 }
                 if !beating {
                     beating = true;

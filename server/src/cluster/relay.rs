@@ -65,6 +65,12 @@ pub enum Wire {
         /// The connection.
         conn: u64,
     },
+    /// To a room's instance, after Redis was away: what the connection may
+    /// have missed meanwhile is to be told again (see [`GhostCmd::Heal`]).
+    Heal {
+        /// The connection.
+        conn: u64,
+    },
     /// From the matchmaker to a waiting player's instance: it is paired
     /// on `host`, and moves there if it still waits.
     Pair {
@@ -299,6 +305,10 @@ pub enum GhostCmd {
     },
     /// The connection closed.
     Gone,
+    /// Redis was away: the connection is sent the truth to go on from —
+    /// its game's `game_over` if it ended, else the room's `state`, or that
+    /// its room let it go.
+    Heal,
 }
 
 /// Numbers the ghosts of this instance (their ids say [`RELAYED`]).
@@ -326,6 +336,7 @@ pub fn ghost(
         out,
         room: None,
         last_room: None,
+        last_over: None,
         queued: None,
         presence,
         listed: false,
@@ -333,6 +344,12 @@ pub fn ghost(
     tokio::spawn(ghost.run(rx, cmds));
     tx
 }
+
+/// How a `game_over` frame begins (`type` is serialized first): the
+/// ghost and the router watch for the end of a relayed game.
+pub const GAME_OVER: &str = "{\"type\":\"game_over\"";
+/// How a `game_started` frame begins.
+pub const GAME_STARTED: &str = "{\"type\":\"game_started\"";
 
 /// A relayed connection as its room's instance keeps it.
 struct Ghost {
@@ -345,6 +362,9 @@ struct Ghost {
     room: Option<(Arc<str>, RoomLink)>,
     /// The last room it entered.
     last_room: Option<Arc<str>>,
+    /// The `game_over` of the last game it played there, until another
+    /// starts: what heals a connection that missed it while Redis was down.
+    last_over: Option<String>,
     /// The rules it waits for in the queue here.
     queued: Option<Rules>,
     /// Whether a challenge of its drafted it (as the lobby sees it).
@@ -401,6 +421,7 @@ impl Ghost {
                 cmd = cmds.recv() => match cmd {
                     Some(GhostCmd::Enter(ask)) => self.enter(ask).await,
                     Some(GhostCmd::Request { request, id }) => self.request(request, id).await,
+                    Some(GhostCmd::Heal) => self.heal().await,
                     Some(GhostCmd::Gone) | None => break,
                 },
             }
@@ -453,6 +474,21 @@ impl Ghost {
         let _ = self.lobby.send(cmd).await;
     }
 
+    /// See [`GhostCmd::Heal`]. A game that is over is told by its
+    /// `game_over` (a `state` would show the board but not the result).
+    async fn heal(&mut self) {
+        if let Some(over) = &self.last_over {
+            self.send(Item::Frame { text: over.clone() }).await;
+        }
+        match (&self.room, self.last_room.clone()) {
+            (Some(_), _) if self.last_over.is_none() => self.request(Request::Sync, None).await,
+            (None, Some(room)) => {
+                self.send(Item::Released { room }).await;
+            }
+            _ => {}
+        }
+    }
+
     async fn request(&mut self, request: Request, id: Option<RequestId>) {
         let Some((_, link)) = &self.room else {
             // Its room let it go while the request was on its way: as a
@@ -477,9 +513,18 @@ impl Ghost {
     /// Sends `item` back to the connection; false when the bus is gone.
     async fn back(&mut self, item: Outbound) -> bool {
         let item = match item {
-            Outbound::Frame(frame) => Item::Frame { text: frame.as_str().to_owned() },
+            Outbound::Frame(frame) => {
+                let text = frame.as_str();
+                if text.starts_with(GAME_OVER) {
+                    self.last_over = Some(text.to_owned());
+                } else if text.starts_with(GAME_STARTED) {
+                    self.last_over = None;
+                }
+                Item::Frame { text: text.to_owned() }
+            }
             Outbound::Refused => Item::Refused,
             Outbound::Entered { room, link } => {
+                self.last_over = None;
                 self.queued = None;
                 self.last_room = Some(room.clone());
                 self.room = Some((room.clone(), link));

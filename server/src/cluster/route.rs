@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::matchmaker::Waiting;
 use super::relay::{self, Ask, Envelope, GhostCmd, Item, Outbox, Outgoing, Wire};
-use crate::cmd::{ConnHandle, LobbyCmd, Outbound, Request, encode};
+use crate::cmd::{ConnHandle, LobbyCmd, Outbound, encode};
 use crate::codes;
 use crate::room::token_room;
 use crate::rules::Rules;
@@ -113,6 +113,9 @@ struct Away {
     asked: Option<Ask>,
     /// Every instance with a ghost of it.
     ghosts: Vec<Arc<str>>,
+    /// Whether the game it played there ended and it heard so (nothing to
+    /// heal after Redis was away).
+    over: bool,
     /// Since when its ask waits on an instance that restarted meanwhile:
     /// it may have reached the new run (which answers) or the old one
     /// (which never will: answered here after [`UNSURE`]).
@@ -125,7 +128,7 @@ const UNSURE: Duration = Duration::from_secs(2);
 
 impl Away {
     fn new(conn: ConnHandle) -> Away {
-        Away { conn, at: None, asked: None, ghosts: Vec::new(), unsure: None }
+        Away { conn, at: None, asked: None, ghosts: Vec::new(), over: false, unsure: None }
     }
 
     fn ghost_at(&mut self, instance: &Arc<str>) {
@@ -349,9 +352,9 @@ impl Router {
     /// was lost meanwhile is healed by a fresh `state` of each room there
     /// of a player here.
     pub fn back(&mut self, name: &str) {
-        for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none()) {
+        for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none() && !a.over) {
             if let Some(at) = away.at.as_ref().filter(|at| ***at == *name) {
-                let msg = Wire::Request { conn: *conn, request: Request::Sync, id: None };
+                let msg = Wire::Heal { conn: *conn };
                 let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
             }
         }
@@ -399,6 +402,11 @@ impl Router {
                     let _ = ghost.send(GhostCmd::Gone);
                 }
             }
+            Wire::Heal { conn } => {
+                if let Some(ghost) = self.ghosts.get(&(from, conn)) {
+                    let _ = ghost.send(GhostCmd::Heal);
+                }
+            }
             Wire::Pair { conn, rules, host } => {
                 let conn = crate::cluster::ids::ConnId::new(crate::cluster::ids::ALONE, conn);
                 let _ = self.lobby.try_send(LobbyCmd::Paired { conn, rules, host });
@@ -409,9 +417,17 @@ impl Router {
                 let delivered = match self.relayed.get_mut(&conn).filter(|a| a.ghosts.contains(&from)) {
                     Some(away) => {
                         match &item {
-                            Item::Frame { .. } | Item::Live { .. } | Item::Rated { .. } | Item::Restart => {}
+                            Item::Frame { text } => {
+                                if text.starts_with(relay::GAME_OVER) {
+                                    away.over = true;
+                                } else if text.starts_with(relay::GAME_STARTED) {
+                                    away.over = false;
+                                }
+                            }
+                            Item::Live { .. } | Item::Rated { .. } | Item::Restart => {}
                             // In a room there: its instance's end concerns it.
                             Item::Entered { .. } | Item::Drafted { .. } => {
+                                away.over = false;
                                 away.asked = None;
                                 away.unsure = None;
                                 away.at = Some(from.clone());

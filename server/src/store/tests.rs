@@ -150,7 +150,8 @@ async fn a_game_is_rated_when_the_writer_takes_it_and_its_room_hears_the_committ
     let game = |id: &str| GameRecord { players: [player(&ann), player(&bob)], ..record(id) };
     let blocker = rusqlite::Connection::open(dir.db()).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
-    let mut first = store.record(Box::new(game("Rated001"))).expect("queued").answer.expect("the store writes");
+    let mut first =
+        store.record(Box::new(game("Rated001"))).expect("queued").answer.expect("the store writes");
     // The second game starts from the first's result, not yet committed.
     let second = store.record(Box::new(game("Rated002"))).expect("queued").answer.expect("the store writes");
     tokio::time::sleep(Duration::from_millis(100)).await;

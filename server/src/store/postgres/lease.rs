@@ -218,7 +218,12 @@ pub(super) async fn not_held(
 
 /// Which of `games` (their ids) this writer (`owner` with `epoch`) has lost:
 /// another instance recorded it (it adopted and ended it), or holds it now.
-pub(super) async fn lost(c: &mut Conn, games: &[&str], owner: &str, epoch: i64) -> Result<Vec<String>, Error> {
+pub(super) async fn lost(
+    c: &mut Conn,
+    games: &[&str],
+    owner: &str,
+    epoch: i64,
+) -> Result<Vec<String>, Error> {
     let s = c
         .statement(
             "SELECT u.id FROM unnest($1::text[]) AS u(id)

@@ -4,8 +4,8 @@
 
 use std::borrow::Cow;
 use std::future::Future;
-use std::sync::Arc;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use skillratings::glicko2::Glicko2Rating;
@@ -531,7 +531,8 @@ pub(super) async fn commit(
         true => {
             let first = rated_from(batch.records);
             let opening = open(c, batch.records, &first, owner, epoch).await?;
-            let left_out = |r: &GameRecord| opening.written.contains(&r.id) || opening.refused.contains(&r.id);
+            let left_out =
+                |r: &GameRecord| opening.written.contains(&r.id) || opening.refused.contains(&r.id);
             let kept: Cow<'_, [GameRecord]> = match opening.written.is_empty() && opening.refused.is_empty() {
                 true => Cow::Borrowed(batch.records),
                 false => Cow::Owned(batch.records.iter().filter(|r| !left_out(r)).cloned().collect()),
@@ -560,7 +561,9 @@ pub(super) async fn commit(
     }
     let games = &games;
     if !games.id.is_empty() {
-        steps.push(Box::pin(async move { client.execute(&st.games, &games.params(&owner)).await.map(|_| None) }));
+        steps.push(Box::pin(
+            async move { client.execute(&st.games, &games.params(&owner)).await.map(|_| None) },
+        ));
     }
     let ratings = &ratings;
     if !ratings.account.is_empty() {
