@@ -113,7 +113,7 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
                         for conn in conns.values() {
                             conn.send(Outbound::Restart);
                         }
-                        let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
+                        let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
                         return;
                     }
                     Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
@@ -147,7 +147,7 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     }
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
-    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
+    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
 }
 
 fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Instant) {
