@@ -5,6 +5,7 @@
 pub mod address;
 pub mod chaos;
 pub mod crash;
+pub mod haproxy;
 pub mod load;
 pub mod pki;
 pub mod postgres;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// Each tool the tests use, with the Debian package that provides it.
-pub const TOOLS: [(&str, &str); 7] = [
+pub const TOOLS: [(&str, &str); 8] = [
     ("tmux", "tmux"),
     ("chromium", "chromium"),
     ("python3", "python3"),
@@ -13,6 +13,7 @@ pub const TOOLS: [(&str, &str); 7] = [
     ("npm", "npm"),
     ("postgres", "postgresql"),
     ("redis-server", "redis-server"),
+    ("haproxy", "haproxy"),
 ];
 
 /// The Debian package that provides `tool`.
@@ -67,6 +68,7 @@ mod tests {
     fn a_missing_tool_is_one_line_naming_its_package() {
         assert_eq!(missing("node"), "this test needs `node`, which is not installed: apt-get install nodejs");
         assert_eq!(missing("tmux").lines().count(), 1);
+        assert_eq!(package("haproxy"), "haproxy");
         assert!(find("sh").is_some(), "a shell is on PATH");
         assert!(find("no-such-tool-anywhere").is_none());
         let caught = std::panic::catch_unwind(|| require("no-such-tool-anywhere"));
