@@ -1,10 +1,10 @@
 //! A load balancer in front of a cluster's instances, from Debian's
-//! `haproxy` package, as `scripts/cluster.sh` and OPERATIONS.md set it up:
-//! HTTP mode with a long tunnel timeout for WebSockets, each instance
-//! checked on `GET /healthz`, a connection to an instance that is gone
-//! dispatched to another. On loopback, its configuration in a temporary
-//! directory; stopped when dropped. Each answer names the instance that
-//! served it (header `X-TTT-Instance`), for a test to know where a player is.
+//! `haproxy` package, with the configuration `scripts/cluster.sh` uses
+//! (`scripts/haproxy.cfg`): HTTP mode with a long tunnel timeout for
+//! WebSockets, each instance checked on `GET /healthz`, a connection to an
+//! instance that is gone dispatched to another. On loopback, stopped when
+//! dropped. Each answer names the instance that served it (header
+//! `X-TTT-Instance`), for a test to know where a player is.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -28,58 +28,16 @@ pub struct Haproxy {
     pub addr: SocketAddr,
 }
 
-/// The configuration of a balancer on `bind` in front of `instances`
-/// (name, address): the one OPERATIONS.md shows, with the health checks
-/// every 500 ms so that a test need not wait long for a dead one to be
-/// marked down. Players go to the instances whose `/healthz` is 200; when
-/// none is (Redis or Postgres, which they share, is down: 503 on every
-/// one), to those that answer at all, which keep their games going.
+/// The configuration `scripts/cluster.sh` gives its balancer
+/// (`scripts/haproxy.cfg`), on `bind` in front of `instances` (name,
+/// address): players go to the instances whose `/healthz` is 200 (checked
+/// every 500 ms), or when none is, to those that answer at all.
 pub fn config(bind: SocketAddr, instances: &[(&str, SocketAddr)]) -> String {
-    let servers: String =
-        instances.iter().map(|(name, addr)| format!("    server {name} {addr} check\n")).collect();
-    format!(
-        "global
-    maxconn 4096
-    log stderr format short local0 info
-
-defaults
-    mode http
-    log global
-    option httplog
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    # A WebSocket is a tunnel once upgraded: an idle player stays connected
-    # this long (the server pings every connection far more often).
-    timeout tunnel 1h
-    timeout client-fin 5s
-    # A connection an instance refused (it died) goes to another one.
-    retries 3
-    option redispatch 1
-    option dontlognull
-    default-server inter 500ms fall 2 rise 2
-
-frontend players
-    bind {bind}
-    use_backend answering if {{ nbsrv(healthy) eq 0 }}
-    default_backend healthy
-
-backend healthy
-    balance roundrobin
-    # In each backend: one that sets its own `http-check` rules does not
-    # take `option httpchk` from `defaults`, and its checks send nothing.
-    option httpchk GET /healthz
-    http-check expect status 200
-    # Which instance answered, for a player (or a test) to see.
-    http-response set-header X-TTT-Instance %s
-{servers}
-backend answering
-    balance roundrobin
-    option httpchk GET /healthz
-    http-check expect rstatus ^(200|503)$
-    http-response set-header X-TTT-Instance %s
-{servers}"
-    )
+    let servers: Vec<String> =
+        instances.iter().map(|(name, addr)| format!("    server {name} {addr} check")).collect();
+    include_str!("../../scripts/haproxy.cfg")
+        .replace("@BIND@", &bind.to_string())
+        .replace("@SERVERS@", &servers.join("\n"))
 }
 
 impl Haproxy {

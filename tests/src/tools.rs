@@ -21,15 +21,18 @@ pub fn package(tool: &str) -> &str {
     TOOLS.iter().find(|(t, _)| *t == tool).map_or(tool, |(_, p)| *p)
 }
 
-/// Where `tool` is: on `PATH`, or for `chromium` at `$CHROMIUM` when set.
+/// Where `tool` is: on `PATH` (or in `/usr/sbin`, where Debian puts
+/// `haproxy` and a user's `PATH` may not look), or for `chromium` at
+/// `$CHROMIUM` when set.
 pub fn find(tool: &str) -> Option<PathBuf> {
     if tool == "chromium" {
         if let Some(path) = std::env::var_os("CHROMIUM") {
             return Some(PathBuf::from(path)).filter(|p| p.is_file());
         }
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| executable(p))
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let sbin = std::iter::once(PathBuf::from("/usr/sbin"));
+    std::env::split_paths(&path).chain(sbin).map(|dir| dir.join(tool)).find(|p| executable(p))
 }
 
 fn executable(path: &Path) -> bool {
