@@ -96,10 +96,13 @@ impl Haproxy {
     /// Connects a player through the balancer and reads its `welcome`:
     /// the client and the name of the instance it landed on.
     pub async fn client(&self) -> (Client, String) {
-        let (ws, answer) = tokio::time::timeout(crate::READ_TIMEOUT, tokio_tungstenite::connect_async(self.url()))
-            .await
-            .expect("the handshake within the read timeout")
-            .unwrap_or_else(|e| panic!("WebSocket handshake through haproxy: {e}; its log:\n{}", self.log()));
+        let (ws, answer) =
+            tokio::time::timeout(crate::READ_TIMEOUT, tokio_tungstenite::connect_async(self.url()))
+                .await
+                .expect("the handshake within the read timeout")
+                .unwrap_or_else(|e| {
+                    panic!("WebSocket handshake through haproxy: {e}; its log:\n{}", self.log())
+                });
         let instance = answer
             .headers()
             .get(INSTANCE_HEADER)

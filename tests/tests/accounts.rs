@@ -509,7 +509,8 @@ async fn a_game_nobody_played_is_aborted_and_moves_no_rating() {
     // And one played out, which X wins.
     let (mut p, _) = signed_pair(&server, ("farmer", &ta), ("absent", &tb), json!({})).await;
     let over = play_out(&mut p, &X_WINS).await;
-    let (_, record) = api(server.addr, &format!("/api/games/{}", over["game_id"].as_str().unwrap_or("?"))).await;
+    let (_, record) =
+        api(server.addr, &format!("/api/games/{}", over["game_id"].as_str().unwrap_or("?"))).await;
     let won = json!({"wins": 1, "draws": 0, "losses": 0, "aborted": 3, "interrupted": 0});
     let lost = json!({"wins": 0, "draws": 0, "losses": 1, "aborted": 3, "interrupted": 0});
     let x = record["players"][0]["name"].as_str().expect("X's name").to_owned();
@@ -521,7 +522,8 @@ async fn a_game_nobody_played_is_aborted_and_moves_no_rating() {
         assert_eq!(profile["results"], results, "{name}: {profile}");
         let (_, list) = api(server.addr, &format!("/api/players/{name}/games?limit=100")).await;
         let listed = list["games"].as_array().map_or(0, Vec::len) as u64;
-        let counted: u64 = profile["results"].as_object().map_or(0, |r| r.values().filter_map(Value::as_u64).sum());
+        let counted: u64 =
+            profile["results"].as_object().map_or(0, |r| r.values().filter_map(Value::as_u64).sum());
         assert_eq!((listed, counted), (4, 4), "{name}: {profile} {list}");
     }
     server.shutdown().await;

@@ -76,7 +76,10 @@ async fn a_player_whose_grace_ran_out_is_told_the_game_id_when_it_comes_back() {
     o.recv_type("room_closed").await;
     let refusal = refused_resume(&server, &sx["resume_token"]).await;
     assert_eq!(refusal["game_id"], json!(id), "{refusal}");
-    assert!(refusal["message"].as_str().is_some_and(|m| m.contains(&format!("/api/games/{id}"))), "{refusal}");
+    assert!(
+        refusal["message"].as_str().is_some_and(|m| m.contains(&format!("/api/games/{id}"))),
+        "{refusal}"
+    );
     let ended = record(&server, &id).await;
     assert_eq!((ended["winner"].clone(), ended["reason"].clone()), (json!(2), json!("disconnect")));
     // A token that never was one says nothing of any game.
@@ -84,7 +87,11 @@ async fn a_player_whose_grace_ran_out_is_told_the_game_id_when_it_comes_back() {
     let made_up = format!("{}{}", &sx["resume_token"].as_str().unwrap_or_default()[..10], "0".repeat(32));
     c.send(json!({"type": "resume", "token": made_up})).await;
     let unknown = c.recv_type("error").await;
-    assert_eq!((unknown["code"].clone(), unknown.get("game_id")), (json!("invalid_token"), None), "{unknown}");
+    assert_eq!(
+        (unknown["code"].clone(), unknown.get("game_id")),
+        (json!("invalid_token"), None),
+        "{unknown}"
+    );
     server.shutdown().await;
 }
 

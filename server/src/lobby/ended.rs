@@ -68,7 +68,8 @@ mod tests {
         assert_eq!(ended.game_of("ROOMAAAAAAtoken2", t0), None);
         let later = t0 + KEPT_FOR + Duration::from_secs(1);
         assert_eq!(ended.game_of("ROOMAAAAAAtoken1", later), None);
-        let many = (0..=KEPT_MAX).map(|i| (account::hash(&format!("t{i}")), Arc::from(format!("g{i}")))).collect();
+        let many =
+            (0..=KEPT_MAX).map(|i| (account::hash(&format!("t{i}")), Arc::from(format!("g{i}")))).collect();
         ended.remember(many, later);
         assert_eq!(ended.game_of("t0", later), None, "the oldest is forgotten past the cap");
         assert_eq!(ended.game_of(&format!("t{KEPT_MAX}"), later).as_deref(), Some(&*format!("g{KEPT_MAX}")));

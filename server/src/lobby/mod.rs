@@ -411,14 +411,16 @@ impl<C: Peer> Lobby<C> {
                     }
                     // A token that names no room at all is refused at once;
                     // one whose room is not here may name another instance's.
-                    (None, None) if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                        && self.asks_elsewhere(conn.id()) =>
+                    (None, None)
+                        if token_room(&token, codes::ROOM_CODE_LEN).is_some()
+                            && self.asks_elsewhere(conn.id()) =>
                     {
                         self.out
                             .push(Output::Elsewhere { cmd: LobbyCmd::Resume { conn, token, id }, looks: 0 })
                     }
-                    (None, None) if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                        && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
+                    (None, None)
+                        if token_room(&token, codes::ROOM_CODE_LEN).is_some()
+                            && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
                     {
                         if let Some(parked) = &mut self.parked {
                             parked.push(Parked { conn, token, id, looks: 0 });

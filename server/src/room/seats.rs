@@ -59,7 +59,13 @@ pub fn game_over_refusal(game_id: Arc<str>, id: Option<RequestId>) -> ServerMess
     let message = format!(
         "this resume token's game is over; how it ended is at /api/games/{game_id}; start a new game"
     );
-    ServerMessage::Error { code: ErrorCode::InvalidToken, message, id, retry_after_ms: None, game_id: Some(game_id) }
+    ServerMessage::Error {
+        code: ErrorCode::InvalidToken,
+        message,
+        id,
+        retry_after_ms: None,
+        game_id: Some(game_id),
+    }
 }
 
 /// A fresh token for a seat of room `code`: the code, then 128 random bits

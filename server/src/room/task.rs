@@ -147,7 +147,8 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     }
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
-    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
+    let _ =
+        ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
 }
 
 fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Instant) {

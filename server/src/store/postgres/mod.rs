@@ -309,8 +309,7 @@ async fn migrate(c: &mut Conn) -> Result<Result<(), String>, tokio_postgres::Err
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
     // Asked first: `CREATE TABLE IF NOT EXISTS` on every start would make
     // Postgres send a notice ("already exists, skipping") logged each time.
-    let schema: Option<String> =
-        tx.query_one("SELECT to_regclass('ttt_schema')::text", &[]).await?.get(0);
+    let schema: Option<String> = tx.query_one("SELECT to_regclass('ttt_schema')::text", &[]).await?.get(0);
     if schema.is_none() {
         tx.batch_execute("CREATE TABLE ttt_schema (version INTEGER NOT NULL)").await?;
     }

@@ -6,7 +6,7 @@
 //! pid. And the reasons a file cannot be opened at all (a directory that
 //! is missing, or that this user may not write), with what to do.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -35,9 +35,9 @@ pub fn hold(path: &Path) -> Result<FileLock, String> {
         .truncate(false)
         .open(&lock)
         .map_err(|e| unopenable(&lock, &e))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
+    match try_lock(&file) {
+        Ok(true) => {}
+        Ok(false) => {
             let mut pid = String::new();
             let _ = file.read_to_string(&mut pid);
             let pid = pid.trim();
@@ -51,7 +51,7 @@ pub fn hold(path: &Path) -> Result<FileLock, String> {
                 lock.display()
             ));
         }
-        Err(TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", lock.display())),
+        Err(e) => return Err(format!("cannot lock {}: {e}", lock.display())),
     }
     let written = file
         .set_len(0)
@@ -60,6 +60,24 @@ pub fn hold(path: &Path) -> Result<FileLock, String> {
         .and_then(|()| file.flush());
     written.map_err(|e| format!("cannot write this server's pid in {}: {e}", lock.display()))?;
     Ok(FileLock { _file: file })
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: false while
+/// another open file (another process) has it.
+#[cfg(unix)]
+fn try_lock(file: &File) -> std::io::Result<bool> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Elsewhere there is no lock: the server runs on Unix.
+#[cfg(not(unix))]
+fn try_lock(_: &File) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 /// Why `path` (a file that was to be created or opened for writing)
