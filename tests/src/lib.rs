@@ -611,6 +611,20 @@ pub async fn api(addr: SocketAddr, path: &str) -> (u16, Value) {
     (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body}")))
 }
 
+/// The record of game `id` at `addr`'s `/api/games/{id}`, waited for (up to
+/// 5 s) while its commit is on its way.
+pub async fn record_of(addr: SocketAddr, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, record) = api(addr, &format!("/api/games/{id}")).await;
+        if status == 200 {
+            return record;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no record of {id}: {status} {record}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 impl TestServer {
     /// Signals shutdown and returns `serve`'s result (an error at start, say).
     pub async fn stop(mut self) -> std::io::Result<()> {

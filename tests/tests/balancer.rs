@@ -13,7 +13,7 @@ use tictactoe_protocol::{Verdict, judge};
 use tictactoe_tests::haproxy::Haproxy;
 use tictactoe_tests::postgres::{name_of, shared};
 use tictactoe_tests::redis::{Redis, instance};
-use tictactoe_tests::{Client, TempDir, api};
+use tictactoe_tests::{Client, TempDir, record_of};
 
 /// X wins on the top row.
 const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
@@ -108,15 +108,7 @@ async fn a_player_whose_instance_dies_comes_back_through_the_balancer_and_finish
     assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")), "{over}");
     let id = over["game_id"].as_str().expect("a game id").to_owned();
     let alive = if survivor == "a" { &a } else { &b };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let record = loop {
-        let (status, record) = api(alive.addr, &format!("/api/games/{id}")).await;
-        if status == 200 {
-            break record;
-        }
-        assert!(Instant::now() < deadline, "no record of {id}: {status} {record}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let record = record_of(alive.addr, &id).await;
     let moves: Vec<[usize; 2]> = serde_json::from_value(record["moves"].clone()).expect("moves");
     assert_eq!(moves, GAME);
     assert_eq!(judge(3, 3, &moves), Ok(Verdict::A));

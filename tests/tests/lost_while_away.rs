@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tictactoe_server::Config;
-use tictactoe_tests::{Client, TempDir, TestServer, api, test_config};
+use tictactoe_tests::{Client, TempDir, TestServer, record_of, test_config};
 
 /// Two players in a private room: X and O, with their `game_started`s.
 async fn pair(server: &TestServer) -> ([Client; 2], [Value; 2]) {
@@ -43,19 +43,6 @@ async fn refused_resume(server: &TestServer, token: &Value) -> Value {
     }
 }
 
-/// The record of game `id`, once committed.
-async fn record(server: &TestServer, id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let (status, record) = api(server.addr, &format!("/api/games/{id}")).await;
-        if status == 200 {
-            return record;
-        }
-        assert!(Instant::now() < deadline, "no record of {id}: {status} {record}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_player_whose_grace_ran_out_is_told_the_game_id_when_it_comes_back() {
     let dir = TempDir::new("lost-away");
@@ -80,7 +67,7 @@ async fn a_player_whose_grace_ran_out_is_told_the_game_id_when_it_comes_back() {
         refusal["message"].as_str().is_some_and(|m| m.contains(&format!("/api/games/{id}"))),
         "{refusal}"
     );
-    let ended = record(&server, &id).await;
+    let ended = record_of(server.addr, &id).await;
     assert_eq!((ended["winner"].clone(), ended["reason"].clone()), (json!(2), json!("disconnect")));
     // A token that never was one says nothing of any game.
     let mut c = server.client().await;
@@ -111,7 +98,7 @@ async fn a_token_of_a_game_that_ended_in_a_room_still_open_is_told_the_game_id()
     // O's other device comes with the token of the game that just ended.
     let refusal = refused_resume(&server, &so["resume_token"]).await;
     assert_eq!(refusal["game_id"], json!(id), "{refusal}");
-    let ended = record(&server, &id).await;
+    let ended = record_of(server.addr, &id).await;
     assert_eq!((ended["winner"].clone(), ended["reason"].clone()), (json!(1), json!("line")));
     // The room is still open: the players rematch there.
     x.send(json!({"type": "rematch"})).await;
