@@ -10,8 +10,9 @@ pub fn client_schema() -> String {
 
 /// The schema of every frame the server sends (`ServerMessage`). The contract
 /// says every field is always present (`null` when it has no value), except
-/// `id` and `retry_after_ms` (only on the replies that carry them): so every
-/// other property is required.
+/// `id` and `retry_after_ms` (only on the replies that carry them) and an
+/// `error`'s `game_id` (only on `invalid_token` for a game that ended): so
+/// every other property is required.
 pub fn server_schema() -> String {
     let mut schema =
         serde_json::to_value(schemars::schema_for!(crate::message::ServerMessage)).unwrap_or_default();
@@ -22,13 +23,19 @@ pub fn server_schema() -> String {
 /// The only server fields that may be absent.
 const OPTIONAL: [&str; 2] = ["id", "retry_after_ms"];
 
+/// Fields that may be absent from one message type only (elsewhere, as
+/// `game_over`'s `game_id`, they are always there).
+const OPTIONAL_IN: [(&str, &str); 1] = [("error", "game_id")];
+
 fn require_all_but_optional(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get("properties") {
+                let kind = props.get("type").and_then(|t| t.get("const")).and_then(Value::as_str);
+                let optional_here = |k: &str| OPTIONAL_IN.iter().any(|&(t, f)| Some(t) == kind && f == k);
                 let required: Vec<Value> = props
                     .keys()
-                    .filter(|k| !OPTIONAL.contains(&k.as_str()))
+                    .filter(|k| !OPTIONAL.contains(&k.as_str()) && !optional_here(k))
                     .map(|k| Value::String(k.clone()))
                     .collect();
                 map.insert("required".into(), Value::Array(required));
