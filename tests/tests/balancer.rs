@@ -13,7 +13,7 @@ use tictactoe_protocol::{Verdict, judge};
 use tictactoe_tests::haproxy::Haproxy;
 use tictactoe_tests::postgres::{name_of, shared};
 use tictactoe_tests::redis::{Redis, instance};
-use tictactoe_tests::{Client, TempDir, record_of};
+use tictactoe_tests::{Client, TempDir, http_get, record_of};
 
 /// X wins on the top row.
 const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
@@ -50,6 +50,15 @@ async fn a_player_whose_instance_dies_comes_back_through_the_balancer_and_finish
     let spill = TempDir::new("balancer-kill");
     let a = instance(&url, &redis, "a", &spill);
     let b = instance(&url, &redis, "b", &spill);
+    // Both healthy before the balancer starts (it takes them as up): its
+    // round robin then alternates from the first connection on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for server in [&a, &b] {
+        while http_get(server.addr, "/healthz").await.0 != 200 {
+            assert!(Instant::now() < deadline, "an instance is not healthy");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     let lb = Haproxy::start(&[("a", a.addr), ("b", b.addr)]);
     // Round robin: one player on each instance, the game relayed between them.
     let (mut first, on_first) = lb.client().await;
