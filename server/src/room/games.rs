@@ -216,8 +216,7 @@ impl Room {
     /// The id of the ended game whose resume token `token` was, if this
     /// room remembers it.
     pub(super) fn ended_game(&self, token: &str) -> Option<Arc<str>> {
-        let hash = account::hash(token);
-        self.ended.iter().find(|(h, _)| *h == hash).map(|(_, id)| id.clone())
+        self.ended.iter().find(|(h, _)| account::matches(token, h)).map(|(_, id)| id.clone())
     }
 
     /// The resume tokens' hashes of the room's ended games and their ids,
