@@ -107,11 +107,19 @@ pub struct PoolStanding {
     pub rd: i64,
 }
 
-/// Wins, draws and losses over an account's recorded games.
+/// Every recorded game of an account by how it ended: wins, draws and
+/// losses, and the games that ended with no result. They add up to the
+/// number of games `/api/players/{name}/games` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Results {
+    /// Games ended `aborted`: before each side had made a move.
+    #[serde(default)]
+    pub aborted: u64,
     /// Games drawn.
     pub draws: u64,
+    /// Games ended by a server's `shutdown`, with no winner.
+    #[serde(default)]
+    pub interrupted: u64,
     /// Games lost.
     pub losses: u64,
     /// Games won.
@@ -231,8 +239,8 @@ mod tests {
         round_trip(&PlayerGames::default(), &["games"]);
         let standing = PoolStanding { games: 4, rating: 1612, rd: 200 };
         round_trip(&standing, &["games", "rating", "rd"]);
-        let results = Results { draws: 1, losses: 2, wins: 3 };
-        round_trip(&results, &["draws", "losses", "wins"]);
+        let results = Results { aborted: 4, draws: 1, interrupted: 5, losses: 2, wins: 3 };
+        round_trip(&results, &["aborted", "draws", "interrupted", "losses", "wins"]);
         let profile = PlayerProfile {
             bot: true,
             created_at: "2026-11-25T06:30:00.000Z".into(),

@@ -10,8 +10,9 @@ pub fn client_schema() -> String {
 
 /// The schema of every frame the server sends (`ServerMessage`). The contract
 /// says every field is always present (`null` when it has no value), except
-/// `id`, `retry_after_ms` and an error's `game_id` (only on the replies that
-/// carry them): so every other property is required.
+/// `id` and `retry_after_ms` (only on the replies that carry them) and an
+/// `error`'s `game_id` (only on `invalid_token` for a game that ended): so
+/// every other property is required.
 pub fn server_schema() -> String {
     let mut schema =
         serde_json::to_value(schemars::schema_for!(crate::message::ServerMessage)).unwrap_or_default();
@@ -19,23 +20,22 @@ pub fn server_schema() -> String {
     pretty(schema)
 }
 
-/// The only server fields that may be absent (`game_id` only on `error`:
-/// on `game_over` it is always there).
-const OPTIONAL: [&str; 3] = ["id", "retry_after_ms", "game_id"];
+/// The only server fields that may be absent.
+const OPTIONAL: [&str; 2] = ["id", "retry_after_ms"];
 
-/// Whether `field` may be absent from the object whose properties are `props`.
-fn optional(props: &serde_json::Map<String, Value>, field: &str) -> bool {
-    let is_error = props.get("type").and_then(|t| t.get("const")).is_some_and(|c| c == "error");
-    OPTIONAL.contains(&field) && (field != "game_id" || is_error)
-}
+/// Fields that may be absent from one message type only (elsewhere, as
+/// `game_over`'s `game_id`, they are always there).
+const OPTIONAL_IN: [(&str, &str); 1] = [("error", "game_id")];
 
 fn require_all_but_optional(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get("properties") {
+                let kind = props.get("type").and_then(|t| t.get("const")).and_then(Value::as_str);
+                let optional_here = |k: &str| OPTIONAL_IN.iter().any(|&(t, f)| Some(t) == kind && f == k);
                 let required: Vec<Value> = props
                     .keys()
-                    .filter(|k| !optional(props, k))
+                    .filter(|k| !OPTIONAL.contains(&k.as_str()) && !optional_here(k))
                     .map(|k| Value::String(k.clone()))
                     .collect();
                 map.insert("required".into(), Value::Array(required));

@@ -254,6 +254,9 @@ pub enum LobbyCmd<C = ConnHandle> {
     RoomClosed {
         /// Its code.
         room: Arc<str>,
+        /// The resume tokens' hashes of its games that ended, each with
+        /// the game's id: a later `resume` with one is told which game.
+        ended: Vec<(crate::session::account::TokenHash, Arc<str>)>,
     },
 }
 
@@ -287,7 +290,7 @@ impl<C> LobbyCmd<C> {
             L::Requeue { conn, name, rules, house } => L::Requeue { conn: f(conn), name, rules, house },
             L::Park { conn, token, id, looks } => L::Park { conn: f(conn), token, id, looks },
             L::Paired { conn, rules, host } => L::Paired { conn, rules, host },
-            L::RoomClosed { room } => L::RoomClosed { room },
+            L::RoomClosed { room, ended } => L::RoomClosed { room, ended },
         }
     }
 }

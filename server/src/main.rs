@@ -60,7 +60,19 @@ async fn run(config: Config) -> ExitCode {
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("ttt-server: cannot listen on {}: {e}", config.bind);
+            let hint = match e.kind() {
+                std::io::ErrorKind::AddrInUse => format!(
+                    "; another program (perhaps another ttt-server) listens on {0} already: stop it, or \
+                     give this one another address with --bind (e.g. --bind 127.0.0.1:0 for any free port)",
+                    config.bind
+                ),
+                std::io::ErrorKind::PermissionDenied if config.bind.port() < 1024 => format!(
+                    "; ports below 1024 need privileges: give --bind a higher port than {}",
+                    config.bind.port()
+                ),
+                _ => String::new(),
+            };
+            eprintln!("ttt-server: cannot listen on {} (--bind): {e}{hint}", config.bind);
             return ExitCode::FAILURE;
         }
     };

@@ -6,6 +6,7 @@ pub mod address;
 pub mod chaos;
 pub mod cluster;
 pub mod crash;
+pub mod haproxy;
 pub mod load;
 pub mod pki;
 pub mod postgres;
@@ -609,6 +610,20 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
 pub async fn api(addr: SocketAddr, path: &str) -> (u16, Value) {
     let (status, body) = http_get(addr, path).await;
     (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body}")))
+}
+
+/// The record of game `id` at `addr`'s `/api/games/{id}`, waited for (up to
+/// 5 s) while its commit is on its way.
+pub async fn record_of(addr: SocketAddr, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, record) = api(addr, &format!("/api/games/{id}")).await;
+        if status == 200 {
+            return record;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no record of {id}: {status} {record}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 impl TestServer {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// Each tool the tests use, with the Debian package that provides it.
-pub const TOOLS: [(&str, &str); 7] = [
+pub const TOOLS: [(&str, &str); 8] = [
     ("tmux", "tmux"),
     ("chromium", "chromium"),
     ("python3", "python3"),
@@ -13,6 +13,7 @@ pub const TOOLS: [(&str, &str); 7] = [
     ("npm", "npm"),
     ("postgres", "postgresql"),
     ("redis-server", "redis-server"),
+    ("haproxy", "haproxy"),
 ];
 
 /// The Debian package that provides `tool`.
@@ -20,15 +21,18 @@ pub fn package(tool: &str) -> &str {
     TOOLS.iter().find(|(t, _)| *t == tool).map_or(tool, |(_, p)| *p)
 }
 
-/// Where `tool` is: on `PATH`, or for `chromium` at `$CHROMIUM` when set.
+/// Where `tool` is: on `PATH` (or in `/usr/sbin`, where Debian puts
+/// `haproxy` and a user's `PATH` may not look), or for `chromium` at
+/// `$CHROMIUM` when set.
 pub fn find(tool: &str) -> Option<PathBuf> {
     if tool == "chromium" {
         if let Some(path) = std::env::var_os("CHROMIUM") {
             return Some(PathBuf::from(path)).filter(|p| p.is_file());
         }
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| executable(p))
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let sbin = std::iter::once(PathBuf::from("/usr/sbin"));
+    std::env::split_paths(&path).chain(sbin).map(|dir| dir.join(tool)).find(|p| executable(p))
 }
 
 fn executable(path: &Path) -> bool {
@@ -67,6 +71,7 @@ mod tests {
     fn a_missing_tool_is_one_line_naming_its_package() {
         assert_eq!(missing("node"), "this test needs `node`, which is not installed: apt-get install nodejs");
         assert_eq!(missing("tmux").lines().count(), 1);
+        assert_eq!(package("haproxy"), "haproxy");
         assert!(find("sh").is_some(), "a shell is on PATH");
         assert!(find("no-such-tool-anywhere").is_none());
         let caught = std::panic::catch_unwind(|| require("no-such-tool-anywhere"));

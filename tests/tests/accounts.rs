@@ -125,9 +125,9 @@ async fn games_between_accounts_are_rated_and_recorded_and_the_api_shows_them() 
     assert_eq!(profile["ratings"]["3"]["games"], json!(1));
     let ann_won = x_name == "ann";
     let results = if ann_won {
-        json!({"wins": 1, "draws": 0, "losses": 0})
+        json!({"wins": 1, "draws": 0, "losses": 0, "aborted": 0, "interrupted": 0})
     } else {
-        json!({"wins": 0, "draws": 0, "losses": 1})
+        json!({"wins": 0, "draws": 0, "losses": 1, "aborted": 0, "interrupted": 0})
     };
     assert_eq!(profile["results"], results);
     let (_, games) = api(server.addr, "/api/players/ann/games?limit=5").await;
@@ -506,9 +506,25 @@ async fn a_game_nobody_played_is_aborted_and_moves_no_rating() {
             (200, json!("aborted"), json!(false))
         );
     }
-    for name in ["farmer", "absent"] {
+    // And one played out, which X wins.
+    let (mut p, _) = signed_pair(&server, ("farmer", &ta), ("absent", &tb), json!({})).await;
+    let over = play_out(&mut p, &X_WINS).await;
+    let (_, record) =
+        api(server.addr, &format!("/api/games/{}", over["game_id"].as_str().unwrap_or("?"))).await;
+    let won = json!({"wins": 1, "draws": 0, "losses": 0, "aborted": 3, "interrupted": 0});
+    let lost = json!({"wins": 0, "draws": 0, "losses": 1, "aborted": 3, "interrupted": 0});
+    let x = record["players"][0]["name"].as_str().expect("X's name").to_owned();
+    let o = record["players"][1]["name"].as_str().expect("O's name").to_owned();
+    // Each player's results count every game its list holds, aborted ones too.
+    for (name, results) in [(x, won), (o, lost)] {
         let (_, profile) = api(server.addr, &format!("/api/players/{name}")).await;
-        assert_eq!(profile["ratings"], json!({}), "{name}: {profile}");
+        assert_eq!(profile["ratings"]["3"]["games"], json!(1), "{name}: {profile}");
+        assert_eq!(profile["results"], results, "{name}: {profile}");
+        let (_, list) = api(server.addr, &format!("/api/players/{name}/games?limit=100")).await;
+        let listed = list["games"].as_array().map_or(0, Vec::len) as u64;
+        let counted: u64 =
+            profile["results"].as_object().map_or(0, |r| r.values().filter_map(Value::as_u64).sum());
+        assert_eq!((listed, counted), (4, 4), "{name}: {profile} {list}");
     }
     server.shutdown().await;
 }

@@ -6,6 +6,7 @@
 //! [`task`], carries the outputs out. Connections are any [`Peer`]: the
 //! shell's handles, or bare ids in tests.
 
+mod ended;
 mod players;
 pub(crate) mod presence;
 pub(crate) mod task;
@@ -25,7 +26,7 @@ use crate::cluster::ids::{ConnId, Instance, RoomAddr};
 use crate::cluster::matchmaker::Waiting;
 use crate::cmd::{LobbyCmd, Peer, RoomCmd};
 use crate::codes;
-use crate::room::{INVALID_TOKEN, Room, Settings, token_room};
+use crate::room::{INVALID_TOKEN, Room, Settings, game_over_refusal, token_room};
 use crate::rules::Rules;
 use crate::session::account::Identity;
 
@@ -170,6 +171,8 @@ pub struct Lobby<C: Peer> {
     elsewhere_at: HashMap<String, Arc<str>>,
     /// In a cluster, this instance's name.
     me: Option<Arc<str>>,
+    /// The resume tokens of games that ended in rooms since closed.
+    ended: ended::Ended,
     out: Vec<Output<C>>,
 }
 
@@ -225,6 +228,7 @@ impl<C: Peer> Lobby<C> {
             elsewhere: Vec::new(),
             elsewhere_at: HashMap::new(),
             me: None,
+            ended: ended::Ended::default(),
             out: Vec::new(),
         }
     }
@@ -390,28 +394,39 @@ impl<C: Peer> Lobby<C> {
                 Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
             },
             LobbyCmd::Resume { conn, token, id } => {
-                let room = token_room(&token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get(c));
-                match room {
-                    Some(to) => {
-                        let to = to.clone();
+                let room = token_room(&token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get(c)).cloned();
+                // Its room gone, a token of a game that ended here says which game.
+                let ended = match room {
+                    None => self.ended.game_of(&token, now),
+                    Some(_) => None,
+                };
+                match (room, ended) {
+                    (Some(to), _) => {
                         self.out.push(Output::Forward { to, cmd: RoomCmd::Resume { conn, token, id } })
+                    }
+                    (None, Some(game_id)) => {
+                        self.collect_mail();
+                        self.out.push(Output::Send { to: conn.clone(), msg: game_over_refusal(game_id, id) });
+                        self.out.push(Output::Refused { to: conn });
                     }
                     // A token that names no room at all is refused at once;
                     // one whose room is not here may name another instance's.
-                    None if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                        && self.asks_elsewhere(conn.id()) =>
+                    (None, None)
+                        if token_room(&token, codes::ROOM_CODE_LEN).is_some()
+                            && self.asks_elsewhere(conn.id()) =>
                     {
                         self.out
                             .push(Output::Elsewhere { cmd: LobbyCmd::Resume { conn, token, id }, looks: 0 })
                     }
-                    None if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                        && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
+                    (None, None)
+                        if token_room(&token, codes::ROOM_CODE_LEN).is_some()
+                            && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
                     {
                         if let Some(parked) = &mut self.parked {
                             parked.push(Parked { conn, token, id, looks: 0 });
                         }
                     }
-                    None => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
+                    (None, None) => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
                 }
             }
             LobbyCmd::Cancel { conn, rules } => {
@@ -422,7 +437,8 @@ impl<C: Peer> Lobby<C> {
                     self.out.push(Output::CancelElsewhere { conn, rules });
                 }
             }
-            LobbyCmd::RoomClosed { room } => {
+            LobbyCmd::RoomClosed { room, ended } => {
+                self.ended.remember(ended, now);
                 if let Some(room) = self.rooms.remove(&room) {
                     self.out.push(Output::Closed { room });
                 }

@@ -366,7 +366,7 @@ fn a_private_room_is_found_by_its_code_as_typed() {
         matches!(new.inbox.borrow_mut().pop_front(), Some(RoomCmd::Join { conn, .. }) if conn.id == id(2))
     );
     // Once the room's task reports it closed, the code is gone.
-    lobby.handle(LobbyCmd::RoomClosed { room: code.clone() }, Instant::now());
+    lobby.handle(LobbyCmd::RoomClosed { room: code.clone(), ended: Vec::new() }, Instant::now());
     let cmd = LobbyCmd::Spectate { conn: b.clone(), room: code.to_string(), id: Some(RequestId::Int(7)) };
     lobby.handle(cmd, Instant::now());
     assert_eq!(got(&mut rb), ["error:room_not_found", "refused"]);

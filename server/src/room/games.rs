@@ -10,7 +10,7 @@ use tictactoe_protocol::{EndReason, ErrorCode, Game, Line, Outcome, Player, Requ
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
 use crate::rules::Rules;
-use crate::session::account::{self, AccountId};
+use crate::session::account::{self, AccountId, TokenHash};
 use crate::store::changes::{LiveGame, LiveWrite};
 use crate::store::record::{GameRecord, new_game_id};
 
@@ -139,6 +139,12 @@ impl Room {
         );
         // The record first: what follows waits for its commit (see `room::task`).
         let game_id = self.record(winner, reason, line, now);
+        if let Some(id) = &game_id {
+            let tokens = self.seats.iter().flatten().filter_map(|s| s.token);
+            self.ended.extend(tokens.map(|t| (t, id.clone())));
+            let over = self.ended.len().saturating_sub(super::ENDED_KEPT);
+            self.ended.drain(..over);
+        }
         // The signals next: a client that reads `game_over` and at once asks
         // for something new finds its connection already free to go.
         let players: Vec<_> = self.seats.iter().flatten().filter(|s| s.listens()).map(|s| s.conn).collect();
@@ -205,6 +211,18 @@ impl Room {
                 seat.who = Arc::new(seat.who.rated(self.rules, shown));
             }
         }
+    }
+
+    /// The id of the ended game whose resume token `token` was, if this
+    /// room remembers it.
+    pub(super) fn ended_game(&self, token: &str) -> Option<Arc<str>> {
+        self.ended.iter().find(|(h, _)| account::matches(token, h)).map(|(_, id)| id.clone())
+    }
+
+    /// The resume tokens' hashes of the room's ended games and their ids,
+    /// for the lobby to remember once the room is gone.
+    pub fn take_ended(&mut self) -> Vec<(TokenHash, Arc<str>)> {
+        std::mem::take(&mut self.ended)
     }
 
     /// The room's board and win length.

@@ -18,7 +18,7 @@ pub(crate) mod task;
 
 use house::HOUSE;
 pub use house::HOUSE_NAME;
-pub use seats::{INVALID_TOKEN, token_room};
+pub use seats::{INVALID_TOKEN, game_over_refusal, token_room};
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ use tictactoe_protocol::{
 
 pub use crate::rules::Rules;
 
-use crate::session::account::Identity;
+use crate::session::account::{Identity, TokenHash};
 use crate::stats::Counts;
 use crate::store::changes::LiveWrite;
 use crate::store::record::GameRecord;
@@ -218,6 +218,10 @@ pub struct Room {
     /// With records kept: the id the game in progress will have, chosen at
     /// its start so that a game restored after a crash keeps it.
     game_id: Option<Arc<str>>,
+    /// The resume tokens' hashes of this room's last games that ended with
+    /// a record, and each one's id (at most [`ENDED_KEPT`]): a `resume` with
+    /// one is told which game it was.
+    ended: Vec<(TokenHash, Arc<str>)>,
     /// The mark a private room's creator asked for in its first game.
     creator_mark: Option<Player>,
     /// The house's level, when it holds a seat here.
@@ -225,6 +229,10 @@ pub struct Room {
     /// Resume tokens and game ids: handed in, never drawn from the world.
     rng: StdRng,
 }
+
+/// Most resume tokens of ended games a room remembers (two a game, the
+/// last few rematches); once the room has closed, the lobby remembers them.
+const ENDED_KEPT: usize = 8;
 
 /// The player in seat index `seat` (0 or 1) of the current game.
 fn seat_player(seat: usize) -> Player {
@@ -256,6 +264,7 @@ impl Room {
             counts: Counts::default(),
             started: None,
             game_id: None,
+            ended: Vec::new(),
             creator_mark: None,
             house: None,
             rng,

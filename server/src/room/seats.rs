@@ -53,6 +53,21 @@ impl Seat {
 pub const INVALID_TOKEN: &str =
     "this resume token is not valid (wrong, or its game is over); start a new game";
 
+/// The refusal for a token whose game is over: with the game's id, for a
+/// player who lost while away to look up how it ended.
+pub fn game_over_refusal(game_id: Arc<str>, id: Option<RequestId>) -> ServerMessage {
+    let message = format!(
+        "this resume token's game is over; how it ended is at /api/games/{game_id}; start a new game"
+    );
+    ServerMessage::Error {
+        code: ErrorCode::InvalidToken,
+        message,
+        id,
+        retry_after_ms: None,
+        game_id: Some(game_id),
+    }
+}
+
 /// A fresh token for a seat of room `code`: the code, then 128 random bits
 /// from the room's generator as 32 hex digits.
 pub fn new_token(code: &str, rng: &mut impl rand::RngCore) -> String {
@@ -108,6 +123,10 @@ impl Room {
 
     /// A connection takes back a seat with its resume token.
     pub fn resume(&mut self, conn: ConnId, token: &str, id: Option<RequestId>, now: Instant) {
+        if let Some(game_id) = self.ended_game(token) {
+            self.out.send(conn, game_over_refusal(game_id, id));
+            return self.out.push(Output::Release { to: conn });
+        }
         if self.refused_closed(conn, ErrorCode::InvalidToken, id.clone()) {
             return;
         }

@@ -112,7 +112,7 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             biased;
             cmd = inbox.recv() => {
                 if matches!(cmd, Recv::Item(RoomCmd::Lost)) || !may_act(&room, &ctx, &mut checked).await {
-                    return let_go(&room, &conns, &ctx).await;
+                    return let_go(&mut room, &conns, &ctx).await;
                 }
                 let now = Instant::now().into_std();
                 match cmd {
@@ -123,18 +123,18 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             }
             _ = &mut timer, if armed.is_some() => {
                 if !may_act(&room, &ctx, &mut checked).await {
-                    return let_go(&room, &conns, &ctx).await;
+                    return let_go(&mut room, &conns, &ctx).await;
                 }
                 room.tick(Instant::now().into_std())
             }
             _ = held.committed(), if held.waiting() => {
                 if release(&mut room, &mut conns, &mut held) == Outcome::Refused {
-                    return let_go(&room, &conns, &ctx).await;
+                    return let_go(&mut room, &conns, &ctx).await;
                 }
             }
             thought = house.wait(), if house.asked().is_some() => {
                 if !may_act(&room, &ctx, &mut checked).await {
-                    return let_go(&room, &conns, &ctx).await;
+                    return let_go(&mut room, &conns, &ctx).await;
                 }
                 if let Some((seq, cell)) = house.finished(thought) {
                     room.house_move(seq, cell, Instant::now().into_std());
@@ -155,13 +155,14 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     while held.waiting() {
         held.committed().await;
         if release(&mut room, &mut conns, &mut held) == Outcome::Refused {
-            return let_go(&room, &conns, &ctx).await;
+            return let_go(&mut room, &conns, &ctx).await;
         }
         deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
     }
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
-    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
+    let _ =
+        ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
 }
 
 /// Whether the room may act now: in a cluster, only while this instance's
@@ -189,13 +190,14 @@ async fn may_act(room: &Room, ctx: &RoomContext, checked: &mut u64) -> bool {
 /// Another instance holds (or ended) this room's game: the room closes at
 /// once, saying nothing of its own; its players get 1012 and resume where
 /// the game lives.
-async fn let_go(room: &Room, conns: &Conns, ctx: &RoomContext) {
+async fn let_go(room: &mut Room, conns: &Conns, ctx: &RoomContext) {
     tracing::warn!("another instance holds this room's game now: its players go there");
     ::metrics::counter!("ttt_rooms_let_go_total").increment(1);
     for conn in conns.values() {
         conn.send(Outbound::Restart);
     }
-    let _ = ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone() }).await;
+    let _ =
+        ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
 }
 
 fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Instant) {

@@ -342,7 +342,7 @@ impl Store {
                 if cluster {
                     return Err(named("a cluster keeps its games in Postgres, not SQLite".into()));
                 }
-                let mut backend = SqliteBackend::open(path, max_pages).map_err(named)?;
+                let mut backend = SqliteBackend::open_for_server(path, max_pages).map_err(named)?;
                 backend.start().map_err(named)?;
                 Store::start(backend, spill_dir, stats, held, named)
             }

@@ -309,7 +309,12 @@ impl PgBackend {
 async fn migrate(c: &mut Conn) -> Result<Result<(), String>, tokio_postgres::Error> {
     let tx = c.client.transaction().await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
-    tx.batch_execute("CREATE TABLE IF NOT EXISTS ttt_schema (version INTEGER NOT NULL)").await?;
+    // Asked first: `CREATE TABLE IF NOT EXISTS` on every start would make
+    // Postgres send a notice ("already exists, skipping") logged each time.
+    let schema: Option<String> = tx.query_one("SELECT to_regclass('ttt_schema')::text", &[]).await?.get(0);
+    if schema.is_none() {
+        tx.batch_execute("CREATE TABLE ttt_schema (version INTEGER NOT NULL)").await?;
+    }
     let applied: i32 =
         tx.query_opt("SELECT version FROM ttt_schema", &[]).await?.map_or(0, |r| r.get::<_, i32>(0));
     let known = MIGRATIONS.len() as i32;

@@ -195,13 +195,20 @@ async fn player(c: &mut Conn, name: &str) -> Result<Option<PlayerProfile>, Backe
             "SELECT
                 count(*) FILTER (WHERE (x_account = $1 AND winner = 1) OR (o_account = $1 AND winner = 2)),
                 count(*) FILTER (WHERE reason = 'draw'),
-                count(*) FILTER (WHERE (x_account = $1 AND winner = 2) OR (o_account = $1 AND winner = 1))
+                count(*) FILTER (WHERE (x_account = $1 AND winner = 2) OR (o_account = $1 AND winner = 1)),
+                count(*) FILTER (WHERE reason = 'aborted'),
+                count(*) FILTER (WHERE reason = 'shutdown')
              FROM games WHERE x_account = $1 OR o_account = $1",
         )
         .await?;
     let r = c.client.query_one(&s, &[&id]).await?;
-    let results =
-        Results { wins: count(r.try_get(0)?), draws: count(r.try_get(1)?), losses: count(r.try_get(2)?) };
+    let results = Results {
+        wins: count(r.try_get(0)?),
+        draws: count(r.try_get(1)?),
+        losses: count(r.try_get(2)?),
+        aborted: count(r.try_get(3)?),
+        interrupted: count(r.try_get(4)?),
+    };
     Ok(Some(PlayerProfile { bot, created_at: rfc3339(created_at), name, ratings, results }))
 }
 

@@ -5,6 +5,7 @@
 mod journal;
 mod legacy;
 mod live;
+mod lock;
 mod read;
 mod write;
 
@@ -51,6 +52,8 @@ pub struct SqliteBackend {
     /// The games in progress as the journal holds them.
     journal: journal::Journal,
     checkpoints: Option<(Sender<()>, std::thread::JoinHandle<()>)>,
+    /// A server's hold on the file: no other server opens it meanwhile.
+    lock: Option<lock::FileLock>,
 }
 
 impl SqliteBackend {
@@ -64,7 +67,19 @@ impl SqliteBackend {
             path: path.to_owned(),
             journal: journal::Journal::default(),
             checkpoints: None,
+            lock: None,
         })
+    }
+
+    /// Opens the file at `path` as [`SqliteBackend::open`] does, for a
+    /// server: first taking the lock beside it (`PATH.lock`), which a
+    /// second server on the same file is refused, naming the first one's
+    /// pid. The kernel lets the lock go when this process ends.
+    pub fn open_for_server(path: &Path, max_pages: Option<u64>) -> Result<SqliteBackend, String> {
+        let held = lock::hold(path)?;
+        let mut backend = SqliteBackend::open(path, max_pages)?;
+        backend.lock = Some(held);
+        Ok(backend)
     }
 
     /// Starts the checkpoints of the log, on a thread and connection of their own.
@@ -146,7 +161,10 @@ impl Backend for SqliteBackend {
 /// that is not a database, or is damaged, is refused with what to do.
 fn open(path: &Path, max_pages: Option<u64>) -> Result<Connection, String> {
     let existed = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
-    let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+    let mut conn = Connection::open(path).map_err(|e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::CannotOpen) => lock::unopenable(path, &std::io::Error::other(e)),
+        _ => e.to_string(),
+    })?;
     let damaged = |e: rusqlite::Error| {
         use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
         match e.sqlite_error_code() {

@@ -191,11 +191,19 @@ impl SqliteReader {
                 "SELECT
                 COALESCE(SUM((x_account = ?1 AND winner = 1) OR (o_account = ?1 AND winner = 2)), 0),
                 COALESCE(SUM(reason = 'draw'), 0),
-                COALESCE(SUM((x_account = ?1 AND winner = 2) OR (o_account = ?1 AND winner = 1)), 0)
+                COALESCE(SUM((x_account = ?1 AND winner = 2) OR (o_account = ?1 AND winner = 1)), 0),
+                COALESCE(SUM(reason = 'aborted'), 0),
+                COALESCE(SUM(reason = 'shutdown'), 0)
              FROM games WHERE x_account = ?1 OR o_account = ?1",
             )?
             .query_row([id], |r| {
-                Ok(Results { wins: count(r.get(0)?), draws: count(r.get(1)?), losses: count(r.get(2)?) })
+                Ok(Results {
+                    wins: count(r.get(0)?),
+                    draws: count(r.get(1)?),
+                    losses: count(r.get(2)?),
+                    aborted: count(r.get(3)?),
+                    interrupted: count(r.get(4)?),
+                })
             })?;
         Ok(Some(PlayerProfile { bot, created_at: rfc3339(created_at), name, ratings, results }))
     }
