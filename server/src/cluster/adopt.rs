@@ -66,6 +66,15 @@ pub fn start(
     let beating = std::thread::Builder::new()
         .name("ttt-beats".into())
         .spawn(move || beats(beater, until, &beat_fence))?;
+    let pulse = Arc::downgrade(&fence);
+    std::thread::Builder::new().name("ttt-pulse".into()).spawn(move || {
+        // Until the server lets go of its fence.
+        while let Some(fence) = pulse.upgrade() {
+            fence.pulse(Instant::now());
+            drop(fence);
+            std::thread::sleep(crate::cluster::fence::PULSE);
+        }
+    })?;
     let (tx, rx) = std::sync::mpsc::channel();
     let checks = std::sync::Mutex::new(tx.clone());
     fence.answered_by(Box::new(move |check| {
@@ -87,7 +96,6 @@ fn beats(mut leases: Leases, until: Receiver<()>, fence: &Fence) {
     let mut beating = true;
     loop {
         let sent = Instant::now();
-        fence.trying(sent);
         match leases.beat() {
             Ok(()) => {
                 if fence.renewed(sent) {

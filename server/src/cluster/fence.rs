@@ -26,10 +26,12 @@ use crate::store::LEASE;
 /// different rates, and a room's decision takes a moment to leave.
 const MARGIN: Duration = Duration::from_millis(750);
 
-/// While the beats fail, how recent the last attempt must be for the
-/// instance to count as awake (an attempt waits at most a few seconds for
-/// its answer).
-const AWAKE: Duration = Duration::from_secs(5);
+/// How often the pulse says the process runs.
+pub const PULSE: Duration = Duration::from_millis(100);
+
+/// A pulse this late says the process did not run meanwhile (it was
+/// stopped, paused or starved): a stall, not a database outage.
+const STALL: Duration = Duration::from_secs(1);
 
 /// The answer to a room's check after a lapse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +61,13 @@ pub struct Fence {
     generation: AtomicU64,
     /// The last beat failed (the database did not answer or refused).
     failing: AtomicBool,
-    /// Milliseconds since `base` when the last beat was tried.
-    tried: AtomicU64,
+    /// Milliseconds since `base` of the last pulse (see [`Fence::pulse`]).
+    pulsed: AtomicU64,
+    /// The process stalled since the lease was last renewed.
+    stalled: AtomicBool,
+    /// Told each generation: rooms that wait for nothing check their game
+    /// too after a lapse, not only when something reaches them.
+    lapses: tokio::sync::watch::Sender<u64>,
     /// Hands a check to the leases' thread, which answers it (gives it
     /// back if that thread is gone).
     leases: OnceLock<Answerer>,
@@ -87,7 +94,9 @@ impl Fence {
             valid_until: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             failing: AtomicBool::new(false),
-            tried: AtomicU64::new(0),
+            pulsed: AtomicU64::new(0),
+            stalled: AtomicBool::new(false),
+            lapses: tokio::sync::watch::Sender::new(0),
             leases: OnceLock::new(),
         };
         f.valid_until.store(f.ms(now + LEASE - MARGIN), Ordering::Release);
@@ -110,7 +119,8 @@ impl Fence {
 
     /// Whether a room that last checked at generation `checked` may act at
     /// `now` without asking: no lapse since, and the lease runs (or the
-    /// beats fail while this instance is awake: a database outage, not a stall).
+    /// beats fail while the process has run throughout: a database outage,
+    /// which stops every instance's adoptions too, not a stall).
     pub fn current(&self, checked: u64, now: Instant) -> bool {
         if checked != self.generation() {
             return false;
@@ -119,12 +129,24 @@ impl Fence {
             return true;
         }
         self.failing.load(Ordering::Acquire)
-            && self.ms(now).saturating_sub(self.tried.load(Ordering::Acquire)) < AWAKE.as_millis() as u64
+            && !self.stalled.load(Ordering::Acquire)
+            && self.ms(now).saturating_sub(self.pulsed.load(Ordering::Acquire)) < STALL.as_millis() as u64
     }
 
-    /// The beats' thread is about to try a beat, at `now`.
-    pub fn trying(&self, now: Instant) {
-        self.tried.store(self.ms(now), Ordering::Release);
+    /// The process runs at `now` (a thread of its own says so every
+    /// [`PULSE`]): a pulse much later than the last one marks a stall,
+    /// which only a renewal of the lease clears.
+    pub fn pulse(&self, now: Instant) {
+        let now = self.ms(now);
+        let last = self.pulsed.swap(now, Ordering::AcqRel);
+        if now.saturating_sub(last) >= STALL.as_millis() as u64 {
+            self.stalled.store(true, Ordering::Release);
+        }
+    }
+
+    /// Told the generation after each lapse that ended with a renewal.
+    pub fn lapses(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.lapses.subscribe()
     }
 
     /// A beat sent at `sent` reached the database: the lease runs a
@@ -133,11 +155,13 @@ impl Fence {
     pub fn renewed(&self, sent: Instant) -> bool {
         let sent_ms = self.ms(sent);
         let lapsed = sent_ms >= self.valid_until.load(Ordering::Acquire);
-        if lapsed {
-            self.generation.fetch_add(1, Ordering::AcqRel);
-        }
         self.valid_until.fetch_max(self.ms(sent + LEASE - MARGIN), Ordering::AcqRel);
         self.failing.store(false, Ordering::Release);
+        self.stalled.store(false, Ordering::Release);
+        if lapsed {
+            let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+            self.lapses.send_replace(generation);
+        }
         lapsed
     }
 
@@ -201,13 +225,30 @@ mod tests {
     fn beats_that_fail_while_awake_do_not_stop_the_games_but_a_stall_does() {
         let t0 = Instant::now();
         let f = Fence::new(t0);
-        let later = t0 + Duration::from_secs(6);
-        f.trying(later - Duration::from_secs(1));
+        let mut now = t0;
+        // The database stops answering; the process runs on, pulse by pulse.
+        while now < t0 + Duration::from_secs(6) {
+            f.pulse(now);
+            now += PULSE;
+        }
         f.failed();
-        assert!(f.current(0, later), "the database is down, and this instance awake");
-        assert!(!f.current(0, later + AWAKE), "no beat tried for longer than an attempt lasts: a stall");
-        // The database back: the lapse is checked like a stall's.
-        assert!(f.renewed(later + AWAKE));
-        assert!(!f.current(0, later + AWAKE));
+        f.pulse(now);
+        assert!(f.current(0, now), "the database is down, and this instance awake");
+        // Then the process is stopped for 9 s: on waking, a room that runs
+        // before the pulse does sees it stale, and after it, the stall.
+        let woke = now + Duration::from_secs(9);
+        assert!(!f.current(0, woke));
+        f.pulse(woke);
+        assert!(!f.current(0, woke), "a stall is not an outage, even while beats fail");
+        f.failed();
+        f.pulse(woke + PULSE);
+        assert!(!f.current(0, woke + PULSE), "only a renewal clears it");
+        // The database back: the lapse is checked like a stall's, and told.
+        let mut lapses = f.lapses();
+        assert!(f.renewed(woke + PULSE));
+        assert!(lapses.has_changed().expect("open"));
+        assert_eq!(*lapses.borrow_and_update(), 1);
+        assert!(!f.current(0, woke + PULSE));
+        assert!(f.current(1, woke + PULSE));
     }
 }

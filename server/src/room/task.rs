@@ -86,8 +86,10 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     let mut armed = None;
     let mut house = Thinker::default();
     let mut held = Held::default();
-    // The fence's generation this room last knew its game to be its own at.
+    // The fence's generation this room last knew its game to be its own at,
+    // and word of each lapse (a room waiting for nothing checks then too).
     let mut checked = ctx.fence.as_ref().map_or(0, |f| f.generation());
+    let mut lapses = ctx.fence.as_ref().map(|f| f.lapses());
     loop {
         deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
         // A search for a move the game no longer waits for (it ended, was
@@ -119,6 +121,13 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
                     Recv::Item(cmd) => handle(&mut room, &mut conns, cmd, now),
                     // Nobody can reach the room any more (nobody kills an inbox).
                     Recv::Ended | Recv::Killed => room.shutdown(now, ctx.store.healthy()),
+                }
+            }
+            lapsed = lapsed(&mut lapses), if lapses.is_some() => {
+                if !lapsed {
+                    lapses = None;
+                } else if !may_act(&room, &ctx, &mut checked).await {
+                    return let_go(&mut room, &conns, &ctx).await;
                 }
             }
             _ = &mut timer, if armed.is_some() => {
@@ -184,6 +193,15 @@ async fn may_act(room: &Room, ctx: &RoomContext, checked: &mut u64) -> bool {
             true
         }
         Ok(Verdict::Lost) | Err(_) => false,
+    }
+}
+
+/// Waits for the next lapse of the lease to end; `false` once nobody can
+/// tell of one any more.
+async fn lapsed(lapses: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match lapses {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
     }
 }
 
