@@ -14,6 +14,7 @@ pub mod redis;
 pub mod relay;
 pub mod tmux;
 pub mod tools;
+pub mod witness;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
