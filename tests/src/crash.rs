@@ -104,10 +104,20 @@ pub struct CrashReport {
     pub kept: AtomicU64,
     /// Of those, the ones whose player had sent a move into them during the pause.
     pub kept_queued: AtomicU64,
-    /// Of those kept, the ones in rooms it held (games the other adopted).
+    /// Of those kept, the ones in rooms it held whose games the other
+    /// adopted (and recorded).
     pub kept_held: AtomicU64,
+    /// The ones in rooms it held whose games it still held when it woke (too
+    /// young to have been saved, nobody adopted them) and recorded itself.
+    pub kept_kept: AtomicU64,
+    /// The ones in rooms it held whose games have no record.
+    pub kept_unrecorded: AtomicU64,
     /// Of those, the ones it closed with 1012 once awake.
     pub closed_restart: AtomicU64,
+    /// Records of games resumed after the stop that the API had only a
+    /// moment after their `game_over` (written by the woken instance as its
+    /// store came back).
+    pub late_records: AtomicU64,
     /// `moved` or `game_over` frames it sent on them once awake: stale.
     pub stale: AtomicU64,
     /// The SIGSTOP form's check of every sighting against the records.
@@ -176,10 +186,12 @@ impl CrashReport {
         ) + &match self.cluster.load(Ordering::Relaxed) {
             true => format!("; of all games finished, {} had a player on each instance", n(&self.cross)),
             false => String::new(),
-        } + &match self.witnessed.lock().ok().and_then(|w| w.as_ref().map(|j| self.render_witnessed(j))) {
-            Some(witnessed) => witnessed,
-            None => String::new(),
-        }
+        } + &self
+            .witnessed
+            .lock()
+            .ok()
+            .and_then(|w| w.as_ref().map(|j| self.render_witnessed(j)))
+            .unwrap_or_default()
     }
 
     /// The SIGSTOP form's own figures.
@@ -187,13 +199,18 @@ impl CrashReport {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
             "; old connections to the stopped instance read on after it woke {} (with a move sent into them \
-             during the pause {}; in rooms it held {}, closed by it with 1012 {}), moved/game_over it sent on them once awake {} (must be 0); frames seen checked \
+             during the pause {}; in rooms it held whose games the other adopted {}, closed by it with 1012 {}; \
+             in rooms whose games nobody adopted and it recorded itself {}, with no record {}; records there only \
+             after their game_over {}), moved/game_over it sent on them once awake {} (must be 0); frames seen checked \
              against the records: {} games, {} moves, contradicted but younger than 100 ms at the stop {}, games \
              seen but never named by a game_over {}; accounts {} with {} rated games, each rated once",
             n(&self.kept),
             n(&self.kept_queued),
             n(&self.kept_held),
             n(&self.closed_restart),
+            n(&self.kept_kept),
+            n(&self.kept_unrecorded),
+            n(&self.late_records),
             n(&self.stale),
             j.games,
             j.moves,
@@ -216,6 +233,19 @@ struct Process {
 }
 
 impl Process {
+    /// Notes `what` in its log where it happens, among its lines.
+    fn mark(&self, what: &str) {
+        if let Ok(mut log) = self.log.lock() {
+            log.push(format!("==== chaos: {what}"));
+        }
+    }
+
+    /// Writes its log to `path`.
+    fn save_log(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let log = self.log.lock().map(|l| l.join("\n")).unwrap_or_default();
+        std::fs::write(path, log + "\n")
+    }
+
     /// The lines of its log about room `code`.
     fn about(&self, code: &str) -> Vec<String> {
         let tag = format!("code={code}");
@@ -305,9 +335,9 @@ struct Ctx {
     witness: Witness,
     /// The readers of old connections kept across the pause.
     hearing: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// Rooms of the stopped instance whose old connection it did not close
-    /// with 1012: the instances' logs about them go with the failure.
-    unclosed: Mutex<Vec<String>>,
+    /// What the old connections to the stopped instance in its own rooms
+    /// heard, judged at the end.
+    heard: Mutex<Vec<Heard>>,
 }
 
 /// A seat's old connection kept across the pause.
@@ -367,40 +397,33 @@ impl Ctx {
 /// How long an old connection is read after the stopped instance woke.
 const HEAR_OUT: Duration = Duration::from_secs(10);
 
-/// Reads a seat's old connection across the pause. If it is to the
-/// stopped instance, in a room that instance held (whose game the other
-/// adopted), then once awake the stopped instance must say nothing on it
-/// (no `moved`, no `game_over`) and close it with 1012. Every frame heard
-/// is a sighting of the game, checked against its record later.
+/// Reads a seat's old connection across the pause until it closes (or
+/// 10 s after the stopped instance woke). Every frame heard is a sighting
+/// of the game, checked against its record later; what the stopped
+/// instance said once awake, and how it closed, is judged once the records
+/// say which games the other adopted (see [`judge_heard`]).
 async fn hear_out(ctx: Arc<Ctx>, kept: Kept, seen: Arc<Seen>) {
     let Kept { mut ws, instance, room_on, queued, room } = kept;
-    let held = instance == 0 && room_on == 0;
-    let report = &ctx.report;
-    report.kept.fetch_add(1, Ordering::Relaxed);
+    ctx.report.kept.fetch_add(1, Ordering::Relaxed);
     if queued && instance == 0 {
-        report.kept_queued.fetch_add(1, Ordering::Relaxed);
-    }
-    if held {
-        report.kept_held.fetch_add(1, Ordering::Relaxed);
+        ctx.report.kept_queued.fetch_add(1, Ordering::Relaxed);
     }
     // A bound in case the instance is never woken (the phase failed).
     let bound = Instant::now() + Duration::from_secs(60);
+    let mut awake = Vec::new();
     let close = loop {
         if ctx.woke_at().is_some_and(|w| w.elapsed() > HEAR_OUT) || Instant::now() > bound {
             break Err("still open 10 s after it woke".to_owned());
         }
         match timeout(Duration::from_millis(200), ws.next()).await {
-            Err(_) | Ok(Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Binary(_) | Message::Frame(_)))) => {}
+            Err(_)
+            | Ok(Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Binary(_) | Message::Frame(_)))) => {}
             Ok(Some(Ok(Message::Text(t)))) => {
                 let Ok(frame) = serde_json::from_str::<Value>(&t) else { continue };
                 seen.saw(&frame);
                 let said = frame["type"] == "moved" || frame["type"] == "game_over";
-                if held && said && ctx.woke_at().is_some() {
-                    report.stale.fetch_add(1, Ordering::Relaxed);
-                    report.fail(format!(
-                        "the stopped instance, awake, said {frame} on an old connection of room {room} (a move \
-                         sent into it during the pause: {queued}), whose game the other adopted"
-                    ));
+                if said && ctx.woke_at().is_some() {
+                    awake.push(frame);
                 }
             }
             Ok(Some(Ok(Message::Close(frame)))) => break Ok(frame.map(|f| f.code)),
@@ -408,21 +431,67 @@ async fn hear_out(ctx: Arc<Ctx>, kept: Kept, seen: Arc<Seen>) {
             Ok(Some(Err(e))) => break Err(format!("read: {e}")),
         }
     };
-    match close {
-        Ok(Some(CloseCode::Restart)) if held => {
-            report.closed_restart.fetch_add(1, Ordering::Relaxed);
-        }
-        _ if !held => {}
-        other => {
-            report.fail(format!(
-                "an old connection to the stopped instance, of room {room} whose game the other adopted, did not \
-                 end with 1012: {other:?} (a move sent into it during the pause: {queued})"
-            ));
-            if let Ok(mut unclosed) = ctx.unclosed.lock() {
-                unclosed.push(room);
-            }
+    // Only the stopped instance's connections in its own rooms are judged so.
+    if instance == 0 && room_on == 0 {
+        if let Ok(mut heard) = ctx.heard.lock() {
+            heard.push(Heard { room, queued, awake, close });
         }
     }
+}
+
+/// What an old connection to the stopped instance, in a room it held, heard.
+struct Heard {
+    room: String,
+    /// Its player had sent a move into it during the pause.
+    queued: bool,
+    /// The `moved` and `game_over` frames it said once awake.
+    awake: Vec<Value>,
+    /// How it closed.
+    close: Result<Option<CloseCode>, String>,
+}
+
+/// Judges what the stopped instance said on its old connections once awake,
+/// by who recorded each game (`holders`, by room): in a game the other
+/// instance adopted (and so recorded), nothing (no `moved`, no
+/// `game_over`), and it closes them with 1012. Returns the rooms of those
+/// that failed.
+fn judge_heard(report: &CrashReport, heard: &[Heard], holders: &std::collections::HashMap<String, String>) -> Vec<String> {
+    let mut failed = Vec::new();
+    for Heard { room, queued, awake, close } in heard {
+        match holders.get(room).map(String::as_str) {
+            Some("b") => report.kept_held.fetch_add(1, Ordering::Relaxed),
+            // Not adopted (too young to have been saved): the woken instance
+            // still held it and played on; its frames are checked against the record.
+            Some(_) => {
+                report.kept_kept.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            None => {
+                report.kept_unrecorded.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+        };
+        report.stale.fetch_add(awake.len() as u64, Ordering::Relaxed);
+        for frame in awake {
+            report.fail(format!(
+                "the stopped instance, awake, said {frame} on an old connection of room {room} (a move sent into \
+                 it during the pause: {queued}), whose game the other adopted and recorded"
+            ));
+        }
+        match close {
+            Ok(Some(CloseCode::Restart)) => {
+                report.closed_restart.fetch_add(1, Ordering::Relaxed);
+            }
+            other => report.fail(format!(
+                "an old connection to the stopped instance, of room {room} whose game the other adopted and \
+                 recorded, did not end with 1012: {other:?} (a move sent into it during the pause: {queued})"
+            )),
+        }
+        if !awake.is_empty() || !matches!(close, Ok(Some(CloseCode::Restart))) {
+            failed.push(room.clone());
+        }
+    }
+    failed
 }
 
 /// Runs the phase.
@@ -491,7 +560,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         woke_at: Mutex::new(None),
         witness: Witness::default(),
         hearing: Mutex::new(Vec::new()),
-        unclosed: Mutex::new(Vec::new()),
+        heard: Mutex::new(Vec::new()),
     });
     let mut pairs = tokio::task::JoinSet::new();
     for i in 0..cfg.pairs {
@@ -526,7 +595,13 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         *at = Some(Instant::now());
     }
     match cfg.stop {
-        Some(_) => signal(&server.child, "STOP").await?,
+        Some(_) => {
+            signal(&server.child, "STOP").await?;
+            server.mark("SIGSTOP sent");
+            if let Some(other) = &other {
+                other.mark("the other instance was sent SIGSTOP");
+            }
+        }
         None => {
             server.child.start_kill().map_err(|e| format!("SIGKILL: {e}"))?;
             let _ = server.child.wait().await;
@@ -571,6 +646,8 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         // Woken once the pause is over (its games adopted by then), and left running.
         let stopped = ctx.killed_at.lock().ok().and_then(|k| *k).unwrap_or_else(Instant::now);
         tokio::time::sleep_until(stopped + pause).await;
+        server.mark("SIGCONT sent");
+        restarted.mark("the other instance was sent SIGCONT");
         signal(&server.child, "CONT").await?;
         let woke = Instant::now();
         report.paused_ms.store(woke.duration_since(stopped).as_millis() as u64, Ordering::Relaxed);
@@ -588,7 +665,12 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     for reading in hearing {
         let _ = reading.await;
     }
-    for room in ctx.unclosed.lock().map(|u| u.clone()).unwrap_or_default() {
+    let heard = ctx.heard.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
+    let failed = match cfg.stop {
+        Some(_) => judge_heard(report, &heard, &holders(&db, &heard)?),
+        None => Vec::new(),
+    };
+    for room in failed {
         report.fail(format!(
             "room {room} in the stopped instance's log: {:?}; in the other's: {:?}",
             server.about(&room),
@@ -619,6 +701,17 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
             *witnessed = Some(judged);
         }
     }
+    if cfg.stop.is_some() && !report.failures().is_empty() {
+        // Both instances' logs, for whoever reads the failures.
+        let dir = std::env::temp_dir().join(format!("ttt-chaos-pause-{}", std::process::id()));
+        let saved = std::fs::create_dir_all(&dir)
+            .and_then(|()| server.save_log(&dir.join("a.log")))
+            .and_then(|()| restarted.save_log(&dir.join("b.log")));
+        match saved {
+            Ok(()) => report.fail(format!("the instances' logs are in {}/a.log and b.log", dir.display())),
+            Err(e) => report.fail(format!("the instances' logs could not be saved in {}: {e}", dir.display())),
+        }
+    }
     // Both, in the SIGSTOP form: the woken instance ran to the end.
     for mut server in [restarted, server] {
         let _ = server.child.start_kill();
@@ -626,6 +719,18 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     }
     drop(redis);
     Ok(())
+}
+
+/// Who recorded the games of `heard`'s rooms (an instance's name), by room,
+/// from database `db`.
+fn holders(db: &str, heard: &[Heard]) -> Fallible<std::collections::HashMap<String, String>> {
+    let rooms: Vec<String> = heard.iter().map(|h| format!("'{}'", h.room)).collect();
+    if rooms.is_empty() {
+        return Ok(Default::default());
+    }
+    let sql = format!("SELECT room || ' ' || holder FROM games WHERE room IN ({})", rooms.join(","));
+    let rows = crate::postgres::shared().try_psql(crate::postgres::name_of(db), &sql)?;
+    Ok(rows.lines().filter_map(|l| l.split_once(' ')).map(|(r, h)| (r.to_owned(), h.to_owned())).collect())
 }
 
 /// Sends `signal` (`STOP`, `CONT`) to `child`.
@@ -858,7 +963,9 @@ async fn game(
         // A paused instance is heard only as silence.
         let step = async {
             match ctx.silence {
-                Some(silence) => timeout(silence, step).await.unwrap_or_else(|_| Err(format!("silent for {silence:?}"))),
+                Some(silence) => {
+                    timeout(silence, step).await.unwrap_or_else(|_| Err(format!("silent for {silence:?}")))
+                }
                 None => step.await,
             }
         };
@@ -945,7 +1052,22 @@ async fn game(
     if interrupted {
         // The record of a game that outlived the kill is kept like any other.
         let id = gx["game_id"].as_str().ok_or("no game_id")?;
-        let (status, record) = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
+        let mut record = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
+        // A game nobody adopted (too young to be saved) goes on on the
+        // woken instance, whose store is failing for a moment as it wakes (the
+        // adopter ended its sessions): its `game_over` is not held back, and
+        // the record is written within seconds (OPERATIONS.md).
+        if record.0 == 404 && ctx.silence.is_some() {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while record.0 == 404 && Instant::now() < deadline {
+                sleep(Duration::from_millis(100)).await;
+                record = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
+            }
+            if record.0 == 200 {
+                ctx.report.late_records.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let (status, record) = record;
         if status != 200 || record["moves"] != gx["moves"] || record["winner"] != gx["winner"] {
             return Err(format!("the record of {id} is not the game played: {status} {record}"));
         }

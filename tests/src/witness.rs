@@ -116,7 +116,13 @@ impl Witness {
 }
 
 /// One game's sightings against its record.
-async fn judge_game(addr: SocketAddr, id: &str, frames: &[(Instant, Value)], fault: Instant, judged: &mut Judged) {
+async fn judge_game(
+    addr: SocketAddr,
+    id: &str,
+    frames: &[(Instant, Value)],
+    fault: Instant,
+    judged: &mut Judged,
+) {
     let (status, record) = api(addr, &format!("/api/games/{id}")).await;
     if status != 200 {
         judged.failures.push(format!("game {id} was seen to end but has no record: {status} {record}"));
@@ -160,7 +166,9 @@ async fn rated_once(addr: SocketAddr, name: &str) -> Result<u64, String> {
         let games = games.ok_or_else(|| format!("the games of {name}: {status} {body}"))?;
         records.extend(games.iter().cloned());
         match games.last().and_then(|g| g["id"].as_str()) {
-            Some(last) if games.len() == 100 => page = format!("/api/players/{name}/games?limit=100&before={last}"),
+            Some(last) if games.len() == 100 => {
+                page = format!("/api/players/{name}/games?limit=100&before={last}")
+            }
             _ => break,
         }
     }
@@ -188,7 +196,10 @@ async fn rated_once(addr: SocketAddr, name: &str) -> Result<u64, String> {
     let pools = pools.ok_or_else(|| format!("the player {name}: {status} {player}"))?;
     let counted: u64 = pools.values().map(|p| p["games"].as_u64().unwrap_or(0)).sum();
     if counted != steps.len() as u64 {
-        return Err(format!("{name} has {counted} rated games counted but {} recorded: {player}", steps.len()));
+        return Err(format!(
+            "{name} has {counted} rated games counted but {} recorded: {player}",
+            steps.len()
+        ));
     }
     Ok(counted)
 }
