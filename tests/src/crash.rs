@@ -41,7 +41,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use crate::chaos::Failures;
 use crate::process::{StartLine, start_line};
 use crate::witness::{Judged, Seen, Witness};
-use crate::{TempDir, api, random_game};
+use crate::{TempDir, api, random_game, random_rest};
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 type Fallible<T> = Result<T, String>;
@@ -420,7 +420,7 @@ async fn hear_out(ctx: Arc<Ctx>, kept: Kept, seen: Arc<Seen>) {
             | Ok(Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Binary(_) | Message::Frame(_)))) => {}
             Ok(Some(Ok(Message::Text(t)))) => {
                 let Ok(frame) = serde_json::from_str::<Value>(&t) else { continue };
-                seen.saw(&frame);
+                seen.saw(&frame, instance == 0 && room_on == 0);
                 let said = frame["type"] == "moved" || frame["type"] == "game_over";
                 if said && ctx.woke_at().is_some() {
                     awake.push(frame);
@@ -693,7 +693,8 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     }
     if cfg.stop.is_some() {
         let stopped = ctx.killed_at.lock().ok().and_then(|k| *k).unwrap_or_else(Instant::now);
-        let judged = ctx.witness.judge(addr, stopped).await;
+        let woke = ctx.woke_at().unwrap_or_else(Instant::now);
+        let judged = ctx.witness.judge(addr, stopped, woke).await;
         for failure in &judged.failures {
             report.fail(failure.clone());
         }
@@ -930,13 +931,15 @@ async fn game(
         Err(_) if !born_after_kill && ctx.killed.load(Ordering::Acquire) => return Ok(()),
         Err(e) => return Err(e),
     };
-    let script = random_game(size, &mut rand::rng());
+    let mut script = random_game(size, &mut rand::rng());
     let mut next = 0;
     let mut interrupted = false;
     // When each move was seen accepted.
     let mut seen_at = Vec::new();
     let sightings = ctx.witness.game();
     let over = loop {
+        // Frames from the room the game began in, on the instance the fault hits.
+        let hit = room_on == 0 && !interrupted;
         let step = async {
             if next == script.len() {
                 let gx = expect(&mut seats[0], "game_over").await?;
@@ -953,8 +956,8 @@ async fn game(
             send(&mut seats[mover], json!({"type": "move", "row": r, "col": c})).await?;
             let own = expect(&mut seats[mover], "moved").await?;
             let seen = expect(&mut seats[other], "moved").await?;
-            sightings.saw(&own);
-            sightings.saw(&seen);
+            sightings.saw(&own, hit);
+            sightings.saw(&seen, hit);
             if own != seen || own["seq"] != next + 1 {
                 return Err(format!("players saw different moves: {own} / {seen}"));
             }
@@ -1032,12 +1035,21 @@ async fn game(
                     ctx.report.lost_oldest_ms.fetch_max(age, Ordering::Relaxed);
                 }
                 next = moves.len();
+                if ctx.silence.is_some() && next < script.len() {
+                    // On the adopter the game goes on otherwise than the move
+                    // sent into the paused instance: a stale copy that took
+                    // that move would contradict the record at its seq.
+                    let rest = random_rest(size, &script[..next], Some(script[next]), &mut rand::rng());
+                    script.truncate(next);
+                    script.extend(rest);
+                }
             }
         }
     };
     let (gx, go) = over;
-    sightings.saw(&gx);
-    sightings.saw(&go);
+    let hit = room_on == 0 && !interrupted;
+    sightings.saw(&gx, hit);
+    sightings.saw(&go, hit);
     if gx != go {
         return Err(format!("players saw different results: {gx} / {go}"));
     }

@@ -3,9 +3,10 @@
 //! any client saw (from either instance, on a live connection or on one
 //! kept open across the pause) agrees with the record at its seq, every
 //! `game_over` with the record's result, and each account's rating moved
-//! once per rated game recorded. A sighting younger than 100 ms at the
-//! moment of the fault that the record contradicts is one the contract lets
-//! a crash lose: counted, not failed.
+//! once per rated game recorded. A move the stopped instance accepted less
+//! than 100 ms before the fault (seen then, or read a moment after it) that
+//! the record contradicts is one the contract lets a crash lose: counted,
+//! not failed.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -20,16 +21,26 @@ use crate::api;
 const YOUNG: Duration = Duration::from_millis(100);
 
 /// One game's sightings: its `moved` and `game_over` frames as any client
-/// saw them, with when.
+/// saw them, with when, and whether from a room on the instance the fault hit.
 #[derive(Default)]
 pub struct Seen {
     id: Mutex<Option<String>>,
-    frames: Mutex<Vec<(Instant, Value)>>,
+    frames: Mutex<Vec<Sighting>>,
+}
+
+/// A frame as a client saw it.
+#[derive(Clone)]
+struct Sighting {
+    at: Instant,
+    frame: Value,
+    /// From a room on the instance the fault hit.
+    hit: bool,
 }
 
 impl Seen {
-    /// Keeps `frame` if it is a `moved` or a `game_over` (the latter names the game).
-    pub fn saw(&self, frame: &Value) {
+    /// Keeps `frame` if it is a `moved` or a `game_over` (the latter names
+    /// the game); `hit`: it came from a room on the instance the fault hit.
+    pub fn saw(&self, frame: &Value, hit: bool) {
         if frame["type"] == "game_over"
             && let (Some(id), Ok(mut mine)) = (frame["game_id"].as_str(), self.id.lock())
         {
@@ -37,7 +48,7 @@ impl Seen {
         }
         if frame["type"] == "moved" || frame["type"] == "game_over" {
             if let Ok(mut frames) = self.frames.lock() {
-                frames.push((Instant::now(), frame.clone()));
+                frames.push(Sighting { at: Instant::now(), frame: frame.clone(), hit });
             }
         }
     }
@@ -88,15 +99,15 @@ impl Witness {
     }
 
     /// Compares everything seen with the records `addr` serves; `fault` is
-    /// when the instance stopped.
-    pub async fn judge(&self, addr: SocketAddr, fault: Instant) -> Judged {
+    /// when the instance stopped, `woke` when it was woken.
+    pub async fn judge(&self, addr: SocketAddr, fault: Instant, woke: Instant) -> Judged {
         let mut judged = Judged::default();
         let games = self.games.lock().map(|g| g.clone()).unwrap_or_default();
         for seen in games {
             let frames = seen.frames.lock().map(|f| f.clone()).unwrap_or_default();
             let id = seen.id.lock().ok().and_then(|id| id.clone());
             match id {
-                Some(id) => judge_game(addr, &id, &frames, fault, &mut judged).await,
+                Some(id) => judge_game(addr, &id, &frames, [fault, woke], &mut judged).await,
                 None if frames.is_empty() => {}
                 None => judged.unnamed += 1,
             }
@@ -115,21 +126,15 @@ impl Witness {
     }
 }
 
-/// One game's sightings against its record.
-async fn judge_game(
-    addr: SocketAddr,
-    id: &str,
-    frames: &[(Instant, Value)],
-    fault: Instant,
-    judged: &mut Judged,
-) {
+/// One game's sightings against its record; `[fault, woke]`: the pause.
+async fn judge_game(addr: SocketAddr, id: &str, frames: &[Sighting], [fault, woke]: [Instant; 2], judged: &mut Judged) {
     let (status, record) = api(addr, &format!("/api/games/{id}")).await;
     if status != 200 {
         judged.failures.push(format!("game {id} was seen to end but has no record: {status} {record}"));
         return;
     }
     judged.games += 1;
-    for (at, frame) in frames {
+    for Sighting { at, frame, hit } in frames {
         let agrees = match frame["type"].as_str() {
             Some("moved") => {
                 judged.moves += 1;
@@ -142,7 +147,9 @@ async fn judge_game(
         if agrees {
             continue;
         }
-        if *at <= fault && fault.duration_since(*at) < YOUNG {
+        // A frame from the paused instance read before it woke left it
+        // before the fault: young if seen less than 100 ms before it, or after.
+        if *hit && *at < woke && (*at > fault || fault.duration_since(*at) < YOUNG) {
             judged.young += 1;
             continue;
         }
