@@ -420,7 +420,9 @@ async fn hear_out(ctx: Arc<Ctx>, kept: Kept, seen: Arc<Seen>) {
             | Ok(Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Binary(_) | Message::Frame(_)))) => {}
             Ok(Some(Ok(Message::Text(t)))) => {
                 let Ok(frame) = serde_json::from_str::<Value>(&t) else { continue };
-                seen.saw(&frame, instance == 0 && room_on == 0);
+                // Before the wake, what comes from a room on the paused
+                // instance (directly or relayed) left it before the stop.
+                seen.saw(&frame, room_on == 0);
                 let said = frame["type"] == "moved" || frame["type"] == "game_over";
                 if said && ctx.woke_at().is_some() {
                     awake.push(frame);
@@ -434,7 +436,7 @@ async fn hear_out(ctx: Arc<Ctx>, kept: Kept, seen: Arc<Seen>) {
     // Only the stopped instance's connections in its own rooms are judged so.
     if instance == 0 && room_on == 0 {
         if let Ok(mut heard) = ctx.heard.lock() {
-            heard.push(Heard { room, queued, awake, close });
+            heard.push(Heard { room, queued, awake, close, seen });
         }
     }
 }
@@ -448,16 +450,23 @@ struct Heard {
     awake: Vec<Value>,
     /// How it closed.
     close: Result<Option<CloseCode>, String>,
+    /// The game's sightings.
+    seen: Arc<Seen>,
 }
 
 /// Judges what the stopped instance said on its old connections once awake,
 /// by who recorded each game (`holders`, by room): in a game the other
 /// instance adopted (and so recorded), nothing (no `moved`, no
-/// `game_over`), and it closes them with 1012. Returns the rooms of those
-/// that failed.
-fn judge_heard(report: &CrashReport, heard: &[Heard], holders: &std::collections::HashMap<String, String>) -> Vec<String> {
+/// `game_over` but a frame seen before it woke, `woke`, delivered late),
+/// and it closes them with 1012. Returns the rooms of those that failed.
+fn judge_heard(
+    report: &CrashReport,
+    heard: &[Heard],
+    holders: &std::collections::HashMap<String, String>,
+    woke: Instant,
+) -> Vec<String> {
     let mut failed = Vec::new();
-    for Heard { room, queued, awake, close } in heard {
+    for Heard { room, queued, awake, close, seen } in heard {
         match holders.get(room).map(String::as_str) {
             Some("b") => report.kept_held.fetch_add(1, Ordering::Relaxed),
             // Not adopted (too young to have been saved): the woken instance
@@ -471,8 +480,11 @@ fn judge_heard(report: &CrashReport, heard: &[Heard], holders: &std::collections
                 continue;
             }
         };
+        // A frame seen before the wake was sent before the stop, delivered
+        // late (it was on its way out as the instance stopped).
+        let awake: Vec<&Value> = awake.iter().filter(|f| !seen.before(f, woke)).collect();
         report.stale.fetch_add(awake.len() as u64, Ordering::Relaxed);
-        for frame in awake {
+        for frame in &awake {
             report.fail(format!(
                 "the stopped instance, awake, said {frame} on an old connection of room {room} (a move sent into \
                  it during the pause: {queued}), whose game the other adopted and recorded"
@@ -484,7 +496,8 @@ fn judge_heard(report: &CrashReport, heard: &[Heard], holders: &std::collections
             }
             other => report.fail(format!(
                 "an old connection to the stopped instance, of room {room} whose game the other adopted and \
-                 recorded, did not end with 1012: {other:?} (a move sent into it during the pause: {queued})"
+                 recorded, did not end with 1012: {other:?} (a move sent into it during the pause, unanswered: \
+                 {queued}; without one, nothing reached the room after the wake)"
             )),
         }
         if !awake.is_empty() || !matches!(close, Ok(Some(CloseCode::Restart))) {
@@ -667,7 +680,10 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     }
     let heard = ctx.heard.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
     let failed = match cfg.stop {
-        Some(_) => judge_heard(report, &heard, &holders(&db, &heard)?),
+        Some(_) => {
+            let woke = ctx.woke_at().unwrap_or_else(Instant::now);
+            judge_heard(report, &heard, &holders(&db, &heard)?, woke)
+        }
         None => Vec::new(),
     };
     for room in failed {
@@ -940,6 +956,8 @@ async fn game(
     let over = loop {
         // Frames from the room the game began in, on the instance the fault hits.
         let hit = room_on == 0 && !interrupted;
+        // The mover's move is sent and not yet answered.
+        let unanswered = AtomicBool::new(false);
         let step = async {
             if next == script.len() {
                 let gx = expect(&mut seats[0], "game_over").await?;
@@ -954,7 +972,9 @@ async fn game(
             let pause = Duration::from_millis(rand::rng().random_range(10..40));
             sleep(pause).await;
             send(&mut seats[mover], json!({"type": "move", "row": r, "col": c})).await?;
+            unanswered.store(true, Ordering::Relaxed);
             let own = expect(&mut seats[mover], "moved").await?;
+            unanswered.store(false, Ordering::Relaxed);
             let seen = expect(&mut seats[other], "moved").await?;
             sightings.saw(&own, hit);
             sightings.saw(&seen, hit);
@@ -995,14 +1015,15 @@ async fn game(
                     match come_back(ctx.url(home), token, adopting).await? {
                         Back::Resumed(ws, moves) => {
                             let ws = std::mem::replace(&mut seats[i], *ws);
-                            let (instance, queued, room) = (on[i], i == seen % 2, room.clone());
+                            let queued = i == seen % 2 && unanswered.load(Ordering::Relaxed);
+                            let (instance, room) = (on[i], room.clone());
                             ctx.hear_out(Kept { ws, instance, room_on, queued, room }, &sightings);
                             on[i] = ctx.instance_of(ctx.url(home));
                             restored.push(moves);
                         }
                         Back::Over => {
                             for (i, (ws, instance)) in seats.into_iter().zip(on).enumerate() {
-                                let (queued, room) = (i == seen % 2, room.clone());
+                                let (queued, room) = (i == seen % 2 && unanswered.load(Ordering::Relaxed), room.clone());
                                 ctx.hear_out(Kept { ws, instance, room_on, queued, room }, &sightings);
                             }
                             if seen + 1 >= script.len() {

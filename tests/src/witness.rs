@@ -52,6 +52,13 @@ impl Seen {
             }
         }
     }
+
+    /// Whether `frame` was seen before `t` (on any connection): a copy of it
+    /// heard later is the same frame, sent before and delivered late.
+    pub fn before(&self, frame: &Value, t: Instant) -> bool {
+        let frames = self.frames.lock().map(|f| f.clone()).unwrap_or_default();
+        frames.iter().any(|s| s.at < t && s.frame == *frame)
+    }
 }
 
 /// Every game's sightings, and the accounts that played.
@@ -134,7 +141,17 @@ async fn judge_game(addr: SocketAddr, id: &str, frames: &[Sighting], [fault, wok
         return;
     }
     judged.games += 1;
-    for Sighting { at, frame, hit } in frames {
+    // Each frame once, as first seen: both players get each, and an old
+    // connection may deliver one late.
+    let mut firsts: Vec<&Sighting> = Vec::new();
+    for sighting in frames {
+        match firsts.iter_mut().find(|f| f.frame == sighting.frame) {
+            Some(first) if sighting.at < first.at => *first = sighting,
+            Some(_) => {}
+            None => firsts.push(sighting),
+        }
+    }
+    for Sighting { at, frame, hit } in firsts {
         let agrees = match frame["type"].as_str() {
             Some("moved") => {
                 judged.moves += 1;
