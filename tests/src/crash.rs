@@ -726,7 +726,9 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
             .and_then(|()| restarted.save_log(&dir.join("b.log")));
         match saved {
             Ok(()) => report.fail(format!("the instances' logs are in {}/a.log and b.log", dir.display())),
-            Err(e) => report.fail(format!("the instances' logs could not be saved in {}: {e}", dir.display())),
+            Err(e) => {
+                report.fail(format!("the instances' logs could not be saved in {}: {e}", dir.display()))
+            }
         }
     }
     // Both, in the SIGSTOP form: the woken instance ran to the end.
@@ -1023,7 +1025,8 @@ async fn game(
                         }
                         Back::Over => {
                             for (i, (ws, instance)) in seats.into_iter().zip(on).enumerate() {
-                                let (queued, room) = (i == seen % 2 && unanswered.load(Ordering::Relaxed), room.clone());
+                                let (queued, room) =
+                                    (i == seen % 2 && unanswered.load(Ordering::Relaxed), room.clone());
                                 ctx.hear_out(Kept { ws, instance, room_on, queued, room }, &sightings);
                             }
                             if seen + 1 >= script.len() {

@@ -134,7 +134,13 @@ impl Witness {
 }
 
 /// One game's sightings against its record; `[fault, woke]`: the pause.
-async fn judge_game(addr: SocketAddr, id: &str, frames: &[Sighting], [fault, woke]: [Instant; 2], judged: &mut Judged) {
+async fn judge_game(
+    addr: SocketAddr,
+    id: &str,
+    frames: &[Sighting],
+    [fault, woke]: [Instant; 2],
+    judged: &mut Judged,
+) {
     let (status, record) = api(addr, &format!("/api/games/{id}")).await;
     if status != 200 {
         judged.failures.push(format!("game {id} was seen to end but has no record: {status} {record}"));
