@@ -10,6 +10,16 @@
 //! Redis); one instance is killed and not started again. The
 //! other adopts its games, their players resume there and finish them, and
 //! the same checks hold.
+//!
+//! Its SIGSTOP form: the same cluster, but the instance is paused past its
+//! lease instead (the other adopts its games; players who hear nothing for
+//! a few seconds resume there), then woken and left running. Players keep
+//! their old connections to it, some with a move sent into them during the
+//! pause, and read them on: once awake it must say nothing of the games it
+//! lost (no `moved`, no `game_over`) and close them with 1012. Every frame
+//! any client saw is then checked against the records (see
+//! [`crate::witness`]), and a few pairs play as accounts whose ratings must
+//! have moved once per game.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -27,9 +37,14 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep, timeout};
 use tokio_tungstenite::tungstenite::Message;
 
+mod pause;
+
+use pause::{Heard, Kept, hear_out, holders, judge_heard, signal};
+
 use crate::chaos::Failures;
 use crate::process::{StartLine, start_line};
-use crate::{TempDir, api, random_game};
+use crate::witness::{Judged, Seen, Witness};
+use crate::{TempDir, api, random_game, random_rest};
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 type Fallible<T> = Result<T, String>;
@@ -48,6 +63,9 @@ pub struct CrashConfig {
     /// Two instances of a cluster (Postgres and Redis, started for the
     /// phase), one of them killed and not started again.
     pub cluster: bool,
+    /// With `cluster`: the instance is not killed but SIGSTOPped for this
+    /// long (past its lease), then SIGCONTed and left running to the end.
+    pub stop: Option<Duration>,
 }
 
 /// What happened.
@@ -82,6 +100,31 @@ pub struct CrashReport {
     /// In a cluster, the games finished whose players were on different
     /// instances when they started (the kill sends both to the survivor).
     pub cross: AtomicU64,
+    /// The SIGSTOP form, and how long the pause lasted in milliseconds.
+    pub paused_ms: AtomicU64,
+    /// Old connections to the stopped instance its players kept and read on
+    /// after it woke.
+    pub kept: AtomicU64,
+    /// Of those, the ones whose player had sent a move into them during the pause.
+    pub kept_queued: AtomicU64,
+    /// Of those kept, the ones in rooms it held whose games the other
+    /// adopted (and recorded).
+    pub kept_held: AtomicU64,
+    /// The ones in rooms it held whose games it still held when it woke (too
+    /// young to have been saved, nobody adopted them) and recorded itself.
+    pub kept_kept: AtomicU64,
+    /// The ones in rooms it held whose games have no record.
+    pub kept_unrecorded: AtomicU64,
+    /// Of those, the ones it closed with 1012 once awake.
+    pub closed_restart: AtomicU64,
+    /// Records of games resumed after the stop that the API had only a
+    /// moment after their `game_over` (written by the woken instance as its
+    /// store came back).
+    pub late_records: AtomicU64,
+    /// `moved` or `game_over` frames it sent on them once awake: stale.
+    pub stale: AtomicU64,
+    /// The SIGSTOP form's check of every sighting against the records.
+    pub witnessed: Mutex<Option<Judged>>,
     /// Everything that went wrong: a non-empty list fails the run.
     pub failures: Failures,
 }
@@ -99,8 +142,21 @@ impl CrashReport {
     /// The figures, one line.
     pub fn render(&self) -> String {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        // The words of each form: alone (killed, started again) or a cluster (killed, adopted).
+        // The words of each form: alone (killed, started again) or a cluster
+        // (killed, adopted; or paused, adopted, woken).
+        let paused = n(&self.paused_ms);
+        let stopped = format!(
+            "cluster: two instances, one SIGSTOPped for {paused} ms and then SIGCONTed: games finished before the stop"
+        );
+        let fault = if paused > 0 { "the stop" } else { "the kill" };
         let [head, resumed, ended, restored, took] = match self.cluster.load(Ordering::Relaxed) {
+            true if paused > 0 => [
+                &stopped,
+                "in progress on the stopped instance and finished on the other after a resume",
+                "ended by the stop itself",
+                "games adopted",
+                "ms after the stop",
+            ],
             true => [
                 "cluster: two instances, one SIGKILLed: games finished before the kill",
                 "in progress on the killed instance and finished on the other after a resume",
@@ -118,8 +174,8 @@ impl CrashReport {
         };
         format!(
             "{head} {}, {resumed} {}, {ended} {}, started within 100 ms of it and lost with it {}, played after \
-             it {}; {restored} {} ({took}: {}); moves seen accepted but lost {} (the oldest seen {} ms before the \
-             kill); games ended before the kill and still ended, recorded as seen, after it {}",
+             it {}; {restored} {} ({took}: {}); moves seen accepted but lost {} (the oldest seen {} ms before \
+             {fault}); games ended before {fault} and still ended, recorded as seen, after it {}",
             n(&self.before),
             n(&self.resumed),
             n(&self.ended_by_restart),
@@ -133,7 +189,39 @@ impl CrashReport {
         ) + &match self.cluster.load(Ordering::Relaxed) {
             true => format!("; of all games finished, {} had a player on each instance", n(&self.cross)),
             false => String::new(),
-        }
+        } + &self
+            .witnessed
+            .lock()
+            .ok()
+            .and_then(|w| w.as_ref().map(|j| self.render_witnessed(j)))
+            .unwrap_or_default()
+    }
+
+    /// The SIGSTOP form's own figures.
+    fn render_witnessed(&self, j: &Judged) -> String {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "; old connections to the stopped instance read on after it woke {} (with a move sent into them \
+             during the pause {}; in rooms it held whose games the other adopted {}, closed by it with 1012 {}; \
+             in rooms whose games nobody adopted and it recorded itself {}, with no record {}; records there only \
+             after their game_over {}), moved/game_over it sent on them once awake {} (must be 0); frames seen checked \
+             against the records: {} games, {} moves, contradicted but younger than 100 ms at the stop {}, games \
+             seen but never named by a game_over {}; accounts {} with {} rated games, each rated once",
+            n(&self.kept),
+            n(&self.kept_queued),
+            n(&self.kept_held),
+            n(&self.closed_restart),
+            n(&self.kept_kept),
+            n(&self.kept_unrecorded),
+            n(&self.late_records),
+            n(&self.stale),
+            j.games,
+            j.moves,
+            j.young,
+            j.unnamed,
+            j.accounts,
+            j.rated,
+        )
     }
 }
 
@@ -143,6 +231,30 @@ struct Process {
     addr: SocketAddr,
     /// When it said it adopted games, and how many.
     adopted: Arc<Mutex<Option<(Instant, u64)>>>,
+    /// Its log, line by line: quoted when a failure concerns one of its rooms.
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Process {
+    /// Notes `what` in its log where it happens, among its lines.
+    fn mark(&self, what: &str) {
+        if let Ok(mut log) = self.log.lock() {
+            log.push(format!("==== chaos: {what}"));
+        }
+    }
+
+    /// Writes its log to `path`.
+    fn save_log(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let log = self.log.lock().map(|l| l.join("\n")).unwrap_or_default();
+        std::fs::write(path, log + "\n")
+    }
+
+    /// The lines of its log about room `code`.
+    fn about(&self, code: &str) -> Vec<String> {
+        let tag = format!("code={code}");
+        let log = self.log.lock().map(|l| l.clone()).unwrap_or_default();
+        log.into_iter().filter(|l| l.contains(&tag)).collect()
+    }
 }
 
 /// Starts the binary with `args`; returns once it listens, with the number
@@ -175,8 +287,13 @@ async fn start(bin: &PathBuf, args: &[String]) -> Fallible<(Process, u64)> {
     // Keep draining the log so the server never blocks on a full pipe.
     let adopted = Arc::new(Mutex::new(None));
     let seen = adopted.clone();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let kept = log.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(mut kept) = kept.lock() {
+                kept.push(line.clone());
+            }
             if line.contains("adopted the games") {
                 let games = line.split("games=").nth(1).and_then(|g| g.split_whitespace().next());
                 let games = games.and_then(|g| g.parse().ok()).unwrap_or(0);
@@ -187,7 +304,7 @@ async fn start(bin: &PathBuf, args: &[String]) -> Fallible<(Process, u64)> {
             }
         }
     });
-    Ok((Process { child, addr, adopted }, restored))
+    Ok((Process { child, addr, adopted, log }, restored))
 }
 
 /// Shared by the pairs.
@@ -212,6 +329,18 @@ struct Ctx {
     /// Games born before the kill whose `game_over` both players saw without
     /// an interruption: `(game_over, resume tokens)`. None may come back.
     ended: Mutex<Vec<(Value, [Value; 2])>>,
+    /// The SIGSTOP form: how long a player waits for an answer before it
+    /// takes its instance for gone (a pause is heard only as silence).
+    silence: Option<Duration>,
+    /// When the stopped instance was woken.
+    woke_at: Mutex<Option<Instant>>,
+    /// What every client saw (the SIGSTOP form checks it against the records).
+    witness: Witness,
+    /// The readers of old connections kept across the pause.
+    hearing: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// What the old connections to the stopped instance in its own rooms
+    /// heard, judged at the end.
+    heard: Mutex<Vec<Heard>>,
 }
 
 impl Ctx {
@@ -231,6 +360,28 @@ impl Ctx {
     fn survivor(&self) -> (&str, SocketAddr) {
         (&self.urls[1], self.addrs[1])
     }
+
+    /// Which of the two servers `url` is (0: the one the fault hits).
+    fn instance_of(&self, url: &str) -> usize {
+        usize::from(self.urls[0] != url)
+    }
+
+    /// In the SIGSTOP form, keeps reading a seat's old connection until it
+    /// closes or 10 s after the stopped instance woke, and judges what it
+    /// hears (else drops it).
+    fn hear_out(self: &Arc<Self>, kept: Kept, seen: &Arc<Seen>) {
+        if self.silence.is_none() {
+            return;
+        }
+        let reading = tokio::spawn(hear_out(self.clone(), kept, seen.clone()));
+        if let Ok(mut hearing) = self.hearing.lock() {
+            hearing.push(reading);
+        }
+    }
+
+    fn woke_at(&self) -> Option<Instant> {
+        self.woke_at.lock().ok().and_then(|w| *w)
+    }
 }
 
 /// Runs the phase.
@@ -247,7 +398,10 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     report.cluster.store(cfg.cluster, Ordering::Relaxed);
     let redis = cfg.cluster.then(crate::redis::Redis::start);
     let db = match cfg.cluster {
-        true => crate::postgres::shared().database("chaos_cluster"),
+        true => crate::postgres::shared().database(match cfg.stop {
+            Some(_) => "chaos_pause",
+            None => "chaos_cluster",
+        }),
         false => dir.database("ttt.db").to_string(),
     };
     let spill = dir.path.display().to_string();
@@ -291,15 +445,30 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         deadline: Mutex::new(None),
         ended: Mutex::new(Vec::new()),
         doing: Mutex::new(std::collections::HashMap::new()),
+        // Half the lease: well before the pause ends, never on a busy machine's hiccup.
+        silence: cfg.stop.map(|_| Duration::from_secs(3)),
+        woke_at: Mutex::new(None),
+        witness: Witness::default(),
+        hearing: Mutex::new(Vec::new()),
+        heard: Mutex::new(Vec::new()),
     });
     let mut pairs = tokio::task::JoinSet::new();
     for i in 0..cfg.pairs {
         let ctx = ctx.clone();
         pairs.spawn(async move {
+            // In the SIGSTOP form the first few pairs whose rooms are on the
+            // instance stopped play as accounts, rated game after game.
+            let accounts = match ctx.silence.is_some() && i % 2 == 0 && i < 8 {
+                true => match register(&ctx, i).await {
+                    Ok(accounts) => Some(accounts),
+                    Err(e) => return ctx.report.fail(format!("pair {i}: {e}")),
+                },
+                false => None,
+            };
             while ctx.live() {
                 // In a cluster half the pairs have a player on each instance.
                 let cross = ctx.cluster && (i / 2) % 2 == 1;
-                let played = game(&ctx, i, 3 + i % 3, i % 2, cross).await;
+                let played = game(&ctx, i, 3 + i % 3, i % 2, cross, accounts.as_ref()).await;
                 if let Ok(mut d) = ctx.doing.lock() {
                     d.remove(&i);
                 }
@@ -315,8 +484,19 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     if let Ok(mut at) = ctx.killed_at.lock() {
         *at = Some(Instant::now());
     }
-    server.child.start_kill().map_err(|e| format!("SIGKILL: {e}"))?;
-    let _ = server.child.wait().await;
+    match cfg.stop {
+        Some(_) => {
+            signal(&server.child, "STOP").await?;
+            server.mark("SIGSTOP sent");
+            if let Some(other) = &other {
+                other.mark("the other instance was sent SIGSTOP");
+            }
+        }
+        None => {
+            server.child.start_kill().map_err(|e| format!("SIGKILL: {e}"))?;
+            let _ = server.child.wait().await;
+        }
+    }
     let started = std::time::Instant::now();
     let restarted = match other {
         Some(other) => {
@@ -352,10 +532,43 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     if let Ok(mut d) = ctx.deadline.lock() {
         *d = Some(Instant::now() + cfg.after);
     }
+    if let Some(pause) = cfg.stop {
+        // Woken once the pause is over (its games adopted by then), and left running.
+        let stopped = ctx.killed_at.lock().ok().and_then(|k| *k).unwrap_or_else(Instant::now);
+        tokio::time::sleep_until(stopped + pause).await;
+        server.mark("SIGCONT sent");
+        restarted.mark("the other instance was sent SIGCONT");
+        signal(&server.child, "CONT").await?;
+        let woke = Instant::now();
+        report.paused_ms.store(woke.duration_since(stopped).as_millis() as u64, Ordering::Relaxed);
+        if let Ok(mut at) = ctx.woke_at.lock() {
+            *at = Some(woke);
+        }
+    }
     let all = async { while pairs.join_next().await.is_some() {} };
     if timeout(cfg.after + Duration::from_secs(60), all).await.is_err() {
         let doing = ctx.doing.lock().map(|d| format!("{d:?}")).unwrap_or_default();
         report.fail(format!("pairs still playing a minute after the phase's end: {doing}"));
+    }
+    // What the woken instance says on the old connections, before anything is judged.
+    let hearing = ctx.hearing.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
+    for reading in hearing {
+        let _ = reading.await;
+    }
+    let heard = ctx.heard.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
+    let failed = match cfg.stop {
+        Some(_) => {
+            let woke = ctx.woke_at().unwrap_or_else(Instant::now);
+            judge_heard(report, &heard, &holders(&db, &heard)?, woke)
+        }
+        None => Vec::new(),
+    };
+    for room in failed {
+        report.fail(format!(
+            "room {room} in the stopped instance's log: {:?}; in the other's: {:?}",
+            server.about(&room),
+            restarted.about(&room)
+        ));
     }
     let ended = ctx.ended.lock().map(|e| e.clone()).unwrap_or_default();
     let (url, addr) = ctx.survivor();
@@ -371,11 +584,52 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
             }
         };
     }
-    let mut server = restarted;
-    let _ = server.child.start_kill();
-    let _ = server.child.wait().await;
+    if cfg.stop.is_some() {
+        let stopped = ctx.killed_at.lock().ok().and_then(|k| *k).unwrap_or_else(Instant::now);
+        let woke = ctx.woke_at().unwrap_or_else(Instant::now);
+        let judged = ctx.witness.judge(addr, stopped, woke).await;
+        for failure in &judged.failures {
+            report.fail(failure.clone());
+        }
+        if let Ok(mut witnessed) = report.witnessed.lock() {
+            *witnessed = Some(judged);
+        }
+    }
+    if cfg.stop.is_some() && !report.failures().is_empty() {
+        // Both instances' logs, for whoever reads the failures.
+        let dir = std::env::temp_dir().join(format!("ttt-chaos-pause-{}", std::process::id()));
+        let saved = std::fs::create_dir_all(&dir)
+            .and_then(|()| server.save_log(&dir.join("a.log")))
+            .and_then(|()| restarted.save_log(&dir.join("b.log")));
+        match saved {
+            Ok(()) => report.fail(format!("the instances' logs are in {}/a.log and b.log", dir.display())),
+            Err(e) => {
+                report.fail(format!("the instances' logs could not be saved in {}: {e}", dir.display()))
+            }
+        }
+    }
+    // Both, in the SIGSTOP form: the woken instance ran to the end.
+    for mut server in [restarted, server] {
+        let _ = server.child.start_kill();
+        let _ = server.child.wait().await;
+    }
     drop(redis);
     Ok(())
+}
+
+/// Registers pair `pair`'s two accounts on its home instance: their names and tokens.
+async fn register(ctx: &Ctx, pair: usize) -> Fallible<[(String, String); 2]> {
+    let mut accounts = Vec::new();
+    for seat in ["x", "y"] {
+        let mut ws = connect(ctx.url(pair % 2)).await?;
+        let name = format!("stop{seat}{pair}");
+        send(&mut ws, json!({"type": "register", "name": name, "bot": false})).await?;
+        let token = expect(&mut ws, "registered").await?["token"].as_str().ok_or("no token")?.to_owned();
+        ctx.witness.account(&name);
+        accounts.push((name, token));
+        let _ = ws.close(None).await;
+    }
+    accounts.try_into().map_err(|_| "two accounts".to_owned())
 }
 
 async fn connect(url: &str) -> Fallible<Ws> {
@@ -491,7 +745,14 @@ async fn come_back(url: &str, token: &Value, adopting: Duration) -> Fallible<Bac
 
 /// One game in a private room between two clients who come back after the
 /// kill; its moves are random, paced so that games are in progress at it.
-async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> Fallible<()> {
+async fn game(
+    ctx: &Arc<Ctx>,
+    pair: usize,
+    size: usize,
+    home: usize,
+    cross: bool,
+    accounts: Option<&[(String, String); 2]>,
+) -> Fallible<()> {
     let doing = |what: String| {
         if let Ok(mut d) = ctx.doing.lock() {
             d.insert(pair, what);
@@ -507,16 +768,22 @@ async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> 
         let (url, away) = (ctx.url(home), ctx.url(if cross { 1 - home } else { home }));
         let (mut a, mut b) = (connect(url).await?, connect(away).await?);
         doing(format!("connected to {url} and {away}"));
+        for (ws, (name, token)) in [&mut a, &mut b].into_iter().zip(accounts.into_iter().flatten()) {
+            send(ws, json!({"type": "hello", "name": name, "token": token})).await?;
+            expect(ws, "authenticated").await?;
+        }
+        let on = [ctx.instance_of(url), ctx.instance_of(away)];
         send(&mut a, json!({"type": "create_room", "size": size})).await?;
         let room = expect(&mut a, "room_created").await?["room"].as_str().unwrap_or_default().to_owned();
         doing(format!("joining {room} on {away}"));
         send(&mut b, json!({"type": "join_room", "room": room})).await?;
         let sa = expect(&mut a, "game_started").await?;
         let sb = expect(&mut b, "game_started").await?;
+        // The room is on the creator's instance; `on` follows the seats.
         Ok::<_, String>(if sa["you"] == 1 {
-            ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()])
+            ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()], on, (on[0], room))
         } else {
-            ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()])
+            ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()], [on[1], on[0]], (on[0], room))
         })
     };
     let setup = async {
@@ -531,18 +798,23 @@ async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> 
             Err(_) => Err("no game_started within 20 s".to_owned()),
         }
     };
-    let ((mut seats, tokens), started_at) = match setup.await {
+    let ((mut seats, tokens, mut on, (room_on, room)), started_at) = match setup.await {
         Ok(pair) => pair,
         // A room still waiting for its second player is not kept: start another.
         Err(_) if !born_after_kill && ctx.killed.load(Ordering::Acquire) => return Ok(()),
         Err(e) => return Err(e),
     };
-    let script = random_game(size, &mut rand::rng());
+    let mut script = random_game(size, &mut rand::rng());
     let mut next = 0;
     let mut interrupted = false;
     // When each move was seen accepted.
     let mut seen_at = Vec::new();
+    let sightings = ctx.witness.game();
     let over = loop {
+        // Frames from the room the game began in, on the instance the fault hits.
+        let hit = room_on == 0 && !interrupted;
+        // The mover's move is sent and not yet answered.
+        let unanswered = AtomicBool::new(false);
         let step = async {
             if next == script.len() {
                 let gx = expect(&mut seats[0], "game_over").await?;
@@ -557,12 +829,25 @@ async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> 
             let pause = Duration::from_millis(rand::rng().random_range(10..40));
             sleep(pause).await;
             send(&mut seats[mover], json!({"type": "move", "row": r, "col": c})).await?;
+            unanswered.store(true, Ordering::Relaxed);
             let own = expect(&mut seats[mover], "moved").await?;
+            unanswered.store(false, Ordering::Relaxed);
             let seen = expect(&mut seats[other], "moved").await?;
+            sightings.saw(&own, hit);
+            sightings.saw(&seen, hit);
             if own != seen || own["seq"] != next + 1 {
                 return Err(format!("players saw different moves: {own} / {seen}"));
             }
             Ok(None)
+        };
+        // A paused instance is heard only as silence.
+        let step = async {
+            match ctx.silence {
+                Some(silence) => {
+                    timeout(silence, step).await.unwrap_or_else(|_| Err(format!("silent for {silence:?}")))
+                }
+                None => step.await,
+            }
         };
         match step.await {
             Ok(Some(over)) => break over,
@@ -586,14 +871,23 @@ async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> 
                     };
                     match come_back(ctx.url(home), token, adopting).await? {
                         Back::Resumed(ws, moves) => {
-                            seats[i] = *ws;
+                            let ws = std::mem::replace(&mut seats[i], *ws);
+                            let queued = i == seen % 2 && unanswered.load(Ordering::Relaxed);
+                            let (instance, room) = (on[i], room.clone());
+                            ctx.hear_out(Kept { ws, instance, room_on, queued, room }, &sightings);
+                            on[i] = ctx.instance_of(ctx.url(home));
                             restored.push(moves);
                         }
-                        Back::Over if seen + 1 >= script.len() => {
-                            ctx.report.ended_by_restart.fetch_add(1, Ordering::Relaxed);
-                            return Ok(());
-                        }
                         Back::Over => {
+                            for (i, (ws, instance)) in seats.into_iter().zip(on).enumerate() {
+                                let (queued, room) =
+                                    (i == seen % 2 && unanswered.load(Ordering::Relaxed), room.clone());
+                                ctx.hear_out(Kept { ws, instance, room_on, queued, room }, &sightings);
+                            }
+                            if seen + 1 >= script.len() {
+                                ctx.report.ended_by_restart.fetch_add(1, Ordering::Relaxed);
+                                return Ok(());
+                            }
                             let killed_at =
                                 ctx.killed_at.lock().ok().and_then(|at| *at).unwrap_or(started_at);
                             let age = killed_at.saturating_duration_since(started_at);
@@ -620,10 +914,21 @@ async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> 
                     ctx.report.lost_oldest_ms.fetch_max(age, Ordering::Relaxed);
                 }
                 next = moves.len();
+                if ctx.silence.is_some() && next < script.len() {
+                    // On the adopter the game goes on otherwise than the move
+                    // sent into the paused instance: a stale copy that took
+                    // that move would contradict the record at its seq.
+                    let rest = random_rest(size, &script[..next], Some(script[next]), &mut rand::rng());
+                    script.truncate(next);
+                    script.extend(rest);
+                }
             }
         }
     };
     let (gx, go) = over;
+    let hit = room_on == 0 && !interrupted;
+    sightings.saw(&gx, hit);
+    sightings.saw(&go, hit);
     if gx != go {
         return Err(format!("players saw different results: {gx} / {go}"));
     }
@@ -638,7 +943,22 @@ async fn game(ctx: &Ctx, pair: usize, size: usize, home: usize, cross: bool) -> 
     if interrupted {
         // The record of a game that outlived the kill is kept like any other.
         let id = gx["game_id"].as_str().ok_or("no game_id")?;
-        let (status, record) = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
+        let mut record = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
+        // A game nobody adopted (too young to be saved) goes on on the
+        // woken instance, whose store is failing for a moment as it wakes (the
+        // adopter ended its sessions): its `game_over` is not held back, and
+        // the record is written within seconds (OPERATIONS.md).
+        if record.0 == 404 && ctx.silence.is_some() {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while record.0 == 404 && Instant::now() < deadline {
+                sleep(Duration::from_millis(100)).await;
+                record = api(ctx.survivor().1, &format!("/api/games/{id}")).await;
+            }
+            if record.0 == 200 {
+                ctx.report.late_records.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let (status, record) = record;
         if status != 200 || record["moves"] != gx["moves"] || record["winner"] != gx["winner"] {
             return Err(format!("the record of {id} is not the game played: {status} {record}"));
         }

@@ -15,6 +15,7 @@ pub mod redis;
 pub mod relay;
 pub mod tmux;
 pub mod tools;
+pub mod witness;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -527,12 +528,32 @@ pub fn drawn_game(n: usize) -> Vec<[usize; 2]> {
 
 /// Random legal moves for a whole game on an n×n board (any outcome).
 pub fn random_game(n: usize, rng: &mut impl rand::Rng) -> Vec<[usize; 2]> {
+    random_rest(n, &[], None, rng)
+}
+
+/// Random legal moves that finish the game `played` began on an n×n board,
+/// the first of them not `unlike` while another cell is free (a game that
+/// goes on differently from a copy of it that went on with `unlike`).
+pub fn random_rest(
+    n: usize,
+    played: &[[usize; 2]],
+    unlike: Option<[usize; 2]>,
+    rng: &mut impl rand::Rng,
+) -> Vec<[usize; 2]> {
     use rand::seq::SliceRandom;
     let mut cells: Vec<[usize; 2]> = (0..n * n).map(|i| [i / n, i % n]).collect();
     cells.shuffle(rng);
+    // Tried last, so any other free cell comes first.
+    if let Some(at) = unlike.and_then(|u| cells.iter().position(|c| *c == u)) {
+        let cell = cells.remove(at);
+        cells.push(cell);
+    }
     let Ok(mut game) = Game::new(n) else {
         return Vec::new();
     };
+    if played.iter().any(|&[r, c]| game.play(r, c).is_err()) {
+        return Vec::new();
+    }
     let mut moves = Vec::new();
     for [r, c] in cells {
         if game.status().is_over() {

@@ -1,8 +1,9 @@
 //! `chaos`: the chaos run against an in-process server (see
 //! `tictactoe_tests::chaos`), then, with `--server-bin`, the crash phase
 //! against the real binary (see `tictactoe_tests::crash`), and with
-//! `--cluster` its cluster form (two instances, one killed); prints the
-//! figures and exits non-zero if anything went wrong.
+//! `--cluster` its cluster forms (two instances, one killed; then two
+//! instances, one paused past its lease and woken); prints the figures and
+//! exits non-zero if anything went wrong.
 
 use clap::Parser;
 use tictactoe_tests::chaos::{ChaosConfig, run};
@@ -24,7 +25,10 @@ struct Args {
     server_bin: Option<std::path::PathBuf>,
     /// With `--server-bin`: then the cluster phase, two instances on a
     /// throwaway Postgres and Redis, the players spread over both, one
-    /// instance SIGKILLed and its games finished on the other.
+    /// instance SIGKILLed and its games finished on the other; then again
+    /// with the instance SIGSTOPped for 9 s (past its 4 s lease) instead,
+    /// its games adopted and finished on the other, and woken to say
+    /// nothing that contradicts the records.
     #[arg(long, requires = "server_bin")]
     cluster: bool,
 }
@@ -37,8 +41,14 @@ async fn main() -> std::process::ExitCode {
     let mut failures = report.failures();
     if let Some(server_bin) = args.server_bin {
         let half = std::time::Duration::from_secs_f64(args.secs / 2.0);
-        let mut cfg =
-            CrashConfig { server_bin, pairs: 4 * args.scale, before: half, after: half, cluster: false };
+        let mut cfg = CrashConfig {
+            server_bin,
+            pairs: 4 * args.scale,
+            before: half,
+            after: half,
+            cluster: false,
+            stop: None,
+        };
         let crash = crash::run(&cfg).await;
         println!("{}", crash.render());
         failures.extend(crash.failures());
@@ -47,6 +57,10 @@ async fn main() -> std::process::ExitCode {
             let cluster = crash::run(&cfg).await;
             println!("{}", cluster.render());
             failures.extend(cluster.failures());
+            cfg.stop = Some(std::time::Duration::from_secs(9));
+            let paused = crash::run(&cfg).await;
+            println!("{}", paused.render());
+            failures.extend(paused.failures());
         }
     }
     if failures.is_empty() {
