@@ -137,7 +137,9 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
                 room.tick(Instant::now().into_std())
             }
             _ = held.committed(), if held.waiting() => {
-                if release(&mut room, &mut conns, &mut held) == Outcome::Refused {
+                if !unwritten_still_ours(&held, &ctx, &mut checked).await
+                    || release(&mut room, &mut conns, &mut held) == Outcome::Refused
+                {
                     return let_go(&mut room, &conns, &ctx).await;
                 }
             }
@@ -163,7 +165,9 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
     while held.waiting() {
         held.committed().await;
-        if release(&mut room, &mut conns, &mut held) == Outcome::Refused {
+        if !unwritten_still_ours(&held, &ctx, &mut checked).await
+            || release(&mut room, &mut conns, &mut held) == Outcome::Refused
+        {
             return let_go(&mut room, &conns, &ctx).await;
         }
         deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
@@ -187,13 +191,33 @@ async fn may_act(room: &Room, ctx: &RoomContext, checked: &mut u64) -> bool {
         *checked = fence.generation();
         return true;
     };
-    match fence.check(game.clone()).await {
+    still_ours(fence, game.clone(), checked).await
+}
+
+/// Asks, after a lapse, whether `game` is still this instance's; if so, the
+/// generation it was found so at is `checked`.
+async fn still_ours(fence: &Fence, game: Arc<str>, checked: &mut u64) -> bool {
+    match fence.check(game).await {
         Ok(Verdict::Held(generation)) => {
             *checked = generation;
             true
         }
         Ok(Verdict::Lost) | Err(_) => false,
     }
+}
+
+/// Whether the oldest wait's `game_over` may go out. A record the store
+/// could not write goes out unwritten (the store is down), unless the lease
+/// lapsed meanwhile: then only once the database said the game is still
+/// this instance's (a stall may have made it another's, and the write fail).
+async fn unwritten_still_ours(held: &Held, ctx: &RoomContext, checked: &mut u64) -> bool {
+    let (Some(fence), Some(wait)) = (&ctx.fence, held.waits.front()) else { return true };
+    let Outcome::Waiting(_) = wait.outcome else { return true };
+    if fence.current(*checked, std::time::Instant::now()) {
+        return true;
+    }
+    let Some(game) = wait.game.clone() else { return true };
+    still_ours(fence, game, checked).await
 }
 
 /// Waits for the next lapse of the lease to end; `false` once nobody can
@@ -260,6 +284,8 @@ struct Wait {
     /// What the store did with the record, once it said (a store that is
     /// stuck or gone: written for all the room knows, not rated).
     outcome: Outcome,
+    /// The game's id.
+    game: Option<Arc<str>>,
     /// The game's players (player 1 first): their accounts, and their
     /// connections as it ended (who hears of the new ratings).
     players: [(Option<AccountId>, Option<ConnId>); 2],
@@ -436,6 +462,7 @@ fn deliver(
                     record.ended_at_ms = unix_ms(end);
                     record.started_at_ms = unix_ms(end - lasted);
                     let players = [0, 1].map(|i| (record.players[i].account, players[i]));
+                    let game = Some(record.id.clone());
                     let answer = match store.record(record) {
                         Some(Recorded { answer: Some(answer) }) => Some(answer),
                         // Nothing to wait for; still a wait of its own when
@@ -449,7 +476,7 @@ fn deliver(
                     let deadline = Instant::now() + STUCK + Duration::from_secs(1);
                     let items = Vec::new();
                     let outcome = Outcome::Written(None);
-                    held.waits.push_back(Wait { answer, deadline, outcome, players, items });
+                    held.waits.push_back(Wait { answer, deadline, outcome, game, players, items });
                     continue;
                 }
             };
@@ -489,6 +516,7 @@ mod tests {
             answer: Some(answer),
             deadline: Instant::now() + Duration::from_secs(600),
             outcome: Outcome::Written(None),
+            game: None,
             players: [(None, None); 2],
             items: Vec::new(),
         });
