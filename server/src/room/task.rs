@@ -282,7 +282,7 @@ struct Wait {
     /// Past this, the store counts as stuck and nothing waits for it any more.
     deadline: Instant,
     /// What the store did with the record, once it said (a store that is
-    /// stuck or gone: written for all the room knows, not rated).
+    /// stuck or gone: not written for all the room knows, not rated).
     outcome: Outcome,
     /// The game's id.
     game: Option<Arc<str>>,
@@ -475,7 +475,8 @@ fn deliver(
                     // The store's own limit, and a second: past it the store says it is stuck.
                     let deadline = Instant::now() + STUCK + Duration::from_secs(1);
                     let items = Vec::new();
-                    let outcome = Outcome::Written(None);
+                    // What a store that never answers (stuck, gone) leaves it at.
+                    let outcome = Outcome::Waiting(None);
                     held.waits.push_back(Wait { answer, deadline, outcome, game, players, items });
                     continue;
                 }
