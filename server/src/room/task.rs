@@ -113,7 +113,7 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             // within 128); shutdown polled only once it has started.
             biased;
             cmd = inbox.recv() => {
-                if matches!(cmd, Recv::Item(RoomCmd::Lost)) || !may_act(&room, &ctx, &mut checked).await {
+                if matches!(cmd, Recv::Item(RoomCmd::Lost)) || !may_act(&room, &held, &ctx, &mut checked).await {
                     return let_go(&mut room, &conns, &ctx).await;
                 }
                 let now = Instant::now().into_std();
@@ -126,12 +126,12 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             lapsed = lapsed(&mut lapses), if lapses.is_some() => {
                 if !lapsed {
                     lapses = None;
-                } else if !may_act(&room, &ctx, &mut checked).await {
+                } else if !may_act(&room, &held, &ctx, &mut checked).await {
                     return let_go(&mut room, &conns, &ctx).await;
                 }
             }
             _ = &mut timer, if armed.is_some() => {
-                if !may_act(&room, &ctx, &mut checked).await {
+                if !may_act(&room, &held, &ctx, &mut checked).await {
                     return let_go(&mut room, &conns, &ctx).await;
                 }
                 room.tick(Instant::now().into_std())
@@ -144,7 +144,7 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
                 }
             }
             thought = house.wait(), if house.asked().is_some() => {
-                if !may_act(&room, &ctx, &mut checked).await {
+                if !may_act(&room, &held, &ctx, &mut checked).await {
                     return let_go(&mut room, &conns, &ctx).await;
                 }
                 if let Some((seq, cell)) = house.finished(thought) {
@@ -179,19 +179,21 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
 }
 
 /// Whether the room may act now: in a cluster, only while this instance's
-/// lease runs, and after a lapse only once the database said its game in
-/// progress is still this instance's (waits for that answer).
-async fn may_act(room: &Room, ctx: &RoomContext, checked: &mut u64) -> bool {
+/// lease runs, and after a lapse only once the database said its game —
+/// in progress, or ended with its record not yet written — is still this
+/// instance's (waits for that answer).
+async fn may_act(room: &Room, held: &Held, ctx: &RoomContext, checked: &mut u64) -> bool {
     let Some(fence) = &ctx.fence else { return true };
     if fence.current(*checked, std::time::Instant::now()) {
         return true;
     }
-    // Nothing to contradict without a game in progress.
-    let Some(game) = room.live_game() else {
+    let unwritten = held.waits.front().filter(|w| !matches!(w.outcome, Outcome::Written(_)));
+    // Nothing to contradict without a game in progress or a result to tell.
+    let Some(game) = room.live_game().cloned().or_else(|| unwritten.and_then(|w| w.game.clone())) else {
         *checked = fence.generation();
         return true;
     };
-    still_ours(fence, game.clone(), checked).await
+    still_ours(fence, game, checked).await
 }
 
 /// Asks, after a lapse, whether `game` is still this instance's; if so, the
