@@ -10,6 +10,7 @@ pub mod line;
 pub mod message;
 pub mod oracle;
 pub mod player;
+pub mod rules;
 mod runs;
 pub mod schema;
 
@@ -21,3 +22,4 @@ pub use message::{
     HouseLevel, Limits, MAX_ONLINE, MAX_REASON_CHARS, OnlinePlayer, OnlineStatus, PROTOCOL_VERSION,
     PlayerInfo, RatingChange, RequestId, SERVER_TYPES, ServerMessage, peek_id,
 };
+pub use rules::Rules;

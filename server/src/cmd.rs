@@ -14,7 +14,7 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::cluster::ids::ConnId;
 use crate::net::queue::{self, TrySendError};
-use crate::rules::Rules;
+use tictactoe_protocol::Rules;
 
 /// What a room's inbox receives.
 #[derive(Debug)]

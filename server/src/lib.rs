@@ -12,7 +12,6 @@ pub mod lobby;
 pub mod net;
 pub mod ratings;
 pub mod room;
-pub(crate) mod rules;
 pub mod session;
 pub(crate) mod signal;
 pub mod stats;
@@ -266,7 +265,10 @@ async fn hand_over(
 /// its last saved move.
 pub(crate) fn restore(
     games: Vec<store::LiveGame>,
-    standings: &std::collections::HashMap<(session::account::AccountId, rules::Rules), ratings::Standing>,
+    standings: &std::collections::HashMap<
+        (session::account::AccountId, tictactoe_protocol::Rules),
+        ratings::Standing,
+    >,
     settings: &room::Settings,
 ) -> Vec<room::Room> {
     if games.is_empty() {

@@ -9,8 +9,8 @@ use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2};
 
 use tictactoe_protocol::EndReason;
 
-use crate::rules::Rules;
 use crate::session::account::AccountId;
+use tictactoe_protocol::Rules;
 
 /// An account's standing in one pool.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use redis::aio::MultiplexedConnection;
 
 use super::relay::{Outgoing, Wire};
-use crate::rules::Rules;
+use tictactoe_protocol::Rules;
 
 /// A player waiting in this instance's queue, as the matchmaker of a
 /// cluster sees it.

@@ -25,8 +25,8 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use crate::cluster::ids::{ConnId, RELAYED};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink, encode};
 use crate::net::queue::{self, Recv, TrySendError};
-use crate::rules::Rules;
 use crate::session::account::{AccountId, Identity};
+use tictactoe_protocol::Rules;
 
 /// A message from one instance to another, on the receiver's channel.
 #[derive(Debug, Serialize, Deserialize)]

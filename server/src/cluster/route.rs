@@ -16,8 +16,8 @@ use super::relay::{self, Ask, Envelope, GhostCmd, Item, Outbox, Outgoing, Wire};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, encode};
 use crate::codes;
 use crate::room::token_room;
-use crate::rules::Rules;
 use crate::session::account::Identity;
+use tictactoe_protocol::Rules;
 
 /// The set of the instances that said who is online on them (and the
 /// prefix of each one's list).

@@ -27,8 +27,8 @@ use crate::cluster::matchmaker::Waiting;
 use crate::cmd::{LobbyCmd, Peer, RoomCmd};
 use crate::codes;
 use crate::room::{INVALID_TOKEN, Room, Settings, game_over_refusal, token_room};
-use crate::rules::Rules;
 use crate::session::account::Identity;
+use tictactoe_protocol::Rules;
 
 /// The refusal for a board the engine cannot make (connections check sizes
 /// against the configured range first).

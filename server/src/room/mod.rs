@@ -29,7 +29,7 @@ use tictactoe_protocol::{
     ServerMessage, SizeError, Status,
 };
 
-pub use crate::rules::Rules;
+pub use tictactoe_protocol::Rules;
 
 use crate::session::account::{Identity, TokenHash};
 use crate::stats::Counts;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::rules::Rules;
+use tictactoe_protocol::Rules;
 
 use rand::TryRngCore;
 use sha2::{Digest, Sha256};

@@ -13,9 +13,9 @@ use crate::cluster::ids::ConnId;
 use crate::cmd::{LobbyCmd, Request as RoomRequest, RoomCmd};
 use crate::lobby::presence::Status;
 use crate::room::HOUSE_NAME;
-use crate::rules::Rules;
 use crate::store::{Account, StoreError};
 use crate::text::look_alike_key;
+use tictactoe_protocol::Rules;
 
 /// When a client refused with `unavailable` should ask again.
 const RETRY_UNAVAILABLE_MS: u64 = 2000;

@@ -7,8 +7,8 @@ use tictactoe_protocol::{ErrorCode, ServerMessage};
 
 use super::*;
 use crate::net::queue;
-use crate::rules::Rules;
 use crate::store::{Account, StoreError};
+use tictactoe_protocol::Rules;
 
 const UP: World = World { can_write: true, store_enabled: true };
 

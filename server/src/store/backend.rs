@@ -8,11 +8,11 @@ use std::sync::Arc;
 use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 
 use crate::ratings::Standing;
-use crate::rules::Rules;
 use crate::session::account::{AccountId, TokenHash};
 use crate::store::live::{Fold, RoomChange};
 use crate::store::record::GameRecord;
 use crate::store::{Account, Restored, StoreError};
+use tictactoe_protocol::Rules;
 
 /// A database's own words for what failed: for the log, never for a client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::rules::Rules;
 use crate::session::account::{Identity, TokenHash};
+use tictactoe_protocol::Rules;
 
 /// A game in progress as the store keeps it, enough to open its room again.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,7 +40,6 @@ use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
 use crate::ratings::{Rated, Standing};
-use crate::rules::Rules;
 use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::held::Held;
@@ -49,6 +48,7 @@ pub use crate::store::postgres::{Adopted, LEASE, Leases};
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;
 use crate::store::sqlite::SqliteBackend;
+use tictactoe_protocol::Rules;
 
 /// Where the server keeps its records: `--database sqlite:PATH`,
 /// `postgres://…` or `none`.

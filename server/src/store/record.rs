@@ -5,8 +5,8 @@ use std::sync::Arc;
 use tictactoe_protocol::{EndReason, Line, Player};
 
 use crate::ratings::Rated;
-use crate::rules::Rules;
 use crate::session::account::Identity;
+use tictactoe_protocol::Rules;
 
 /// Everything about one finished game: who played (player 1 first), the
 /// rules, the moves, how it ended and, if rated, the ratings it moved.

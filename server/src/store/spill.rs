@@ -11,9 +11,9 @@ use skillratings::glicko2::Glicko2Rating;
 use tictactoe_protocol::{EndReason, Line, Player};
 
 use crate::ratings::{Rated, Standing};
-use crate::rules::Rules;
 use crate::session::account::Identity;
 use crate::store::record::GameRecord;
+use tictactoe_protocol::Rules;
 
 /// The prefix and suffix of a spill file's name.
 const PREFIX: &str = "ttt-unsaved-";

@@ -16,13 +16,13 @@ use tokio::sync::oneshot;
 use tictactoe_protocol::Player;
 
 use crate::ratings::{self, RatingBook, Standing};
-use crate::rules::Rules;
 use crate::session::account::AccountId;
 use crate::store::backend::{Backend, BackendError, Commit, NewAccount};
 use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};
 use crate::store::record::GameRecord;
 use crate::store::{Account, BACKLOG, Job, Outcome, StoreError, StoreStats, Tell};
+use tictactoe_protocol::Rules;
 
 /// Most jobs taken off the queue at once; their writes share a transaction.
 const BATCH: usize = 8192;

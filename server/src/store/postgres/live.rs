@@ -11,13 +11,13 @@ use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::{Error, Row, Transaction};
 
 use crate::ratings::Standing;
-use crate::rules::Rules;
 use crate::session::account::{Identity, TokenHash};
 use crate::store::Restored;
 use crate::store::changes::{LiveGame, decode_cells, saved_rules};
 use crate::store::postgres::Conn;
 use crate::store::record::unix_ms;
 use tictactoe_protocol::HouseLevel;
+use tictactoe_protocol::Rules;
 
 /// Whose saved games a load takes over.
 pub(super) enum From {

@@ -22,11 +22,11 @@ use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use crate::ratings::Standing;
-use crate::rules::Rules;
 use crate::session::account::AccountId;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
+use tictactoe_protocol::Rules;
 
 /// The schema's versions, in order, each a numbered file in
 /// `server/migrations/postgres/`: version N is the first N applied. The

@@ -14,7 +14,6 @@ use tokio_postgres::Error;
 use tokio_postgres::types::ToSql;
 
 use crate::ratings::{self, Standing};
-use crate::rules::Rules;
 use crate::session::account::{AccountId, name_key};
 use crate::store::answer;
 use crate::store::backend::{Commit, Committed, NewAccount};
@@ -24,6 +23,7 @@ use crate::store::postgres::Conn;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
 use crate::text::look_alike_key;
+use tictactoe_protocol::Rules;
 
 /// `holder` is the writer's instance: a record it finds kept when it tries
 /// a commit again is its own (written), anyone else's is refused (see

@@ -162,11 +162,11 @@ fn describe(g: &LiveGame) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Rules;
     use crate::session::account::Identity;
     use crate::store::changes::LiveWrite;
     use crate::store::live::{Fold, HOLD};
     use std::time::{Duration, Instant};
+    use tictactoe_protocol::Rules;
 
     fn game(room: &str) -> LiveGame {
         LiveGame {

@@ -18,12 +18,12 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 
 use crate::ratings::Standing;
-use crate::rules::Rules;
 use crate::session::account::AccountId;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
 use skillratings::glicko2::Glicko2Rating;
+use tictactoe_protocol::Rules;
 
 /// The schema's versions, in order, each a numbered file in
 /// `server/migrations/`: version N is the first N applied. `PRAGMA

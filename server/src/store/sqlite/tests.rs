@@ -7,11 +7,11 @@ use tictactoe_protocol::{EndReason, Player};
 
 use super::*;
 use crate::ratings::{Standing, rate};
-use crate::rules::Rules;
 use crate::session::account::Identity;
 use crate::store::backend::{NewAccount, Reader};
 use crate::store::live::Fold;
 use crate::store::tests::Dir;
+use tictactoe_protocol::Rules;
 
 fn record(id: &str, rated: bool) -> GameRecord {
     GameRecord {

@@ -4,7 +4,7 @@
 
 use std::ops::RangeInclusive;
 
-use tictactoe_protocol::{ErrorCode, Game};
+use crate::{ErrorCode, Game};
 
 /// The rules of a room's games: the board's size and how many in a row win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
