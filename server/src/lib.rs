@@ -120,7 +120,8 @@ impl Server {
         let (outbox, outgoing) = mpsc::channel(cluster::relay::OUTBOX);
         let router =
             cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue);
-        let relay = cluster::bus::Relay { router, from_lobby, outgoing, run: rand::random() };
+        let lobby = lobby_tx.clone();
+        let relay = cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random() };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases, fence) {

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redis::AsyncConnectionConfig;
@@ -22,7 +22,8 @@ use tracing::{info, warn};
 
 use super::matchmaker::{Matchmaker, PASS, WAIT, tell_waiting};
 use super::relay::{Envelope, Outgoing};
-use super::route::{Router, ToBus, WHO};
+use super::route::{Input, Output, ROOMS, Router, ToBus, WHO};
+use crate::cmd::LobbyCmd;
 use crate::signal::Shutdown;
 
 /// How often the bus is checked (and, while down, tried again).
@@ -102,6 +103,8 @@ pub struct Relay {
     pub router: Router,
     /// What the lobby asks.
     pub from_lobby: mpsc::UnboundedReceiver<ToBus>,
+    /// The lobby's inbox, for what the router hands it.
+    pub lobby: mpsc::Sender<LobbyCmd>,
     /// Messages for other instances, from links and ghosts.
     pub outgoing: mpsc::Receiver<Outgoing>,
     /// This run of the instance (drawn at its start).
@@ -154,6 +157,8 @@ pub fn start(
             };
             shared.set(false);
             matchmaker.leading = false;
+            let down = relay.router.handle(Input::Down, Instant::now());
+            let _ = carry(&mut relay.router, &relay.lobby, down, None).await;
             // Without the bus, `who` lists this instance's players only.
             let _ = presence.elsewhere.try_send(Vec::new());
             let Err(why) = ended;
@@ -165,9 +170,13 @@ pub fn start(
                     _ = stop.started() => return,
                     _ = &mut wait => break,
                     Some(ask) = relay.from_lobby.recv() => {
-                        let _ = relay.router.from_lobby(ask, None).await;
+                        let outputs = relay.router.handle(Input::Lobby(ask), Instant::now());
+                        let _ = carry(&mut relay.router, &relay.lobby, outputs, None).await;
                     }
-                    Some(msg) = relay.outgoing.recv() => relay.router.undeliverable(msg),
+                    Some(msg) = relay.outgoing.recv() => {
+                        let outputs = relay.router.handle(Input::Undeliverable(msg), Instant::now());
+                        let _ = carry(&mut relay.router, &relay.lobby, outputs, None).await;
+                    }
                 }
             }
         }
@@ -198,11 +207,11 @@ async fn serve(
         Err(_) => return Err("no answer".into()),
     }
     let me: Arc<str> = presence.instance.as_str().into();
-    let run = relay.run;
+    let (run, lobby) = (relay.run, &relay.lobby);
     let router = &mut relay.router;
     // What was written or lost while the bus was away.
-    router.write_directory(&mut conn, true).await.map_err(|e| e.to_string())?;
-    router.resync();
+    let outputs = router.handle(Input::Resync, Instant::now());
+    carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
     // Listed before it says it is back: the others look it up at once.
     let listed = format!("{WHO}:{}", presence.instance);
     redis::pipe()
@@ -235,7 +244,8 @@ async fn serve(
                 let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(&mut conn).await;
                 pong.map_err(|e| e.to_string())?;
                 state.set(true);
-                router.sweep();
+                let outputs = router.handle(Input::Sweep, Instant::now());
+                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
                 matchmaker.lead(&me, &mut conn).await.map_err(|e| e.to_string())?;
                 let (ghosts, relayed) = router.counts();
                 ::metrics::gauge!("ttt_relay_ghosts").set(ghosts as f64);
@@ -243,9 +253,8 @@ async fn serve(
                 told_waiting = false;
             }
             _ = pass.tick() => {
-                for ask in router.take_later() {
-                    router.from_lobby(ask, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-                }
+                let outputs = router.handle(Input::Retry, Instant::now());
+                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
                 // Who waits here, written when it changes and every second.
                 if !told_waiting || !router.waiting.is_empty() {
                     tell_waiting(&me, &router.waiting, &mut conn).await.map_err(|e| e.to_string())?;
@@ -260,39 +269,45 @@ async fn serve(
             }
             Some(here) = presence.here.recv() => {
                 let (elsewhere, names) = tell_who(&mut conn, &presence.instance, &here).await.map_err(|e| e.to_string())?;
-                router.listed(names.clone());
+                let outputs = router.handle(Input::Listed(names.clone()), Instant::now());
+                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
                 instances = names;
                 let _ = presence.elsewhere.try_send(elsewhere);
             }
             msg = messages.next() => {
                 let Some(msg) = msg else { return Err("the subscription ended".into()) };
-                if msg.get_channel_name() == BACK {
-                    if let Ok(name) = msg.get_payload::<String>() {
-                        if *name != *me {
-                            router.returned(&name);
+                let input = match msg.get_channel_name() {
+                    BACK => match msg.get_payload::<String>() {
+                        Ok(name) if *name != *me => Input::Returned(name),
+                        _ => continue,
+                    },
+                    RELEASED => match msg.get_payload::<String>() {
+                        Ok(name) => {
+                            released(&name);
+                            Input::Stopped(name)
+                        }
+                        Err(_) => continue,
+                    },
+                    _ => {
+                        ::metrics::counter!("ttt_relay_messages_total", "way" => "in").increment(1);
+                        match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
+                            Ok(env) => Input::Incoming(env),
+                            Err(e) => {
+                                warn!("a message on the bus could not be read: {e}");
+                                continue;
+                            }
                         }
                     }
-                    continue;
-                }
-                if msg.get_channel_name() == RELEASED {
-                    if let Ok(name) = msg.get_payload::<String>() {
-                        router.stopped(&name);
-                        released(&name);
-                    }
-                    continue;
-                }
-                ::metrics::counter!("ttt_relay_messages_total", "way" => "in").increment(1);
-                match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
-                    Ok(env) => router.incoming(env),
-                    Err(e) => warn!("a message on the bus could not be read: {e}"),
-                }
+                };
+                let outputs = router.handle(input, Instant::now());
+                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
             }
             Some(ask) = relay.from_lobby.recv() => {
-                router.from_lobby(ask, Some(&mut conn)).await.map_err(|e| e.to_string())?;
+                let mut outputs = router.handle(Input::Lobby(ask), Instant::now());
                 while let Ok(ask) = relay.from_lobby.try_recv() {
-                    router.from_lobby(ask, Some(&mut conn)).await.map_err(|e| e.to_string())?;
+                    outputs.extend(router.handle(Input::Lobby(ask), Instant::now()));
                 }
-                router.write_directory(&mut conn, false).await.map_err(|e| e.to_string())?;
+                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
             }
             n = relay.outgoing.recv_many(&mut batch, BATCH) => {
                 if n == 0 {
@@ -302,6 +317,91 @@ async fn serve(
             }
         }
     }
+}
+
+/// Writes a room's entry unless another instance holds it (after a
+/// cut-off, this one's stale copy must not take an adopted game back).
+const CLAIM_FREE: &str = "local v = redis.call('hget', KEYS[1], ARGV[1]) \
+    if not v or v == ARGV[2] then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
+
+/// Deletes a room's entry only if it is still this instance's (another may
+/// have adopted the game since).
+const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('hdel', KEYS[1], ARGV[1]) end return 0";
+
+/// A room's instance, and whether that instance's list of who is online is
+/// there (`ARGV[2]` is its prefix), in one round trip.
+const OWNER: &str = "local o = redis.call('hget', KEYS[1], ARGV[1]) \
+    if not o then return false end return {o, redis.call('exists', ARGV[2] .. o)}";
+
+/// Carries out what the router asks of Redis (on `conn`; without it, a
+/// lookup finds nothing and a write waits for the bus to come back, when
+/// every room is written again) and hands `lobby` what it says; Redis's
+/// answers go back to the router until it asks nothing more.
+async fn carry(
+    router: &mut Router,
+    lobby: &mpsc::Sender<LobbyCmd>,
+    mut outputs: Vec<Output>,
+    mut conn: Option<&mut MultiplexedConnection>,
+) -> redis::RedisResult<()> {
+    let me = router.me.clone();
+    let mut failed = Ok(());
+    while !outputs.is_empty() {
+        let (mut rooms, mut next) = (redis::pipe(), Vec::new());
+        for output in std::mem::take(&mut outputs) {
+            match output {
+                Output::Lobby(cmd) => {
+                    let _ = lobby.send(cmd).await;
+                }
+                Output::Room { code, open: true } => {
+                    rooms.cmd("HSET").arg(ROOMS).arg(&*code).arg(&*me).ignore();
+                }
+                Output::Room { code, open: false } => {
+                    rooms.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&*code).arg(&*me).ignore();
+                }
+                Output::Claim(own) => {
+                    let Some(conn) = conn.as_deref_mut() else { continue };
+                    for chunk in own.chunks(1000) {
+                        let mut pipe = redis::pipe();
+                        for code in chunk {
+                            pipe.cmd("EVAL")
+                                .arg(CLAIM_FREE)
+                                .arg(1)
+                                .arg(ROOMS)
+                                .arg(&**code)
+                                .arg(&*me)
+                                .ignore();
+                        }
+                        pipe.query_async::<()>(conn).await?;
+                    }
+                }
+                Output::Lookup(lookup) => {
+                    let owner = match conn.as_deref_mut() {
+                        Some(conn) => {
+                            let mut asked = redis::cmd("EVAL");
+                            asked.arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
+                            let found: redis::RedisResult<Option<(String, bool)>> =
+                                asked.query_async(conn).await;
+                            // Answered as if the bus were down; the bus then
+                            // reconnects.
+                            found.unwrap_or_else(|e| {
+                                failed = Err(e);
+                                None
+                            })
+                        }
+                        None => None,
+                    };
+                    next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
+                }
+            }
+        }
+        if let Some(conn) = conn.as_deref_mut() {
+            if !rooms.is_empty() {
+                rooms.query_async::<()>(conn).await?;
+            }
+        }
+        outputs = next;
+    }
+    failed
 }
 
 /// Most messages published in one round trip.

@@ -18,14 +18,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
-use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
+use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::cluster::ids::{ConnId, RELAYED};
-use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink, encode};
+use crate::cmd::{Ask, ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink, encode};
 use crate::net::queue::{self, Recv, TrySendError};
-use crate::session::account::{AccountId, Identity};
 use tictactoe_protocol::Rules;
 
 /// A message from one instance to another, on the receiver's channel.
@@ -44,8 +43,9 @@ pub struct Envelope {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
 pub enum Wire {
-    /// To a room's instance: the connection asks to enter (or queue).
-    Enter {
+    /// To the instance that answers it: what the connection asks or says
+    /// there (to enter a room or a queue, of its challenges there).
+    Ask {
         /// The connection.
         conn: u64,
         /// What it asks.
@@ -81,134 +81,14 @@ pub enum Wire {
         /// Where it plays.
         host: Arc<str>,
     },
-    /// To a player's instance: an item of the connection's queue.
+    /// To a player's instance: an item of the connection's queue (a room
+    /// it names is reached back through the bus).
     Out {
         /// The connection.
         conn: u64,
         /// The item.
-        item: Item,
+        item: Outbound<()>,
     },
-}
-
-/// A request that enters a room (or the queue) on another instance.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "ask", rename_all = "snake_case")]
-pub enum Ask {
-    /// `join_room`.
-    Join {
-        /// The code as typed.
-        room: String,
-        /// Who asks.
-        who: Identity,
-        /// Request id.
-        id: Option<RequestId>,
-    },
-    /// `spectate`.
-    Spectate {
-        /// The code as typed.
-        room: String,
-        /// Request id.
-        id: Option<RequestId>,
-    },
-    /// `resume`.
-    Resume {
-        /// The token.
-        token: String,
-        /// Request id.
-        id: Option<RequestId>,
-    },
-    /// A `quick_match` entry moved to the instance it is paired on.
-    Queue {
-        /// Who waits.
-        who: Identity,
-        /// The rules it waits for.
-        rules: Rules,
-        /// Play the house after this many milliseconds, at this level.
-        house: Option<(u64, HouseLevel)>,
-    },
-    /// The connection left the queue it moved to.
-    Cancel {
-        /// The rules it waited for.
-        rules: Rules,
-    },
-    /// `challenge` a player online on the instance it is sent to.
-    Challenge {
-        /// Who challenges.
-        who: Identity,
-        /// The challenger's address.
-        ip: std::net::IpAddr,
-        /// The name as typed.
-        name: String,
-        /// The rules.
-        rules: Rules,
-        /// Request id.
-        id: Option<RequestId>,
-    },
-    /// `decline` (or withdraw) a challenge held there.
-    Decline {
-        /// The challenge's id.
-        challenge: String,
-        /// Why.
-        reason: Option<String>,
-        /// Request id.
-        id: Option<RequestId>,
-    },
-    /// The connection left idle (`all`: a game started): its challenges end.
-    Engaged {
-        /// A game started.
-        all: bool,
-    },
-}
-
-/// An item of a connection's queue, as it crosses the bus.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "item", rename_all = "snake_case")]
-pub enum Item {
-    /// A serialized server message.
-    Frame {
-        /// Its text.
-        text: String,
-    },
-    /// The request went nowhere.
-    Refused,
-    /// The connection is in the room.
-    Entered {
-        /// The room.
-        room: Arc<str>,
-    },
-    /// The connection was drafted into the room.
-    Drafted {
-        /// The room.
-        room: Arc<str>,
-    },
-    /// A game in the room started or ended.
-    Live {
-        /// The room.
-        room: Arc<str>,
-        /// Whether a game is in progress.
-        live: bool,
-    },
-    /// A rated game ended.
-    Rated {
-        /// The account.
-        account: AccountId,
-        /// The pool.
-        rules: Rules,
-        /// The rating as shown.
-        shown: i64,
-    },
-    /// The room let the connection go.
-    Released {
-        /// The room.
-        room: Arc<str>,
-    },
-    /// Another connection took the seat.
-    Replaced {
-        /// The room.
-        room: Arc<str>,
-    },
-    /// The room's side is gone: close with 1012.
-    Restart,
 }
 
 /// One message for the bus to publish.
@@ -274,28 +154,17 @@ impl RemoteRoom for BusLink {
     }
 }
 
-/// Turns an item that came over the bus into what the connection's queue
-/// takes; a room named in it is reached back through `from`.
-pub fn outbound(item: Item, from: &Arc<str>, out: &Outbox) -> Outbound {
-    let link = || RoomLink::Remote(Arc::new(BusLink { to: from.clone(), out: out.clone() }));
-    match item {
-        Item::Frame { text } => Outbound::Frame(Utf8Bytes::from(text)),
-        Item::Refused => Outbound::Refused,
-        Item::Entered { room } => Outbound::Entered { room, link: link() },
-        Item::Drafted { room } => Outbound::Drafted { room, link: link() },
-        Item::Live { room, live } => Outbound::Live { room, live },
-        Item::Rated { account, rules, shown } => Outbound::Rated { account, rules, shown },
-        Item::Released { room } => Outbound::Released { room },
-        Item::Replaced { room } => Outbound::Replaced { room },
-        Item::Restart => Outbound::Restart,
-    }
+/// An item that came over the bus from instance `from`, as the
+/// connection's queue takes it: a room it names is reached back through `out`.
+pub fn outbound(item: Outbound<()>, from: &Arc<str>, out: &Outbox) -> Outbound {
+    item.with_link(|()| RoomLink::Remote(Arc::new(BusLink { to: from.clone(), out: out.clone() })))
 }
 
 /// What the bus hands a ghost.
 #[derive(Debug)]
 pub enum GhostCmd {
-    /// Enter a room or the queue.
-    Enter(Ask),
+    /// What the connection asks this instance's lobby.
+    Ask(Ask),
     /// A request to the room it is in.
     Request {
         /// The request.
@@ -364,7 +233,7 @@ struct Ghost {
     last_room: Option<Arc<str>>,
     /// The `game_over` of the last game it played there, until another
     /// starts: what heals a connection that missed it while Redis was down.
-    last_over: Option<String>,
+    last_over: Option<Utf8Bytes>,
     /// The rules it waits for in the queue here.
     queued: Option<Rules>,
     /// Whether a challenge of its drafted it (as the lobby sees it).
@@ -414,12 +283,12 @@ impl Ghost {
                     // Killed: the other side could not keep up.
                     Recv::Ended | Recv::Killed => {
                         self.leave().await;
-                        let _ = self.send(Item::Restart).await;
+                        let _ = self.send(Outbound::Restart).await;
                         return;
                     }
                 },
                 cmd = cmds.recv() => match cmd {
-                    Some(GhostCmd::Enter(ask)) => self.enter(ask).await,
+                    Some(GhostCmd::Ask(ask)) => self.ask(ask).await,
                     Some(GhostCmd::Request { request, id }) => self.request(request, id).await,
                     Some(GhostCmd::Heal) => self.heal().await,
                     Some(GhostCmd::Gone) | None => break,
@@ -433,57 +302,43 @@ impl Ghost {
     /// from a socket.
     async fn leave(&mut self) {
         if self.listed {
-            let _ = self.lobby.send(LobbyCmd::Offline { conn: self.me.id }).await;
+            let _ = self.lobby.send(LobbyCmd::Ask { conn: self.me.clone(), ask: Ask::Offline }).await;
         }
         if let Some((_, link)) = self.room.take() {
             let _ = link.force_send(RoomCmd::Disconnected { conn: self.me.id });
         }
         if let Some(rules) = self.queued.take() {
-            let _ = self.lobby.send(LobbyCmd::Cancel { conn: self.me.id, rules }).await;
+            let ask = Ask::Cancel { rules };
+            let _ = self.lobby.send(LobbyCmd::Ask { conn: self.me.clone(), ask }).await;
         }
     }
 
-    async fn enter(&mut self, ask: Ask) {
-        let conn = self.me.clone();
-        let cmd = match ask {
-            Ask::Join { room, who, id } => LobbyCmd::JoinRoom { conn, name: Arc::new(who), room, id },
-            Ask::Spectate { room, id } => LobbyCmd::Spectate { conn, room, id },
-            Ask::Resume { token, id } => LobbyCmd::Resume { conn, token, id },
-            Ask::Queue { who, rules, house } => {
-                self.queued = Some(rules);
-                let house = house.map(|(ms, level)| (std::time::Duration::from_millis(ms), level));
-                LobbyCmd::Requeue { conn, name: Arc::new(who), rules, house }
+    /// Hands its lobby what the connection asks, keeping what it must
+    /// undo when the connection goes: its wait in a queue, its listing.
+    async fn ask(&mut self, ask: Ask) {
+        match &ask {
+            Ask::Requeue { rules, .. } => self.queued = Some(*rules),
+            Ask::Cancel { .. } => self.queued = None,
+            Ask::Challenge { who, .. } if !self.listed => {
+                self.listed = true;
+                let (conn, who, presence) = (self.me.clone(), who.clone(), self.presence.clone());
+                let _ = self.lobby.send(LobbyCmd::Online { conn, who, presence }).await;
             }
-            Ask::Cancel { rules } => {
-                self.queued = None;
-                LobbyCmd::Cancel { conn: conn.id, rules }
-            }
-            Ask::Challenge { who, ip, name, rules, id } => {
-                let who = Arc::new(who);
-                if !self.listed {
-                    self.listed = true;
-                    let presence = self.presence.clone();
-                    let online = LobbyCmd::Online { conn: conn.clone(), who: who.clone(), presence };
-                    let _ = self.lobby.send(online).await;
-                }
-                LobbyCmd::Challenge { conn, ip, name, rules, id }
-            }
-            Ask::Decline { challenge, reason, id } => LobbyCmd::Decline { conn, challenge, reason, id },
-            Ask::Engaged { all } => LobbyCmd::Engaged { conn: conn.id, all },
-        };
-        let _ = self.lobby.send(cmd).await;
+            _ => {}
+        }
+        let _ = self.lobby.send(LobbyCmd::Ask { conn: self.me.clone(), ask }).await;
     }
 
     /// See [`GhostCmd::Heal`]. A game that is over is told by its
     /// `game_over` (a `state` would show the board but not the result).
     async fn heal(&mut self) {
         if let Some(over) = &self.last_over {
-            self.send(Item::Frame { text: over.clone() }).await;
+            self.send(Outbound::Frame(over.clone())).await;
         }
         match (&self.room, self.last_room.clone()) {
             (Some(_), _) if self.last_over.is_none() => self.request(Request::Sync, None).await,
             (None, Some(room)) => {
-                self.send(Item::Released { room }).await;
+                self.send(Outbound::Released { room }).await;
             }
             _ => {}
         }
@@ -494,9 +349,9 @@ impl Ghost {
             // Its room let it go while the request was on its way: as a
             // connection here would be, it is told so and is in no room.
             let refusal = ServerMessage::error(ErrorCode::NotInGame, crate::room::ROOM_CLOSED, id);
-            self.send(Item::Frame { text: encode(&refusal).as_str().to_owned() }).await;
+            self.send(Outbound::Frame(encode(&refusal))).await;
             if let Some(room) = self.last_room.clone() {
-                self.send(Item::Released { room }).await;
+                self.send(Outbound::Released { room }).await;
             }
             return;
         };
@@ -510,58 +365,43 @@ impl Ghost {
         }
     }
 
-    /// Sends `item` back to the connection; false when the bus is gone.
+    /// Sends `item` back to the connection, keeping what heals it and
+    /// what its end must undo; false when the bus is gone.
     async fn back(&mut self, item: Outbound) -> bool {
-        let item = match item {
+        match &item {
             Outbound::Frame(frame) => {
-                let text = frame.as_str();
-                if text.starts_with(GAME_OVER) {
-                    self.last_over = Some(text.to_owned());
-                } else if text.starts_with(GAME_STARTED) {
+                if frame.as_str().starts_with(GAME_OVER) {
+                    self.last_over = Some(frame.clone());
+                } else if frame.as_str().starts_with(GAME_STARTED) {
                     self.last_over = None;
                 }
-                Item::Frame { text: text.to_owned() }
             }
-            Outbound::Refused => Item::Refused,
-            Outbound::Entered { room, link } => {
-                self.last_over = None;
-                self.queued = None;
-                self.last_room = Some(room.clone());
-                self.room = Some((room.clone(), link));
-                Item::Entered { room }
-            }
-            Outbound::Drafted { room, link } => {
-                self.queued = None;
-                self.last_room = Some(room.clone());
-                self.room = Some((room.clone(), link));
-                Item::Drafted { room }
-            }
-            Outbound::Live { room, live } => {
-                if !live {
-                    self.presence.drafted.store(false, Ordering::SeqCst);
+            Outbound::Entered { room, link } | Outbound::Drafted { room, link } => {
+                if let Outbound::Entered { .. } = item {
+                    self.last_over = None;
                 }
-                Item::Live { room, live }
+                self.queued = None;
+                self.last_room = Some(room.clone());
+                self.room = Some((room.clone(), link.clone()));
             }
-            Outbound::Rated { account, rules, shown } => Item::Rated { account, rules, shown },
+            Outbound::Live { live: false, .. } => self.presence.drafted.store(false, Ordering::SeqCst),
             Outbound::Released { room } => {
-                if self.room.as_ref().is_some_and(|(r, _)| *r == room) {
+                if self.room.as_ref().is_some_and(|(r, _)| r == room) {
                     self.room = None;
                     self.presence.drafted.store(false, Ordering::SeqCst);
                 }
-                Item::Released { room }
             }
             Outbound::Replaced { room } => {
-                if self.room.as_ref().is_some_and(|(r, _)| *r == room) {
+                if self.room.as_ref().is_some_and(|(r, _)| r == room) {
                     self.room = None;
                 }
-                Item::Replaced { room }
             }
-            Outbound::Restart => Item::Restart,
-        };
-        self.send(item).await
+            Outbound::Live { .. } | Outbound::Refused | Outbound::Rated { .. } | Outbound::Restart => {}
+        }
+        self.send(item.with_link(|_| ())).await
     }
 
-    async fn send(&self, item: Item) -> bool {
+    async fn send(&self, item: Outbound<()>) -> bool {
         let msg = Wire::Out { conn: self.conn, item };
         self.out.send(Outgoing { to: self.from.clone(), msg }).await.is_ok()
     }

@@ -1,23 +1,28 @@
-//! The bus's routing of relayed connections (see [`super::relay`]): which
-//! instance runs each room (a Redis hash every instance writes its own rooms
-//! to), the ghosts of other instances' connections in rooms here, and this
-//! instance's connections in rooms elsewhere.
+//! The bus's routing of relayed connections (see [`super::relay`]), as a
+//! state machine: [`Router::handle`] takes one [`Input`] and says what
+//! Redis must do ([`Output`]); what Redis answers comes back as an input.
+//! It keeps which instance runs each room (a Redis hash every instance
+//! writes its own rooms to), the ghosts of other instances' connections in
+//! rooms here, and this instance's connections in rooms elsewhere. Besides
+//! its outputs it only hands items to in-process queues that never wait:
+//! a connection's, a ghost's, the bus's outbox.
+
+mod instances;
+mod messages;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redis::aio::MultiplexedConnection;
 use tictactoe_protocol::{ErrorCode, ServerMessage};
 use tokio::sync::mpsc;
 
 use super::matchmaker::Waiting;
-use super::relay::{self, Ask, Envelope, GhostCmd, Item, Outbox, Outgoing, Wire};
-use crate::cmd::{ConnHandle, LobbyCmd, Outbound, encode};
+use super::relay::{Envelope, GhostCmd, Outbox, Outgoing, Wire};
+use crate::cmd::{Ask, ConnHandle, LobbyCmd, Outbound, encode};
 use crate::codes;
+use crate::lobby::Where;
 use crate::room::token_room;
-use crate::session::account::Identity;
-use tictactoe_protocol::Rules;
 
 /// The set of the instances that said who is online on them (and the
 /// prefix of each one's list).
@@ -30,42 +35,17 @@ pub const ROOMS: &str = "ttt:rooms";
 /// their rooms, and connections here in its rooms are told to resume.
 pub const GONE_AFTER: Duration = Duration::from_secs(5);
 
-/// Writes a room's entry unless another instance holds it (after a
-/// cut-off, this one's stale copy must not take an adopted game back).
-const CLAIM_FREE: &str = "local v = redis.call('hget', KEYS[1], ARGV[1]) \
-    if not v or v == ARGV[2] then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
-
-/// Deletes a room's entry only if it is still this instance's (another may
-/// have adopted the game since).
-const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('hdel', KEYS[1], ARGV[1]) end return 0";
-
-/// What the lobby asks of the bus.
+/// What the lobby hands the bus.
 #[derive(Debug)]
 pub enum ToBus {
-    /// Find the instance of the room `cmd` names and enter it there.
-    Lookup {
-        /// `join_room`, `spectate` or `resume`.
-        cmd: LobbyCmd<ConnHandle>,
-        /// Looks a `resume` has waited already.
-        looks: u8,
-    },
-    /// Move a waiting player to the instance it was paired on.
-    Move {
-        /// The player.
+    /// What a connection here asks that another instance answers.
+    Ask {
+        /// The connection.
         conn: ConnHandle,
-        /// Who it is.
-        who: Arc<Identity>,
-        /// The rules it waits for.
-        rules: Rules,
-        /// Where it goes.
-        to: Arc<str>,
-    },
-    /// The player left the queue; if it had moved, the other instance hears it.
-    Cancel {
-        /// The player's connection.
-        conn: crate::cluster::ids::ConnId,
-        /// The rules it waited for.
-        rules: Rules,
+        /// What it asks, shipped as it is.
+        ask: Ask,
+        /// Which instance answers.
+        at: Where,
     },
     /// A room opened here.
     Opened(Arc<str>),
@@ -73,33 +53,78 @@ pub enum ToBus {
     Closed(Arc<str>),
     /// Who waits in the queues here now.
     Waiting(Vec<Waiting>),
-    /// Challenge a player on instance `at` from there.
-    Challenge {
-        /// The challenger.
-        conn: ConnHandle,
-        /// What it asks there.
-        ask: Ask,
-        /// Where the challenged player is.
-        at: Arc<str>,
+}
+
+/// An ask waiting for Redis to say which instance runs the room it names.
+#[derive(Debug)]
+pub struct Lookup {
+    /// The room's code.
+    pub code: String,
+    /// The asking connection.
+    pub conn: ConnHandle,
+    /// `join_room`, `spectate` or `resume`.
+    pub ask: Ask,
+    /// Looks for games to adopt a `resume` has waited already.
+    pub looks: u8,
+}
+
+/// What happens to the router: the lobby's asks, other instances' words,
+/// Redis's answers, time.
+#[derive(Debug)]
+pub enum Input {
+    /// The lobby hands the bus this.
+    Lobby(ToBus),
+    /// A message from another instance.
+    Incoming(Envelope),
+    /// Redis's answer to [`Output::Lookup`]: the instance [`ROOMS`] names
+    /// for the room, and whether that instance's list of who is online is
+    /// there; `None` when Redis has no entry or could not be asked.
+    Found {
+        /// The lookup answered.
+        lookup: Lookup,
+        /// The room's instance and whether it is listed.
+        owner: Option<(String, bool)>,
     },
-    /// Decline (or withdraw) a challenge held by instance `host`.
-    Decline {
-        /// The connection.
-        conn: ConnHandle,
-        /// What it asks there.
-        ask: Ask,
-        /// The challenge's instance.
-        host: Arc<str>,
+    /// The instances whose lists of who is online were there just now.
+    Listed(Vec<Arc<str>>),
+    /// An instance said it is back on the bus.
+    Returned(String),
+    /// An instance said it stopped.
+    Stopped(String),
+    /// A second passed: instances not heard of lately are forgotten, and
+    /// connections here that closed are let go of elsewhere.
+    Sweep,
+    /// The lookups deferred for a moment are due.
+    Retry,
+    /// The bus came back: all of this instance's rooms are written again,
+    /// and the other instances get their time to come back too.
+    Resync,
+    /// The bus lost Redis: what cannot be said now is kept for later.
+    Down,
+    /// A message that could not go out (Redis is down).
+    Undeliverable(Outgoing),
+}
+
+/// What the router asks the bus to do with Redis (or, for the lobby, to
+/// hand it, waiting while its inbox is full).
+#[derive(Debug)]
+pub enum Output {
+    /// Find which instance runs `code`; the answer is [`Input::Found`].
+    Lookup(Lookup),
+    /// Write a room's entry in [`ROOMS`] as this instance's (`open`), or
+    /// delete it if it is still this instance's.
+    Room {
+        /// The room's code.
+        code: Arc<str>,
+        /// Opened, or closed.
+        open: bool,
     },
-    /// A connection left idle or closed: its ghosts elsewhere hear it.
-    LeftIdle {
-        /// The connection.
-        conn: crate::cluster::ids::ConnId,
-        /// A game started.
-        all: bool,
-        /// It closed.
-        closed: bool,
-    },
+    /// Write every room of this instance again, unless another instance
+    /// holds it now (after a cut-off, a stale copy must not take an
+    /// adopted game back).
+    Claim(Vec<Arc<str>>),
+    /// Hand the lobby this.
+    Lobby(LobbyCmd),
 }
 
 /// A connection here with a ghost on other instances: in a room (or a
@@ -142,12 +167,12 @@ impl Away {
 pub struct Router {
     /// This instance's name.
     pub me: Arc<str>,
-    /// Where ghosts enter rooms and where parked `resume`s go.
-    pub lobby: mpsc::Sender<LobbyCmd>,
+    /// Where ghosts enter rooms.
+    lobby: mpsc::Sender<LobbyCmd>,
     /// Where messages to other instances queue.
-    pub out: Outbox,
+    out: Outbox,
     /// A ghost's queue bound (`--outbound-queue`).
-    pub queue_len: usize,
+    queue_len: usize,
     /// Ghosts of other instances' connections, by (instance, connection).
     ghosts: HashMap<(Arc<str>, u64), mpsc::UnboundedSender<GhostCmd>>,
     /// Connections here whose room (or queue) is on another instance.
@@ -163,21 +188,27 @@ pub struct Router {
     /// This instance's rooms, written to [`ROOMS`] again whenever the bus
     /// comes back.
     own: HashSet<Arc<str>>,
-    /// Directory changes not yet written.
-    pending: Vec<(Arc<str>, bool)>,
     /// Who waits here, as last told.
     pub waiting: Vec<Waiting>,
-    /// Lookups to try again at the next pass.
+    /// Lookups to try again at the next pass: a room made a moment ago
+    /// elsewhere may not be written yet.
     later: Vec<ToBus>,
     /// When the bus last came up.
     up_since: Instant,
     /// Each other instance's run (a restart under the same name is a new
     /// instance: what the old run had here is let go).
     runs: HashMap<Arc<str>, u64>,
+    /// Whether Redis answers (as the bus last said).
+    up: bool,
+    /// The time of the input being handled.
+    now: Instant,
+    /// What Redis must do, so far.
+    outputs: Vec<Output>,
 }
 
 impl Router {
-    /// Routing for instance `me`.
+    /// Routing for instance `me`: ghosts enter through `lobby`, messages to
+    /// other instances queue on `out`.
     pub fn new(me: Arc<str>, lobby: mpsc::Sender<LobbyCmd>, out: Outbox, queue_len: usize) -> Router {
         Router {
             me,
@@ -190,11 +221,13 @@ impl Router {
             listed: HashSet::new(),
             stopped: HashMap::new(),
             own: HashSet::new(),
-            pending: Vec::new(),
             waiting: Vec::new(),
             later: Vec::new(),
             up_since: Instant::now(),
             runs: HashMap::new(),
+            up: false,
+            now: Instant::now(),
+            outputs: Vec::new(),
         }
     }
 
@@ -203,432 +236,138 @@ impl Router {
         (self.ghosts.len(), self.relayed.len())
     }
 
-    /// The instances alive as of the lists just read: one whose list is
-    /// gone since the last read stopped or died (its list ran out).
-    pub fn listed(&mut self, mut alive: Vec<Arc<str>>) {
-        self.stopped.retain(|_, at| at.elapsed() < GONE_AFTER);
-        alive.retain(|name| !self.stopped.contains_key(name));
-        for name in &alive {
-            self.heard(name);
-        }
-        let now: HashSet<Arc<str>> = alive.into_iter().collect();
-        let gone: Vec<Arc<str>> = self.listed.difference(&now).cloned().collect();
-        // One listed again (after the bus came back, for it or for this
-        // one) may have missed what was said meanwhile.
-        let back: Vec<Arc<str>> = now.difference(&self.listed).cloned().collect();
-        for name in back {
-            self.back(&name);
-        }
-        for name in gone {
-            if *name != *self.me {
-                tracing::info!(instance = %name, "an instance left the cluster; its relayed players resume");
-                self.forget(&name);
-            }
-        }
-        self.listed = now;
-    }
-
-    /// Notes that `instance` is alive.
-    pub fn heard(&mut self, instance: &str) {
-        match self.seen.get_mut(instance) {
-            Some(at) => *at = Instant::now(),
-            None => {
-                self.seen.insert(instance.into(), Instant::now());
-            }
-        }
-    }
-
-    /// Whether `instance` is alive: listed at the last read, and heard of lately.
-    pub fn alive(&self, instance: &str) -> bool {
-        self.listed.contains(instance) && self.seen.get(instance).is_some_and(|at| at.elapsed() < GONE_AFTER)
-    }
-
-    /// Instance `name` said it stopped.
-    pub fn stopped(&mut self, name: &str) {
-        self.stopped.insert(name.into(), Instant::now());
-        self.forget(name);
-    }
-
-    /// Lets go of whatever another instance that is gone (stopped, or not
-    /// heard of for [`GONE_AFTER`]) had here, and tells this instance's
-    /// connections in its rooms to resume where the game went on.
-    pub fn forget(&mut self, gone: &str) {
-        self.let_go(gone, false);
-    }
-
-    /// [`Router::forget`]; but on a `restarted` instance, asks still
-    /// unanswered there wait a moment for its new run's answer (they may
-    /// have reached it: it is answering one now).
-    fn let_go(&mut self, gone: &str, restarted: bool) {
-        if !restarted {
-            self.seen.remove(gone);
-            self.listed.remove(gone);
-        }
-        self.ghosts.retain(|(from, _), ghost| {
-            let keep = **from != *gone;
-            if !keep {
-                let _ = ghost.send(GhostCmd::Gone);
-            }
-            keep
-        });
-        let mut answers = Vec::new();
-        self.relayed.retain(|_, away| {
-            let there = away.at.as_deref() == Some(gone);
-            if restarted && there && away.asked.is_some() {
-                away.unsure = Some(Instant::now());
-                return true;
-            }
-            away.ghosts.retain(|g| **g != *gone);
-            if there {
-                away.at = None;
-                match away.asked.take() {
-                    Some(ask) => answers.push((away.conn.clone(), ask)),
-                    // In a room there: it resumes where the game goes on.
-                    None => {
-                        away.conn.send(Outbound::Restart);
-                    }
+    /// Handles one input at `now`: what Redis (and the lobby) must do, in order.
+    pub fn handle(&mut self, input: Input, now: Instant) -> Vec<Output> {
+        self.now = now;
+        match input {
+            Input::Lobby(ask) => self.from_lobby(ask),
+            Input::Incoming(env) => self.incoming(env),
+            Input::Found { lookup, owner } => self.found(lookup, owner),
+            Input::Listed(alive) => self.listed(alive),
+            Input::Returned(name) => self.returned(&name),
+            Input::Stopped(name) => self.stopped(&name),
+            Input::Sweep => self.sweep(),
+            Input::Retry => {
+                for ask in std::mem::take(&mut self.later) {
+                    self.from_lobby(ask);
                 }
             }
-            !away.ghosts.is_empty()
-        });
-        for (conn, ask) in answers {
-            self.answer_here(conn, ask);
+            Input::Resync => {
+                self.resync();
+                self.outputs.push(Output::Claim(self.own.iter().cloned().collect()));
+            }
+            Input::Down => self.up = false,
+            Input::Undeliverable(msg) => self.undeliverable(msg),
         }
+        std::mem::take(&mut self.outputs)
     }
 
-    /// Forgets the instances not heard of lately, and the connections here
-    /// that closed.
-    pub fn sweep(&mut self) {
-        let gone: Vec<Arc<str>> =
-            self.seen.iter().filter(|(_, at)| at.elapsed() >= GONE_AFTER).map(|(n, _)| n.clone()).collect();
-        for name in gone {
-            tracing::warn!(instance = %name, "an instance stopped answering on the bus; its relayed players resume");
-            self.forget(&name);
-        }
-        // Asks that went to a run since gone, answered here.
-        let mut answers = Vec::new();
-        for away in self.relayed.values_mut() {
-            if away.unsure.is_some_and(|since| since.elapsed() >= UNSURE) {
-                away.unsure = None;
-                if let Some(ask) = away.asked.take() {
-                    away.at = None;
-                    answers.push((away.conn.clone(), ask));
-                }
-            }
-        }
-        for (conn, ask) in answers {
-            self.answer_here(conn, ask);
-        }
-        // A connection closed here: its ghosts elsewhere hear it, again
-        // each second for a while after the bus came back (an instance not
-        // back on the bus yet would not hear it).
-        let (out, settled) = (&self.out, self.up_since.elapsed() >= GONE_AFTER);
-        self.relayed.retain(|&conn, away| {
-            let open = !away.conn.is_closed();
-            if !open {
-                for to in &away.ghosts {
-                    let _ = out.try_send(Outgoing { to: to.clone(), msg: Wire::Gone { conn } });
-                }
-            }
-            open || !settled
-        });
-    }
-
-    /// The lookups to try again now.
-    pub fn take_later(&mut self) -> Vec<ToBus> {
-        std::mem::take(&mut self.later)
-    }
-
-    /// Instance `name` said it is back on the bus (its bus was away, or it
-    /// started again under its name): it is alive, whatever it said at its
-    /// last stop.
-    pub fn returned(&mut self, name: &str) {
-        self.stopped.remove(name);
-        self.heard(name);
-        self.back(name);
-    }
-
-    /// Instance `name` is back after its bus (or this one's) was away: what
-    /// was lost meanwhile is healed by a fresh `state` of each room there
-    /// of a player here.
-    pub fn back(&mut self, name: &str) {
-        for (conn, away) in self.relayed.iter().filter(|(_, a)| a.asked.is_none() && !a.over) {
-            if let Some(at) = away.at.as_ref().filter(|at| ***at == *name) {
-                let msg = Wire::Heal { conn: *conn };
-                let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
-            }
-        }
-    }
-
-    /// Handles one message from another instance.
-    pub fn incoming(&mut self, env: Envelope) {
-        let Envelope { from, run, msg } = env;
-        if self.runs.get(&from).is_some_and(|known| *known != run) {
-            tracing::info!(instance = %from, "an instance restarted; what its last run had here is let go");
-            self.let_go(&from, true);
-        }
-        self.runs.insert(from.clone(), run);
-        self.stopped.remove(&from);
-        self.heard(&from);
-        match msg {
-            Wire::Enter { conn, ask } => {
-                let key = (from.clone(), conn);
-                let ghost = self.ghosts.entry(key).or_insert_with(|| {
-                    relay::ghost(from.clone(), conn, self.queue_len, self.lobby.clone(), self.out.clone())
-                });
-                if let Err(mpsc::error::SendError(GhostCmd::Enter(ask))) = ghost.send(GhostCmd::Enter(ask)) {
-                    // Its ghost had ended: a new one takes it.
-                    let ghost = relay::ghost(
-                        from.clone(),
-                        conn,
-                        self.queue_len,
-                        self.lobby.clone(),
-                        self.out.clone(),
-                    );
-                    let _ = ghost.send(GhostCmd::Enter(ask));
-                    self.ghosts.insert((from, conn), ghost);
-                }
-            }
-            Wire::Request { conn, request, id } => {
-                let key = (from, conn);
-                if let Some(ghost) = self.ghosts.get(&key) {
-                    if ghost.send(GhostCmd::Request { request, id }).is_err() {
-                        self.ghosts.remove(&key);
-                    }
-                }
-            }
-            Wire::Gone { conn } => {
-                if let Some(ghost) = self.ghosts.remove(&(from, conn)) {
-                    let _ = ghost.send(GhostCmd::Gone);
-                }
-            }
-            Wire::Heal { conn } => {
-                if let Some(ghost) = self.ghosts.get(&(from, conn)) {
-                    let _ = ghost.send(GhostCmd::Heal);
-                }
-            }
-            Wire::Pair { conn, rules, host } => {
-                let conn = crate::cluster::ids::ConnId::new(crate::cluster::ids::ALONE, conn);
-                let _ = self.lobby.try_send(LobbyCmd::Paired { conn, rules, host });
-            }
-            Wire::Out { conn, item } => {
-                // Only from an instance it has a ghost on: one it forgot (gone,
-                // then back with a stale copy) says nothing to it any more.
-                let delivered = match self.relayed.get_mut(&conn).filter(|a| a.ghosts.contains(&from)) {
-                    Some(away) => {
-                        match &item {
-                            Item::Frame { text } => {
-                                if text.starts_with(relay::GAME_OVER) {
-                                    away.over = true;
-                                } else if text.starts_with(relay::GAME_STARTED) {
-                                    away.over = false;
-                                }
-                            }
-                            Item::Live { .. } | Item::Rated { .. } | Item::Restart => {}
-                            // In a room there: its instance's end concerns it.
-                            Item::Entered { .. } | Item::Drafted { .. } => {
-                                away.over = false;
-                                away.asked = None;
-                                away.unsure = None;
-                                away.at = Some(from.clone());
-                            }
-                            // Its ask there went nowhere.
-                            Item::Refused => {
-                                away.asked = None;
-                                away.unsure = None;
-                                if away.at.as_ref() == Some(&from) {
-                                    away.at = None;
-                                }
-                            }
-                            // Out of its room (unless it asked for more meanwhile).
-                            Item::Released { .. } | Item::Replaced { .. } => {
-                                if away.asked.is_none() && away.at.as_ref() == Some(&from) {
-                                    away.at = None;
-                                }
-                            }
-                        }
-                        away.conn.send(relay::outbound(item, &from, &self.out))
-                    }
-                    None => false,
-                };
-                if !delivered {
-                    // Nobody here to take it: its ghost there can go.
-                    if let Some(away) = self.relayed.get_mut(&conn) {
-                        away.ghosts.retain(|g| *g != from);
-                    }
-                    let _ = self.out.try_send(Outgoing { to: from, msg: Wire::Gone { conn } });
-                }
-            }
-        }
-    }
-
-    /// After the bus came back: the other instances get their time to come
-    /// back too (nobody is forgotten for what the outage hid); each is
-    /// listed anew once it is back, which heals what was lost meanwhile
-    /// (see [`Router::listed`]).
-    pub fn resync(&mut self) {
-        self.up_since = Instant::now();
-        self.listed.clear();
-        for at in self.seen.values_mut() {
-            *at = Instant::now();
-        }
-    }
-
-    /// Carries out what the lobby asked; `conn` is Redis, or `None` while
-    /// it cannot be reached.
-    pub async fn from_lobby(
-        &mut self,
-        ask: ToBus,
-        conn: Option<&mut MultiplexedConnection>,
-    ) -> redis::RedisResult<()> {
-        let conn_up = conn.is_some();
+    /// Carries out what the lobby asked.
+    fn from_lobby(&mut self, ask: ToBus) {
         match ask {
             ToBus::Opened(code) => {
                 self.own.insert(code.clone());
-                self.pending.push((code, true));
+                self.outputs.push(Output::Room { code, open: true });
             }
             ToBus::Closed(code) => {
                 self.own.remove(&code);
-                self.pending.push((code, false));
+                self.outputs.push(Output::Room { code, open: false });
             }
             ToBus::Waiting(waiting) => self.waiting = waiting,
-            ToBus::Cancel { conn: id, rules } => {
-                if let Some(away) = self.relayed.get_mut(&id.seq()) {
-                    if let (Some(at), Some(Ask::Queue { .. })) = (&away.at, &away.asked) {
-                        let msg = Wire::Enter { conn: id.seq(), ask: Ask::Cancel { rules } };
-                        let _ = self.out.try_send(Outgoing { to: at.clone(), msg });
-                        away.asked = None;
-                        away.at = None;
+            ToBus::Ask { conn, ask, at: Where::Find { looks } } => {
+                let code = match &ask {
+                    Ask::JoinRoom { room, .. } | Ask::Spectate { room, .. } => {
+                        codes::normalize_room_code(room)
                     }
-                }
-            }
-            ToBus::Challenge { conn, ask, at } => self.send_aside(conn, at, ask),
-            ToBus::Decline { conn, ask, host } => self.send_aside(conn, host, ask),
-            ToBus::LeftIdle { conn, all, closed } => {
-                let seq = conn.seq();
-                let Some(away) = self.relayed.get_mut(&seq) else { return Ok(()) };
-                for to in away.ghosts.clone() {
-                    let msg = match closed {
-                        true => Wire::Gone { conn: seq },
-                        false => Wire::Enter { conn: seq, ask: Ask::Engaged { all } },
-                    };
-                    let _ = self.out.try_send(Outgoing { to, msg });
-                }
-                // Without the bus the word is lost: kept, the connection's
-                // ghosts hear of its end from the sweep once the bus is back.
-                if closed && conn_up {
-                    self.relayed.remove(&seq);
-                }
-            }
-            ToBus::Move { conn, who, rules, to } => {
-                let ask = Ask::Queue { who: (*who).clone(), rules, house: None };
-                self.send_enter(conn, to, ask);
-            }
-            ToBus::Lookup { cmd, looks } => {
-                let owner = match conn {
-                    Some(redis) => self.owner(&cmd, redis).await?,
-                    None => None,
+                    Ask::Resume { token, .. } => match token_room(token, codes::ROOM_CODE_LEN) {
+                        Some(code) => code.to_owned(),
+                        None => return self.enter(conn, ask, None, looks),
+                    },
+                    _ => return,
                 };
-                // A room made a moment ago elsewhere may not be written yet.
-                let fresh =
-                    matches!(cmd, LobbyCmd::JoinRoom { .. } | LobbyCmd::Spectate { .. }) && looks == 0;
-                match owner {
-                    None if fresh => self.later.push(ToBus::Lookup { cmd, looks: 1 }),
-                    owner => self.enter(cmd, owner, looks).await,
-                }
+                self.outputs.push(Output::Lookup(Lookup { code, conn, ask, looks }));
             }
+            ToBus::Ask { conn, ask: ask @ Ask::Requeue { .. }, at: Where::At(to) } => {
+                self.send_enter(conn, to, ask)
+            }
+            ToBus::Ask { conn, ask, at: Where::At(to) } => self.send_aside(conn, to, ask),
+            ToBus::Ask { conn, ask, at: Where::Followed } => self.follow(conn, ask),
         }
-        Ok(())
     }
 
-    /// Writes the directory changes waiting (all of this instance's rooms
-    /// again with `all`, after the bus came back).
-    pub async fn write_directory(
-        &mut self,
-        conn: &mut MultiplexedConnection,
-        all: bool,
-    ) -> redis::RedisResult<()> {
-        if all {
-            self.pending.clear();
-            let own: Vec<Arc<str>> = self.own.iter().cloned().collect();
-            for chunk in own.chunks(1000) {
-                let mut pipe = redis::pipe();
-                for code in chunk {
-                    pipe.cmd("EVAL").arg(CLAIM_FREE).arg(1).arg(ROOMS).arg(&**code).arg(&*self.me).ignore();
-                }
-                pipe.query_async::<()>(conn).await?;
+    /// Redis said which instance runs the room `lookup` names.
+    fn found(&mut self, lookup: Lookup, owner: Option<(String, bool)>) {
+        let owner = owner.and_then(|(owner, listed)| self.live_owner(owner, listed));
+        let Lookup { conn, ask, looks, .. } = lookup;
+        match owner {
+            // A room made a moment ago elsewhere may not be written yet.
+            None if matches!(ask, Ask::JoinRoom { .. } | Ask::Spectate { .. }) && looks == 0 => {
+                self.later.push(ToBus::Ask { conn, ask, at: Where::Find { looks: 1 } })
             }
-            return Ok(());
+            owner => self.enter(conn, ask, owner, looks),
         }
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = redis::pipe();
-        for (code, open) in &self.pending {
-            match open {
-                true => pipe.cmd("HSET").arg(ROOMS).arg(&**code).arg(&*self.me).ignore(),
-                false => {
-                    pipe.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&**code).arg(&*self.me).ignore()
-                }
-            };
-        }
-        pipe.query_async::<()>(conn).await?;
-        self.pending.clear();
-        Ok(())
     }
 
-    /// The live instance other than this one that runs the room `cmd` names.
-    async fn owner(
-        &mut self,
-        cmd: &LobbyCmd<ConnHandle>,
-        conn: &mut MultiplexedConnection,
-    ) -> redis::RedisResult<Option<Arc<str>>> {
-        let code = match cmd {
-            LobbyCmd::JoinRoom { room, .. } | LobbyCmd::Spectate { room, .. } => {
-                codes::normalize_room_code(room)
-            }
-            LobbyCmd::Resume { token, .. } => match token_room(token, codes::ROOM_CODE_LEN) {
-                Some(code) => code.to_owned(),
-                None => return Ok(None),
-            },
-            _ => return Ok(None),
-        };
-        let owner: Option<String> = redis::cmd("HGET").arg(ROOMS).arg(&code).query_async(conn).await?;
-        let Some(owner) = owner.filter(|o| **o != *self.me && !self.stopped.contains_key(o.as_str())) else {
-            return Ok(None);
-        };
+    /// The live instance other than this one that Redis names as a room's:
+    /// one not listed here yet (it started within the last second) is
+    /// alive if its own list is there.
+    fn live_owner(&mut self, owner: String, listed: bool) -> Option<Arc<str>> {
+        if *owner == *self.me || self.stopped.contains_key(owner.as_str()) {
+            return None;
+        }
         if self.alive(&owner) {
-            return Ok(Some(owner.into()));
+            return Some(owner.into());
         }
-        // Not listed here yet (it started within the last second): its own
-        // list says whether it is alive.
-        let listed: bool = redis::cmd("EXISTS").arg(format!("{WHO}:{owner}")).query_async(conn).await?;
         if !listed {
-            return Ok(None);
+            return None;
         }
         let owner: Arc<str> = owner.into();
         self.heard(&owner);
         self.listed.insert(owner.clone());
-        Ok(Some(owner))
+        Some(owner)
     }
 
-    /// Sends `cmd` to `owner`'s instance, or answers it here: `room_not_found`,
+    /// Sends `ask` to `owner`'s instance, or answers it here: `room_not_found`,
     /// or (a `resume`) back to the lobby to wait for adoption.
-    async fn enter(&mut self, cmd: LobbyCmd<ConnHandle>, owner: Option<Arc<str>>, looks: u8) {
-        let (conn, ask) = match cmd {
-            LobbyCmd::JoinRoom { conn, name, room, id } => {
-                (conn, Ask::Join { room, who: (*name).clone(), id })
-            }
-            LobbyCmd::Spectate { conn, room, id } => (conn, Ask::Spectate { room, id }),
-            LobbyCmd::Resume { conn, token, id } => (conn, Ask::Resume { token, id }),
-            _ => return,
-        };
+    fn enter(&mut self, conn: ConnHandle, ask: Ask, owner: Option<Arc<str>>, looks: u8) {
         match (owner, ask) {
             (Some(to), ask) => self.send_enter(conn, to, ask),
             (None, Ask::Resume { token, id }) => {
-                let _ = self.lobby.send(LobbyCmd::Park { conn, token, id, looks }).await;
+                self.outputs.push(Output::Lobby(LobbyCmd::Park { conn, token, id, looks }))
             }
             (None, ask) => self.answer_here(conn, ask),
+        }
+    }
+
+    /// What a connection here says to the instances it went to: leaving a
+    /// queue it moved to, leaving idle (its challenges there end), closing.
+    fn follow(&mut self, conn: ConnHandle, ask: Ask) {
+        let seq = conn.id.seq();
+        let Some(away) = self.relayed.get_mut(&seq) else { return };
+        match ask {
+            Ask::Cancel { .. } => {
+                if let (Some(at), Some(Ask::Requeue { .. })) = (&away.at, &away.asked) {
+                    let _ = self.out.try_send(Outgoing { to: at.clone(), msg: Wire::Ask { conn: seq, ask } });
+                    away.asked = None;
+                    away.at = None;
+                }
+            }
+            Ask::Offline => {
+                for to in away.ghosts.clone() {
+                    let _ = self.out.try_send(Outgoing { to, msg: Wire::Gone { conn: seq } });
+                }
+                // Without the bus the word is lost: kept, the connection's
+                // ghosts hear of its end from the sweep once the bus is back.
+                if self.up {
+                    self.relayed.remove(&seq);
+                }
+            }
+            ask => {
+                for to in away.ghosts.clone() {
+                    let msg = Wire::Ask { conn: seq, ask: ask.clone() };
+                    let _ = self.out.try_send(Outgoing { to, msg });
+                }
+            }
         }
     }
 
@@ -645,7 +384,7 @@ impl Router {
         away.asked = Some(ask.clone());
         away.unsure = None;
         away.ghost_at(&to);
-        let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+        let _ = self.out.try_send(Outgoing { to, msg: Wire::Ask { conn: seq, ask } });
     }
 
     /// Sends the connection's `ask` about challenges to instance `to`.
@@ -656,7 +395,7 @@ impl Router {
         let seq = conn.id.seq();
         let away = self.relayed.entry(seq).or_insert_with(|| Away::new(conn.clone()));
         away.ghost_at(&to);
-        let _ = self.out.try_send(Outgoing { to, msg: Wire::Enter { conn: seq, ask } });
+        let _ = self.out.try_send(Outgoing { to, msg: Wire::Ask { conn: seq, ask } });
     }
 
     /// Answers here what another instance cannot: a `resume` waits for
@@ -666,17 +405,12 @@ impl Router {
     fn answer_here(&mut self, conn: ConnHandle, ask: Ask) {
         match ask {
             Ask::Resume { token, id } => {
-                let _ = self.lobby.try_send(LobbyCmd::Park { conn, token, id, looks: 0 });
+                self.outputs.push(Output::Lobby(LobbyCmd::Park { conn, token, id, looks: 0 }))
             }
-            Ask::Queue { who, rules, .. } => {
-                let who = Arc::new(who);
-                let _ = self.lobby.try_send(LobbyCmd::Requeue { conn, name: who, rules, house: None });
-            }
-            Ask::Join { room, id, .. } | Ask::Spectate { room, id } => {
+            ask @ Ask::Requeue { .. } => self.outputs.push(Output::Lobby(LobbyCmd::Ask { conn, ask })),
+            Ask::JoinRoom { room, id, .. } | Ask::Spectate { room, id } => {
                 let code = codes::normalize_room_code(&room);
-                let msg = ServerMessage::error(ErrorCode::RoomNotFound, codes::no_room(&code), id);
-                crate::net::metrics::refused(ErrorCode::RoomNotFound);
-                conn.frame(&encode(&msg));
+                refuse_here(&conn, ErrorCode::RoomNotFound, codes::no_room(&code), id);
                 conn.send(Outbound::Refused);
             }
             Ask::Challenge { name, id, .. } => {
@@ -689,14 +423,14 @@ impl Router {
                 let shown: String = challenge.chars().take(40).collect();
                 refuse_here(&conn, ErrorCode::ChallengeNotFound, format!("no open challenge {shown:?}"), id);
             }
-            Ask::Cancel { .. } | Ask::Engaged { .. } => {}
+            _ => {}
         }
     }
 
     /// A message that cannot go out while Redis is down: a request that
     /// waits for an answer is answered here.
-    pub fn undeliverable(&mut self, msg: Outgoing) {
-        let Wire::Enter { conn, .. } = msg.msg else { return };
+    fn undeliverable(&mut self, msg: Outgoing) {
+        let Wire::Ask { conn, .. } = msg.msg else { return };
         let Some(away) = self.relayed.get_mut(&conn) else { return };
         if let Some(ask) = away.asked.take() {
             away.at = None;
@@ -711,3 +445,6 @@ fn refuse_here(conn: &ConnHandle, code: ErrorCode, text: String, id: Option<tict
     crate::net::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, text, id)));
 }
+
+#[cfg(test)]
+mod tests;

@@ -62,12 +62,15 @@ fn challenge(lobby: &mut Harness, from: &Player, name: &str, now: Instant) {
 const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 fn challenge_from(lobby: &mut Harness, from: &Player, ip: IpAddr, name: &str, now: Instant) {
-    let cmd = LobbyCmd::Challenge {
+    let cmd = LobbyCmd::Ask {
         conn: from.conn.clone(),
-        ip,
-        name: name.into(),
-        rules: Rules::classic(3),
-        id: None,
+        ask: Ask::Challenge {
+            who: Identity::guest("x"),
+            ip,
+            name: name.into(),
+            rules: Rules::classic(3),
+            id: None,
+        },
     };
     assert!(lobby.handle(cmd, now).is_none());
 }
@@ -81,11 +84,9 @@ fn offered(p: &mut Player) -> String {
 }
 
 fn accept(lobby: &mut Harness, p: &Player, challenge: &str) -> Option<NewRoom> {
-    let cmd = LobbyCmd::Accept {
+    let cmd = LobbyCmd::Ask {
         conn: p.conn.clone(),
-        who: Identity::guest("x"),
-        challenge: challenge.into(),
-        id: None,
+        ask: Ask::Accept { who: Identity::guest("x"), challenge: challenge.into(), id: None },
     };
     lobby.handle(cmd, Instant::now())
 }
@@ -96,7 +97,7 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
     let mut zed = guest(&mut lobby, 1, "zed");
     let ann = guest(&mut lobby, 2, "Ann");
     ann.presence.swap(Status::Idle, Status::Playing).unwrap();
-    lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
+    lobby.handle(LobbyCmd::Ask { conn: zed.conn.clone(), ask: Ask::Who { id: None } }, Instant::now());
     let listed = |m: &ServerMessage| match m {
         ServerMessage::Online { players, .. } => players.clone(),
         other => panic!("not online: {other:?}"),
@@ -115,8 +116,8 @@ fn who_lists_the_house_then_players_by_name_with_their_status() {
         },
         Instant::now(),
     );
-    lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, Instant::now());
-    lobby.handle(LobbyCmd::Who { conn: zed.conn.clone(), id: None }, Instant::now());
+    lobby.handle(LobbyCmd::Ask { conn: conn(1).0, ask: Ask::Offline }, Instant::now());
+    lobby.handle(LobbyCmd::Ask { conn: zed.conn.clone(), ask: Ask::Who { id: None } }, Instant::now());
     let names: Vec<_> = listed(&frames(&mut zed)[0]).into_iter().map(|p| p.name.to_string()).collect();
     assert_eq!(names, ["house", "bea"]);
 }
@@ -198,11 +199,9 @@ fn declines_expiry_disconnects_and_limits() {
     let id = offered(&mut bob);
     frames(&mut ann);
     lobby.handle(
-        LobbyCmd::Decline {
+        LobbyCmd::Ask {
             conn: bob.conn.clone(),
-            challenge: id.clone(),
-            reason: Some("busy now".into()),
-            id: None,
+            ask: Ask::Decline { challenge: id.clone(), reason: Some("busy now".into()), id: None },
         },
         t0,
     );
@@ -212,7 +211,10 @@ fn declines_expiry_disconnects_and_limits() {
     assert!(text.contains("busy now"), "{text}");
     assert!(frames(&mut bob).is_empty());
     // Declined twice: not found.
-    lobby.handle(LobbyCmd::Decline { conn: bob.conn.clone(), challenge: id, reason: None, id: None }, t0);
+    lobby.handle(
+        LobbyCmd::Ask { conn: bob.conn.clone(), ask: Ask::Decline { challenge: id, reason: None, id: None } },
+        t0,
+    );
     assert_eq!(code(&frames(&mut bob)[0]), Some(ErrorCode::ChallengeNotFound));
     // Unanswered: expires at the lifetime, not before.
     challenge(&mut lobby, &ann, "bob", t0);
@@ -240,7 +242,7 @@ fn declines_expiry_disconnects_and_limits() {
     assert!(frames(&mut cy).is_empty());
     // The challenger disconnects: the target hears it.
     frames(&mut bob);
-    lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, t0);
+    lobby.handle(LobbyCmd::Ask { conn: conn(1).0, ask: Ask::Offline }, t0);
     let f = frames(&mut bob);
     assert_eq!(f.len(), MAX_SENT);
     assert!(f.iter().all(|m| ended(m).0 == ChallengeEndReason::Canceled));
@@ -256,11 +258,11 @@ fn engaging_in_another_game_cancels_challenges() {
     offered(&mut bob);
     frames(&mut ann);
     // Bob queues: what he received stays open (he may still accept).
-    lobby.handle(LobbyCmd::Engaged { conn: conn_id(2), all: false }, Instant::now());
+    lobby.handle(LobbyCmd::Ask { conn: conn(2).0, ask: Ask::Engaged { all: false } }, Instant::now());
     assert!(frames(&mut ann).is_empty());
     assert_eq!(lobby.open_challenges(), 1);
     // Ann queues: what she sent ends (she can no longer be drafted).
-    lobby.handle(LobbyCmd::Engaged { conn: conn_id(1), all: false }, Instant::now());
+    lobby.handle(LobbyCmd::Ask { conn: conn(1).0, ask: Ask::Engaged { all: false } }, Instant::now());
     let (a, b) = (frames(&mut ann), frames(&mut bob));
     assert_eq!(
         (ended(&a[0]).0, ended(&b[0]).0),
@@ -271,7 +273,7 @@ fn engaging_in_another_game_cancels_challenges() {
     challenge(&mut lobby, &bob, "ann", Instant::now());
     offered(&mut ann);
     frames(&mut bob);
-    lobby.handle(LobbyCmd::Engaged { conn: conn_id(1), all: true }, Instant::now());
+    lobby.handle(LobbyCmd::Ask { conn: conn(1).0, ask: Ask::Engaged { all: true } }, Instant::now());
     let b = frames(&mut bob);
     assert!(ended(&b[0]).1.contains("ann started another game"), "{b:?}");
 }
@@ -280,12 +282,14 @@ fn engaging_in_another_game_cancels_challenges() {
 fn play_house_opens_a_room_with_the_house() {
     let mut lobby = harness();
     let (a, mut ra) = conn(1);
-    let cmd = LobbyCmd::PlayHouse {
+    let cmd = LobbyCmd::Ask {
         conn: a,
-        who: Identity::guest("ann"),
-        rules: Rules::classic(3),
-        level: tictactoe_protocol::HouseLevel::Random,
-        id: None,
+        ask: Ask::PlayHouse {
+            who: Identity::guest("ann"),
+            rules: Rules::classic(3),
+            level: tictactoe_protocol::HouseLevel::Random,
+            id: None,
+        },
     };
     let mut new = lobby.handle(cmd, Instant::now()).expect("a room");
     assert_eq!(got(&mut ra), [format!("entered:{}", new.room.code())]);
@@ -304,12 +308,9 @@ fn play_house_opens_a_room_with_the_house() {
 fn a_player_still_waiting_after_house_after_plays_the_house() {
     let mut lobby = harness();
     let t0 = Instant::now();
-    let quick = |conn: &Conn, house| LobbyCmd::QuickMatch {
+    let quick = |conn: &Conn, house| LobbyCmd::Ask {
         conn: conn.clone(),
-        name: Identity::guest("p"),
-        rules: Rules::classic(3),
-        house,
-        id: None,
+        ask: Ask::QuickMatch { who: Identity::guest("p"), rules: Rules::classic(3), house, id: None },
     };
     let (a, mut ra) = conn(1);
     let wait = Duration::from_millis(500);
@@ -330,7 +331,7 @@ fn a_player_still_waiting_after_house_after_plays_the_house() {
     // Left the queue before: no house either.
     let (d, _rd) = conn(4);
     lobby.handle(quick(&d, Some((wait, level))), t0);
-    lobby.handle(LobbyCmd::Cancel { conn: conn_id(4), rules: Rules::classic(3) }, t0);
+    lobby.handle(LobbyCmd::Ask { conn: conn(4).0, ask: Ask::Cancel { rules: Rules::classic(3) } }, t0);
     assert!(lobby.tick(t0 + wait).is_empty());
 }
 
@@ -366,13 +367,16 @@ fn an_account_shares_its_limit_over_its_connections() {
     assert!(frames(&mut targets[5]).is_empty());
     // A decline frees a slot for the account, on whichever connection.
     let id = offered(&mut targets[0]);
-    let decline = LobbyCmd::Decline { conn: targets[0].conn.clone(), challenge: id, reason: None, id: None };
+    let decline = LobbyCmd::Ask {
+        conn: targets[0].conn.clone(),
+        ask: Ask::Decline { challenge: id, reason: None, id: None },
+    };
     lobby.handle(decline, t0);
     frames(&mut a1);
     challenge(&mut lobby, &a2, "t5", t0);
     assert_eq!(last(&mut a2).0, "challenge_sent");
     // A connection that closes frees the slots it used.
-    lobby.handle(LobbyCmd::Offline { conn: conn_id(1) }, t0);
+    lobby.handle(LobbyCmd::Ask { conn: conn(1).0, ask: Ask::Offline }, t0);
     frames(&mut a2);
     for i in 0..2 {
         challenge(&mut lobby, &a2, &format!("t{i}"), t0);
@@ -380,7 +384,7 @@ fn an_account_shares_its_limit_over_its_connections() {
     }
     challenge(&mut lobby, &a2, "t2", t0);
     assert_eq!(last(&mut a2).0, "busy");
-    lobby.handle(LobbyCmd::Offline { conn: conn_id(2) }, t0);
+    lobby.handle(LobbyCmd::Ask { conn: conn(2).0, ask: Ask::Offline }, t0);
     assert_eq!(lobby.open_challenges(), 0);
     assert!(lobby.counts_empty());
 }
@@ -448,12 +452,15 @@ fn in_a_cluster_a_player_online_elsewhere_is_challenged_there_and_its_challenges
     lobby.lobby.online_elsewhere(vec![("b".into(), tina)]);
     let mut carl = guest(&mut lobby, 1, "carl");
     let ip: IpAddr = [127, 0, 0, 1].into();
-    let challenge = |name: &str| LobbyCmd::Challenge {
+    let challenge = |name: &str| LobbyCmd::Ask {
         conn: carl.conn.clone(),
-        ip,
-        name: name.into(),
-        rules: Rules::classic(3),
-        id: None,
+        ask: Ask::Challenge {
+            who: Identity::guest("x"),
+            ip,
+            name: name.into(),
+            rules: Rules::classic(3),
+            id: None,
+        },
     };
     lobby.handle(challenge("tina"), Instant::now());
     assert_eq!(got(&mut carl.rx), ["sent:b"]);
@@ -464,11 +471,9 @@ fn in_a_cluster_a_player_online_elsewhere_is_challenged_there_and_its_challenges
     lobby.handle(challenge("tina"), Instant::now());
     assert_eq!(got(&mut carl.rx), ["error:busy"]);
     // A challenge id names the instance that holds it.
-    let decline = |challenge: &str| LobbyCmd::Decline {
+    let decline = |challenge: &str| LobbyCmd::Ask {
         conn: carl.conn.clone(),
-        challenge: challenge.into(),
-        reason: None,
-        id: None,
+        ask: Ask::Decline { challenge: challenge.into(), reason: None, id: None },
     };
     lobby.handle(decline("b~c1-ABCDEF"), Instant::now());
     assert_eq!(got(&mut carl.rx), ["sent:b"]);

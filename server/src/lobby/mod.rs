@@ -6,6 +6,7 @@
 //! [`task`], carries the outputs out. Connections are any [`Peer`]: the
 //! shell's handles, or bare ids in tests.
 
+mod cluster;
 mod ended;
 mod players;
 pub(crate) mod presence;
@@ -20,11 +21,10 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tictactoe_protocol::{ErrorCode, HouseLevel, OnlinePlayer, RequestId, ServerMessage};
+use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
 
 use crate::cluster::ids::{ConnId, Instance, RoomAddr};
-use crate::cluster::matchmaker::Waiting;
-use crate::cmd::{LobbyCmd, Peer, RoomCmd};
+use crate::cmd::{Ask, LobbyCmd, Peer, RoomCmd};
 use crate::codes;
 use crate::room::{INVALID_TOKEN, Room, Settings, game_over_refusal, token_room};
 use crate::session::account::Identity;
@@ -73,76 +73,35 @@ pub enum Output<C> {
         /// The room.
         room: RoomAddr,
     },
-    /// In a cluster: the room `cmd` names (`join_room`, `spectate`,
-    /// `resume`) is not here; ask the bus where it is. A `resume` nobody
-    /// runs comes back as [`LobbyCmd::Park`] with `looks`.
+    /// In a cluster: what `conn` asks is answered on another instance;
+    /// the bus takes it there as it is.
     Elsewhere {
-        /// The request.
-        cmd: LobbyCmd<C>,
-        /// Looks for games to adopt a `resume` has waited already.
+        /// The asking connection.
+        conn: C,
+        /// What it asks.
+        ask: Ask,
+        /// Which instance.
+        at: Where,
+    },
+}
+
+/// Which instance answers an ask sent elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// The one that runs the room the ask names (`join_room`, `spectate`,
+    /// `resume`): the bus looks it up. A `resume` nobody runs comes back
+    /// as [`LobbyCmd::Park`] with `looks`, the looks for games to adopt it
+    /// has waited already.
+    Find {
+        /// Looks waited already.
         looks: u8,
     },
-    /// In a cluster: move a waiting player to the instance `to`, where the
-    /// matchmaker paired it.
-    Move {
-        /// The player.
-        conn: C,
-        /// Who it is.
-        who: Arc<Identity>,
-        /// The rules it waits for.
-        rules: Rules,
-        /// The instance it moves to.
-        to: Arc<str>,
-    },
-    /// In a cluster: a player that left the queue may have moved to another
-    /// instance's; the bus tells that one.
-    CancelElsewhere {
-        /// The player.
-        conn: ConnId,
-        /// The rules it waited for.
-        rules: Rules,
-    },
-    /// In a cluster: the challenged player is on instance `at`; the
-    /// challenge is made there, by a ghost of the challenger.
-    ChallengeElsewhere {
-        /// The challenger.
-        conn: C,
-        /// Who it is.
-        who: Arc<Identity>,
-        /// Its address, for the limits kept per address.
-        ip: std::net::IpAddr,
-        /// The name as typed.
-        name: String,
-        /// The rules.
-        rules: Rules,
-        /// Request id.
-        id: Option<RequestId>,
-        /// Where the challenged player is.
-        at: Arc<str>,
-    },
-    /// In a cluster: a `decline` of a challenge made on instance `host`.
-    DeclineElsewhere {
-        /// The declining (or withdrawing) connection.
-        conn: C,
-        /// The instance that holds the challenge.
-        host: Arc<str>,
-        /// The challenge's id.
-        challenge: String,
-        /// Why.
-        reason: Option<String>,
-        /// Request id.
-        id: Option<RequestId>,
-    },
-    /// In a cluster: a connection left idle (`all`: a game started) or
-    /// closed (`closed`); its challenges on other instances end too.
-    LeftIdle {
-        /// The connection.
-        conn: ConnId,
-        /// A game started.
-        all: bool,
-        /// The connection closed.
-        closed: bool,
-    },
+    /// This one: the challenged player's, a challenge's, or the one the
+    /// matchmaker paired a waiting player on.
+    At(Arc<str>),
+    /// Those the connection went to already (its queue there, its
+    /// challenges there): the bus knows which.
+    Followed,
 }
 
 /// The lobby's state.
@@ -162,15 +121,8 @@ pub struct Lobby<C: Peer> {
     instance: Instance,
     /// Room codes, challenge ids, who moves first, the house's seeds.
     rng: StdRng,
-    /// In a cluster, `resume`s whose game is not here (yet): another
-    /// instance may be letting it go, for this one to adopt at its next look.
-    parked: Option<Vec<Parked<C>>>,
-    /// In a cluster, who is online on the other instances (as of a second ago).
-    elsewhere: Vec<OnlinePlayer>,
-    /// In a cluster, the instance of each name online elsewhere (by name key).
-    elsewhere_at: HashMap<String, Arc<str>>,
-    /// In a cluster, this instance's name.
-    me: Option<Arc<str>>,
+    /// What it knows of the rest of its cluster; alone, nothing.
+    cluster: Option<cluster::Cluster<C>>,
     /// The resume tokens of games that ended in rooms since closed.
     ended: ended::Ended,
     out: Vec<Output<C>>,
@@ -182,30 +134,6 @@ enum Found {
     Elsewhere,
     Nowhere(String),
 }
-
-/// A `resume` waiting for the next looks for games to adopt.
-#[derive(Debug)]
-struct Parked<C> {
-    conn: C,
-    token: String,
-    id: Option<RequestId>,
-    /// Looks that did not bring its game.
-    looks: u8,
-}
-
-/// Most names an instance tells the others it has online: `who` shows 200,
-/// and a `challenge` from another instance finds a name among these.
-const SHARED_NAMES: usize = 1_000;
-
-/// Most `resume`s parked at once; beyond, an unknown token is refused at once.
-const PARKED_MAX: usize = 10_000;
-
-/// Looks for games to adopt a parked `resume` waits for: a game let go by a
-/// stopping instance comes at the first look after it; a dead one's once
-/// its lease has run out, which is up to a lease and a look after the death
-/// (its last word was up to a look before it): that, and two looks more.
-const PARKED_LOOKS: u8 =
-    (crate::store::LEASE.as_millis() / crate::cluster::adopt::LOOK.as_millis()) as u8 + 4;
 
 impl<C: Peer> Lobby<C> {
     /// An empty lobby of `instance` whose rooms run with `settings`, where a
@@ -224,87 +152,10 @@ impl<C: Peer> Lobby<C> {
             house_after: BinaryHeap::new(),
             instance,
             rng,
-            parked: None,
-            elsewhere: Vec::new(),
-            elsewhere_at: HashMap::new(),
-            me: None,
+            cluster: None,
             ended: ended::Ended::default(),
             out: Vec::new(),
         }
-    }
-
-    /// Makes this lobby instance `me`'s of a cluster: a `resume` whose game
-    /// is not here waits for the next looks for games to adopt
-    /// ([`Lobby::looked`]) before it is `invalid_token`, and rooms, players
-    /// and challenges not here are looked for elsewhere.
-    pub fn in_cluster(&mut self, me: &str) {
-        self.parked.get_or_insert_with(Vec::new);
-        self.players.name_ids(me);
-        self.me = Some(me.into());
-    }
-
-    /// Who is online on this instance, for the other instances' `who`.
-    pub fn online_here(&self) -> Vec<OnlinePlayer> {
-        self.players.here(SHARED_NAMES)
-    }
-
-    /// Who is online on the other instances of the cluster, as they last
-    /// said, each with its instance.
-    pub fn online_elsewhere(&mut self, players: Vec<(Arc<str>, OnlinePlayer)>) {
-        self.elsewhere_at =
-            players.iter().map(|(at, p)| (crate::session::account::name_key(&p.name), at.clone())).collect();
-        self.elsewhere = players.into_iter().map(|(_, p)| p).collect();
-    }
-
-    /// The looks for games to adopt ended (the leases' thread stopped):
-    /// parked `resume`s are refused, and no more wait.
-    pub fn not_looking(&mut self) -> Vec<Output<C>> {
-        for p in self.parked.take().unwrap_or_default() {
-            self.refuse(&p.conn, ErrorCode::InvalidToken, INVALID_TOKEN, p.id);
-        }
-        self.outputs()
-    }
-
-    /// A look for games to adopt is over, with these `rooms` (none, mostly):
-    /// they are listed, and the parked `resume`s whose game came go to it.
-    pub fn looked(&mut self, rooms: Vec<Room>) -> Vec<Output<C>> {
-        for room in rooms {
-            // This instance still runs a room of that code (a game it held
-            // before it was cut off, adopted since): the saved one is not opened twice.
-            if self.rooms.contains_key(room.code()) {
-                tracing::warn!(room = %room.code(), "an adopted game's room is open here already; not opened again");
-                continue;
-            }
-            self.open(room, Vec::new(), None);
-        }
-        if let Some(parked) = self.parked.take() {
-            let mut waiting = Vec::new();
-            for mut p in parked {
-                if p.conn.is_closed() {
-                    continue;
-                }
-                match token_room(&p.token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get(c)).cloned() {
-                    Some(to) => self.out.push(Output::Forward {
-                        to,
-                        cmd: RoomCmd::Resume { conn: p.conn, token: p.token, id: p.id },
-                    }),
-                    None if p.looks + 1 >= PARKED_LOOKS => {
-                        self.refuse(&p.conn, ErrorCode::InvalidToken, INVALID_TOKEN, p.id)
-                    }
-                    // Another instance may have adopted it: ask again.
-                    None if !p.conn.relayed() => {
-                        let cmd = LobbyCmd::Resume { conn: p.conn, token: p.token, id: p.id };
-                        self.out.push(Output::Elsewhere { cmd, looks: p.looks + 1 });
-                    }
-                    None => {
-                        p.looks += 1;
-                        waiting.push(p);
-                    }
-                }
-            }
-            self.parked = Some(waiting);
-        }
-        self.outputs()
     }
 
     /// When the lobby next needs [`Lobby::tick`]: a challenge expiring, or
@@ -341,149 +192,84 @@ impl<C: Peer> Lobby<C> {
     /// Handles one command at `now`: what to do, in order.
     pub fn handle(&mut self, cmd: LobbyCmd<C>, now: Instant) -> Vec<Output<C>> {
         match cmd {
-            LobbyCmd::QuickMatch { conn, name, rules, house, id } => {
-                self.out.push(Output::Send {
-                    to: conn.clone(),
-                    msg: ServerMessage::Queued { size: rules.size, win: rules.win, id },
-                });
-                self.quick_match(conn, name, rules, house, now)
-            }
-            LobbyCmd::Requeue { conn, name, rules, house } => self.quick_match(conn, name, rules, house, now),
-            LobbyCmd::Paired { conn, rules, host } => {
-                let queue = self.queues.entry(rules).or_default();
-                if let Some(i) = queue.iter().position(|(c, ..)| c.id() == conn && !c.relayed()) {
-                    if let Some((conn, who, _)) = queue.remove(i) {
-                        self.out.push(Output::Move { conn, who, rules, to: host });
-                    }
-                }
-            }
-            LobbyCmd::Park { conn, token, id, looks } => match &mut self.parked {
-                Some(parked) if parked.len() < PARKED_MAX => parked.push(Parked { conn, token, id, looks }),
-                _ => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
-            },
-            LobbyCmd::CreateRoom { conn, name, rules, mark, id } => {
-                let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
-                match Room::private(
-                    code,
-                    rules,
-                    self.settings.clone(),
-                    rng,
-                    (conn.id(), name),
-                    mark,
-                    id.clone(),
-                ) {
-                    Ok(room) => self.open(room, vec![conn], None),
-                    Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
-                }
-            }
-            LobbyCmd::JoinRoom { conn, name, room, id } => match self.find(&room, &conn) {
-                Found::Here(to) => {
-                    self.out.push(Output::Forward { to, cmd: RoomCmd::Join { conn, name, id } })
-                }
-                Found::Elsewhere => {
-                    let cmd = LobbyCmd::JoinRoom { conn, name, room, id };
-                    self.out.push(Output::Elsewhere { cmd, looks: 0 })
-                }
-                Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
-            },
-            LobbyCmd::Spectate { conn, room, id } => match self.find(&room, &conn) {
-                Found::Here(to) => self.out.push(Output::Forward { to, cmd: RoomCmd::Spectate { conn, id } }),
-                Found::Elsewhere => {
-                    self.out.push(Output::Elsewhere { cmd: LobbyCmd::Spectate { conn, room, id }, looks: 0 })
-                }
-                Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
-            },
-            LobbyCmd::Resume { conn, token, id } => {
-                let room = token_room(&token, codes::ROOM_CODE_LEN).and_then(|c| self.rooms.get(c)).cloned();
-                // Its room gone, a token of a game that ended here says which game.
-                let ended = match room {
-                    None => self.ended.game_of(&token, now),
-                    Some(_) => None,
-                };
-                match (room, ended) {
-                    (Some(to), _) => {
-                        self.out.push(Output::Forward { to, cmd: RoomCmd::Resume { conn, token, id } })
-                    }
-                    (None, Some(game_id)) => {
-                        self.collect_mail();
-                        self.out.push(Output::Send { to: conn.clone(), msg: game_over_refusal(game_id, id) });
-                        self.out.push(Output::Refused { to: conn });
-                    }
-                    // A token that names no room at all is refused at once;
-                    // one whose room is not here may name another instance's.
-                    (None, None)
-                        if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                            && self.asks_elsewhere(conn.id()) =>
-                    {
-                        self.out
-                            .push(Output::Elsewhere { cmd: LobbyCmd::Resume { conn, token, id }, looks: 0 })
-                    }
-                    (None, None)
-                        if token_room(&token, codes::ROOM_CODE_LEN).is_some()
-                            && self.parked.as_ref().is_some_and(|p| p.len() < PARKED_MAX) =>
-                    {
-                        if let Some(parked) = &mut self.parked {
-                            parked.push(Parked { conn, token, id, looks: 0 });
-                        }
-                    }
-                    (None, None) => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
-                }
-            }
-            LobbyCmd::Cancel { conn, rules } => {
-                let q = self.queues.entry(rules).or_default();
-                let before = q.len();
-                q.retain(|(c, ..)| c.id() != conn);
-                if q.len() == before && self.asks_elsewhere(conn) {
-                    self.out.push(Output::CancelElsewhere { conn, rules });
-                }
-            }
+            LobbyCmd::Ask { conn, ask } => self.ask(conn, ask, now),
+            LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
+            LobbyCmd::Park { conn, token, id, looks } => self.park(conn, token, id, looks),
+            LobbyCmd::Paired { conn, rules, host } => self.paired(conn, rules, host),
             LobbyCmd::RoomClosed { room, ended } => {
                 self.ended.remember(ended, now);
                 if let Some(room) = self.rooms.remove(&room) {
                     self.out.push(Output::Closed { room });
                 }
             }
-            LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
-            LobbyCmd::Offline { conn } => {
-                self.players.offline(conn);
-                if self.asks_elsewhere(conn) {
-                    self.out.push(Output::LeftIdle { conn, all: true, closed: true });
+        }
+        self.outputs()
+    }
+
+    /// What a connection asks or says.
+    fn ask(&mut self, conn: C, ask: Ask, now: Instant) {
+        match ask {
+            Ask::QuickMatch { who, rules, house, id } => {
+                let msg = ServerMessage::Queued { size: rules.size, win: rules.win, id };
+                self.out.push(Output::Send { to: conn.clone(), msg });
+                self.quick_match(conn, who, rules, house, now)
+            }
+            Ask::Requeue { who, rules, house } => self.quick_match(conn, who, rules, house, now),
+            Ask::Cancel { rules } => {
+                let q = self.queues.entry(rules).or_default();
+                let before = q.len();
+                q.retain(|(c, ..)| c.id() != conn.id());
+                if q.len() == before {
+                    self.follow(conn, Ask::Cancel { rules });
                 }
             }
-            LobbyCmd::Rated { conn, rules, shown } => self.players.rated(conn, rules, shown),
-            LobbyCmd::Engaged { conn, all } => {
-                self.players.engaged(conn, all);
-                if self.asks_elsewhere(conn) {
-                    self.out.push(Output::LeftIdle { conn, all, closed: false });
+            Ask::CreateRoom { who, rules, mark, id } => {
+                let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
+                let seat = (conn.id(), who);
+                match Room::private(code, rules, self.settings.clone(), rng, seat, mark, id.clone()) {
+                    Ok(room) => self.open(room, vec![conn], None),
+                    Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
             }
-            LobbyCmd::Who { conn, id } => {
-                let msg = self.players.who(&self.elsewhere, id);
+            Ask::JoinRoom { who, room, id } => match self.find(&room, &conn) {
+                Found::Here(to) => {
+                    self.out.push(Output::Forward { to, cmd: RoomCmd::Join { conn, name: who, id } })
+                }
+                Found::Elsewhere => {
+                    let (ask, at) = (Ask::JoinRoom { who, room, id }, Where::Find { looks: 0 });
+                    self.out.push(Output::Elsewhere { conn, ask, at })
+                }
+                Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
+            },
+            Ask::Spectate { room, id } => match self.find(&room, &conn) {
+                Found::Here(to) => self.out.push(Output::Forward { to, cmd: RoomCmd::Spectate { conn, id } }),
+                Found::Elsewhere => {
+                    let (ask, at) = (Ask::Spectate { room, id }, Where::Find { looks: 0 });
+                    self.out.push(Output::Elsewhere { conn, ask, at })
+                }
+                Found::Nowhere(msg) => self.refuse(&conn, ErrorCode::RoomNotFound, msg, id),
+            },
+            Ask::Resume { token, id } => self.resume(conn, token, id, now),
+            Ask::Who { id } => {
+                let elsewhere = self.cluster.as_ref().map_or(&[][..], |c| &c.online[..]);
+                let msg = self.players.who(elsewhere, id);
                 self.out.push(Output::Send { to: conn, msg });
             }
-            LobbyCmd::Challenge { conn, ip, name, rules, id } => {
+            Ask::Challenge { who, ip, name, rules, id } => {
                 let made = self.players.challenge((conn.id(), ip), &name, rules, id.clone(), now);
                 match made {
                     Err((ErrorCode::PlayerNotFound, text)) => match self.player_elsewhere(&name, &conn) {
-                        Some(at) => self.challenge_elsewhere(conn, ip, name, rules, id, at),
+                        Some(at) => {
+                            let ask = Ask::Challenge { who, ip, name, rules, id: id.clone() };
+                            self.challenge_elsewhere(conn, ask, id, at)
+                        }
                         None => self.answer(&conn, ErrorCode::PlayerNotFound, text, id),
                     },
                     Err((code, text)) => self.answer(&conn, code, text, id),
                     Ok(()) => {}
                 }
             }
-            LobbyCmd::Decline { conn, challenge, reason, id } => {
-                if let Err((code, text)) = self.players.decline(conn.id(), &challenge, reason.as_deref()) {
-                    match self.challenge_host(&challenge, &conn) {
-                        Some(host) => {
-                            self.out.push(Output::DeclineElsewhere { conn, host, challenge, reason, id })
-                        }
-                        None => self.answer(&conn, code, text, id),
-                    }
-                }
-            }
-            LobbyCmd::Accept { conn, who, challenge, id } => match self.players.accept(conn.id(), &challenge)
-            {
+            Ask::Accept { who, challenge, id } => match self.players.accept(conn.id(), &challenge) {
                 Ok(accepted) => {
                     // The challenges it ended are told before the room opens.
                     self.collect_mail();
@@ -491,7 +277,18 @@ impl<C: Peer> Lobby<C> {
                 }
                 Err((code, text)) => self.refuse(&conn, code, text, id),
             },
-            LobbyCmd::PlayHouse { conn, who, rules, level, id } => {
+            Ask::Decline { challenge, reason, id } => {
+                if let Err((code, text)) = self.players.decline(conn.id(), &challenge, reason.as_deref()) {
+                    match self.challenge_host(&challenge, &conn) {
+                        Some(host) => {
+                            let ask = Ask::Decline { challenge, reason, id };
+                            self.out.push(Output::Elsewhere { conn, ask, at: Where::At(host) })
+                        }
+                        None => self.answer(&conn, code, text, id),
+                    }
+                }
+            }
+            Ask::PlayHouse { who, rules, level, id } => {
                 let code = self.new_code();
                 let (settings, rng) = (self.settings.clone(), StdRng::from_rng(&mut self.rng));
                 match Room::house(code, rules, settings, rng, (conn.id(), who), level, now) {
@@ -499,8 +296,38 @@ impl<C: Peer> Lobby<C> {
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
             }
+            Ask::Engaged { all } => {
+                self.players.engaged(conn.id(), all);
+                self.follow(conn, Ask::Engaged { all });
+            }
+            Ask::Rated { rules, shown } => self.players.rated(conn.id(), rules, shown),
+            Ask::Offline => {
+                self.players.offline(conn.id());
+                self.follow(conn, Ask::Offline);
+            }
         }
-        self.outputs()
+    }
+
+    /// `resume`: to its room here; a token whose room is gone and whose
+    /// game ended here is told which game; a room not here may be another
+    /// instance's.
+    fn resume(&mut self, conn: C, token: String, id: Option<RequestId>, now: Instant) {
+        let Some(code) = token_room(&token, codes::ROOM_CODE_LEN) else {
+            // A token that names no room at all is refused at once.
+            return self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id);
+        };
+        if let Some(to) = self.rooms.get(code).cloned() {
+            return self.out.push(Output::Forward { to, cmd: RoomCmd::Resume { conn, token, id } });
+        }
+        match self.ended.game_of(&token, now) {
+            Some(game_id) => {
+                self.collect_mail();
+                self.out.push(Output::Send { to: conn.clone(), msg: game_over_refusal(game_id, id) });
+                self.out.push(Output::Refused { to: conn });
+            }
+            None if self.cluster.is_some() => self.resume_elsewhere(conn, token, id),
+            None => self.refuse(&conn, ErrorCode::InvalidToken, INVALID_TOKEN, id),
+        }
     }
 
     /// Lists a room that nobody is in yet (a game restored after a restart,
@@ -547,61 +374,6 @@ impl<C: Peer> Lobby<C> {
     #[cfg(test)]
     fn rooms(&self) -> usize {
         self.rooms.len()
-    }
-
-    /// The other instance a name is online on, for a challenge from `conn`
-    /// (a connection whose socket is here).
-    fn player_elsewhere(&self, name: &str, conn: &C) -> Option<Arc<str>> {
-        if !self.asks_elsewhere(conn.id()) {
-            return None;
-        }
-        self.elsewhere_at.get(&crate::session::account::name_key(name.trim())).cloned()
-    }
-
-    /// The other instance a challenge id was made on.
-    fn challenge_host(&self, challenge: &str, conn: &C) -> Option<Arc<str>> {
-        let (host, _) = challenge.split_once('~')?;
-        (self.asks_elsewhere(conn.id()) && self.me.as_deref() != Some(host)).then(|| host.into())
-    }
-
-    /// A challenge to a player on instance `at`: sent there, if the
-    /// challenger may challenge now.
-    fn challenge_elsewhere(
-        &mut self,
-        conn: C,
-        ip: std::net::IpAddr,
-        name: String,
-        rules: Rules,
-        id: Option<RequestId>,
-        at: Arc<str>,
-    ) {
-        match self.players.listed(conn.id()) {
-            Some((who, presence::Status::Idle)) => {
-                // Its connection then says when it leaves idle, which ends
-                // the challenge there too (`LeftIdle`).
-                self.players.count_challenge(conn.id());
-                self.out.push(Output::ChallengeElsewhere { conn, who, ip, name, rules, id, at })
-            }
-            Some(_) => {
-                let text = "you are in a game or waiting for one; challenge when you are free (leave first)";
-                self.answer(&conn, ErrorCode::Busy, text, id)
-            }
-            None => self.answer(&conn, ErrorCode::InvalidName, "say hello with your name first", id),
-        }
-    }
-
-    /// Who waits in the queues here, for the matchmaker of a cluster; `wall`
-    /// is `now` as Unix ms.
-    pub fn waiting_here(&self, now: Instant, wall: u64) -> Vec<Waiting> {
-        let mut all = Vec::new();
-        for (rules, queue) in &self.queues {
-            for (c, _, since) in queue.iter().filter(|(c, ..)| !c.is_closed()) {
-                let waited = now.saturating_duration_since(*since).as_millis() as u64;
-                let (conn, movable) = (c.id().seq(), !c.relayed());
-                all.push(Waiting { rules: *rules, conn, since: wall.saturating_sub(waited), movable });
-            }
-        }
-        all
     }
 
     fn quick_match(
@@ -657,13 +429,6 @@ impl<C: Peer> Lobby<C> {
                 return code;
             }
         }
-    }
-
-    /// Whether what `conn` asks that is not here is looked for on the other
-    /// instances: in a cluster, for a connection whose socket is here (a
-    /// ghost's asks came from its own instance, which looked already).
-    fn asks_elsewhere(&self, conn: ConnId) -> bool {
-        self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE
     }
 
     /// Where the room a typed code names is: here, perhaps on another

@@ -14,7 +14,6 @@ use tokio_util::task::TaskTracker;
 
 use super::{Lobby, Output};
 use crate::cluster::ids::{ALONE, RoomAddr};
-use crate::cluster::relay::Ask;
 use crate::cluster::route::ToBus;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::ROOM_INBOX;
@@ -167,17 +166,7 @@ impl Shell {
                     self.directory.remove(&room.code);
                     self.tell(ToBus::Closed(room.code));
                 }
-                Output::Elsewhere { cmd, looks } => self.tell(ToBus::Lookup { cmd, looks }),
-                Output::Move { conn, who, rules, to } => self.tell(ToBus::Move { conn, who, rules, to }),
-                Output::CancelElsewhere { conn, rules } => self.tell(ToBus::Cancel { conn, rules }),
-                Output::ChallengeElsewhere { conn, who, ip, name, rules, id, at } => {
-                    let ask = Ask::Challenge { who: (*who).clone(), ip, name, rules, id };
-                    self.tell(ToBus::Challenge { conn, ask, at });
-                }
-                Output::DeclineElsewhere { conn, host, challenge, reason, id } => {
-                    self.tell(ToBus::Decline { conn, ask: Ask::Decline { challenge, reason, id }, host })
-                }
-                Output::LeftIdle { conn, all, closed } => self.tell(ToBus::LeftIdle { conn, all, closed }),
+                Output::Elsewhere { conn, ask, at } => self.tell(ToBus::Ask { conn, ask, at }),
             }
         }
     }

@@ -220,22 +220,23 @@ impl Harness {
                 }
                 // As a bus that finds the room on no instance: a `resume`
                 // comes back to wait for the looks, others are refused.
-                Output::Elsewhere { cmd, looks } => match cmd {
-                    LobbyCmd::Resume { conn, token, id } => {
+                Output::Elsewhere { conn, ask, at } => match (ask, at) {
+                    (Ask::Resume { token, id }, Where::Find { looks }) => {
                         let outputs =
                             self.lobby.handle(LobbyCmd::Park { conn, token, id, looks }, Instant::now());
                         opened.extend(self.deliver(outputs));
                     }
-                    LobbyCmd::JoinRoom { conn, .. } | LobbyCmd::Spectate { conn, .. } => {
+                    (Ask::JoinRoom { .. } | Ask::Spectate { .. }, Where::Find { .. }) => {
                         conn.mail.borrow_mut().push(Got::Elsewhere)
                     }
-                    other => panic!("only entries look elsewhere: {other:?}"),
+                    (Ask::Requeue { .. }, Where::At(to)) => conn.mail.borrow_mut().push(Got::Moved(to)),
+                    (Ask::Cancel { .. }, Where::Followed) => self.cancelled_elsewhere.push(conn.id),
+                    (Ask::Challenge { .. } | Ask::Decline { .. }, Where::At(at)) => {
+                        conn.mail.borrow_mut().push(Got::Sent(at))
+                    }
+                    (Ask::Engaged { .. } | Ask::Offline, Where::Followed) => {}
+                    other => panic!("not an ask for elsewhere: {other:?}"),
                 },
-                Output::Move { conn, to, .. } => conn.mail.borrow_mut().push(Got::Moved(to)),
-                Output::CancelElsewhere { conn, .. } => self.cancelled_elsewhere.push(conn),
-                Output::ChallengeElsewhere { conn, at, .. } => conn.mail.borrow_mut().push(Got::Sent(at)),
-                Output::DeclineElsewhere { conn, host, .. } => conn.mail.borrow_mut().push(Got::Sent(host)),
-                Output::LeftIdle { .. } => {}
             }
         }
         opened
@@ -247,12 +248,14 @@ fn quick(lobby: &mut Harness, c: &Conn, size: usize) -> Option<NewRoom> {
 }
 
 fn quick_k(lobby: &mut Harness, c: &Conn, rules: Rules) -> Option<NewRoom> {
-    let cmd = LobbyCmd::QuickMatch {
+    let cmd = LobbyCmd::Ask {
         conn: c.clone(),
-        name: Identity::guest(&format!("p{}", c.id.seq())),
-        rules,
-        house: None,
-        id: None,
+        ask: Ask::QuickMatch {
+            who: Identity::guest(&format!("p{}", c.id.seq())),
+            rules,
+            house: None,
+            id: None,
+        },
     };
     lobby.handle(cmd, Instant::now())
 }
@@ -327,7 +330,10 @@ fn leaving_the_queue_and_gone_connections_are_not_paired() {
     let (b, rb) = conn(2);
     let (c, _rc) = conn(3);
     quick(&mut lobby, &a, 3);
-    lobby.handle(LobbyCmd::Cancel { conn: id(1), rules: Rules::classic(3) }, Instant::now());
+    lobby.handle(
+        LobbyCmd::Ask { conn: conn(1).0, ask: Ask::Cancel { rules: Rules::classic(3) } },
+        Instant::now(),
+    );
     assert_eq!(lobby.waiting(Rules::classic(3)), 0);
     quick(&mut lobby, &b, 3);
     // B's connection ends; its `Cancel` is not read yet.
@@ -346,19 +352,19 @@ fn a_private_room_is_found_by_its_code_as_typed() {
     let mut lobby = harness();
     let (a, mut ra) = conn(1);
     let (b, mut rb) = conn(2);
-    let cmd = LobbyCmd::CreateRoom {
+    let cmd = LobbyCmd::Ask {
         conn: a.clone(),
-        name: Identity::guest("a"),
-        rules: Rules::classic(3),
-        mark: None,
-        id: None,
+        ask: Ask::CreateRoom { who: Identity::guest("a"), rules: Rules::classic(3), mark: None, id: None },
     };
     let new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().clone();
     assert_eq!(got(&mut ra), [format!("entered:{code}")]);
     let typed = format!("  {}  ", code.to_lowercase());
     lobby.handle(
-        LobbyCmd::JoinRoom { conn: b.clone(), name: Identity::guest("b"), room: typed, id: None },
+        LobbyCmd::Ask {
+            conn: b.clone(),
+            ask: Ask::JoinRoom { who: Identity::guest("b"), room: typed, id: None },
+        },
         Instant::now(),
     );
     assert_eq!(got(&mut rb), [format!("entered:{code}")]);
@@ -367,7 +373,10 @@ fn a_private_room_is_found_by_its_code_as_typed() {
     );
     // Once the room's task reports it closed, the code is gone.
     lobby.handle(LobbyCmd::RoomClosed { room: code.clone(), ended: Vec::new() }, Instant::now());
-    let cmd = LobbyCmd::Spectate { conn: b.clone(), room: code.to_string(), id: Some(RequestId::Int(7)) };
+    let cmd = LobbyCmd::Ask {
+        conn: b.clone(),
+        ask: Ask::Spectate { room: code.to_string(), id: Some(RequestId::Int(7)) },
+    };
     lobby.handle(cmd, Instant::now());
     assert_eq!(got(&mut rb), ["error:room_not_found", "refused"]);
     assert_eq!(lobby.rooms(), 0);
@@ -383,13 +392,19 @@ fn a_resume_token_is_routed_to_the_room_it_names() {
     let new = quick(&mut lobby, &b, 3).expect("paired");
     let code = new.room.code().clone();
     let token = format!("{code}0123456789abcdef0123456789abcdef");
-    lobby.handle(LobbyCmd::Resume { conn: c.clone(), token: token.clone(), id: None }, Instant::now());
+    lobby.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: token.clone(), id: None } },
+        Instant::now(),
+    );
     assert_eq!(got(&mut rc), [format!("entered:{code}")]);
     assert!(
         matches!(new.inbox.borrow_mut().pop_front(), Some(RoomCmd::Resume { token: t, .. }) if t == token)
     );
     for bad in ["", "short", "NOSUCHROOM0123456789abcdef0123456789abcdef"] {
-        lobby.handle(LobbyCmd::Resume { conn: c.clone(), token: bad.into(), id: None }, Instant::now());
+        lobby.handle(
+            LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: bad.into(), id: None } },
+            Instant::now(),
+        );
         assert_eq!(got(&mut rc), ["error:invalid_token", "refused"], "{bad:?}");
     }
 }
@@ -408,7 +423,10 @@ fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
     here.lobby.in_cluster("here");
     let (c, mut rc) = conn(3);
     let token = format!("{code}0123456789abcdef0123456789abcdef");
-    here.handle(LobbyCmd::Resume { conn: c.clone(), token: token.clone(), id: None }, Instant::now());
+    here.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: token.clone(), id: None } },
+        Instant::now(),
+    );
     assert!(got(&mut rc).is_empty(), "it waits for the next look");
     let opened = here.looked(vec![adopted]);
     assert_eq!(opened.len(), 1);
@@ -421,25 +439,37 @@ fn in_a_cluster_a_resume_waits_for_the_looks_that_may_bring_its_game() {
     // A token whose game never comes is refused once a dead instance's
     // lease would have run out, and two looks more.
     let unknown = "NOSUCHROOM0123456789abcdef0123456789abcdef";
-    here.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
-    for _ in 1..PARKED_LOOKS {
+    here.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: unknown.into(), id: None } },
+        Instant::now(),
+    );
+    for _ in 1..cluster::PARKED_LOOKS {
         here.looked(Vec::new());
     }
     assert!(got(&mut rc).is_empty());
     here.looked(Vec::new());
     assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
     // One that names no room at all is refused at once.
-    here.handle(LobbyCmd::Resume { conn: c.clone(), token: "short".into(), id: None }, Instant::now());
+    here.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: "short".into(), id: None } },
+        Instant::now(),
+    );
     assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
     // Once the looks end, what waits is refused.
-    here.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
+    here.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: unknown.into(), id: None } },
+        Instant::now(),
+    );
     let outputs = here.lobby.not_looking();
     here.deliver(outputs);
     assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
 
     // Alone, it is refused at once.
     let mut alone = harness();
-    alone.handle(LobbyCmd::Resume { conn: c.clone(), token: unknown.into(), id: None }, Instant::now());
+    alone.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Resume { token: unknown.into(), id: None } },
+        Instant::now(),
+    );
     assert_eq!(got(&mut rc), ["error:invalid_token", "refused"]);
 }
 
@@ -450,16 +480,23 @@ fn in_a_cluster_rooms_not_here_are_looked_for_elsewhere_and_waiting_players_move
     let (c, mut rc) = conn(1);
     let name = Identity::guest("c");
     // A code not here may be another instance's: the bus is asked.
-    let join =
-        LobbyCmd::JoinRoom { conn: c.clone(), name: name.clone(), room: "k7qm3xpa2b".into(), id: None };
+    let join = LobbyCmd::Ask {
+        conn: c.clone(),
+        ask: Ask::JoinRoom { who: name.clone(), room: "k7qm3xpa2b".into(), id: None },
+    };
     here.handle(join, Instant::now());
-    here.handle(LobbyCmd::Spectate { conn: c.clone(), room: "K7QM3XPA2B".into(), id: None }, Instant::now());
+    here.handle(
+        LobbyCmd::Ask { conn: c.clone(), ask: Ask::Spectate { room: "K7QM3XPA2B".into(), id: None } },
+        Instant::now(),
+    );
     assert_eq!(got(&mut rc), ["elsewhere", "elsewhere"]);
     // A ghost of another instance's connection is never sent back out.
     let ghost = Conn { id: ConnId::new(crate::cluster::ids::RELAYED, 9), ..conn(9).0 };
     let mut rg = ghost.mail.clone();
-    let join =
-        LobbyCmd::JoinRoom { conn: ghost.clone(), name: name.clone(), room: "K7QM3XPA2B".into(), id: None };
+    let join = LobbyCmd::Ask {
+        conn: ghost.clone(),
+        ask: Ask::JoinRoom { who: name.clone(), room: "K7QM3XPA2B".into(), id: None },
+    };
     here.handle(join, Instant::now());
     assert_eq!(got(&mut rg), ["error:room_not_found", "refused"]);
 
@@ -478,13 +515,15 @@ fn in_a_cluster_rooms_not_here_are_looked_for_elsewhere_and_waiting_players_move
     assert_eq!(got(&mut rc), ["moved:b"]);
     assert_eq!(here.waiting(Rules::classic(3)), 0);
     // Leaving the queue it moved to: the bus tells that instance.
-    here.handle(LobbyCmd::Cancel { conn: c.id, rules: Rules::classic(3) }, t0);
+    here.handle(LobbyCmd::Ask { conn: c.clone(), ask: Ask::Cancel { rules: Rules::classic(3) } }, t0);
     assert_eq!(here.cancelled_elsewhere, [c.id]);
 
     // A ghost waiting here is listed as staying put; a player moved here
     // (no `queued` again) is paired with it.
-    let requeue =
-        LobbyCmd::Requeue { conn: ghost.clone(), name: name.clone(), rules: Rules::classic(3), house: None };
+    let requeue = LobbyCmd::Ask {
+        conn: ghost.clone(),
+        ask: Ask::Requeue { who: name.clone(), rules: Rules::classic(3), house: None },
+    };
     assert!(here.handle(requeue, t0).is_none());
     assert!(got(&mut rg).is_empty(), "its `queued` was sent where it asked");
     assert!(!here.lobby.waiting_here(t0, 10_000)[0].movable);

@@ -186,14 +186,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         match action {
             Action::Reply(msg) => self.reply(&msg).await,
             Action::Throttled(msg) => self.write(Message::Text(encode(&msg))).await,
-            Action::Lobby(cmd) => {
-                let me = self.me.clone()?;
-                send_lobby(&self.shared.lobby, with_handle(cmd, me)).await;
+            Action::Lobby(ask) => {
+                let conn = self.me.clone()?;
+                send_lobby(&self.shared.lobby, LobbyCmd::Ask { conn, ask }).await;
                 None
             }
-            Action::LobbyIfRoom(cmd) => {
-                let me = self.me.clone()?;
-                let _ = self.shared.lobby.try_send(with_handle(cmd, me));
+            Action::LobbyIfRoom(ask) => {
+                let conn = self.me.clone()?;
+                let _ = self.shared.lobby.try_send(LobbyCmd::Ask { conn, ask });
+                None
+            }
+            Action::Online { who, presence } => {
+                let conn = self.me.clone()?;
+                send_lobby(&self.shared.lobby, LobbyCmd::Online { conn, who, presence }).await;
                 None
             }
             Action::InRoom(cmd) => {
@@ -290,9 +295,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Action::RoomLastWord(link, cmd) => {
                     let _ = link.force_send(cmd);
                 }
-                Action::LobbyIfRoom(cmd) => {
-                    if let Some(me) = self.me.clone() {
-                        let _ = self.shared.lobby.try_send(with_handle(cmd, me));
+                Action::LobbyIfRoom(ask) => {
+                    if let Some(conn) = self.me.clone() {
+                        let _ = self.shared.lobby.try_send(LobbyCmd::Ask { conn, ask });
                     }
                 }
                 Action::End(end) => return Some(end),
@@ -364,9 +369,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let actions = self.session.close();
         for action in actions {
             match action {
-                Action::Lobby(cmd) => {
-                    if let Some(me) = self.me.clone() {
-                        send_lobby(&self.shared.lobby, with_handle(cmd, me)).await;
+                Action::Lobby(ask) => {
+                    if let Some(conn) = self.me.clone() {
+                        send_lobby(&self.shared.lobby, LobbyCmd::Ask { conn, ask }).await;
                     }
                 }
                 Action::RoomLastWord(link, cmd) => {
@@ -402,12 +407,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
         }
     }
-}
-
-/// A session's lobby command with the connection's handle in it, so that
-/// the lobby's outputs reach the connection.
-fn with_handle(cmd: LobbyCmd<ConnId>, me: ConnHandle) -> LobbyCmd {
-    cmd.with_conn(|_| me)
 }
 
 /// Hands `cmd` to the lobby, waiting only when its inbox is full.

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_id};
 
 use crate::cluster::ids::ConnId;
-use crate::cmd::{LobbyCmd, Outbound, Request as RoomRequest, RoomCmd, RoomLink};
+use crate::cmd::{Ask, Outbound, Request as RoomRequest, RoomCmd, RoomLink};
 use crate::lobby::presence::{Presence, Status};
 use crate::net::rate::{RateLimit, Verdict};
 use account::Identity;
@@ -67,11 +67,19 @@ pub enum Action {
     /// Send this `rate_limited` refusal of a frame, uncounted: a flood would
     /// otherwise be counted frame by frame.
     Throttled(ServerMessage),
-    /// Hand this to the lobby, waiting only while its inbox is full.
-    Lobby(LobbyCmd<ConnId>),
-    /// Hand this to the lobby if its inbox has room (lost only when the
+    /// Hand the lobby what the connection asks or says, waiting only while
+    /// its inbox is full.
+    Lobby(Ask),
+    /// Hand the lobby this if its inbox has room (lost only when the
     /// lobby is overwhelmed; an accept then finds the challenger busy).
-    LobbyIfRoom(LobbyCmd<ConnId>),
+    LobbyIfRoom(Ask),
+    /// List the connection in the lobby's directory under `who`.
+    Online {
+        /// Its name and account.
+        who: Arc<Identity>,
+        /// Where it is, as it keeps it up to date.
+        presence: Arc<Presence>,
+    },
     /// Hand the room the connection is in this request, waiting for room in
     /// its inbox; a room that has closed is reported with
     /// [`Session::room_closed`]. The path of every move: the link is the
@@ -256,8 +264,7 @@ impl Session {
             self.who = Arc::new(self.who.rated(rules, shown));
             // The lobby lists it with its rating (a challenge shows it).
             let listed = self.presence.is_some();
-            let tell = LobbyCmd::Rated { conn: self.id, rules, shown };
-            return listed.then_some(Action::LobbyIfRoom(tell)).into_iter().collect();
+            return listed.then_some(Action::LobbyIfRoom(Ask::Rated { rules, shown })).into_iter().collect();
         }
         let effect = self.membership.signal(item);
         let mut actions: Actions = self.sync_presence().into_iter().collect();
@@ -273,7 +280,7 @@ impl Session {
         let effect = self.membership.close();
         let mut actions = self.effect(effect);
         if self.presence.is_some() {
-            actions.push(Action::Lobby(LobbyCmd::Offline { conn: self.id }));
+            actions.push(Action::Lobby(Ask::Offline));
         }
         actions
     }
@@ -281,7 +288,7 @@ impl Session {
     /// Carries out an effect of `leave` or of the connection's end.
     fn effect(&self, effect: Effect) -> Actions {
         match effect {
-            Effect::Cancel(rules) => one(Action::Lobby(LobbyCmd::Cancel { conn: self.id, rules })),
+            Effect::Cancel(rules) => one(Action::Lobby(Ask::Cancel { rules })),
             effect => self.room_word(effect).into_iter().collect(),
         }
     }
@@ -334,7 +341,7 @@ impl Session {
             return None;
         }
         let challenged = self.presence.as_ref().is_some_and(|p| p.challenges() > 0);
-        challenged.then_some(Action::LobbyIfRoom(LobbyCmd::Engaged { conn: self.id, all }))
+        challenged.then_some(Action::LobbyIfRoom(Ask::Engaged { all }))
     }
 
     /// Writes where the connection now is for the lobby; one that left idle

@@ -9,8 +9,7 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION,
 
 use super::account::{self, Identity, TokenHash, name_key};
 use super::{Action, Actions, Session, World, one, refuse};
-use crate::cluster::ids::ConnId;
-use crate::cmd::{LobbyCmd, Request as RoomRequest, RoomCmd};
+use crate::cmd::{Ask, Request as RoomRequest, RoomCmd};
 use crate::lobby::presence::Status;
 use crate::room::HOUSE_NAME;
 use crate::store::{Account, StoreError};
@@ -53,43 +52,26 @@ impl Session {
                 };
                 let after = house_after_ms.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0)));
                 let house = after.map(|after| (after, level.unwrap_or_default()));
-                let name = self.who.clone();
-                self.lobby_request(id.clone(), Some(rules), false, |conn| LobbyCmd::QuickMatch {
-                    conn,
-                    name,
-                    rules,
-                    house,
-                    id,
-                })
+                let ask = Ask::QuickMatch { who: self.who.clone(), rules, house, id: id.clone() };
+                self.lobby_request(id, Some(rules), false, ask)
             }
             ClientMessage::CreateRoom { size, win, mark } => {
                 let rules = match self.rules(size, win) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
                 };
-                let name = self.who.clone();
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::CreateRoom {
-                    conn,
-                    name,
-                    rules,
-                    mark,
-                    id,
-                })
+                let ask = Ask::CreateRoom { who: self.who.clone(), rules, mark, id: id.clone() };
+                self.lobby_request(id, None, false, ask)
             }
             ClientMessage::JoinRoom { room } => {
-                let name = self.who.clone();
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::JoinRoom {
-                    conn,
-                    name,
-                    room,
-                    id,
-                })
+                let ask = Ask::JoinRoom { who: self.who.clone(), room, id: id.clone() };
+                self.lobby_request(id, None, false, ask)
             }
             ClientMessage::Spectate { room } => {
-                self.lobby_request(id.clone(), None, true, |conn| LobbyCmd::Spectate { conn, room, id })
+                self.lobby_request(id.clone(), None, true, Ask::Spectate { room, id })
             }
             ClientMessage::Resume { token } => {
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Resume { conn, token, id })
+                self.lobby_request(id.clone(), None, false, Ask::Resume { token, id })
             }
             ClientMessage::Move { row, col } => self.to_room(RoomRequest::Move { row, col }, id),
             ClientMessage::Resign {} => self.to_room(RoomRequest::Resign, id),
@@ -100,7 +82,7 @@ impl Session {
                 self.effect(effect)
             }
             ClientMessage::Ping {} => one(Action::Reply(ServerMessage::Pong { id })),
-            ClientMessage::Who {} => one(Action::Lobby(LobbyCmd::Who { conn: self.id, id })),
+            ClientMessage::Who {} => one(Action::Lobby(Ask::Who { id })),
             ClientMessage::Challenge { name, size, win } => self.challenge(name, size, win, id),
             ClientMessage::Accept { challenge } => {
                 let mut actions = Actions::new();
@@ -110,31 +92,21 @@ impl Session {
                     actions.extend(self.effect(effect));
                     actions.extend(self.sync_presence());
                 }
-                let who = self.who.clone();
-                actions.extend(self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::Accept {
-                    conn,
-                    who,
-                    challenge,
-                    id,
-                }));
+                let ask = Ask::Accept { who: self.who.clone(), challenge, id: id.clone() };
+                actions.extend(self.lobby_request(id, None, false, ask));
                 actions
             }
             ClientMessage::Decline { challenge, reason } => {
-                one(Action::Lobby(LobbyCmd::Decline { conn: self.id, challenge, reason, id }))
+                one(Action::Lobby(Ask::Decline { challenge, reason, id }))
             }
             ClientMessage::PlayHouse { size, win, level } => {
                 let rules = match self.rules(size, win) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
                 };
-                let (who, level) = (self.who.clone(), level.unwrap_or_default());
-                self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::PlayHouse {
-                    conn,
-                    who,
-                    rules,
-                    level,
-                    id,
-                })
+                let level = level.unwrap_or_default();
+                let ask = Ask::PlayHouse { who: self.who.clone(), rules, level, id: id.clone() };
+                self.lobby_request(id, None, false, ask)
             }
         }
     }
@@ -161,14 +133,9 @@ impl Session {
             Err((code, text)) => return refuse(code, text, id),
         };
         if name_key(name.trim()) == HOUSE_NAME {
-            let (who, level) = (self.who.clone(), HouseLevel::default());
-            return self.lobby_request(id.clone(), None, false, |conn| LobbyCmd::PlayHouse {
-                conn,
-                who,
-                rules,
-                level,
-                id,
-            });
+            let level = HouseLevel::default();
+            let ask = Ask::PlayHouse { who: self.who.clone(), rules, level, id: id.clone() };
+            return self.lobby_request(id, None, false, ask);
         }
         if self.presence.is_none() {
             let text = "say hello with your name first: a challenge says who it is from";
@@ -178,7 +145,7 @@ impl Session {
             let text = "you are in a game or waiting for one; challenge when you are free (leave first)";
             return refuse(ErrorCode::Busy, text, id);
         }
-        one(Action::Lobby(LobbyCmd::Challenge { conn: self.id, ip: self.ip, name, rules, id }))
+        one(Action::Lobby(Ask::Challenge { who: self.who.clone(), ip: self.ip, name, rules, id }))
     }
 
     /// `hello`: the protocol version, the name, then a guest or a sign-in.
@@ -275,8 +242,7 @@ impl Session {
         let presence = self.presence.get_or_insert_with(Default::default).clone();
         self.shown = presence.status();
         actions.extend(self.sync_presence());
-        let who = self.who.clone();
-        actions.push(Action::Lobby(LobbyCmd::Online { conn: self.id, who, presence }));
+        actions.push(Action::Online { who: self.who.clone(), presence });
         actions
     }
 
@@ -292,14 +258,14 @@ impl Session {
         Rules::checked(size, win, self.limits.sizes.clone())
     }
 
-    /// A request that puts the connection somewhere new, if it is free to
-    /// go; `cmd` builds it around this connection.
+    /// A request that puts the connection somewhere new (`ask`), if it is
+    /// free to go.
     fn lobby_request(
         &mut self,
         id: Option<RequestId>,
         queued: Option<Rules>,
         spectate: bool,
-        cmd: impl FnOnce(ConnId) -> LobbyCmd<ConnId>,
+        ask: Ask,
     ) -> Actions {
         let mut actions = Actions::new();
         // Claimed for this request before anything else: the lobby may be
@@ -317,7 +283,7 @@ impl Session {
                     let leave = RoomCmd::Request { conn: self.id, request: RoomRequest::Leave, id: None };
                     actions.push(Action::Room(link, leave));
                 }
-                actions.push(Action::Lobby(cmd(self.id)));
+                actions.push(Action::Lobby(ask));
             }
         }
         actions

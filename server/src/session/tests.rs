@@ -50,7 +50,7 @@ fn a_move_outside_a_game_is_refused_and_one_inside_goes_to_the_room() {
     assert_eq!(refused(&text(&mut s, r#"{"type":"move","row":0,"col":0}"#)), Some(ErrorCode::NotInGame));
     let actions = text(&mut s, r#"{"type":"quick_match","size":3}"#);
     assert!(
-        matches!(&actions[..], [Action::Lobby(LobbyCmd::QuickMatch { rules, .. })] if *rules == Rules::classic(3))
+        matches!(&actions[..], [Action::Lobby(Ask::QuickMatch { rules, .. })] if *rules == Rules::classic(3))
     );
     let again = text(&mut s, r#"{"type":"quick_match","size":3}"#);
     assert_eq!(refused(&again), Some(ErrorCode::Busy), "already waiting");
@@ -99,13 +99,13 @@ fn hello_as_a_guest_is_listed_unless_an_account_owns_the_name() {
     let broken = s.guest_checked("ann", Err(StoreError::Unavailable), None).into_vec();
     assert_eq!(refused(&broken), Some(ErrorCode::Unavailable));
     let listed = s.guest_checked("ann", Ok(None), None).into_vec();
-    assert!(matches!(&listed[..], [Action::Lobby(LobbyCmd::Online { who, .. })] if &*who.name == "ann"));
+    assert!(matches!(&listed[..], [Action::Online { who, .. }] if &*who.name == "ann"));
     assert_eq!(s.account(), None);
     // Without a database there is nothing to ask.
     let mut alone = session(0);
     let none = World { can_write: true, store_enabled: false };
     let actions = alone.on_frame(Frame::Text(r#"{"type":"hello","name":"bo"}"#), Instant::now(), || none);
-    assert!(matches!(&actions[..], [Action::Lobby(LobbyCmd::Online { .. })]));
+    assert!(matches!(&actions[..], [Action::Online { .. }]));
 }
 
 #[test]
@@ -120,21 +120,18 @@ fn signing_in_takes_the_right_token_for_the_accounts_own_name() {
     let alike = s.signed_in("Ånn", "ttt_good", Ok(Some(account("Ann", "ttt_good"))), None, UP);
     assert_eq!(refused(&alike), Some(ErrorCode::AuthFailed), "a look-alike name is not the account's");
     let ok = s.signed_in("ann", "ttt_good", Ok(Some(account("Ann", "ttt_good"))), None, UP);
-    assert!(matches!(
-        &ok[..],
-        [Action::Reply(ServerMessage::Authenticated { .. }), Action::Lobby(LobbyCmd::Online { .. })]
-    ));
+    assert!(matches!(&ok[..], [Action::Reply(ServerMessage::Authenticated { .. }), Action::Online { .. }]));
     assert_eq!(s.account(), Some(7));
     // Its ratings are the store's, then what its rated games made them.
     let rules = Rules::classic(3);
-    let Some(Action::Lobby(LobbyCmd::Online { who, .. })) = ok.last() else { panic!("listed") };
+    let Some(Action::Online { who, .. }) = ok.last() else { panic!("listed") };
     assert_eq!((who.rating(rules), who.rating(Rules::classic(4))), (Some(1612), Some(1500)));
     // Another account's rating (it signed in as another since) changes nothing.
     assert!(s.on_signal(Outbound::Rated { account: 8, rules, shown: 1700 }).is_empty());
     let told = s.on_signal(Outbound::Rated { account: 7, rules, shown: 1630 }).into_vec();
-    assert!(matches!(&told[..], [Action::LobbyIfRoom(LobbyCmd::Rated { shown: 1630, .. })]), "{told:?}");
+    assert!(matches!(&told[..], [Action::LobbyIfRoom(Ask::Rated { shown: 1630, .. })]), "{told:?}");
     let queued = text(&mut s, r#"{"type":"quick_match","size":3}"#);
-    let Some(Action::Lobby(LobbyCmd::QuickMatch { name, .. })) = queued.last() else { panic!("queued") };
+    let Some(Action::Lobby(Ask::QuickMatch { who: name, .. })) = queued.last() else { panic!("queued") };
     assert_eq!(name.rating(rules), Some(1630));
 }
 
@@ -179,7 +176,7 @@ fn the_end_tells_the_queue_or_the_room_and_the_directory() {
     let mut queued = session(0);
     text(&mut queued, r#"{"type":"quick_match","size":3}"#);
     let actions = queued.close().into_vec();
-    assert!(matches!(&actions[..], [Action::Lobby(LobbyCmd::Cancel { .. })]), "{actions:?}");
+    assert!(matches!(&actions[..], [Action::Lobby(Ask::Cancel { .. })]), "{actions:?}");
 
     let mut seated = session(0);
     seated.guest_checked("ann", Ok(None), None);
@@ -190,7 +187,7 @@ fn the_end_tells_the_queue_or_the_room_and_the_directory() {
     assert!(
         matches!(
             &actions[..],
-            [Action::RoomLastWord(_, RoomCmd::Disconnected { .. }), Action::Lobby(LobbyCmd::Offline { .. })]
+            [Action::RoomLastWord(_, RoomCmd::Disconnected { .. }), Action::Lobby(Ask::Offline)]
         ),
         "{actions:?}"
     );

@@ -1,0 +1,157 @@
+//! What a connection says to the lobby, in one type for every hop: a
+//! session hands it to its lobby, the lobby hands one it cannot answer here
+//! to the bus, and the bus ships it as it is to the instance that can, whose
+//! ghost of the connection hands it to its own lobby.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tictactoe_protocol::{HouseLevel, Player, RequestId, Rules};
+
+use crate::session::account::Identity;
+
+/// A request the lobby answers (or word it acts on) from one connection;
+/// carried as [`super::LobbyCmd::Ask`] beside the connection.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum Ask {
+    /// `quick_match`: wait for a game with these rules (`queued` is sent at once).
+    QuickMatch {
+        /// Who waits: its name and ratings show to the opponent.
+        who: Arc<Identity>,
+        /// Board size and win length, already validated.
+        rules: Rules,
+        /// Play the house at this level if nobody is paired within this long.
+        house: Option<(Duration, HouseLevel)>,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// A `quick_match` entry that moved to the instance the matchmaker paired
+    /// it on (or back from one that could not take it): it waits here, its
+    /// `queued` sent already.
+    Requeue {
+        /// Who waits.
+        who: Arc<Identity>,
+        /// The rules it waits for.
+        rules: Rules,
+        /// Play the house if nobody is paired within this long.
+        house: Option<(Duration, HouseLevel)>,
+    },
+    /// Leave the queue for these rules.
+    Cancel {
+        /// The rules it waited for.
+        rules: Rules,
+    },
+    /// `create_room`.
+    CreateRoom {
+        /// The creator, seated first.
+        who: Arc<Identity>,
+        /// Board size and win length, already validated.
+        rules: Rules,
+        /// The creator's mark in the first game; random when `None`.
+        mark: Option<Player>,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `join_room`.
+    JoinRoom {
+        /// The joiner, seated in the free seat.
+        who: Arc<Identity>,
+        /// The code as typed (normalized where it is looked up).
+        room: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `spectate`.
+    Spectate {
+        /// The code as typed.
+        room: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `resume`: the token names its room.
+    Resume {
+        /// The seat's resume token.
+        token: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `who`.
+    Who {
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `challenge` a player by name (the challenger is listed).
+    Challenge {
+        /// The challenger, as the challenged player's instance lists its ghost.
+        who: Arc<Identity>,
+        /// The challenger's address, for the limits kept per address.
+        ip: std::net::IpAddr,
+        /// The name as typed.
+        name: String,
+        /// Board size and win length, already validated.
+        rules: Rules,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `accept` a challenge received: its game starts.
+    Accept {
+        /// The accepter, seated in the challenge's game.
+        who: Arc<Identity>,
+        /// The challenge's id.
+        challenge: String,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `decline` a challenge received (or withdraw one sent).
+    Decline {
+        /// The challenge's id.
+        challenge: String,
+        /// Why, for the challenger.
+        reason: Option<String>,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// `play_house`.
+    PlayHouse {
+        /// The player, seated against the house.
+        who: Arc<Identity>,
+        /// Board size and win length, already validated.
+        rules: Rules,
+        /// How strong the house plays.
+        level: HouseLevel,
+        /// Request id.
+        id: Option<RequestId>,
+    },
+    /// The connection left idle with open challenges: those it sent end
+    /// (it can no longer be drafted), and with `all` (its game started)
+    /// those it received too.
+    Engaged {
+        /// A game started: every challenge of it ends.
+        all: bool,
+    },
+    /// The connection's player has a new rating in a pool: `who` and a
+    /// challenge show it.
+    Rated {
+        /// The pool.
+        rules: Rules,
+        /// The rating as shown.
+        shown: i64,
+    },
+    /// The connection closed: it is no longer listed, and its challenges end.
+    Offline,
+}
+
+impl Ask {
+    /// The room code or resume token that says where this ask is answered,
+    /// for one (`join_room`, `spectate`, `resume`) whose room may run on
+    /// another instance.
+    pub fn room_key(&self) -> Option<&str> {
+        match self {
+            Ask::JoinRoom { room, .. } | Ask::Spectate { room, .. } => Some(room),
+            Ask::Resume { token, .. } => Some(token),
+            _ => None,
+        }
+    }
+}
