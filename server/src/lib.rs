@@ -117,7 +117,7 @@ impl Server {
             bus: to_bus,
             me: instance.clone(),
         });
-        let (outbox, outgoing) = mpsc::channel(cluster::relay::OUTBOX);
+        let (outbox, outgoing) = mpsc::channel(cluster::relay::TO_INSTANCES);
         let router =
             cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue);
         let lobby = lobby_tx.clone();
@@ -128,7 +128,7 @@ impl Server {
             (Some(url), Some(leases), Some(fence)) => {
                 let (wake, thread) = cluster::adopt::start(leases, adopter, url.clone(), fence)?;
                 let look = std::sync::Mutex::new(wake.clone());
-                let presence = cluster::bus::Presence {
+                let presence = cluster::bus::WhoLists {
                     instance: instance.to_string(),
                     here: here_rx,
                     elsewhere: elsewhere_tx,

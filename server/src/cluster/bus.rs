@@ -14,15 +14,18 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redis::AsyncConnectionConfig;
-use redis::aio::MultiplexedConnection;
 use tictactoe_protocol::OnlinePlayer;
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
+mod calls;
+
+use calls::{BATCH, carry, relay_out, tell_who};
+
 use super::matchmaker::{Matchmaker, PASS, WAIT, tell_waiting};
 use super::relay::{Envelope, Outgoing};
-use super::route::{Input, Output, ROOMS, Router, ToBus, WHO};
+use super::route::{Input, Router, ToBus, WHO};
 use crate::cmd::LobbyCmd;
 use crate::signal::Shutdown;
 
@@ -44,7 +47,7 @@ const BACK: &str = "ttt:back";
 const WHO_LASTS: Duration = Duration::from_secs(3);
 
 /// Who is online, between the lobby and the bus.
-pub struct Presence {
+pub struct WhoLists {
     /// This instance's name.
     pub instance: String,
     /// Who is online here, every second, from the lobby.
@@ -122,7 +125,7 @@ pub fn channel(name: &str) -> String {
 /// instance's name.
 pub fn start(
     url: &str,
-    mut presence: Presence,
+    mut presence: WhoLists,
     mut relay: Relay,
     stop: Shutdown,
     tracker: &TaskTracker,
@@ -189,7 +192,7 @@ pub fn start(
 async fn serve(
     client: &redis::Client,
     state: &BusState,
-    presence: &mut Presence,
+    presence: &mut WhoLists,
     relay: &mut Relay,
     matchmaker: &mut Matchmaker,
     released: &(impl Fn(&str) + Sync),
@@ -317,158 +320,6 @@ async fn serve(
             }
         }
     }
-}
-
-/// Writes a room's entry unless another instance holds it (after a
-/// cut-off, this one's stale copy must not take an adopted game back).
-const CLAIM_FREE: &str = "local v = redis.call('hget', KEYS[1], ARGV[1]) \
-    if not v or v == ARGV[2] then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
-
-/// Deletes a room's entry only if it is still this instance's (another may
-/// have adopted the game since).
-const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('hdel', KEYS[1], ARGV[1]) end return 0";
-
-/// A room's instance, and whether that instance's list of who is online is
-/// there (`ARGV[2]` is its prefix), in one round trip.
-const OWNER: &str = "local o = redis.call('hget', KEYS[1], ARGV[1]) \
-    if not o then return false end return {o, redis.call('exists', ARGV[2] .. o)}";
-
-/// Carries out what the router asks of Redis (on `conn`; without it, a
-/// lookup finds nothing and a write waits for the bus to come back, when
-/// every room is written again) and hands `lobby` what it says; Redis's
-/// answers go back to the router until it asks nothing more.
-async fn carry(
-    router: &mut Router,
-    lobby: &mpsc::Sender<LobbyCmd>,
-    mut outputs: Vec<Output>,
-    mut conn: Option<&mut MultiplexedConnection>,
-) -> redis::RedisResult<()> {
-    let me = router.me.clone();
-    let mut failed = Ok(());
-    while !outputs.is_empty() {
-        let (mut rooms, mut next) = (redis::pipe(), Vec::new());
-        for output in std::mem::take(&mut outputs) {
-            match output {
-                Output::Lobby(cmd) => {
-                    let _ = lobby.send(cmd).await;
-                }
-                Output::Room { code, open: true } => {
-                    rooms.cmd("HSET").arg(ROOMS).arg(&*code).arg(&*me).ignore();
-                }
-                Output::Room { code, open: false } => {
-                    rooms.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&*code).arg(&*me).ignore();
-                }
-                Output::Claim(own) => {
-                    let Some(conn) = conn.as_deref_mut() else { continue };
-                    for chunk in own.chunks(1000) {
-                        let mut pipe = redis::pipe();
-                        for code in chunk {
-                            pipe.cmd("EVAL")
-                                .arg(CLAIM_FREE)
-                                .arg(1)
-                                .arg(ROOMS)
-                                .arg(&**code)
-                                .arg(&*me)
-                                .ignore();
-                        }
-                        pipe.query_async::<()>(conn).await?;
-                    }
-                }
-                Output::Lookup(lookup) => {
-                    let owner = match conn.as_deref_mut() {
-                        Some(conn) => {
-                            let mut asked = redis::cmd("EVAL");
-                            asked.arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
-                            let found: redis::RedisResult<Option<(String, bool)>> =
-                                asked.query_async(conn).await;
-                            // Answered as if the bus were down; the bus then
-                            // reconnects.
-                            found.unwrap_or_else(|e| {
-                                failed = Err(e);
-                                None
-                            })
-                        }
-                        None => None,
-                    };
-                    next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
-                }
-            }
-        }
-        if let Some(conn) = conn.as_deref_mut() {
-            if !rooms.is_empty() {
-                rooms.query_async::<()>(conn).await?;
-            }
-        }
-        outputs = next;
-    }
-    failed
-}
-
-/// Most messages published in one round trip.
-const BATCH: usize = 512;
-
-/// Publishes `batch` on the channels of the instances they are for.
-async fn relay_out(
-    (me, run): (&Arc<str>, u64),
-    conn: &mut MultiplexedConnection,
-    batch: Vec<Outgoing>,
-) -> redis::RedisResult<()> {
-    let mut pipe = redis::pipe();
-    let n = batch.len();
-    for Outgoing { to, msg } in batch {
-        let env = Envelope { from: me.clone(), run, msg };
-        let Ok(text) = serde_json::to_vec(&env) else { continue };
-        pipe.cmd("PUBLISH").arg(channel(&to)).arg(text).ignore();
-    }
-    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(n as u64);
-    pipe.query_async::<()>(conn).await
-}
-
-/// Says who is online on `instance` (`here`), and reads who is on the
-/// others: their lists, in one, and the names of the instances alive.
-async fn tell_who(
-    conn: &mut MultiplexedConnection,
-    instance: &str,
-    here: &[OnlinePlayer],
-) -> redis::RedisResult<(Vec<(Arc<str>, OnlinePlayer)>, Vec<Arc<str>>)> {
-    let list = serde_json::to_string(here).unwrap_or_else(|_| "[]".into());
-    let lasts = WHO_LASTS.as_millis() as u64;
-    let (_, _, names): ((), (), Vec<String>) = redis::pipe()
-        .cmd("SET")
-        .arg(format!("{WHO}:{instance}"))
-        .arg(list)
-        .arg("PX")
-        .arg(lasts)
-        .cmd("SADD")
-        .arg(WHO)
-        .arg(instance)
-        .cmd("SMEMBERS")
-        .arg(WHO)
-        .query_async(conn)
-        .await?;
-    let others: Vec<&String> = names.iter().filter(|n| n.as_str() != instance).collect();
-    let mut alive: Vec<Arc<str>> = vec![instance.into()];
-    if others.is_empty() {
-        return Ok((Vec::new(), alive));
-    }
-    let keys: Vec<String> = others.iter().map(|n| format!("{WHO}:{n}")).collect();
-    let lists: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
-    let mut elsewhere = Vec::new();
-    for (name, list) in others.iter().zip(lists) {
-        match list {
-            Some(list) => {
-                let at: Arc<str> = name.as_str().into();
-                alive.push(at.clone());
-                let players = serde_json::from_str::<Vec<OnlinePlayer>>(&list).unwrap_or_default();
-                elsewhere.extend(players.into_iter().map(|p| (at.clone(), p)));
-            }
-            // Gone (its instance stopped saying): out of the set too.
-            None => {
-                let _: i64 = redis::cmd("SREM").arg(WHO).arg(name.as_str()).query_async(conn).await?;
-            }
-        }
-    }
-    Ok((elsewhere, alive))
 }
 
 /// Tells every instance that `instance` let its games go (it stopped), on

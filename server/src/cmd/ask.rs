@@ -142,16 +142,3 @@ pub enum Ask {
     /// The connection closed: it is no longer listed, and its challenges end.
     Offline,
 }
-
-impl Ask {
-    /// The room code or resume token that says where this ask is answered,
-    /// for one (`join_room`, `spectate`, `resume`) whose room may run on
-    /// another instance.
-    pub fn room_key(&self) -> Option<&str> {
-        match self {
-            Ask::JoinRoom { room, .. } | Ask::Spectate { room, .. } => Some(room),
-            Ask::Resume { token, .. } => Some(token),
-            _ => None,
-        }
-    }
-}

@@ -117,7 +117,7 @@ impl Drop for Slot {
 }
 
 /// A place asked for: had at once, or to wait for.
-enum Ask {
+enum Place {
     Now(Slot),
     Later(oneshot::Receiver<Slot>),
 }
@@ -176,12 +176,12 @@ impl Searches {
 
     /// A place for a search of `asker`'s: at once if one is free (then
     /// nobody waits), else in `asker`'s turn.
-    fn ask(&self, asker: Asker) -> Ask {
+    fn ask(&self, asker: Asker) -> Place {
         let mut turns = self.0.turns();
         if turns.free > 0 {
             turns.free -= 1;
             let pool = Some(self.0.clone());
-            return Ask::Now(Slot { pool, asker, since: Instant::now(), others: 0 });
+            return Place::Now(Slot { pool, asker, since: Instant::now(), others: 0 });
         }
         let (tx, rx) = oneshot::channel();
         let turns = &mut *turns;
@@ -193,7 +193,7 @@ impl Searches {
         // at most its asker's live searches.
         queue.retain(|tx| !tx.is_closed());
         queue.push_back(tx);
-        Ask::Later(rx)
+        Place::Later(rx)
     }
 }
 
@@ -272,8 +272,8 @@ impl Thinker {
         let held = stop.clone();
         let search = async move {
             let slot = match ask {
-                Ask::Now(slot) => slot,
-                Ask::Later(turn) => {
+                Place::Now(slot) => slot,
+                Place::Later(turn) => {
                     let until = tokio::time::Instant::from_std(stop.deadline());
                     match tokio::time::timeout_at(until, turn).await {
                         Ok(Ok(slot)) => slot,
@@ -372,17 +372,17 @@ mod tests {
     const A: Asker = Asker::Conn(ConnId::new(0, 1));
     const B: Asker = Asker::Conn(ConnId::new(0, 2));
 
-    fn had(ask: Ask) -> Slot {
+    fn had(ask: Place) -> Slot {
         match ask {
-            Ask::Now(slot) => slot,
-            Ask::Later(_) => panic!("no place free"),
+            Place::Now(slot) => slot,
+            Place::Later(_) => panic!("no place free"),
         }
     }
 
-    fn waits(ask: Ask) -> oneshot::Receiver<Slot> {
+    fn waits(ask: Place) -> oneshot::Receiver<Slot> {
         match ask {
-            Ask::Now(_) => panic!("a place was free"),
-            Ask::Later(rx) => rx,
+            Place::Now(_) => panic!("a place was free"),
+            Place::Later(rx) => rx,
         }
     }
 

@@ -6,9 +6,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::tests::{
-    Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, id as conn_id, messages, wire_name,
-};
+use super::tests::{Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, messages, wire_name};
 use super::*;
 use crate::lobby::presence::{Presence, Status};
 use crate::room::Output;

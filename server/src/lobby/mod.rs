@@ -8,11 +8,13 @@
 
 mod cluster;
 mod ended;
+mod output;
 mod players;
 pub(crate) mod presence;
 pub(crate) mod task;
 
-pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
+pub use output::{Output, Where};
+pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS, player_not_found};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -33,76 +35,6 @@ use tictactoe_protocol::Rules;
 /// The refusal for a board the engine cannot make (connections check sizes
 /// against the configured range first).
 const BAD_SIZE: &str = "that board size is not supported";
-
-/// What the lobby asks its shell to do, in order.
-#[derive(Debug)]
-pub enum Output<C> {
-    /// Send `msg` to the connection.
-    Send {
-        /// The recipient.
-        to: C,
-        /// The message.
-        msg: ServerMessage,
-    },
-    /// The connection's request went nowhere (its `error` was sent just
-    /// before): it is free again.
-    Refused {
-        /// The connection.
-        to: C,
-    },
-    /// Start the task of a new room, list it in the directory and tell its
-    /// members they are in it (`drafted` without having asked).
-    Open {
-        /// The room, with its first output queued.
-        room: Box<Room>,
-        /// Its connections.
-        members: Vec<C>,
-        /// The member drafted by an accepted challenge.
-        drafted: Option<ConnId>,
-    },
-    /// Put the connection in the room at `to` and hand the room `cmd`; a room
-    /// that cannot take it refuses at once.
-    Forward {
-        /// The room.
-        to: RoomAddr,
-        /// The request, carrying the connection.
-        cmd: RoomCmd<C>,
-    },
-    /// The room's task ended: drop it from the directory.
-    Closed {
-        /// The room.
-        room: RoomAddr,
-    },
-    /// In a cluster: what `conn` asks is answered on another instance;
-    /// the bus takes it there as it is.
-    Elsewhere {
-        /// The asking connection.
-        conn: C,
-        /// What it asks.
-        ask: Ask,
-        /// Which instance.
-        at: Where,
-    },
-}
-
-/// Which instance answers an ask sent elsewhere.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Where {
-    /// The one that runs the room the ask names (`join_room`, `spectate`,
-    /// `resume`): the bus looks it up. A `resume` nobody runs comes back
-    /// as [`LobbyCmd::Park`] with `looks`, the looks for games to adopt it
-    /// has waited already.
-    Find {
-        /// Looks waited already.
-        looks: u8,
-    },
-    /// This one: the challenged player's, a challenge's, or the one the
-    /// matchmaker paired a waiting player on.
-    At(Arc<str>),
-    /// Those the connection went to already (its queue there, its
-    /// challenges there): the bus knows which.
-    Followed,
-}
 
 /// The lobby's state.
 #[derive(Debug)]

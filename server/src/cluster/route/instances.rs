@@ -5,7 +5,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::{Away, GONE_AFTER, Router, UNSURE};
+use super::away::{Away, UNSURE};
+use super::{GONE_AFTER, Router};
 use crate::cluster::relay::{GhostCmd, Outgoing, Wire};
 use crate::cmd::Outbound;
 

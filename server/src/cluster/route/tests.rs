@@ -2,7 +2,8 @@
 //! messages it queues for other instances out; Redis's answers handed back
 //! as inputs.
 
-use std::sync::Arc;
+use crate::cluster::relay::Wire;
+use crate::cmd::Outbound;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -64,7 +65,8 @@ fn a_join_looks_its_room_up_and_goes_to_the_instance_redis_names() {
     assert_eq!(asked.code, "K7QM3XPA2B");
     let found = Input::Found { lookup: asked, owner: Some(("b".into(), true)) };
     assert!(router.handle(found, now).is_empty());
-    let Ok(Outgoing { to, msg: Wire::Ask { conn: 5, ask: Ask::JoinRoom { room, .. } } }) = out.try_recv() else {
+    let Ok(Outgoing { to, msg: Wire::Ask { conn: 5, ask: Ask::JoinRoom { room, .. } } }) = out.try_recv()
+    else {
         panic!("not sent to b");
     };
     assert_eq!((&*to, room.as_str()), ("b", "k7qm3xpa2b"));
