@@ -206,7 +206,7 @@ impl Router {
     pub fn handle(&mut self, input: Input, now: Instant) -> Vec<Output> {
         self.now = now;
         match input {
-            Input::Lobby(ask) => self.from_lobby(ask),
+            Input::Lobby(ask) => self.lobby_asked(ask),
             Input::Incoming(env) => self.incoming(env),
             Input::Found { lookup, owner } => self.found(lookup, owner),
             Input::Listed(alive) => self.listed(alive),
@@ -215,7 +215,7 @@ impl Router {
             Input::Sweep => self.sweep(),
             Input::Retry => {
                 for ask in std::mem::take(&mut self.later) {
-                    self.from_lobby(ask);
+                    self.lobby_asked(ask);
                 }
             }
             Input::Resync => {
@@ -229,7 +229,7 @@ impl Router {
     }
 
     /// Carries out what the lobby asked.
-    fn from_lobby(&mut self, ask: ToBus) {
+    fn lobby_asked(&mut self, ask: ToBus) {
         match ask {
             ToBus::Opened(code) => {
                 self.own.insert(code.clone());
