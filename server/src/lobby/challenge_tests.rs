@@ -60,17 +60,19 @@ fn challenge(lobby: &mut Harness, from: &Player, name: &str, now: Instant) {
 const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 fn challenge_from(lobby: &mut Harness, from: &Player, ip: IpAddr, name: &str, now: Instant) {
-    let cmd = LobbyCmd::Ask {
-        conn: from.conn.clone(),
-        ask: Ask::Challenge {
-            who: Identity::guest("x"),
-            ip,
-            name: name.into(),
-            rules: Rules::classic(3),
-            id: None,
-        },
+    assert!(lobby.handle(challenge_cmd(&from.conn, ip, name), now).is_none());
+}
+
+/// `from`'s challenge to `name` on a classic board.
+fn challenge_cmd(from: &Conn, ip: IpAddr, name: &str) -> LobbyCmd<Conn> {
+    let ask = Ask::Challenge {
+        who: Identity::guest("x"),
+        ip,
+        name: name.into(),
+        rules: Rules::classic(3),
+        id: None,
     };
-    assert!(lobby.handle(cmd, now).is_none());
+    LobbyCmd::Ask { conn: from.clone(), ask }
 }
 
 /// The id of the challenge a player was just offered.
@@ -450,16 +452,7 @@ fn in_a_cluster_a_player_online_elsewhere_is_challenged_there_and_its_challenges
     lobby.lobby.online_elsewhere(vec![("b".into(), tina)]);
     let mut carl = guest(&mut lobby, 1, "carl");
     let ip: IpAddr = [127, 0, 0, 1].into();
-    let challenge = |name: &str| LobbyCmd::Ask {
-        conn: carl.conn.clone(),
-        ask: Ask::Challenge {
-            who: Identity::guest("x"),
-            ip,
-            name: name.into(),
-            rules: Rules::classic(3),
-            id: None,
-        },
-    };
+    let challenge = |name: &str| challenge_cmd(&carl.conn, ip, name);
     lobby.handle(challenge("tina"), Instant::now());
     assert_eq!(got(&mut carl.rx), ["sent:b"]);
     lobby.handle(challenge("nobody"), Instant::now());
