@@ -6,16 +6,16 @@
 mod ask;
 mod outbound;
 
-pub use ask::Ask;
+pub use ask::{Ask, Where, player_not_found};
 pub use outbound::{ConnHandle, Outbound, RemoteRoom, RoomLink, encode};
 
 use std::sync::Arc;
 
 use tictactoe_protocol::RequestId;
 
-use crate::cluster::ids::ConnId;
-use crate::lobby::presence::Whereabouts;
-use crate::session::account::Identity;
+use crate::core::account::Identity;
+use crate::core::ids::ConnId;
+use crate::core::presence::Whereabouts;
 use tictactoe_protocol::Rules;
 
 /// What a room's inbox receives.
@@ -113,7 +113,7 @@ pub enum LobbyCmd<C = ConnHandle> {
         room: Arc<str>,
         /// The resume tokens' hashes of its games that ended, each with
         /// the game's id: a later `resume` with one is told which game.
-        ended: Vec<(crate::session::account::TokenHash, Arc<str>)>,
+        ended: Vec<(crate::core::account::TokenHash, Arc<str>)>,
     },
 }
 
@@ -132,7 +132,7 @@ pub trait Peer: Clone + std::fmt::Debug {
     /// Whether another instance holds the connection's socket (it reached
     /// this one over the bus).
     fn relayed(&self) -> bool {
-        self.id().instance() != crate::cluster::ids::ALONE
+        self.id().instance() != crate::core::ids::ALONE
     }
 }
 

@@ -5,21 +5,19 @@
 
 pub mod cluster;
 pub mod cmd;
-pub(crate) mod codes;
 pub mod config;
+pub mod core;
 pub(crate) mod house;
 pub mod lobby;
+pub(crate) mod metrics;
 pub mod net;
 pub mod ratings;
 pub mod room;
 pub mod session;
-pub(crate) mod signal;
-pub mod stats;
 pub mod store;
-pub(crate) mod text;
 
+pub use crate::core::stats::Stats;
 pub use config::{Config, runtime};
-pub use stats::Stats;
 
 use std::future::Future;
 use std::io;
@@ -33,7 +31,8 @@ use tracing::{error, info, warn};
 
 use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
 
-use net::{admission, metrics, tls};
+use net::tls;
+use session::admission;
 use session::registrations;
 use store::record;
 
@@ -85,12 +84,11 @@ impl Server {
         )
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let records = store.enabled();
-        let stop = signal::Shutdown::default();
+        let stop = crate::core::signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
         // In a cluster, rooms act only while this instance's lease runs.
-        let fence =
-            cluster.is_some().then(|| Arc::new(cluster::fence::Fence::new(std::time::Instant::now())));
+        let fence = cluster.is_some().then(|| Arc::new(store::fence::Fence::new(std::time::Instant::now())));
         let ctx = room::task::RoomContext {
             fence: fence.clone(),
             lobby: lobby_tx.clone(),
@@ -267,7 +265,7 @@ async fn hand_over(
 pub(crate) fn restore(
     games: Vec<store::LiveGame>,
     standings: &std::collections::HashMap<
-        (session::account::AccountId, tictactoe_protocol::Rules),
+        (crate::core::account::AccountId, tictactoe_protocol::Rules),
         ratings::Standing,
     >,
     settings: &room::Settings,
@@ -314,7 +312,7 @@ pub(crate) fn restore(
 /// seconds: without it they pile up in memory until the next scrape. The
 /// fold (a sample per durable move) runs off the runtime's thread, so that
 /// no connection waits for it.
-async fn metrics_upkeep(stop: signal::Shutdown) {
+async fn metrics_upkeep(stop: crate::core::signal::Shutdown) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
     loop {
         tokio::select! {
@@ -350,14 +348,14 @@ async fn backoff(e: &io::Error) {
 
 /// Over a cap: answer HTTP 503 without spawning a task, and close. Counted,
 /// and logged only in the once-a-second summary.
-fn refuse(stream: &TcpStream, why: admission::Refusal) {
+fn refuse(stream: &TcpStream, why: admission::TurnedAway) {
     const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\nserver is full, retry";
     const PER_IP: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\nConnection: close\r\n\r\ntoo many connections from your address";
-    let _ = stream.try_write(if why == admission::Refusal::PerIp { PER_IP } else { FULL });
+    let _ = stream.try_write(if why == admission::TurnedAway::PerIp { PER_IP } else { FULL });
 }
 
 /// Logs the refused connections at most once a second, as one line.
-async fn refusal_summaries(admission: Arc<admission::Admission>, stop: signal::Shutdown) {
+async fn refusal_summaries(admission: Arc<admission::Admission>, stop: crate::core::signal::Shutdown) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         tokio::select! {

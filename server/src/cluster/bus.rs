@@ -27,7 +27,7 @@ use super::matchmaker::{Matchmaker, PASS, WAIT, tell_waiting};
 use super::relay::{Envelope, Outgoing};
 use super::route::{Input, Router, ToBus, WHO};
 use crate::cmd::LobbyCmd;
-use crate::signal::Shutdown;
+use crate::core::signal::Shutdown;
 
 /// How often the bus is checked (and, while down, tried again).
 const PING: Duration = Duration::from_secs(1);

@@ -25,7 +25,7 @@ use tictactoe_protocol::RequestId;
 use tokio::sync::mpsc;
 
 use crate::cmd::{Ask, Outbound, RemoteRoom, Request, RoomCmd, RoomLink};
-use crate::net::queue::TrySendError;
+use crate::core::queue::TrySendError;
 use tictactoe_protocol::Rules;
 
 /// A message from one instance to another, on the receiver's channel.

@@ -21,9 +21,9 @@ use tokio::sync::mpsc;
 
 use super::matchmaker::Waiting;
 use super::relay::{Envelope, GhostCmd, Outgoing, ToInstances};
-use crate::cmd::{Ask, ConnHandle, LobbyCmd};
-use crate::codes;
-use crate::lobby::Where;
+use crate::cmd::{Ask, ConnHandle, LobbyCmd, Where};
+use crate::core::codes;
+
 use crate::room::token_room;
 
 /// The set of the instances that said who is online on them (and the

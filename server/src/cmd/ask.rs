@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tictactoe_protocol::{HouseLevel, Player, RequestId, Rules};
+use tictactoe_protocol::{ErrorCode, HouseLevel, Player, RequestId, Rules};
 
-use crate::session::account::Identity;
+use crate::core::account::Identity;
 
 /// A request the lobby answers (or word it acts on) from one connection;
 /// carried as [`super::LobbyCmd::Ask`] beside the connection.
@@ -141,4 +141,32 @@ pub enum Ask {
     },
     /// The connection closed: it is no longer listed, and its challenges end.
     Offline,
+}
+
+/// Which instance answers an ask sent elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// The one that runs the room the ask names (`join_room`, `spectate`,
+    /// `resume`): the bus looks it up. A `resume` nobody runs comes back
+    /// as [`super::LobbyCmd::Park`] with `looks`, the looks for games to adopt it
+    /// has waited already.
+    Find {
+        /// Looks waited already.
+        looks: u8,
+    },
+    /// This one: the challenged player's, a challenge's, or the one the
+    /// matchmaker paired a waiting player on.
+    At(Arc<str>),
+    /// Those the connection went to already (its queue there, its
+    /// challenges there): the bus knows which.
+    Followed,
+}
+
+/// The refusal of a challenge to a name nobody online has.
+pub fn player_not_found(name: &str) -> (ErrorCode, String) {
+    let shown: String = name.chars().take(40).collect();
+    (
+        ErrorCode::PlayerNotFound,
+        format!("nobody called {shown:?} is online right now; a `who` request lists who is"),
+    )
 }

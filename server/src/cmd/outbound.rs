@@ -9,8 +9,8 @@ use tictactoe_protocol::Rules;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::RoomCmd;
-use crate::cluster::ids::ConnId;
-use crate::net::queue::{self, TrySendError};
+use crate::core::ids::ConnId;
+use crate::core::queue::{self, TrySendError};
 
 /// One item of a connection's outbound queue: a frame to write, or a signal
 /// that changes where the connection is (see `session::membership`). `L` is
@@ -51,7 +51,7 @@ pub enum Outbound<L = RoomLink> {
     Rated {
         /// The account rated (a connection that has since signed in as
         /// another ignores it).
-        account: crate::session::account::AccountId,
+        account: crate::core::account::AccountId,
         /// The pool.
         rules: Rules,
         /// The rating as shown.

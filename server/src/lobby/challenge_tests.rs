@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::tests::{Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, messages, wire_name};
 use super::*;
-use crate::lobby::presence::{Presence, Status};
+use crate::core::presence::{Presence, Status};
 use crate::room::Output;
 use tictactoe_protocol::{ChallengeEndReason, OnlinePlayer, OnlineStatus};
 

@@ -8,13 +8,14 @@ use std::time::Instant;
 
 use tictactoe_protocol::{ErrorCode, OnlinePlayer, RequestId};
 
-use super::{Lobby, Output, Where, presence};
-use crate::cluster::ids::{ALONE, ConnId};
+use super::{Lobby, Output};
 use crate::cluster::matchmaker::Waiting;
-use crate::cmd::{Ask, Peer, RoomCmd};
-use crate::codes;
+use crate::cmd::{Ask, Peer, RoomCmd, Where};
+use crate::core::account::name_key;
+use crate::core::codes;
+use crate::core::ids::{ALONE, ConnId};
+use crate::core::presence;
 use crate::room::{INVALID_TOKEN, Room, token_room};
-use crate::session::account::name_key;
 use tictactoe_protocol::Rules;
 
 /// Most names an instance tells the others it has online: `who` shows 200,

@@ -10,11 +10,10 @@ mod cluster;
 mod ended;
 mod output;
 mod players;
-pub(crate) mod presence;
 pub(crate) mod task;
 
-pub use output::{Output, Where};
-pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS, player_not_found};
+pub use output::Output;
+pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -25,11 +24,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
 
-use crate::cluster::ids::{ConnId, Instance, RoomAddr};
-use crate::cmd::{Ask, LobbyCmd, Peer, RoomCmd};
-use crate::codes;
+use crate::cmd::{Ask, LobbyCmd, Peer, RoomCmd, Where};
+use crate::core::account::Identity;
+use crate::core::codes;
+use crate::core::ids::{ConnId, Instance, RoomAddr};
 use crate::room::{INVALID_TOKEN, Room, Settings, game_over_refusal, token_room};
-use crate::session::account::Identity;
 use tictactoe_protocol::Rules;
 
 /// The refusal for a board the engine cannot make (connections check sizes

@@ -1,11 +1,9 @@
 //! What the lobby's state machine asks its shell to do.
 
-use std::sync::Arc;
-
 use tictactoe_protocol::ServerMessage;
 
-use crate::cluster::ids::{ConnId, RoomAddr};
-use crate::cmd::{Ask, RoomCmd};
+use crate::cmd::{Ask, RoomCmd, Where};
+use crate::core::ids::{ConnId, RoomAddr};
 use crate::room::Room;
 
 /// What the lobby asks its shell to do, in order.
@@ -57,23 +55,4 @@ pub enum Output<C> {
         /// Which instance.
         at: Where,
     },
-}
-
-/// Which instance answers an ask sent elsewhere.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Where {
-    /// The one that runs the room the ask names (`join_room`, `spectate`,
-    /// `resume`): the bus looks it up. A `resume` nobody runs comes back
-    /// as [`crate::cmd::LobbyCmd::Park`] with `looks`, the looks for games to adopt it
-    /// has waited already.
-    Find {
-        /// Looks waited already.
-        looks: u8,
-    },
-    /// This one: the challenged player's, a challenge's, or the one the
-    /// matchmaker paired a waiting player on.
-    At(Arc<str>),
-    /// Those the connection went to already (its queue there, its
-    /// challenges there): the bus knows which.
-    Followed,
 }

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{ErrorCode, MAX_ONLINE, OnlinePlayer, OnlineStatus, RequestId, ServerMessage};
 
-use crate::cluster::ids::ConnId;
-use crate::cmd::Peer;
-use crate::lobby::presence::{Status, Whereabouts};
+use crate::cmd::{Peer, player_not_found};
+use crate::core::account::{AccountId, Identity, name_key};
+use crate::core::ids::ConnId;
+use crate::core::presence::{Status, Whereabouts};
 use crate::room::{HOUSE_NAME, Rules};
-use crate::session::account::{AccountId, Identity, name_key};
 use rand::rngs::StdRng;
 
 mod challenges;
@@ -36,15 +36,6 @@ pub const MAX_RECEIVED_PER_ADDRESS: usize = 5;
 
 /// A refusal: its code and text.
 pub type Refusal = (ErrorCode, String);
-
-/// The refusal of a challenge to a name nobody online has.
-pub fn player_not_found(name: &str) -> Refusal {
-    let shown: String = name.chars().take(40).collect();
-    (
-        ErrorCode::PlayerNotFound,
-        format!("nobody called {shown:?} is online right now; a `who` request lists who is"),
-    )
-}
 
 /// A named connection.
 #[derive(Debug)]

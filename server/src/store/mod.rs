@@ -14,6 +14,7 @@
 mod answer;
 pub mod backend;
 pub mod changes;
+pub mod fence;
 mod health;
 mod held;
 mod live;
@@ -39,8 +40,8 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
+use crate::core::account::{AccountId, TokenHash};
 use crate::ratings::{Rated, Standing};
-use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::held::Held;
 use crate::store::postgres::PgBackend;

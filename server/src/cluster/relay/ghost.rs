@@ -10,9 +10,9 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::{GAME_OVER, GAME_STARTED, Outgoing, ToInstances, Wire};
-use crate::cluster::ids::{ConnId, RELAYED};
 use crate::cmd::{Ask, ConnHandle, LobbyCmd, Outbound, Request, RoomCmd, RoomLink, encode};
-use crate::net::queue::{self, Recv, TrySendError};
+use crate::core::ids::{ConnId, RELAYED};
+use crate::core::queue::{self, Recv, TrySendError};
 use tictactoe_protocol::Rules;
 
 /// What the bus hands a ghost.
@@ -99,19 +99,19 @@ struct GhostPresence {
     drafted: std::sync::atomic::AtomicBool,
 }
 
-impl crate::lobby::presence::Whereabouts for GhostPresence {
-    fn status(&self) -> crate::lobby::presence::Status {
+impl crate::core::presence::Whereabouts for GhostPresence {
+    fn status(&self) -> crate::core::presence::Status {
         match self.drafted.load(Ordering::SeqCst) {
-            true => crate::lobby::presence::Status::Drafted,
-            false => crate::lobby::presence::Status::Idle,
+            true => crate::core::presence::Status::Drafted,
+            false => crate::core::presence::Status::Idle,
         }
     }
 
-    fn draft(&self) -> Result<(), crate::lobby::presence::Status> {
+    fn draft(&self) -> Result<(), crate::core::presence::Status> {
         self.drafted
             .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
             .map(|_| ())
-            .map_err(|_| crate::lobby::presence::Status::Drafted)
+            .map_err(|_| crate::core::presence::Status::Drafted)
     }
 
     fn add_challenge(&self) {}

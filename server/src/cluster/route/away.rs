@@ -9,7 +9,7 @@ use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 use super::{Output, Router};
 use crate::cluster::relay::{Outgoing, Wire};
 use crate::cmd::{Ask, ConnHandle, LobbyCmd, Outbound, encode};
-use crate::codes;
+use crate::core::codes;
 
 /// A connection here with a ghost on other instances: in a room (or a
 /// queue) there, or with challenges there.
@@ -123,7 +123,7 @@ impl Router {
                 conn.send(Outbound::Refused);
             }
             Ask::Challenge { name, id, .. } => {
-                let (code, text) = crate::lobby::player_not_found(&name);
+                let (code, text) = crate::cmd::player_not_found(&name);
                 refuse_here(&conn, code, text, id);
             }
             Ask::Decline { challenge, id, .. } => {
@@ -149,6 +149,6 @@ impl Router {
 
 /// Refuses a connection's request here, as its lobby would.
 fn refuse_here(conn: &ConnHandle, code: ErrorCode, text: String, id: Option<RequestId>) {
-    crate::net::metrics::refused(code);
+    crate::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, text, id)));
 }

@@ -5,9 +5,9 @@
 use tokio::sync::mpsc;
 
 use super::Router;
-use crate::cluster::ids::{ALONE, ConnId};
 use crate::cluster::relay::{self, Envelope, GhostCmd, Outgoing, Wire};
 use crate::cmd::{LobbyCmd, Outbound};
+use crate::core::ids::{ALONE, ConnId};
 
 impl Router {
     /// Handles one message from another instance.

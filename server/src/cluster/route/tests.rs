@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::cluster::ids::ConnId;
-use crate::net::queue::{self, Recv};
-use crate::session::account::Identity;
+use crate::core::account::Identity;
+use crate::core::ids::ConnId;
+use crate::core::queue::{self, Recv};
 
 /// A router for instance "a" that hears of "b", with its lobby's inbox and
 /// its outbox.

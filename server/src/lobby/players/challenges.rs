@@ -49,7 +49,7 @@ impl<C: Peer> Players<C> {
             return Err((ErrorCode::Busy, text));
         }
         self.made += 1;
-        let random = crate::codes::room_code(&mut self.rng);
+        let random = crate::core::codes::room_code(&mut self.rng);
         let challenge: Arc<str> =
             format!("{}c{}-{}", self.prefix, self.made, random.get(..6).unwrap_or("")).into();
         let expires_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
@@ -143,7 +143,7 @@ impl<C: Peer> Players<C> {
         let name = |c: ConnId| self.online.get(&c).map_or_else(|| "?".into(), |o| o.who.name.clone());
         if c.to == conn {
             // Passed on to another client: no controls, no reordering.
-            let because = reason.and_then(crate::text::clean);
+            let because = reason.and_then(crate::core::text::clean);
             let text = match because {
                 Some(r) => format!("{} declined: {r}", name(conn)),
                 None => format!("{} declined", name(conn)),
