@@ -21,9 +21,9 @@ use tracing::{info, warn};
 
 mod calls;
 
-use calls::{BATCH, carry, relay_out, tell_who};
+use calls::{BATCH, carry, lead, pair, relay_out, resign, tell_waiting, tell_who};
 
-use super::matchmaker::{Matchmaker, PASS, WAIT, tell_waiting};
+use super::matchmaker::{Matchmaker, PASS, WAIT};
 use super::relay::{Envelope, Outgoing};
 use super::route::{Input, Router, ToBus, WHO};
 use crate::cmd::LobbyCmd;
@@ -147,7 +147,7 @@ pub fn start(
                     let name = presence.instance.clone();
                     let said = async {
                         let mut conn = client.get_multiplexed_async_connection().await?;
-                        matchmaker.resign(&name, &mut conn).await;
+                        resign(&mut matchmaker, &name, &mut conn).await;
                         // Nobody is paired with, or looked for, here any more.
                         let keys = [format!("{WAIT}:{name}"), format!("{WHO}:{name}")];
                         redis::cmd("DEL").arg(&keys).query_async::<i64>(&mut conn).await?;
@@ -249,7 +249,7 @@ async fn serve(
                 state.set(true);
                 let outputs = router.handle(Input::Sweep, Instant::now());
                 carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-                matchmaker.lead(&me, &mut conn).await.map_err(|e| e.to_string())?;
+                lead(matchmaker, &me, &mut conn).await.map_err(|e| e.to_string())?;
                 let (ghosts, relayed) = router.counts();
                 ::metrics::gauge!("ttt_relay_ghosts").set(ghosts as f64);
                 ::metrics::gauge!("ttt_relay_connections").set(relayed as f64);
@@ -264,7 +264,7 @@ async fn serve(
                     told_waiting = true;
                 }
                 if matchmaker.leading {
-                    let moves = matchmaker.pass(&instances, &mut conn).await.map_err(|e| e.to_string())?;
+                    let moves = pair(matchmaker, &instances, &mut conn).await.map_err(|e| e.to_string())?;
                     for m in moves {
                         let _ = relay_out((&me, run), &mut conn, vec![m]).await;
                     }

@@ -1,17 +1,16 @@
 //! Quick match across instances. Each instance pairs its own players at
 //! once, so at most one player per rules waits on each; every instance
-//! writes who waits on it to Redis (a key that lasts [`WAIT_LASTS`]). One
+//! writes who waits on it to Redis (a key that lasts three seconds). One
 //! instance at a time, the leader (a Redis key it renews, taken over by
 //! another when it stops being renewed), reads them all every [`PASS`] and
 //! pairs the longest-waiting players of different instances, first come
 //! first served: the younger moves to the older's instance, where they meet
-//! as any two players there.
+//! as any two players there. The bus makes the Redis calls
+//! (`bus/calls.rs`); this is the leader's state and its pairing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use redis::aio::MultiplexedConnection;
 
 use super::relay::{Outgoing, Wire};
 use tictactoe_protocol::Rules;
@@ -39,20 +38,9 @@ pub const WAIT: &str = "ttt:wait";
 /// How often the leader pairs.
 pub const PASS: Duration = Duration::from_millis(200);
 
-/// How long an instance's list of who waits lasts unless rewritten.
-const WAIT_LASTS: Duration = Duration::from_secs(3);
-
-/// How long the lead lasts unless renewed (renewed every second).
-const LEAD_LASTS: Duration = Duration::from_secs(3);
-
 /// A player paired in a pass is not paired again for this long: its
 /// instance's list may not say yet that it moved.
 const PAIRED_FOR: Duration = Duration::from_secs(2);
-
-/// Takes the lead if nobody holds it, keeps it if this instance does.
-const LEAD: &str = "local v = redis.call('get', KEYS[1]) \
-    if v == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]) return 1 \
-    elseif not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0";
 
 /// The matchmaker's state in one instance's bus.
 #[derive(Default)]
@@ -64,12 +52,8 @@ pub struct Matchmaker {
 }
 
 impl Matchmaker {
-    /// Takes or keeps the lead for `me`; says whether it leads.
-    pub async fn lead(&mut self, me: &str, conn: &mut MultiplexedConnection) -> redis::RedisResult<bool> {
-        let ms = LEAD_LASTS.as_millis() as u64;
-        let held: i64 =
-            redis::cmd("EVAL").arg(LEAD).arg(1).arg(LEADER).arg(me).arg(ms).query_async(conn).await?;
-        let leading = held == 1;
+    /// Redis said whether this instance holds the lead now.
+    pub fn led(&mut self, leading: bool) {
         if leading != self.leading {
             self.leading = leading;
             ::metrics::gauge!("ttt_matchmaker_leading").set(if leading { 1.0 } else { 0.0 });
@@ -78,33 +62,14 @@ impl Matchmaker {
                 tracing::info!("this instance pairs quick matches across the cluster now");
             }
         }
-        Ok(leading)
     }
 
-    /// Lets the lead go (at a stop, so that another takes it at once).
-    pub async fn resign(&mut self, me: &str, conn: &mut MultiplexedConnection) {
-        if self.leading {
-            let drop_own = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
-            let _: redis::RedisResult<i64> =
-                redis::cmd("EVAL").arg(drop_own).arg(1).arg(LEADER).arg(me).query_async(conn).await;
-            self.leading = false;
-        }
-    }
-
-    /// One pass of the leader over who waits on `instances`: the moves to make.
-    pub async fn pass(
-        &mut self,
-        instances: &[Arc<str>],
-        conn: &mut MultiplexedConnection,
-    ) -> redis::RedisResult<Vec<Outgoing>> {
-        self.paired.retain(|_, at| at.elapsed() < PAIRED_FOR);
-        if instances.len() < 2 {
-            return Ok(Vec::new());
-        }
-        let keys: Vec<String> = instances.iter().map(|i| format!("{WAIT}:{i}")).collect();
-        let lists: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
+    /// One pass of the leader at `now` over who waits on each instance
+    /// (its list as Redis keeps it): the moves to make.
+    pub fn pass(&mut self, lists: Vec<(Arc<str>, Option<String>)>, now: Instant) -> Vec<Outgoing> {
+        self.paired.retain(|_, at| now.saturating_duration_since(*at) < PAIRED_FOR);
         let mut by_rules: HashMap<Rules, Vec<(Arc<str>, Waiting)>> = HashMap::new();
-        for (instance, list) in instances.iter().zip(lists) {
+        for (instance, list) in lists {
             let waiting: Vec<Waiting> = list.and_then(|l| serde_json::from_str(&l).ok()).unwrap_or_default();
             for w in waiting {
                 if !self.paired.contains_key(&(instance.clone(), w.conn)) {
@@ -131,24 +96,49 @@ impl Matchmaker {
                 let (host, (to, waiting)) = (line[stays].0.clone(), &line[goes]);
                 moves.push(Outgoing { to: to.clone(), msg: Wire::Pair { conn: waiting.conn, rules, host } });
                 for i in [a, b] {
-                    self.paired.insert((line[i].0.clone(), line[i].1.conn), Instant::now());
+                    self.paired.insert((line[i].0.clone(), line[i].1.conn), now);
                 }
             }
         }
-        Ok(moves)
+        moves
     }
 }
 
-/// Writes who waits on `me` (nothing: the key goes).
-pub async fn tell_waiting(
-    me: &str,
-    waiting: &[Waiting],
-    conn: &mut MultiplexedConnection,
-) -> redis::RedisResult<()> {
-    let key = format!("{WAIT}:{me}");
-    if waiting.is_empty() {
-        return redis::cmd("DEL").arg(key).query_async(conn).await;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(waiting: &[(u64, u64, bool)]) -> Option<String> {
+        let rules = Rules::classic(3);
+        let all: Vec<Waiting> =
+            waiting.iter().map(|&(conn, since, movable)| Waiting { rules, conn, since, movable }).collect();
+        serde_json::to_string(&all).ok()
     }
-    let list = serde_json::to_string(waiting).unwrap_or_else(|_| "[]".into());
-    redis::cmd("SET").arg(key).arg(list).arg("PX").arg(WAIT_LASTS.as_millis() as u64).query_async(conn).await
+
+    #[test]
+    fn the_younger_moves_to_the_olders_instance_and_is_not_paired_again_at_once() {
+        let (mut mm, now) = (Matchmaker::default(), Instant::now());
+        let lists = || vec![("a".into(), list(&[(1, 100, true)])), ("b".into(), list(&[(7, 50, true)]))];
+        let moves = mm.pass(lists(), now);
+        let [Outgoing { to, msg: Wire::Pair { conn: 1, host, .. } }] = &moves[..] else {
+            panic!("not one move of a's player: {moves:?}");
+        };
+        assert_eq!((&**to, &**host), ("a", "b"));
+        // Its instance's list may still show it: not paired twice.
+        assert!(mm.pass(lists(), now + Duration::from_millis(200)).is_empty());
+        assert_eq!(mm.pass(lists(), now + PAIRED_FOR).len(), 1);
+    }
+
+    #[test]
+    fn the_older_moves_when_the_younger_cannot_and_one_instance_alone_pairs_nobody() {
+        let (mut mm, now) = (Matchmaker::default(), Instant::now());
+        let alone = vec![("a".into(), list(&[(1, 10, true), (2, 20, true)])), ("b".into(), None)];
+        assert!(mm.pass(alone, now).is_empty());
+        let lists = vec![("a".into(), list(&[(1, 10, true)])), ("b".into(), list(&[(7, 50, false)]))];
+        let moves = mm.pass(lists, now);
+        let [Outgoing { to, msg: Wire::Pair { conn: 1, host, .. } }] = &moves[..] else {
+            panic!("not one move of a's player: {moves:?}");
+        };
+        assert_eq!((&**to, &**host), ("a", "b"));
+    }
 }

@@ -1,15 +1,16 @@
 //! The Redis calls of the bus's task: what the router asks (the rooms'
-//! directory, lookups), publishing to other instances, and the lists of
-//! who is online on each.
+//! directory, lookups), publishing to other instances, the lists of who is
+//! online on each, and the matchmaker's lead and lists of who waits.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 use tictactoe_protocol::OnlinePlayer;
 use tokio::sync::mpsc;
 
 use super::{WHO_LASTS, channel};
+use crate::cluster::matchmaker::{LEADER, Matchmaker, WAIT, Waiting};
 use crate::cluster::relay::{Envelope, Outgoing};
 use crate::cluster::route::{Input, Output, ROOMS, Router, WHO};
 use crate::cmd::LobbyCmd;
@@ -164,4 +165,66 @@ pub(super) async fn tell_who(
         }
     }
     Ok((elsewhere, alive))
+}
+
+/// How long an instance's list of who waits lasts unless rewritten.
+const WAIT_LASTS: Duration = Duration::from_secs(3);
+
+/// How long the lead lasts unless renewed (renewed every second).
+const LEAD_LASTS: Duration = Duration::from_secs(3);
+
+/// Takes the lead if nobody holds it, keeps it if this instance does.
+const LEAD: &str = "local v = redis.call('get', KEYS[1]) \
+    if v == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]) return 1 \
+    elseif not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0";
+
+/// Takes or keeps the matchmaker's lead for `me`.
+pub(super) async fn lead(
+    matchmaker: &mut Matchmaker,
+    me: &str,
+    conn: &mut MultiplexedConnection,
+) -> redis::RedisResult<()> {
+    let ms = LEAD_LASTS.as_millis() as u64;
+    let held: i64 = redis::cmd("EVAL").arg(LEAD).arg(1).arg(LEADER).arg(me).arg(ms).query_async(conn).await?;
+    matchmaker.led(held == 1);
+    Ok(())
+}
+
+/// Lets the lead go (at a stop, so that another takes it at once).
+pub(super) async fn resign(matchmaker: &mut Matchmaker, me: &str, conn: &mut MultiplexedConnection) {
+    if matchmaker.leading {
+        let drop_own =
+            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+        let _: redis::RedisResult<i64> =
+            redis::cmd("EVAL").arg(drop_own).arg(1).arg(LEADER).arg(me).query_async(conn).await;
+        matchmaker.leading = false;
+    }
+}
+
+/// One pass of the leader over who waits on `instances`: the moves to make.
+pub(super) async fn pair(
+    matchmaker: &mut Matchmaker,
+    instances: &[Arc<str>],
+    conn: &mut MultiplexedConnection,
+) -> redis::RedisResult<Vec<Outgoing>> {
+    if instances.len() < 2 {
+        return Ok(matchmaker.pass(Vec::new(), Instant::now()));
+    }
+    let keys: Vec<String> = instances.iter().map(|i| format!("{WAIT}:{i}")).collect();
+    let lists: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
+    Ok(matchmaker.pass(instances.iter().cloned().zip(lists).collect(), Instant::now()))
+}
+
+/// Writes who waits on `me` (nothing: the key goes).
+pub(super) async fn tell_waiting(
+    me: &str,
+    waiting: &[Waiting],
+    conn: &mut MultiplexedConnection,
+) -> redis::RedisResult<()> {
+    let key = format!("{WAIT}:{me}");
+    if waiting.is_empty() {
+        return redis::cmd("DEL").arg(key).query_async(conn).await;
+    }
+    let list = serde_json::to_string(waiting).unwrap_or_else(|_| "[]".into());
+    redis::cmd("SET").arg(key).arg(list).arg("PX").arg(WAIT_LASTS.as_millis() as u64).query_async(conn).await
 }
