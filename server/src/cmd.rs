@@ -92,7 +92,7 @@ pub enum LobbyCmd<C = ConnHandle> {
         conn: C,
         /// The resume token.
         token: String,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
         /// Looks it has waited already.
         looks: u8,

@@ -24,7 +24,7 @@ pub enum Ask {
         rules: Rules,
         /// Play the house at this level if nobody is paired within this long.
         house: Option<(Duration, HouseLevel)>,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// A `quick_match` entry that moved to the instance the matchmaker paired
@@ -51,7 +51,7 @@ pub enum Ask {
         rules: Rules,
         /// The creator's mark in the first game; random when `None`.
         mark: Option<Player>,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `join_room`.
@@ -60,26 +60,26 @@ pub enum Ask {
         who: Arc<Identity>,
         /// The code as typed (normalized where it is looked up).
         room: String,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `spectate`.
     Spectate {
         /// The code as typed.
         room: String,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `resume`: the token names its room.
     Resume {
         /// The seat's resume token.
         token: String,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `who`.
     Who {
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `challenge` a player by name (the challenger is listed).
@@ -92,7 +92,7 @@ pub enum Ask {
         name: String,
         /// Board size and win length, already validated.
         rules: Rules,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `accept` a challenge received: its game starts.
@@ -101,7 +101,7 @@ pub enum Ask {
         who: Arc<Identity>,
         /// The challenge's id.
         challenge: String,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `decline` a challenge received (or withdraw one sent).
@@ -110,7 +110,7 @@ pub enum Ask {
         challenge: String,
         /// Why, for the challenger.
         reason: Option<String>,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `play_house`.
@@ -121,7 +121,7 @@ pub enum Ask {
         rules: Rules,
         /// How strong the house plays.
         level: HouseLevel,
-        /// Request id.
+        /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// The connection left idle with open challenges: those it sent end
