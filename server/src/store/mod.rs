@@ -11,20 +11,21 @@
 //! record is committed, so a query sent after it sees that game; a record
 //! that cannot be committed yet is shown from memory.
 
-mod answer;
 pub mod backend;
 pub mod changes;
 mod health;
-mod held;
 mod live;
 mod postgres;
 pub mod priority;
 mod reads;
 pub mod record;
+mod row;
+mod spelling;
 mod spill;
 mod sqlite;
 #[cfg(test)]
 pub(super) mod tests;
+mod unwritten;
 mod writer;
 
 pub use crate::store::changes::{LiveGame, LiveWrite};
@@ -42,12 +43,12 @@ use tokio::sync::oneshot;
 use crate::ratings::{Rated, Standing};
 use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
-use crate::store::held::Held;
 use crate::store::postgres::PgBackend;
 pub use crate::store::postgres::{Adopted, LEASE, Leases};
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;
 use crate::store::sqlite::SqliteBackend;
+use crate::store::unwritten::Unwritten;
 use tictactoe_protocol::Rules;
 
 /// Where the server keeps its records: `--database sqlite:PATH`,
@@ -129,7 +130,7 @@ pub enum StoreError {
     Unavailable,
 }
 
-/// A read for the HTTP API; each answers an [`Answer`], or `None` for 404.
+/// A read for the HTTP API; each answers a [`QueryAnswer`], or `None` for 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Query {
     /// `/api/games/{id}`.
@@ -157,7 +158,7 @@ pub enum Query {
 /// What an API query answers: the body of a 200, as the contract spells it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]
-pub enum Answer {
+pub enum QueryAnswer {
     /// `/api/games/{id}`.
     Game(api::GameRecord),
     /// `/api/players/{name}`.
@@ -249,7 +250,7 @@ pub struct Restored {
 pub struct Store {
     tx: Option<SyncSender<Job>>,
     reads: Option<SyncSender<Read>>,
-    held: Arc<Held>,
+    unwritten: Arc<Unwritten>,
     stats: Arc<StoreStats>,
 }
 
@@ -329,10 +330,10 @@ impl Store {
         cluster: bool,
     ) -> Result<Opened, String> {
         let stats = Arc::new(StoreStats::default());
-        let held = Arc::new(Held::default());
+        let unwritten = Arc::new(Unwritten::default());
         match db {
             Database::None => Ok(Opened {
-                store: Store { tx: None, reads: None, held, stats },
+                store: Store { tx: None, reads: None, unwritten, stats },
                 thread: StoreThread(None),
                 restored: Restored::default(),
                 leases: None,
@@ -344,7 +345,7 @@ impl Store {
                 }
                 let mut backend = SqliteBackend::open_for_server(path, max_pages).map_err(named)?;
                 backend.start().map_err(named)?;
-                Store::start(backend, spill_dir, stats, held, named)
+                Store::start(backend, spill_dir, stats, unwritten, named)
             }
             Database::Postgres(url) => {
                 let named = |e: String| format!("database {db}: {e}");
@@ -357,7 +358,7 @@ impl Store {
                             true => Some(backend.leases().map_err(|e| named(e.0))?),
                             false => None,
                         };
-                        Ok(Opened { leases, ..Store::start(backend, spill_dir, stats, held, named)? })
+                        Ok(Opened { leases, ..Store::start(backend, spill_dir, stats, unwritten, named)? })
                     })
                     .join()
                     .unwrap_or_else(|_| Err(named("opening it failed".into())))
@@ -373,7 +374,7 @@ impl Store {
         mut db: B,
         spill_dir: &Path,
         stats: Arc<StoreStats>,
-        held: Arc<Held>,
+        unwritten: Arc<Unwritten>,
         named: impl Fn(String) -> String,
     ) -> Result<Opened, String> {
         for file in spill::waiting(spill_dir) {
@@ -389,19 +390,19 @@ impl Store {
             .map(|_| db.reader())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| named(format!("cannot open a reader: {e}")))?;
-        let reads =
-            reads::start(readers, held.clone()).map_err(|e| named(format!("cannot start a reader: {e}")))?;
+        let reads = reads::start(readers, unwritten.clone())
+            .map_err(|e| named(format!("cannot start a reader: {e}")))?;
         let saved = restored.games.iter().map(|g| g.room.clone()).collect();
         let standings = restored.standings.clone();
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
-        let shared = writer::Shared { stats: stats.clone(), held: held.clone() };
+        let published = writer::Published { stats: stats.clone(), unwritten: unwritten.clone() };
         let thread = std::thread::Builder::new()
             .name("ttt-store".into())
-            .spawn(move || writer::run(db, rx, shared, saved, standings))
+            .spawn(move || writer::run(db, rx, published, saved, standings))
             .map_err(|e| named(format!("cannot start its thread: {e}")))?;
         let handle = StoreThread(Some((thread, spill_dir.to_owned())));
         Ok(Opened {
-            store: Store { tx: Some(tx), reads: Some(reads), held, stats },
+            store: Store { tx: Some(tx), reads: Some(reads), unwritten, stats },
             thread: handle,
             restored,
             leases: None,
@@ -520,12 +521,12 @@ impl Store {
         if !matches!(tell, Tell::Committed(_)) {
             // Its players are told it ended without waiting: the API shows
             // it from memory until it is written.
-            self.held.keep([&*record]);
+            self.unwritten.keep([&*record]);
         }
         match self.try_put(Job::Record(record, tell)) {
             Ok(()) => Some(Recorded { answer }),
             Err(_) => {
-                self.held.forget([&id]);
+                self.unwritten.forget([&id]);
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(game = %id, "game record not kept: the store's queue is full");
                 None
@@ -581,7 +582,7 @@ impl Store {
     }
 
     /// Answers an API query, or `None` when there is no such thing.
-    pub async fn query(&self, query: Query) -> Result<Option<Answer>, StoreError> {
+    pub async fn query(&self, query: Query) -> Result<Option<QueryAnswer>, StoreError> {
         self.read(|reply| Read::Query(query, reply)).await
     }
 }

@@ -18,9 +18,9 @@ use tictactoe_protocol::Player;
 use crate::ratings::{self, RatingBook, Standing};
 use crate::session::account::AccountId;
 use crate::store::backend::{Backend, BackendError, Commit, NewAccount};
-use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};
 use crate::store::record::GameRecord;
+use crate::store::unwritten::Unwritten;
 use crate::store::{Account, BACKLOG, Job, Outcome, StoreError, StoreStats, Tell};
 use tictactoe_protocol::Rules;
 
@@ -106,11 +106,11 @@ fn record_bytes(r: &GameRecord) -> usize {
 
 /// Who the writer tells what: the counters, and the records shown from
 /// memory while they cannot be written.
-pub(super) struct Shared {
+pub(super) struct Published {
     /// The store's counters and health.
     pub(super) stats: Arc<StoreStats>,
     /// Records shown from memory while they cannot be committed.
-    pub(super) held: Arc<Held>,
+    pub(super) unwritten: Arc<Unwritten>,
 }
 
 /// The writer's thread: takes jobs off the queue until every handle is
@@ -120,7 +120,7 @@ pub(super) struct Shared {
 pub(super) fn run<B: Backend>(
     mut db: B,
     rx: Receiver<Job>,
-    shared: Shared,
+    published: Published,
     saved: Vec<Arc<str>>,
     standings: Vec<(AccountId, Rules, Standing)>,
 ) -> Vec<GameRecord> {
@@ -128,7 +128,7 @@ pub(super) fn run<B: Backend>(
     for (account, rules, standing) in standings {
         batch.book.put(account, rules, standing);
     }
-    let stats = &*shared.stats;
+    let stats = &*published.stats;
     stats.priority.enter();
     // Nobody touches the thread's priority once it ends, however it ends.
     let _leave = Leave(&stats.priority);
@@ -144,7 +144,7 @@ pub(super) fn run<B: Backend>(
                         probe(&mut db, stats);
                         continue;
                     }
-                    Err(RecvTimeoutError::Disconnected) => return stop(&mut db, &mut batch, &shared),
+                    Err(RecvTimeoutError::Disconnected) => return stop(&mut db, &mut batch, &published),
                 }
             }
             // Far behind: no pause (unless writes fail: then the retry waits,
@@ -212,11 +212,11 @@ pub(super) fn run<B: Backend>(
             }
         }
         if gone {
-            return stop(&mut db, &mut batch, &shared);
+            return stop(&mut db, &mut batch, &published);
         }
         let behind = stats.queued.load(Ordering::Relaxed) >= BATCH && batch.retry.is_none();
         if behind || batch.next_commit().is_some_and(|at| at <= Instant::now()) {
-            write(&mut db, &mut batch, &shared);
+            write(&mut db, &mut batch, &published);
         }
         stats.priority.round(batch.next_commit());
         batch.count(stats);
@@ -253,14 +253,14 @@ fn probe(db: &mut impl Backend, stats: &StoreStats) {
 
 /// Every handle is gone: what is held is written, retried for up to
 /// [`LAST_TRIES`] if it fails. Returns the records that could not be.
-fn stop(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) -> Vec<GameRecord> {
-    write(db, batch, shared);
+fn stop(db: &mut impl Backend, batch: &mut Batch, published: &Published) -> Vec<GameRecord> {
+    write(db, batch, published);
     let give_up = Instant::now() + LAST_TRIES;
     while batch.retry.is_some() && Instant::now() < give_up {
         std::thread::sleep(RETRY.min(give_up.saturating_duration_since(Instant::now())));
-        write(db, batch, shared);
+        write(db, batch, published);
     }
-    batch.count(&shared.stats);
+    batch.count(&published.stats);
     if batch.retry.is_some() {
         tracing::error!(
             games = batch.records.len(),
@@ -275,8 +275,8 @@ fn stop(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) -> Vec<GameRe
 /// are shown from memory. On failure games and live changes stay (up to
 /// [`BACKLOG`] records), to be retried [`RETRY`] later with what comes next;
 /// registrations are refused. Either way whoever waits for the attempt is told.
-fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
-    let stats = &*shared.stats;
+fn write(db: &mut impl Backend, batch: &mut Batch, published: &Published) {
+    let stats = &*published.stats;
     batch.live.take();
     if batch.records.is_empty() && batch.live.is_empty() && batch.accounts.is_empty() {
         batch.due = None;
@@ -289,7 +289,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
     // Shown from memory until committed: a room whose record's commit takes
     // too long (`STUCK`) tells its players the game ended without waiting.
     if !batch.records.is_empty() {
-        shared.held.keep(&batch.records);
+        published.unwritten.keep(&batch.records);
     }
     let started = Instant::now();
     stats.busy();
@@ -309,7 +309,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
                 }
             }
             if !committed.refused.is_empty() {
-                refuse(&committed.refused, batch, shared);
+                refuse(&committed.refused, batch, published);
             }
             answer(batch, true);
             let durable = ::metrics::histogram!("ttt_move_durable_seconds");
@@ -326,7 +326,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
                 let _ = reply.send(account);
             }
             // Readers find them in the database now.
-            shared.held.forget(batch.records.iter().map(|r| &r.id));
+            published.unwritten.forget(batch.records.iter().map(|r| &r.id));
             batch.records.clear();
             batch.record_bytes = 0;
             batch.due = None;
@@ -335,7 +335,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
                 tracing::warn!("the database takes writes again: what waited is written");
             }
         }
-        Err(e) if e.is_refusal() => give_up_taken(db, batch, shared, &e),
+        Err(e) if e.is_refusal() => give_up_taken(db, batch, published, &e),
         Err(e) => {
             stats.failing.store(true, Ordering::Relaxed);
             batch.retry = Some(Instant::now() + RETRY);
@@ -353,7 +353,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
             );
             if games > BACKLOG {
                 let over = games - BACKLOG;
-                shared.held.forget(batch.records[..over].iter().map(|r| &r.id));
+                published.unwritten.forget(batch.records[..over].iter().map(|r| &r.id));
                 batch.records.drain(..over);
                 batch.record_bytes = batch.records.iter().map(record_bytes).sum();
                 stats.dropped.fetch_add(over as u64, Ordering::Relaxed);
@@ -374,7 +374,7 @@ fn write(db: &mut impl Backend, batch: &mut Batch, shared: &Shared) {
 /// and records are given up (their holder plays them on and records them),
 /// and the rest is written at once. Should the refused games not be found,
 /// the commit is tried again later like any failed one.
-fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, shared: &Shared, e: &BackendError) {
+fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, published: &Published, e: &BackendError) {
     let mut rooms = batch.live.taken_rooms();
     rooms.extend(batch.records.iter().map(|r| r.room.clone()));
     let lost = match db.not_held(&rooms) {
@@ -383,7 +383,7 @@ fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, shared: &Shared, e: &
             let why = found.err().map_or_else(|| e.to_string(), |f| f.to_string());
             tracing::error!("a write was refused and which games it touched cannot be told: {why}");
             batch.retry = Some(Instant::now() + RETRY);
-            shared.stats.failing.store(true, Ordering::Relaxed);
+            published.stats.failing.store(true, Ordering::Relaxed);
             return;
         }
     };
@@ -393,24 +393,24 @@ fn give_up_taken(db: &mut impl Backend, batch: &mut Batch, shared: &Shared, e: &
         "another instance holds these games now (it adopted them): this one's changes to them are given up"
     );
     ::metrics::counter!("ttt_games_lost_total").increment(lost.len() as u64);
-    shared.stats.note_lost(&lost);
+    published.stats.note_lost(&lost);
     batch.live.give_up(&lost);
     let gone: Vec<_> =
         batch.records.iter().filter(|r| lost.contains(&r.room)).map(|r| r.id.clone()).collect();
-    refuse(&gone, batch, shared);
-    write(db, batch, shared);
+    refuse(&gone, batch, published);
+    write(db, batch, published);
 }
 
 /// The records of `games` were refused (another instance holds or recorded
 /// them): they are given up, and their rooms told (they close at once).
-fn refuse(games: &[Arc<str>], batch: &mut Batch, shared: &Shared) {
+fn refuse(games: &[Arc<str>], batch: &mut Batch, published: &Published) {
     let rooms: Vec<Arc<str>> =
         batch.records.iter().filter(|r| games.contains(&r.id)).map(|r| r.room.clone()).collect();
     if !rooms.is_empty() {
         tracing::error!(games = ?games, "another instance recorded or holds these games: this one's records of them are given up");
-        shared.stats.note_lost(&rooms);
+        published.stats.note_lost(&rooms);
     }
-    shared.held.forget(games.iter());
+    published.unwritten.forget(games.iter());
     for r in batch.records.iter().filter(|r| games.contains(&r.id)) {
         for account in r.players.iter().filter_map(|p| p.account) {
             batch.book.forget(account);

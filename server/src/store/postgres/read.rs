@@ -5,17 +5,17 @@ use std::collections::BTreeMap;
 
 use skillratings::glicko2::Glicko2Rating;
 use tictactoe_protocol::api::{
-    self, GamePlayer, Leaderboard, LeaderboardEntry, PlayerGames, PlayerProfile, PoolStanding, RatingMove,
-    Results,
+    self, Leaderboard, LeaderboardEntry, PlayerGames, PlayerProfile, PoolStanding, Results,
 };
 use tokio_postgres::Row;
 
 use crate::ratings::{Standing, pool_key};
 use crate::session::account::{TokenHash, name_key};
 use crate::store::Account;
-use crate::store::answer::{self, rfc3339, rounded};
 use crate::store::backend::{BackendError, Reader};
 use crate::store::postgres::{Conn, Link};
+use crate::store::row::{RecordRow, decode, record_columns};
+use crate::store::spelling::{rfc3339, rounded};
 use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
@@ -30,72 +30,52 @@ impl PgReader {
     }
 }
 
-/// A game by id; [`game`] reads its columns.
-const GAME: &str = "SELECT g.id, g.room, g.size, g.win, g.x_name, g.x_account, g.x_bot, g.o_name, g.o_account, \
-     g.o_bot, g.moves, g.winner, g.reason, g.line, g.rated, g.x_before, g.x_after, g.o_before, g.o_after, \
-     g.started_at, g.ended_at FROM games g WHERE g.id = $1";
+/// A game by id.
+const GAME: &str = concat!("SELECT ", record_columns!(), " FROM games g WHERE g.id = $1");
 
 /// Two index range scans merged: the player's games as X and as O.
-const PLAYER_GAMES: &str = "SELECT g.id, g.room, g.size, g.win, g.x_name, g.x_account, g.x_bot, g.o_name, \
-     g.o_account, g.o_bot, g.moves, g.winner, g.reason, g.line, g.rated, g.x_before, g.x_after, g.o_before, \
-     g.o_after, g.started_at, g.ended_at FROM games g WHERE g.seq IN (
+const PLAYER_GAMES: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM games g WHERE g.seq IN (
         (SELECT seq FROM games WHERE x_account = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
         UNION ALL
         (SELECT seq FROM games WHERE o_account = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
-     ) ORDER BY g.seq DESC LIMIT $3";
+     ) ORDER BY g.seq DESC LIMIT $3"
+);
 
 /// A stored value that cannot be what its column holds: the row is broken.
 fn broken(what: &str) -> BackendError {
     BackendError(format!("a stored game is broken: {what}"))
 }
 
-/// One game record from a row of [`GAME`]'s columns.
-fn game(r: &Row) -> Result<api::GameRecord, BackendError> {
-    let rated: bool = r.try_get(14)?;
-    let rating =
-        |i: usize| -> Result<Option<i64>, BackendError> { Ok(r.try_get::<_, Option<f64>>(i)?.map(rounded)) };
-    let player = |name: usize, before: usize| -> Result<GamePlayer, BackendError> {
-        Ok(GamePlayer {
-            account: r.try_get::<_, Option<i64>>(name + 1)?.is_some(),
-            bot: r.try_get(name + 2)?,
-            name: r.try_get(name)?,
-            rating: if rated { rating(before)? } else { None },
-        })
-    };
-    let change = |before: usize| -> Result<Option<RatingMove>, BackendError> {
-        Ok(match (rating(before)?, rating(before + 1)?) {
-            (Some(before), Some(after)) => Some(RatingMove { after, before }),
-            _ => None,
-        })
-    };
-    let ratings = match (rated, change(15)?, change(17)?) {
-        (true, Some(x), Some(o)) => Some([x, o]),
-        _ => None,
-    };
-    let moves: String = r.try_get(10)?;
-    let line: Option<String> = r.try_get(13)?;
-    let reason: String = r.try_get(12)?;
-    let small = |i: usize| -> Result<usize, BackendError> {
-        usize::try_from(r.try_get::<_, i32>(i)?).map_err(|_| broken("a negative size"))
-    };
-    Ok(api::GameRecord {
-        ended_at: rfc3339(r.try_get(20)?),
-        id: r.try_get(0)?,
-        line: match line {
-            None => None,
-            Some(text) => Some(serde_json::from_str(&text).map_err(|_| broken("not a line"))?),
-        },
-        moves: serde_json::from_str(&moves).map_err(|_| broken("not a list of moves"))?,
-        players: [player(4, 15)?, player(7, 17)?],
-        rated,
-        ratings,
-        reason: answer::parse_reason(&reason).ok_or_else(|| broken("not an end reason"))?,
-        room: r.try_get(1)?,
-        size: small(2)?,
-        started_at: rfc3339(r.try_get(19)?),
-        win: small(3)?,
-        winner: u8::try_from(r.try_get::<_, i32>(11)?).map_err(|_| broken("not a winner"))?,
-    })
+impl RecordRow for Row {
+    type Error = BackendError;
+
+    fn int4(&self, column: &str) -> Result<i32, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn int8(&self, column: &str) -> Result<i64, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn opt_int8(&self, column: &str) -> Result<Option<i64>, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn flag(&self, column: &str) -> Result<bool, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn opt_float(&self, column: &str) -> Result<Option<f64>, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn text(&self, column: &str) -> Result<String, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn opt_text(&self, column: &str) -> Result<Option<String>, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn broken(&self, _column: &str, what: &str) -> BackendError {
+        broken(what)
+    }
 }
 
 /// A count from SQL, which is never negative.
@@ -143,7 +123,7 @@ async fn player_games(
         .query(&s, &[&id, &before_seq, &limit])
         .await?
         .iter()
-        .map(game)
+        .map(decode)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PlayerGames { games }))
 }
@@ -263,7 +243,7 @@ impl Reader for PgReader {
         }
         self.link.call_again(async |c| {
             let s = c.statement(GAME).await?;
-            c.client.query_opt(&s, &[&id]).await?.as_ref().map(game).transpose()
+            c.client.query_opt(&s, &[&id]).await?.as_ref().map(decode).transpose()
         })
     }
 

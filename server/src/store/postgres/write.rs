@@ -15,12 +15,12 @@ use tokio_postgres::types::ToSql;
 
 use crate::ratings::{self, Standing};
 use crate::session::account::{AccountId, name_key};
-use crate::store::answer;
 use crate::store::backend::{Commit, Committed, NewAccount};
 use crate::store::changes::encode_cells;
 use crate::store::live::RoomChange;
 use crate::store::postgres::Conn;
 use crate::store::record::{GameRecord, unix_ms};
+use crate::store::spelling;
 use crate::store::{Account, StoreError};
 use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
@@ -186,7 +186,7 @@ impl<'a> Games<'a> {
             c.o_bot.push(o.bot);
             c.moves.push(serde_json::to_string(&g.moves).unwrap_or_default());
             c.winner.push(i32::from(g.winner.map_or(0, |p| p.number())));
-            c.reason.push(answer::reason(g.reason));
+            c.reason.push(spelling::reason(g.reason));
             c.line.push(g.line.as_ref().map(|l| serde_json::to_string(l).unwrap_or_default()));
             c.rated.push(g.ratings.is_some());
             let r = g.ratings.as_ref();

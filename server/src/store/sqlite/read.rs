@@ -9,15 +9,15 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use skillratings::glicko2::Glicko2Rating;
 use tictactoe_protocol::api::{
-    self, GamePlayer, Leaderboard, LeaderboardEntry, PlayerGames, PlayerProfile, PoolStanding, RatingMove,
-    Results,
+    self, Leaderboard, LeaderboardEntry, PlayerGames, PlayerProfile, PoolStanding, Results,
 };
 
 use crate::ratings::{Standing, pool_key};
 use crate::session::account::{TokenHash, name_key};
 use crate::store::Account;
-use crate::store::answer::{self, rfc3339, rounded};
 use crate::store::backend::{BackendError, Reader};
+use crate::store::row::{RecordRow, decode, record_columns};
+use crate::store::spelling::{rfc3339, rounded};
 use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
@@ -37,59 +37,34 @@ impl SqliteReader {
     }
 }
 
-/// The columns [`game`] reads, from `games g`.
-const GAME_COLUMNS: &str = "g.id, g.room, g.size, g.win, g.x_name, g.x_account, g.x_bot, g.o_name, g.o_account, \
-     g.o_bot, g.moves, g.winner, g.reason, g.line, g.rated, g.x_before, g.x_after, g.o_before, g.o_after, \
-     g.started_at, g.ended_at";
+impl RecordRow for Row<'_> {
+    type Error = rusqlite::Error;
 
-/// A stored value that cannot be what the column holds: the row is broken.
-fn broken(column: usize, what: &str) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, what.into())
-}
-
-/// One game record from a row of [`GAME_COLUMNS`].
-fn game(r: &Row) -> rusqlite::Result<api::GameRecord> {
-    let rated: bool = r.get(14)?;
-    let rating = |i: usize| -> rusqlite::Result<Option<i64>> { Ok(r.get::<_, Option<f64>>(i)?.map(rounded)) };
-    let player = |name: usize, before: usize| -> rusqlite::Result<GamePlayer> {
-        Ok(GamePlayer {
-            account: r.get::<_, Option<i64>>(name + 1)?.is_some(),
-            bot: r.get(name + 2)?,
-            name: r.get(name)?,
-            rating: if rated { rating(before)? } else { None },
-        })
-    };
-    let change = |before: usize| -> rusqlite::Result<Option<RatingMove>> {
-        Ok(match (rating(before)?, rating(before + 1)?) {
-            (Some(before), Some(after)) => Some(RatingMove { after, before }),
-            _ => None,
-        })
-    };
-    let ratings = match (rated, change(15)?, change(17)?) {
-        (true, Some(x), Some(o)) => Some([x, o]),
-        _ => None,
-    };
-    let moves: String = r.get(10)?;
-    let line: Option<String> = r.get(13)?;
-    let reason: String = r.get(12)?;
-    Ok(api::GameRecord {
-        ended_at: rfc3339(r.get(20)?),
-        id: r.get(0)?,
-        line: match line {
-            None => None,
-            Some(text) => Some(serde_json::from_str(&text).map_err(|_| broken(13, "not a line"))?),
-        },
-        moves: serde_json::from_str(&moves).map_err(|_| broken(10, "not a list of moves"))?,
-        players: [player(4, 15)?, player(7, 17)?],
-        rated,
-        ratings,
-        reason: answer::parse_reason(&reason).ok_or_else(|| broken(12, "not an end reason"))?,
-        room: r.get(1)?,
-        size: r.get(2)?,
-        started_at: rfc3339(r.get(19)?),
-        win: r.get(3)?,
-        winner: r.get(11)?,
-    })
+    fn int4(&self, column: &str) -> rusqlite::Result<i32> {
+        self.get(column)
+    }
+    fn int8(&self, column: &str) -> rusqlite::Result<i64> {
+        self.get(column)
+    }
+    fn opt_int8(&self, column: &str) -> rusqlite::Result<Option<i64>> {
+        self.get(column)
+    }
+    fn flag(&self, column: &str) -> rusqlite::Result<bool> {
+        self.get(column)
+    }
+    fn opt_float(&self, column: &str) -> rusqlite::Result<Option<f64>> {
+        self.get(column)
+    }
+    fn text(&self, column: &str) -> rusqlite::Result<String> {
+        self.get(column)
+    }
+    fn opt_text(&self, column: &str) -> rusqlite::Result<Option<String>> {
+        self.get(column)
+    }
+    fn broken(&self, column: &str, what: &str) -> rusqlite::Error {
+        let index = self.as_ref().column_index(column).unwrap_or_default();
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, what.into())
+    }
 }
 
 fn account_id(conn: &Connection, name: &str) -> rusqlite::Result<Option<i64>> {
@@ -105,8 +80,8 @@ fn count(n: i64) -> u64 {
 
 impl SqliteReader {
     fn game(&self, id: &str) -> rusqlite::Result<Option<api::GameRecord>> {
-        let sql = format!("SELECT {GAME_COLUMNS} FROM games g WHERE g.id = ?1");
-        self.conn.prepare_cached(&sql)?.query_row([id], game).optional()
+        let sql = concat!("SELECT ", record_columns!(), " FROM games g WHERE g.id = ?1");
+        self.conn.prepare_cached(sql)?.query_row([id], |r| decode(r)).optional()
     }
 
     fn player_games(
@@ -130,8 +105,10 @@ impl SqliteReader {
             None => i64::MAX,
         };
         // Two index range scans merged: the player's games as X and as O.
-        let sql = format!(
-            "SELECT {GAME_COLUMNS} FROM games g WHERE g.seq IN (
+        let sql = concat!(
+            "SELECT ",
+            record_columns!(),
+            " FROM games g WHERE g.seq IN (
                 SELECT seq FROM (SELECT seq FROM games WHERE x_account = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3)
                 UNION ALL
                 SELECT seq FROM (SELECT seq FROM games WHERE o_account = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3)
@@ -139,8 +116,8 @@ impl SqliteReader {
         );
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let games = conn
-            .prepare_cached(&sql)?
-            .query_map(params![id, before_seq, limit], game)?
+            .prepare_cached(sql)?
+            .query_map(params![id, before_seq, limit], |r| decode(r))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(Some(PlayerGames { games }))
     }

@@ -4,9 +4,9 @@
 use rusqlite::{Connection, Transaction, params};
 
 use crate::session::account::{TokenHash, name_key};
-use crate::store::answer;
 use crate::store::backend::Commit;
 use crate::store::record::{GameRecord, unix_ms};
+use crate::store::spelling;
 use crate::store::{Account, StoreError};
 use crate::text::look_alike_key;
 
@@ -74,7 +74,7 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
                 o.bot,
                 serde_json::to_string(&g.moves).unwrap_or_default(),
                 g.winner.map_or(0, |p| p.number()),
-                answer::reason(g.reason),
+                spelling::reason(g.reason),
                 g.line.as_ref().map(|l| serde_json::to_string(l).unwrap_or_default()),
                 r.is_some(),
                 rating_of(0, false),
