@@ -17,6 +17,7 @@ mod health;
 mod live;
 mod postgres;
 pub mod priority;
+mod rating;
 mod reads;
 pub mod record;
 mod row;

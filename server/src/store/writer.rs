@@ -13,12 +13,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use tictactoe_protocol::Player;
-
-use crate::ratings::{self, RatingBook, Standing};
+use crate::ratings::{RatingBook, Standing};
 use crate::session::account::AccountId;
 use crate::store::backend::{Backend, BackendError, Commit, NewAccount};
 use crate::store::live::{Fold, HOLD};
+use crate::store::rating;
 use crate::store::record::GameRecord;
 use crate::store::unwritten::Unwritten;
 use crate::store::{Account, BACKLOG, Job, Outcome, StoreError, StoreStats, Tell};
@@ -168,7 +167,7 @@ pub(super) fn run<B: Backend>(
         for job in jobs.drain(..) {
             match job {
                 Job::Record(mut record, tell) => {
-                    rate(&mut db, &mut batch.book, &mut record);
+                    rating::rate(&mut db, &mut batch.book, &mut record);
                     match tell {
                         // A store that cannot write still rates, and says so now.
                         Tell::Rated(answer) => {
@@ -441,33 +440,4 @@ fn answer(batch: &mut Batch, written: bool) {
         let _ = to.send(outcome);
     }
     batch.refused.clear();
-}
-
-/// Rates a finished game if it is rated: from the book's standings, or the
-/// database's for an account the book has not seen; the book keeps the new
-/// ones, which the commit writes with the record. A standing that cannot be
-/// read leaves the game unrated (and says so): rating from a made-up
-/// standing would overwrite the real one.
-fn rate(db: &mut impl Backend, book: &mut RatingBook, record: &mut GameRecord) {
-    let players = [record.players[0].account, record.players[1].account];
-    let Some(accounts) = ratings::rated_pair(players, record.reason) else { return };
-    let mut before = [Standing::default(); 2];
-    for (standing, &account) in before.iter_mut().zip(&accounts) {
-        *standing = match book.get(account, record.rules) {
-            Some(known) => known,
-            None => match db.standing(account, record.rules) {
-                Ok(stored) => stored.unwrap_or_default(),
-                Err(e) => {
-                    tracing::error!(game = %record.id, "game not rated: a standing could not be read: {e}");
-                    return;
-                }
-            },
-        };
-    }
-    let winner = record.winner.map(|w| usize::from(w != Player::X));
-    let rated = ratings::rate(before, winner);
-    for (account, r) in accounts.iter().zip(&rated) {
-        book.put(*account, record.rules, r.after);
-    }
-    record.ratings = Some(rated);
 }

@@ -8,7 +8,11 @@
 
 mod lease;
 mod live;
+mod opening;
+mod pipeline;
 mod read;
+mod records;
+mod rounds;
 mod write;
 
 pub use lease::{Adopted, Hold, Leases};
