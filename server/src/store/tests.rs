@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
+use crate::store::record::GameRecord;
 
 /// A fresh directory for one test's database, removed at the end.
 pub(super) struct Dir(pub(super) PathBuf);

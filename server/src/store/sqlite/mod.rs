@@ -291,4 +291,6 @@ fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
 }
 
 #[cfg(test)]
+mod live_tests;
+#[cfg(test)]
 mod tests;
