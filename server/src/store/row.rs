@@ -1,10 +1,14 @@
-//! A stored game record read back for the API: one decoder, by column
-//! name, for both backends. Each gives its driver's row through
-//! [`RecordRow`]; the SQL that selects the row names its columns with
-//! [`record_columns!`].
+//! The store's rows read back, by column name, one decoder each for both
+//! backends: a game record, a standing, a pool, a leaderboard's entry, a
+//! player's results. Each backend gives its driver's row through
+//! [`StoredRow`]; its SQL names the columns as the decoder reads them
+//! (a record's with [`record_columns!`]).
 
-use tictactoe_protocol::api::{self, GamePlayer, RatingMove};
+use skillratings::glicko2::Glicko2Rating;
+use tictactoe_protocol::Rules;
+use tictactoe_protocol::api::{self, GamePlayer, LeaderboardEntry, PoolStanding, RatingMove, Results};
 
+use crate::ratings::Standing;
 use crate::store::spelling::{parse_reason, rfc3339, rounded};
 
 /// The columns of a stored record, from `games g`, each under the name
@@ -23,8 +27,8 @@ macro_rules! record_columns {
 pub(super) use record_columns;
 
 /// A driver's row, read by column name in the types the schemas give the
-/// `games` table (Postgres is strict: `int4` is an `i32`, `int8` an `i64`).
-pub(super) trait RecordRow {
+/// columns (Postgres is strict: `int4` is an `i32`, `int8` an `i64`).
+pub(super) trait StoredRow {
     /// The driver's error, or the backend's.
     type Error;
 
@@ -36,6 +40,8 @@ pub(super) trait RecordRow {
     fn opt_int8(&self, column: &str) -> Result<Option<i64>, Self::Error>;
     /// A boolean column.
     fn flag(&self, column: &str) -> Result<bool, Self::Error>;
+    /// A `float8` column.
+    fn float(&self, column: &str) -> Result<f64, Self::Error>;
     /// A `float8` column that may be NULL.
     fn opt_float(&self, column: &str) -> Result<Option<f64>, Self::Error>;
     /// A text column.
@@ -61,7 +67,7 @@ const SIDES: [Side; 2] = [
 ];
 
 /// One game record from a row of [`record_columns!`].
-pub(super) fn decode<R: RecordRow>(r: &R) -> Result<api::GameRecord, R::Error> {
+pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
     let rated = r.flag("rated")?;
     let rating = |column: &str| -> Result<Option<i64>, R::Error> { Ok(r.opt_float(column)?.map(rounded)) };
     let player = |side: &Side| -> Result<GamePlayer, R::Error> {
@@ -82,9 +88,6 @@ pub(super) fn decode<R: RecordRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         (true, Some(x), Some(o)) => Some([x, o]),
         _ => None,
     };
-    let side_length = |column: &str| -> Result<usize, R::Error> {
-        usize::try_from(r.int4(column)?).map_err(|_| r.broken(column, "a negative size"))
-    };
     let line = match r.opt_text("line")? {
         None => None,
         Some(text) => Some(serde_json::from_str(&text).map_err(|_| r.broken("line", "not a line"))?),
@@ -100,9 +103,67 @@ pub(super) fn decode<R: RecordRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         ratings,
         reason: parse_reason(&r.text("reason")?).ok_or_else(|| r.broken("reason", "not an end reason"))?,
         room: r.text("room")?,
-        size: side_length("size")?,
+        size: side_length(r, "size")?,
         started_at: rfc3339(r.int8("started_at")?),
-        win: side_length("win")?,
+        win: side_length(r, "win")?,
         winner: u8::try_from(r.int4("winner")?).map_err(|_| r.broken("winner", "not a winner"))?,
+    })
+}
+
+/// A board's side or win length.
+fn side_length<R: StoredRow>(r: &R, column: &str) -> Result<usize, R::Error> {
+    usize::try_from(r.int4(column)?).map_err(|_| r.broken(column, "a negative size"))
+}
+
+/// A count from SQL, which is never negative.
+fn count<R: StoredRow>(r: &R, column: &str) -> Result<u64, R::Error> {
+    Ok(u64::try_from(r.int8(column)?).unwrap_or(0))
+}
+
+/// The pool of a row's `size` and `win`.
+pub(super) fn pool<R: StoredRow>(r: &R) -> Result<Rules, R::Error> {
+    Ok(Rules { size: side_length(r, "size")?, win: side_length(r, "win")? })
+}
+
+/// A standing from a row's `rating`, `rd`, `volatility` and `games`.
+pub(super) fn standing<R: StoredRow>(r: &R) -> Result<Standing, R::Error> {
+    let rating = Glicko2Rating {
+        rating: r.float("rating")?,
+        deviation: r.float("rd")?,
+        volatility: r.float("volatility")?,
+    };
+    let games = u32::try_from(r.int8("games")?).unwrap_or(u32::MAX);
+    Ok(Standing { rating, games })
+}
+
+/// A standing as a profile shows it, from a row's `rating`, `rd` and `games`.
+pub(super) fn pool_standing<R: StoredRow>(r: &R) -> Result<PoolStanding, R::Error> {
+    Ok(PoolStanding {
+        games: count(r, "games")?,
+        rating: rounded(r.float("rating")?),
+        rd: rounded(r.float("rd")?),
+    })
+}
+
+/// A leaderboard's entry: a row's `name`, `bot`, `rating`, `rd` and `games`.
+pub(super) fn leaderboard_entry<R: StoredRow>(r: &R) -> Result<LeaderboardEntry, R::Error> {
+    Ok(LeaderboardEntry {
+        bot: r.flag("bot")?,
+        games: count(r, "games")?,
+        name: r.text("name")?,
+        rating: rounded(r.float("rating")?),
+        rd: rounded(r.float("rd")?),
+    })
+}
+
+/// A player's results: a row's counts `wins`, `draws`, `losses`, `aborted`
+/// and `interrupted`.
+pub(super) fn results<R: StoredRow>(r: &R) -> Result<Results, R::Error> {
+    Ok(Results {
+        wins: count(r, "wins")?,
+        draws: count(r, "draws")?,
+        losses: count(r, "losses")?,
+        aborted: count(r, "aborted")?,
+        interrupted: count(r, "interrupted")?,
     })
 }

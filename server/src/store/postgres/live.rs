@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::{Error, Row, Transaction};
 
 use crate::ratings::Standing;
@@ -16,6 +15,7 @@ use crate::store::Restored;
 use crate::store::changes::{LiveGame, decode_cells, saved_rules};
 use crate::store::postgres::Conn;
 use crate::store::record::unix_ms;
+use crate::store::row;
 use tictactoe_protocol::HouseLevel;
 use tictactoe_protocol::Rules;
 
@@ -171,14 +171,14 @@ async fn standings(tx: &Transaction<'_>, games: &[LiveGame]) -> Result<Vec<(i64,
     Ok(rows
         .iter()
         .filter_map(|r| {
-            let (account, size, win): (i64, i32, i32) = (r.get(0), r.get(1), r.get(2));
-            let rules = Rules { size: usize::try_from(size).ok()?, win: usize::try_from(win).ok()? };
+            // A row that cannot be read leaves its account's game rated
+            // from the book or, failing that, from the database again.
+            let account: i64 = r.try_get("account").ok()?;
+            let rules = row::pool(r).ok()?;
             if !wanted.contains(&(account, rules.size, rules.win)) {
                 return None;
             }
-            let rating = Glicko2Rating { rating: r.get(3), deviation: r.get(4), volatility: r.get(5) };
-            let games = u32::try_from(r.get::<_, i64>(6)).unwrap_or(u32::MAX);
-            Some((account, rules, Standing { rating, games }))
+            Some((account, rules, row::standing(r).ok()?))
         })
         .collect())
 }

@@ -24,7 +24,6 @@ use link::{Conn, Link};
 use std::sync::Arc;
 use std::time::Duration;
 
-use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::Config;
 
 use crate::ratings::Standing;
@@ -32,6 +31,7 @@ use crate::session::account::AccountId;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
+use crate::store::row;
 use tictactoe_protocol::Rules;
 
 /// The schema's versions, in order, each a numbered file in
@@ -229,7 +229,7 @@ impl Backend for PgBackend {
         let limit = ANSWER + Duration::from_micros(50 * batch.size() as u64);
         self.link.call_within(limit, async |c| {
             c.hold(owner, epoch).await?;
-            Ok(write::commit(c, batch, owner, epoch).await?)
+            write::commit(c, batch, owner, epoch).await
         })
     }
 
@@ -263,10 +263,7 @@ impl Backend for PgBackend {
                 )
                 .await?;
             let Some(r) = c.client.query_opt(&s, &[&account, &size, &win]).await? else { return Ok(None) };
-            let rating =
-                Glicko2Rating { rating: r.try_get(0)?, deviation: r.try_get(1)?, volatility: r.try_get(2)? };
-            let games = u32::try_from(r.try_get::<_, i64>(3)?).unwrap_or(u32::MAX);
-            Ok(Some(Standing { rating, games }))
+            Ok(Some(row::standing(&r)?))
         })
     }
 

@@ -6,15 +6,14 @@
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use skillratings::glicko2::Glicko2Rating;
-use tokio_postgres::Error;
 use tokio_postgres::types::ToSql;
 
 use crate::ratings::Standing;
+use crate::store::backend::BackendError;
 use crate::store::postgres::Conn;
 use crate::store::rating::StandingKey;
 use crate::store::record::GameRecord;
-use tictactoe_protocol::Rules;
+use crate::store::row;
 
 /// Of the records a commit writes (`$1`, ids), those kept already (`ours`:
 /// by this writer, `$2`, in an attempt whose answer was lost) or whose game
@@ -60,7 +59,7 @@ pub(super) async fn open(
     first: &[(StandingKey, Standing)],
     owner: &str,
     epoch: i64,
-) -> Result<Opening, Error> {
+) -> Result<Opening, BackendError> {
     let ensure = c.statement(ENSURE_RATINGS).await?;
     let lock = c.statement(LOCK_RATINGS).await?;
     let check = c.statement(CHECK_RECORDS).await?;
@@ -83,7 +82,7 @@ pub(super) async fn open(
     );
     let read = match (began, ensured, rows, checked) {
         (Ok(()), Ok(_), Ok(rows), Ok(checked)) => standings(&rows).and_then(|s| Ok((s, kept(&checked)?))),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => Err(e),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => Err(e.into()),
     };
     match read {
         Ok((stored, (written, refused))) => Ok(Opening { written, refused, stored }),
@@ -98,7 +97,7 @@ pub(super) async fn open(
 /// The rows of [`CHECK_RECORDS`]: the ids kept by this writer, and those refused.
 type Kept = (Vec<Arc<str>>, Vec<Arc<str>>);
 
-fn kept(rows: &[tokio_postgres::Row]) -> Result<Kept, Error> {
+fn kept(rows: &[tokio_postgres::Row]) -> Result<Kept, BackendError> {
     let (mut written, mut refused) = (Vec::new(), Vec::new());
     for row in rows {
         let id: &str = row.try_get("id")?;
@@ -110,22 +109,11 @@ fn kept(rows: &[tokio_postgres::Row]) -> Result<Kept, Error> {
     Ok((written, refused))
 }
 
-/// The standings of rows of [`LOCK_RATINGS`], by key. The rows are those
-/// of the keys the commit gave, whose sides are never negative.
-fn standings(rows: &[tokio_postgres::Row]) -> Result<FxHashMap<StandingKey, Standing>, Error> {
+/// The standings of rows of [`LOCK_RATINGS`], by key.
+fn standings(rows: &[tokio_postgres::Row]) -> Result<FxHashMap<StandingKey, Standing>, BackendError> {
     let mut stored = FxHashMap::default();
-    for row in rows {
-        let side = |column: &str| -> Result<Option<usize>, Error> {
-            Ok(usize::try_from(row.try_get::<_, i32>(column)?).ok())
-        };
-        let (Some(size), Some(win)) = (side("size")?, side("win")?) else { continue };
-        let rating = Glicko2Rating {
-            rating: row.try_get("rating")?,
-            deviation: row.try_get("rd")?,
-            volatility: row.try_get("volatility")?,
-        };
-        let games = u32::try_from(row.try_get::<_, i64>("games")?).unwrap_or(u32::MAX);
-        stored.insert((row.try_get("account")?, Rules { size, win }), Standing { rating, games });
+    for r in rows {
+        stored.insert((r.try_get("account")?, row::pool(r)?), row::standing(r)?);
     }
     Ok(stored)
 }

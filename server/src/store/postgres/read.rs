@@ -3,19 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use skillratings::glicko2::Glicko2Rating;
-use tictactoe_protocol::api::{
-    self, Leaderboard, LeaderboardEntry, PlayerGames, PlayerProfile, PoolStanding, Results,
-};
+use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 use tokio_postgres::Row;
 
-use crate::ratings::{Standing, pool_key};
+use crate::ratings::pool_key;
 use crate::session::account::{TokenHash, name_key};
 use crate::store::Account;
-use crate::store::backend::{BackendError, Reader};
+use crate::store::backend::{BackendError, Found, Reader};
 use crate::store::postgres::{Conn, Link};
-use crate::store::row::{RecordRow, decode, record_columns};
-use crate::store::spelling::{rfc3339, rounded};
+use crate::store::row::{self, StoredRow, record_columns};
+use crate::store::spelling::rfc3339;
 use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
@@ -44,12 +41,7 @@ const PLAYER_GAMES: &str = concat!(
      ) ORDER BY g.seq DESC LIMIT $3"
 );
 
-/// A stored value that cannot be what its column holds: the row is broken.
-fn broken(what: &str) -> BackendError {
-    BackendError(format!("a stored game is broken: {what}"))
-}
-
-impl RecordRow for Row {
+impl StoredRow for Row {
     type Error = BackendError;
 
     fn int4(&self, column: &str) -> Result<i32, BackendError> {
@@ -64,6 +56,9 @@ impl RecordRow for Row {
     fn flag(&self, column: &str) -> Result<bool, BackendError> {
         Ok(self.try_get(column)?)
     }
+    fn float(&self, column: &str) -> Result<f64, BackendError> {
+        Ok(self.try_get(column)?)
+    }
     fn opt_float(&self, column: &str) -> Result<Option<f64>, BackendError> {
         Ok(self.try_get(column)?)
     }
@@ -73,27 +68,15 @@ impl RecordRow for Row {
     fn opt_text(&self, column: &str) -> Result<Option<String>, BackendError> {
         Ok(self.try_get(column)?)
     }
-    fn broken(&self, _column: &str, what: &str) -> BackendError {
-        broken(what)
+    fn broken(&self, column: &str, what: &str) -> BackendError {
+        BackendError(format!("a stored row is broken: {column} is {what}"))
     }
-}
-
-/// A count from SQL, which is never negative.
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
 }
 
 /// The id of the account called `name` (ignoring case).
 async fn account_id(c: &mut Conn, name: &str) -> Result<Option<i64>, BackendError> {
     let s = c.statement("SELECT id FROM accounts WHERE name_key = $1").await?;
-    Ok(c.client.query_opt(&s, &[&name_key(name)]).await?.map(|r| r.try_get(0)).transpose()?)
-}
-
-fn pool(r: &Row, size: usize) -> Result<Rules, BackendError> {
-    let side = |i: usize| -> Result<usize, BackendError> {
-        usize::try_from(r.try_get::<_, i32>(i)?).map_err(|_| broken("a negative size"))
-    };
-    Ok(Rules { size: side(size)?, win: side(size + 1)? })
+    Ok(c.client.query_opt(&s, &[&name_key(name)]).await?.map(|r| r.try_get("id")).transpose()?)
 }
 
 async fn player_games(
@@ -109,7 +92,7 @@ async fn player_games(
         Some(b) => {
             let s = c.statement("SELECT seq FROM games WHERE id = $1").await?;
             match c.client.query_opt(&s, &[&b]).await? {
-                Some(r) => r.try_get::<_, i64>(0)?,
+                Some(r) => r.try_get::<_, i64>("seq")?,
                 // An unknown cursor is an empty page, not everything.
                 None => return Ok(Some(PlayerGames::default())),
             }
@@ -123,7 +106,7 @@ async fn player_games(
         .query(&s, &[&id, &before_seq, &limit])
         .await?
         .iter()
-        .map(decode)
+        .map(row::record)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PlayerGames { games }))
 }
@@ -131,7 +114,8 @@ async fn player_games(
 async fn leaderboard(c: &mut Conn, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError> {
     let s = c
         .statement(
-            "SELECT a.name, a.bot, r.rating, r.rd, r.games FROM ratings r JOIN accounts a ON a.id = r.account
+            "SELECT a.name AS name, a.bot AS bot, r.rating AS rating, r.rd AS rd, r.games AS games
+             FROM ratings r JOIN accounts a ON a.id = r.account
              WHERE r.size = $1 AND r.win = $2 AND r.games > 0 ORDER BY r.rating DESC, a.name_key COLLATE \"C\" LIMIT $3",
         )
         .await?;
@@ -142,53 +126,33 @@ async fn leaderboard(c: &mut Conn, rules: Rules, limit: usize) -> Result<Leaderb
         .query(&s, &[&size, &win, &limit])
         .await?
         .iter()
-        .map(|r| {
-            Ok(LeaderboardEntry {
-                bot: r.try_get(1)?,
-                games: count(r.try_get(4)?),
-                name: r.try_get(0)?,
-                rating: rounded(r.try_get(2)?),
-                rd: rounded(r.try_get(3)?),
-            })
-        })
+        .map(row::leaderboard_entry)
         .collect::<Result<Vec<_>, BackendError>>()?;
     Ok(Leaderboard { players, size: rules.size, win: rules.win })
 }
 
 async fn player(c: &mut Conn, name: &str) -> Result<Option<PlayerProfile>, BackendError> {
     let s = c.statement("SELECT id, name, bot, created_at FROM accounts WHERE name_key = $1").await?;
-    let Some(row) = c.client.query_opt(&s, &[&name_key(name)]).await? else { return Ok(None) };
+    let Some(r) = c.client.query_opt(&s, &[&name_key(name)]).await? else { return Ok(None) };
     let (id, name, bot, created_at): (i64, String, bool, i64) =
-        (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?);
+        (r.try_get("id")?, r.try_get("name")?, r.try_get("bot")?, r.try_get("created_at")?);
     let mut ratings = BTreeMap::new();
     let s = c.statement("SELECT size, win, rating, rd, games FROM ratings WHERE account = $1").await?;
     for r in c.client.query(&s, &[&id]).await? {
-        let standing = PoolStanding {
-            games: count(r.try_get(4)?),
-            rating: rounded(r.try_get(2)?),
-            rd: rounded(r.try_get(3)?),
-        };
-        ratings.insert(pool_key(pool(&r, 0)?), standing);
+        ratings.insert(pool_key(row::pool(&r)?), row::pool_standing(&r)?);
     }
     let s = c
         .statement(
             "SELECT
-                count(*) FILTER (WHERE (x_account = $1 AND winner = 1) OR (o_account = $1 AND winner = 2)),
-                count(*) FILTER (WHERE reason = 'draw'),
-                count(*) FILTER (WHERE (x_account = $1 AND winner = 2) OR (o_account = $1 AND winner = 1)),
-                count(*) FILTER (WHERE reason = 'aborted'),
-                count(*) FILTER (WHERE reason = 'shutdown')
+                count(*) FILTER (WHERE (x_account = $1 AND winner = 1) OR (o_account = $1 AND winner = 2)) AS wins,
+                count(*) FILTER (WHERE reason = 'draw') AS draws,
+                count(*) FILTER (WHERE (x_account = $1 AND winner = 2) OR (o_account = $1 AND winner = 1)) AS losses,
+                count(*) FILTER (WHERE reason = 'aborted') AS aborted,
+                count(*) FILTER (WHERE reason = 'shutdown') AS interrupted
              FROM games WHERE x_account = $1 OR o_account = $1",
         )
         .await?;
-    let r = c.client.query_one(&s, &[&id]).await?;
-    let results = Results {
-        wins: count(r.try_get(0)?),
-        draws: count(r.try_get(1)?),
-        losses: count(r.try_get(2)?),
-        aborted: count(r.try_get(3)?),
-        interrupted: count(r.try_get(4)?),
-    };
+    let results = row::results(&c.client.query_one(&s, &[&id]).await?)?;
     Ok(Some(PlayerProfile { bot, created_at: rfc3339(created_at), name, ratings, results }))
 }
 
@@ -200,11 +164,11 @@ async fn account(c: &mut Conn, name: &str) -> Result<Option<(Account, TokenHash)
              ORDER BY (name_key = $1) DESC LIMIT 1",
         )
         .await?;
-    let Some(row) = c.client.query_opt(&s, &[&name_key(name), &look_alike_key(name)]).await? else {
+    let Some(r) = c.client.query_opt(&s, &[&name_key(name), &look_alike_key(name)]).await? else {
         return Ok(None);
     };
-    let (id, name, bot): (i64, String, bool) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
-    let Ok(hash) = TokenHash::try_from(row.try_get::<_, &[u8]>(3)?) else { return Ok(None) };
+    let (id, name, bot): (i64, String, bool) = (r.try_get("id")?, r.try_get("name")?, r.try_get("bot")?);
+    let Ok(hash) = TokenHash::try_from(r.try_get::<_, &[u8]>("token_hash")?) else { return Ok(None) };
     let s = c
         .statement("SELECT size, win, rating, rd, volatility, games FROM ratings WHERE account = $1")
         .await?;
@@ -213,12 +177,7 @@ async fn account(c: &mut Conn, name: &str) -> Result<Option<(Account, TokenHash)
         .query(&s, &[&id])
         .await?
         .iter()
-        .map(|r| {
-            let rating =
-                Glicko2Rating { rating: r.try_get(2)?, deviation: r.try_get(3)?, volatility: r.try_get(4)? };
-            let games = u32::try_from(r.try_get::<_, i64>(5)?).unwrap_or(u32::MAX);
-            Ok((pool(r, 0)?, Standing { rating, games }))
-        })
+        .map(|r| Ok((row::pool(r)?, row::standing(r)?)))
         .collect::<Result<Vec<_>, BackendError>>()?;
     Ok(Some((Account { id, name: name.into(), bot, standings }, hash)))
 }
@@ -230,36 +189,31 @@ fn storable(text: &str) -> bool {
 }
 
 impl Reader for PgReader {
-    fn account(&mut self, name: &str) -> Result<Option<(Account, TokenHash)>, BackendError> {
+    fn account(&mut self, name: &str) -> Found<(Account, TokenHash)> {
         if !storable(name) {
             return Ok(None);
         }
         self.link.call_again(async |c| account(c, name).await)
     }
 
-    fn game(&mut self, id: &str) -> Result<Option<api::GameRecord>, BackendError> {
+    fn game(&mut self, id: &str) -> Found<api::GameRecord> {
         if !storable(id) {
             return Ok(None);
         }
         self.link.call_again(async |c| {
             let s = c.statement(GAME).await?;
-            c.client.query_opt(&s, &[&id]).await?.as_ref().map(decode).transpose()
+            c.client.query_opt(&s, &[&id]).await?.as_ref().map(row::record).transpose()
         })
     }
 
-    fn player(&mut self, name: &str) -> Result<Option<PlayerProfile>, BackendError> {
+    fn player(&mut self, name: &str) -> Found<PlayerProfile> {
         if !storable(name) {
             return Ok(None);
         }
         self.link.call_again(async |c| player(c, name).await)
     }
 
-    fn player_games(
-        &mut self,
-        name: &str,
-        limit: usize,
-        before: Option<&str>,
-    ) -> Result<Option<PlayerGames>, BackendError> {
+    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Found<PlayerGames> {
         if !storable(name) {
             return Ok(None);
         }

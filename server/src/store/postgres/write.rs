@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use tokio_postgres::Error;
 
 use crate::session::account::name_key;
-use crate::store::backend::{Commit, Committed, NewAccount};
+use crate::store::backend::{BackendError, Commit, Committed, NewAccount};
 use crate::store::postgres::Conn;
 use crate::store::postgres::opening;
 use crate::store::postgres::pipeline::{Step, pipelined};
@@ -46,7 +46,7 @@ pub(super) async fn commit(
     batch: &Commit<'_>,
     owner: &str,
     epoch: i64,
-) -> Result<Committed, Error> {
+) -> Result<Committed, BackendError> {
     let st = Prepared {
         games: c.statement(INSERT_GAMES).await?,
         ratings: c.statement(UPSERT_RATINGS).await?,

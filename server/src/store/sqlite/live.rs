@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, Transaction, params};
 use rustc_hash::FxHashMap;
-use skillratings::glicko2::Glicko2Rating;
 
-use crate::ratings::Standing;
 use crate::store::Restored;
 use crate::store::changes::LiveGame;
 use crate::store::live::RoomChange;
+use crate::store::row;
 use crate::store::sqlite::journal::{self, Journal, SNAPSHOT};
 
 /// Appends one commit's changes to games in progress within `tx`, as one
@@ -112,9 +111,7 @@ pub(super) fn load(conn: &mut Connection) -> rusqlite::Result<(Restored, Journal
             for account in g.players.iter().filter_map(|p| p.account) {
                 let mut rows = stmt.query(params![account, g.rules.size, g.rules.win])?;
                 if let Some(r) = rows.next()? {
-                    let rating =
-                        Glicko2Rating { rating: r.get(0)?, deviation: r.get(1)?, volatility: r.get(2)? };
-                    standings.push((account, g.rules, Standing { rating, games: r.get(3)? }));
+                    standings.push((account, g.rules, row::standing(r)?));
                 }
             }
         }
