@@ -8,7 +8,7 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use tokio::sync::oneshot;
 
 use crate::ratings::Standing;
-use crate::session::account::{AccountId, TokenHash};
+use crate::core::account::{AccountId, TokenHash};
 use crate::store::backend::NewAccount;
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;

@@ -44,7 +44,7 @@ use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
 use crate::ratings::{Rated, Standing};
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
 pub use crate::store::postgres::{Adopted, LEASE, Leases};
 use tictactoe_protocol::Rules;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::ratings::Standing;
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
 use crate::store::backend::Backend;
 use crate::store::postgres::PgBackend;
 use crate::store::record::GameRecord;

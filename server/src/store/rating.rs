@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use tictactoe_protocol::{Player, Rules};
 
 use crate::ratings::{self, Rated, RatingBook, Standing};
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
 use crate::store::backend::Backend;
 use crate::store::record::GameRecord;
 
@@ -130,7 +130,7 @@ mod tests {
 
     /// A finished game between accounts 1 and 2 that X won, rated from `before`.
     fn won(id: &str, before: [Standing; 2]) -> GameRecord {
-        use crate::session::account::Identity;
+        use crate::core::account::Identity;
         let who = |account: i64| {
             std::sync::Arc::new(Identity {
                 name: "p".into(),

@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use tokio_postgres::Config;
 
+use crate::core::account::AccountId;
 use crate::ratings::Standing;
-use crate::session::account::AccountId;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};

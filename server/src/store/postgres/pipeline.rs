@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use tokio_postgres::Error;
 
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
 
 /// One statement of a pipeline: an account's id for a registration.
 pub(super) type Step<'a> = Pin<Box<dyn Future<Output = Result<Option<AccountId>, Error>> + 'a>>;

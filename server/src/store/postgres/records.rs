@@ -4,7 +4,7 @@
 
 use tokio_postgres::types::ToSql;
 
-use crate::session::account::Identity;
+use crate::core::account::Identity;
 use crate::store::rating;
 use crate::store::record::GameRecord;
 use crate::store::spelling;

@@ -3,7 +3,7 @@
 
 use super::journal::{self, Journal};
 use super::live::*;
-use crate::session::account::Identity;
+use crate::core::account::Identity;
 use crate::store::changes::LiveGame;
 use crate::store::changes::LiveWrite;
 use crate::store::live::{Fold, HOLD};

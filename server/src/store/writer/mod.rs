@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use crate::ratings::{RatingBook, Standing};
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::handle::{Job, Tell};
 use crate::store::live::{Fold, HOLD};
