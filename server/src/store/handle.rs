@@ -7,8 +7,8 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 
 use tokio::sync::oneshot;
 
-use crate::ratings::Standing;
 use crate::core::account::{AccountId, TokenHash};
+use crate::ratings::Standing;
 use crate::store::backend::NewAccount;
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;

@@ -43,8 +43,8 @@ use std::sync::Arc;
 use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
-use crate::ratings::{Rated, Standing};
 use crate::core::account::AccountId;
+use crate::ratings::{Rated, Standing};
 pub use crate::store::postgres::{Adopted, LEASE, Leases};
 use tictactoe_protocol::Rules;
 

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::ratings::Standing;
 use crate::core::account::AccountId;
+use crate::ratings::Standing;
 use crate::store::backend::Backend;
 use crate::store::postgres::PgBackend;
 use crate::store::record::GameRecord;

@@ -8,8 +8,8 @@
 use rustc_hash::FxHashMap;
 use tictactoe_protocol::{Player, Rules};
 
-use crate::ratings::{self, Rated, RatingBook, Standing};
 use crate::core::account::AccountId;
+use crate::ratings::{self, Rated, RatingBook, Standing};
 use crate::store::backend::Backend;
 use crate::store::record::GameRecord;
 

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 use tokio_postgres::Row;
 
-use crate::ratings::pool_key;
 use crate::core::account::{TokenHash, name_key};
+use crate::core::text::look_alike_key;
+use crate::ratings::pool_key;
 use crate::store::Account;
 use crate::store::backend::{BackendError, Found, Reader};
 use crate::store::postgres::{Conn, Link};
 use crate::store::row::{self, StoredRow, record_columns};
 use crate::store::spelling::rfc3339;
-use crate::core::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
 /// A reader's connection to the database.

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use tokio_postgres::Error;
 
 use crate::core::account::name_key;
+use crate::core::text::look_alike_key;
 use crate::store::backend::{BackendError, Commit, Committed, NewAccount};
 use crate::store::postgres::Conn;
 use crate::store::postgres::opening;
@@ -16,7 +17,6 @@ use crate::store::postgres::rounds::{RoundStatements, rounds};
 use crate::store::rating;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
-use crate::core::text::look_alike_key;
 
 const REGISTER: &str = "INSERT INTO accounts (name, name_key, name_skeleton, bot, token_hash, created_at)
     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id";

@@ -9,13 +9,13 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 
-use crate::ratings::pool_key;
 use crate::core::account::{TokenHash, name_key};
+use crate::core::text::look_alike_key;
+use crate::ratings::pool_key;
 use crate::store::Account;
 use crate::store::backend::{BackendError, Found, Reader};
 use crate::store::row::{self, StoredRow, record_columns};
 use crate::store::spelling::rfc3339;
-use crate::core::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
 /// A read-only connection to the database.

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::ratings::{RatingBook, Standing};
 use crate::core::account::AccountId;
+use crate::ratings::{RatingBook, Standing};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::handle::{Job, Tell};
 use crate::store::live::{Fold, HOLD};
