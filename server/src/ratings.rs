@@ -15,9 +15,10 @@ use tictactoe_protocol::Rules;
 /// An account's standing in one pool.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Standing {
-    /// Rating, deviation and volatility.
+    /// Glicko-2's three numbers: what the next game is rated from.
     pub rating: Glicko2Rating,
-    /// Rated games played in the pool.
+    /// Rated games played in the pool. It only grows: of two standings, the
+    /// newer has more games (what a write that must not go back checks).
     pub games: u32,
 }
 
@@ -38,9 +39,10 @@ impl Standing {
 /// One player's standing before and after a rated game.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rated {
-    /// Before the game.
+    /// What the game was rated from: a writer that finds the database no
+    /// longer holds it rates the game again.
     pub before: Standing,
-    /// After it.
+    /// What the game left: the player's next game is rated from it.
     pub after: Standing,
 }
 

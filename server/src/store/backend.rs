@@ -34,11 +34,11 @@ impl BackendError {
 /// An account to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewAccount {
-    /// Its name as asked for.
+    /// As asked for; refused when the name, or one that looks like it, is taken.
     pub name: String,
-    /// Whether it is a bot's.
+    /// Registered by a bot, which the API shows.
     pub bot: bool,
-    /// The hash of its token.
+    /// Only the token's hash is kept: a copy of the database signs nobody in.
     pub token: TokenHash,
 }
 

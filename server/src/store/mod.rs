@@ -10,6 +10,10 @@
 //! own, so a read never waits behind a batch. A `game_over` is sent once its
 //! record is committed, so a query sent after it sees that game; a record
 //! that cannot be committed yet is shown from memory.
+//!
+//! The writer rates a record as it takes it, whatever the backend
+//! (`rating`); a backend only reads and writes rows, and reads each kind
+//! of row back with one decoder, by column name (`row`).
 
 pub mod backend;
 pub mod changes;
@@ -99,13 +103,13 @@ pub const BACKLOG: usize = 100_000;
 /// An account as sign-in finds it, with its standings in every pool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Account {
-    /// Row id.
+    /// What records and standings name the account by.
     pub id: AccountId,
-    /// Name as registered.
+    /// As registered: sign-in finds it by its key, ignoring case.
     pub name: Arc<str>,
-    /// Whether it is a bot's.
+    /// Registered by a bot: shown as one wherever its name is.
     pub bot: bool,
-    /// Standings in the pools it has played.
+    /// In the pools it has played: the writer rates its next game from these.
     pub standings: Vec<(Rules, Standing)>,
 }
 
@@ -136,18 +140,18 @@ pub enum Query {
     Player(String),
     /// `/api/players/{name}/games`: newest first, before the game `before`.
     PlayerGames {
-        /// The player's name.
+        /// Whose games, ignoring case.
         name: String,
-        /// Most games returned.
+        /// The page's size.
         limit: usize,
-        /// Only games older than this game id.
+        /// The cursor: the page's games are older than this game.
         before: Option<String>,
     },
     /// `/api/leaderboard`.
     Leaderboard {
-        /// The pool.
+        /// Which pool's board.
         rules: Rules,
-        /// Most players returned.
+        /// The board's length.
         limit: usize,
     },
 }
@@ -186,6 +190,6 @@ pub enum Outcome {
 /// when there is nothing to wait for (a game nobody rates, while the store
 /// cannot write).
 pub struct Recorded {
-    /// The outcome, when it comes.
+    /// Answered once the commit is over, or the record rated (see above).
     pub answer: Option<oneshot::Receiver<Outcome>>,
 }

@@ -22,7 +22,7 @@ pub struct Opened {
     pub store: Store,
     /// The writer's thread, joined at the end.
     pub thread: StoreThread,
-    /// The games in progress this start holds.
+    /// To be opened again as rooms: the games in progress this start holds.
     pub restored: Restored,
     /// This instance's leases on games in progress (in a cluster).
     pub leases: Option<Leases>,
@@ -32,7 +32,7 @@ pub struct Opened {
 /// server last stopped, and their players' standings in those games' pools.
 #[derive(Debug, Default)]
 pub struct Restored {
-    /// The saved games.
+    /// As of their last saved move, to be played on.
     pub games: Vec<LiveGame>,
     /// Each account's standing in the pool of a game it plays in.
     pub standings: Vec<(AccountId, Rules, Standing)>,

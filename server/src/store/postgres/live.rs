@@ -20,7 +20,7 @@ use tictactoe_protocol::HouseLevel;
 use tictactoe_protocol::Rules;
 
 /// Whose saved games a load takes over.
-pub(super) enum From {
+pub(super) enum Whose {
     /// Every saved game: a server alone on its database.
     All,
     /// This instance's own, at its start in a cluster: it says it is alive
@@ -36,24 +36,24 @@ pub(super) enum From {
 const NAME_LOCK: &str =
     "SELECT pg_advisory_xact_lock(hashtext('ttt-instance:' || n)) FROM unnest($1::text[]) AS n";
 
-/// The saved games `from` names, now held by `owner` with `epoch` (the
+/// The saved games `whose` names, now held by `owner` with `epoch` (the
 /// session's hold), and the standings of the accounts that play in them
 /// (their games are rated when they end). Waits on no other session's
 /// locks: a game locked by a transaction of its old holder that has not
 /// ended yet (it hangs) is skipped, and taken the next time.
-pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> Result<Restored, Error> {
+pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, whose: &Whose) -> Result<Restored, Error> {
     let tx = c.client.transaction().await?;
     // Taking games over is allowed in this transaction only (see the triggers).
     tx.batch_execute("SET LOCAL ttt.taking = 'on'").await?;
-    let owners: Vec<String> = match from {
-        From::All => Vec::new(),
-        From::Own => {
+    let owners: Vec<String> = match whose {
+        Whose::All => Vec::new(),
+        Whose::Own => {
             let me = vec![owner.to_owned()];
             tx.execute(NAME_LOCK, &[&me]).await?;
             super::beat_in(&tx, owner, epoch).await?;
             me
         }
-        From::Dead(names) => {
+        Whose::Dead(names) => {
             let mut names = names.clone();
             names.sort();
             tx.execute(NAME_LOCK, &[&names]).await?;
@@ -71,14 +71,14 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
             names
         }
     };
-    let taken: Vec<String> = match from {
-        From::All => tx
+    let taken: Vec<String> = match whose {
+        Whose::All => tx
             .query("UPDATE live_games SET owner = $1, epoch = $2 RETURNING room", &[&owner, &epoch])
             .await?
             .iter()
             .map(|r| r.get(0))
             .collect(),
-        From::Own | From::Dead(_) => tx
+        Whose::Own | Whose::Dead(_) => tx
             .query(
                 "UPDATE live_games SET owner = $1, epoch = $2 WHERE room IN
                    (SELECT room FROM live_games WHERE owner = ANY($3) FOR UPDATE SKIP LOCKED)
@@ -102,18 +102,18 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
     // Moves whose game is gone (it ended, or its start was never saved):
     // alone, any; in a cluster, another instance may be writing a game's
     // first moves, so only those of the games taken.
-    let orphans = match from {
-        From::All => {
+    let orphans = match whose {
+        Whose::All => {
             "DELETE FROM live_moves m WHERE NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
         }
-        From::Own | From::Dead(_) => {
+        Whose::Own | Whose::Dead(_) => {
             "DELETE FROM live_moves m WHERE m.room = ANY($1)
                AND NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
         }
     };
-    match from {
-        From::All => tx.execute(orphans, &[]).await?,
-        From::Own | From::Dead(_) => tx.execute(orphans, &[&taken]).await?,
+    match whose {
+        Whose::All => tx.execute(orphans, &[]).await?,
+        Whose::Own | Whose::Dead(_) => tx.execute(orphans, &[&taken]).await?,
     };
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut unused = Vec::new();

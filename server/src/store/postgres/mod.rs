@@ -3,8 +3,10 @@
 //! threads are not the server's), the migrations, and the writer's side
 //! ([`PgBackend`]); the readers' side is [`PgReader`].
 //!
-//! A commit is one round trip: its statements are pipelined, from `BEGIN`
-//! to `COMMIT`, each writing many rows at once (`unnest` of arrays).
+//! A commit's statements are pipelined, from `BEGIN` to `COMMIT`, each
+//! writing many rows at once (`unnest` of arrays): one round trip, and one
+//! more before it when the commit writes records (`opening`: it checks them
+//! and locks the standings they move).
 
 mod lease;
 mod link;
@@ -280,9 +282,9 @@ impl Backend for PgBackend {
         // Alone on its database a start holds every saved game; in a
         // cluster, its own (a restart under the same name), and the leases
         // adopt the dead instances'.
-        let from = match self.cluster {
-            true => live::From::Own,
-            false => live::From::All,
+        let whose = match self.cluster {
+            true => live::Whose::Own,
+            false => live::Whose::All,
         };
         let cluster = self.cluster;
         self.link.call_within(START, async |c| {
@@ -292,7 +294,7 @@ impl Backend for PgBackend {
                     "another instance named {owner:?} is running on this database: give each its own --instance"
                 )));
             }
-            Ok(live::load(c, owner, epoch, &from).await?)
+            Ok(live::load(c, owner, epoch, &whose).await?)
         })
     }
 

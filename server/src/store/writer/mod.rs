@@ -111,7 +111,7 @@ fn record_bytes(r: &GameRecord) -> usize {
 /// Who the writer tells what: the counters, and the records shown from
 /// memory while they cannot be written.
 pub(super) struct Published {
-    /// The store's counters and health.
+    /// What `/healthz` and the metrics read.
     pub(super) stats: Arc<StoreStats>,
     /// Records shown from memory while they cannot be committed.
     pub(super) unwritten: Arc<Unwritten>,
