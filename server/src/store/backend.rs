@@ -129,23 +129,23 @@ pub trait Backend: Send + 'static {
 
 /// What a read finds: the thing, `None` when there is no such thing, or
 /// the database's error.
-pub type Found<T> = Result<Option<T>, BackendError>;
+pub type Fetched<T> = Result<Option<T>, BackendError>;
 
 /// The read side of a database: the API's answers and sign-in's lookups.
 pub trait Reader: Send + 'static {
     /// The account called `name` (ignoring case), else one whose name looks
     /// like it, with its token's hash.
-    fn account(&mut self, name: &str) -> Found<(Account, TokenHash)>;
+    fn account(&mut self, name: &str) -> Fetched<(Account, TokenHash)>;
 
     /// The record of game `id`.
-    fn game(&mut self, id: &str) -> Found<api::GameRecord>;
+    fn game(&mut self, id: &str) -> Fetched<api::GameRecord>;
 
     /// The profile of the account called `name` (ignoring case).
-    fn player(&mut self, name: &str) -> Found<PlayerProfile>;
+    fn player(&mut self, name: &str) -> Fetched<PlayerProfile>;
 
     /// Up to `limit` of the games of the account called `name`, newest
     /// first, older than game `before`; an unknown `before` is an empty page.
-    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Found<PlayerGames>;
+    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Fetched<PlayerGames>;
 
     /// The best `limit` accounts of a pool.
     fn leaderboard(&mut self, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError>;

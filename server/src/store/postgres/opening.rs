@@ -81,7 +81,7 @@ pub(super) async fn open(
         client.query(&check, &check_params),
     );
     let read = match (began, ensured, rows, checked) {
-        (Ok(()), Ok(_), Ok(rows), Ok(checked)) => standings(&rows).and_then(|s| Ok((s, kept(&checked)?))),
+        (Ok(()), Ok(_), Ok(rows), Ok(checked)) => standings(&rows).and_then(|s| Ok((s, left_out(&checked)?))),
         (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => Err(e.into()),
     };
     match read {
@@ -95,9 +95,9 @@ pub(super) async fn open(
 }
 
 /// The rows of [`CHECK_RECORDS`]: the ids kept by this writer, and those refused.
-type Kept = (Vec<Arc<str>>, Vec<Arc<str>>);
+type Checked = (Vec<Arc<str>>, Vec<Arc<str>>);
 
-fn kept(rows: &[tokio_postgres::Row]) -> Result<Kept, BackendError> {
+fn left_out(rows: &[tokio_postgres::Row]) -> Result<Checked, BackendError> {
     let (mut written, mut refused) = (Vec::new(), Vec::new());
     for row in rows {
         let id: &str = row.try_get("id")?;

@@ -10,7 +10,7 @@ use crate::core::account::{TokenHash, name_key};
 use crate::core::text::look_alike_key;
 use crate::ratings::pool_key;
 use crate::store::Account;
-use crate::store::backend::{BackendError, Found, Reader};
+use crate::store::backend::{BackendError, Fetched, Reader};
 use crate::store::postgres::{Conn, Link};
 use crate::store::row::{self, StoredRow, record_columns};
 use crate::store::spelling::rfc3339;
@@ -189,14 +189,14 @@ fn storable(text: &str) -> bool {
 }
 
 impl Reader for PgReader {
-    fn account(&mut self, name: &str) -> Found<(Account, TokenHash)> {
+    fn account(&mut self, name: &str) -> Fetched<(Account, TokenHash)> {
         if !storable(name) {
             return Ok(None);
         }
         self.link.call_again(async |c| account(c, name).await)
     }
 
-    fn game(&mut self, id: &str) -> Found<api::GameRecord> {
+    fn game(&mut self, id: &str) -> Fetched<api::GameRecord> {
         if !storable(id) {
             return Ok(None);
         }
@@ -206,14 +206,14 @@ impl Reader for PgReader {
         })
     }
 
-    fn player(&mut self, name: &str) -> Found<PlayerProfile> {
+    fn player(&mut self, name: &str) -> Fetched<PlayerProfile> {
         if !storable(name) {
             return Ok(None);
         }
         self.link.call_again(async |c| player(c, name).await)
     }
 
-    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Found<PlayerGames> {
+    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Fetched<PlayerGames> {
         if !storable(name) {
             return Ok(None);
         }

@@ -13,7 +13,7 @@ use crate::core::account::{TokenHash, name_key};
 use crate::core::text::look_alike_key;
 use crate::ratings::pool_key;
 use crate::store::Account;
-use crate::store::backend::{BackendError, Found, Reader};
+use crate::store::backend::{BackendError, Fetched, Reader};
 use crate::store::row::{self, StoredRow, record_columns};
 use crate::store::spelling::rfc3339;
 use tictactoe_protocol::Rules;
@@ -74,12 +74,12 @@ fn account_id(conn: &Connection, name: &str) -> rusqlite::Result<Option<i64>> {
 }
 
 impl Reader for SqliteReader {
-    fn game(&mut self, id: &str) -> Found<api::GameRecord> {
+    fn game(&mut self, id: &str) -> Fetched<api::GameRecord> {
         let sql = concat!("SELECT ", record_columns!(), " FROM games g WHERE g.id = ?1");
         Ok(self.conn.prepare_cached(sql)?.query_row([id], |r| row::record(r)).optional()?)
     }
 
-    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Found<PlayerGames> {
+    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Fetched<PlayerGames> {
         let conn = &self.conn;
         let Some(id) = account_id(conn, name)? else { return Ok(None) };
         let before_seq = match before {
@@ -125,7 +125,7 @@ impl Reader for SqliteReader {
         Ok(Leaderboard { players, size: rules.size, win: rules.win })
     }
 
-    fn player(&mut self, name: &str) -> Found<PlayerProfile> {
+    fn player(&mut self, name: &str) -> Fetched<PlayerProfile> {
         let conn = &self.conn;
         let row = conn
             .prepare_cached("SELECT id, name, bot, created_at FROM accounts WHERE name_key = ?1")?
@@ -160,7 +160,7 @@ impl Reader for SqliteReader {
         Ok(Some(PlayerProfile { bot, created_at: rfc3339(created_at), name, ratings, results }))
     }
 
-    fn account(&mut self, name: &str) -> Found<(Account, TokenHash)> {
+    fn account(&mut self, name: &str) -> Fetched<(Account, TokenHash)> {
         let conn = &self.conn;
         let row = conn
             .prepare_cached(
