@@ -36,6 +36,9 @@ impl Standing {
     }
 }
 
+/// Which standing: an account's, in the pool of these rules.
+pub type StandingKey = (AccountId, Rules);
+
 /// One player's standing before and after a rated game.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rated {
@@ -92,7 +95,7 @@ pub fn rate(before: [Standing; 2], winner: Option<usize>) -> [Rated; 2] {
 /// than in the database until its record commits.
 #[derive(Debug, Default)]
 pub struct RatingBook {
-    standings: FxHashMap<(AccountId, Rules), Standing>,
+    standings: FxHashMap<StandingKey, Standing>,
     /// Accounts whose every standing the book has: a pool it lacks for
     /// them is one they have not played (the default standing).
     whole: rustc_hash::FxHashSet<AccountId>,

@@ -6,15 +6,11 @@
 //! only read and write the rows.
 
 use rustc_hash::FxHashMap;
-use tictactoe_protocol::{Player, Rules};
+use tictactoe_protocol::Player;
 
-use crate::core::account::AccountId;
-use crate::ratings::{self, Rated, RatingBook, Standing};
+use crate::ratings::{self, Rated, RatingBook, Standing, StandingKey};
 use crate::store::backend::Backend;
 use crate::store::record::GameRecord;
-
-/// A standing's row: the account and the pool.
-pub type StandingKey = (AccountId, Rules);
 
 /// Which of two players won, as [`ratings::rate`] counts them.
 fn winner_index(record: &GameRecord) -> Option<usize> {
@@ -127,6 +123,7 @@ fn rerate(records: &[GameRecord], mut stored: FxHashMap<StandingKey, Standing>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tictactoe_protocol::Rules;
 
     /// A finished game between accounts 1 and 2 that X won, rated from `before`.
     fn won(id: &str, before: [Standing; 2]) -> GameRecord {

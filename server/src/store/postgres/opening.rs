@@ -9,9 +9,9 @@ use rustc_hash::FxHashMap;
 use tokio_postgres::types::ToSql;
 
 use crate::ratings::Standing;
+use crate::ratings::StandingKey;
 use crate::store::backend::BackendError;
 use crate::store::postgres::Conn;
-use crate::store::rating::StandingKey;
 use crate::store::record::GameRecord;
 use crate::store::row;
 
