@@ -9,6 +9,7 @@ pub mod config;
 pub mod core;
 pub(crate) mod house;
 pub mod lobby;
+pub(crate) mod metrics;
 pub mod net;
 pub mod ratings;
 pub mod room;
@@ -30,7 +31,8 @@ use tracing::{error, info, warn};
 
 use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
 
-use net::{admission, metrics, tls};
+use net::tls;
+use session::admission;
 use session::registrations;
 use store::record;
 
@@ -86,8 +88,7 @@ impl Server {
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
         // In a cluster, rooms act only while this instance's lease runs.
-        let fence =
-            cluster.is_some().then(|| Arc::new(cluster::fence::Fence::new(std::time::Instant::now())));
+        let fence = cluster.is_some().then(|| Arc::new(store::fence::Fence::new(std::time::Instant::now())));
         let ctx = room::task::RoomContext {
             fence: fence.clone(),
             lobby: lobby_tx.clone(),
@@ -346,10 +347,10 @@ async fn backoff(e: &io::Error) {
 
 /// Over a cap: answer HTTP 503 without spawning a task, and close. Counted,
 /// and logged only in the once-a-second summary.
-fn refuse(stream: &TcpStream, why: admission::Refusal) {
+fn refuse(stream: &TcpStream, why: admission::TurnedAway) {
     const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\nserver is full, retry";
     const PER_IP: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\nConnection: close\r\n\r\ntoo many connections from your address";
-    let _ = stream.try_write(if why == admission::Refusal::PerIp { PER_IP } else { FULL });
+    let _ = stream.try_write(if why == admission::TurnedAway::PerIp { PER_IP } else { FULL });
 }
 
 /// Logs the refused connections at most once a second, as one line.

@@ -17,6 +17,7 @@
 
 pub mod backend;
 pub mod changes;
+pub mod fence;
 mod handle;
 mod health;
 mod live;
