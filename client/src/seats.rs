@@ -96,7 +96,7 @@ impl Seats {
             dir,
             name: name.to_owned(),
             ask: ask.to_owned(),
-            servers: crate::net::urls(servers).iter().map(|u| server_id(u)).collect(),
+            servers: crate::servers::urls(servers).iter().map(|u| server_id(u)).collect(),
         }
     }
 

@@ -125,7 +125,7 @@ pub async fn open(url: &str) -> Result<(Ws, Limits), ConnectError> {
     if !url.starts_with("ws://") && !url.starts_with("wss://") {
         return Err(ConnectError::NotWebSocket { url: url_owned() });
     }
-    let connect = tokio_tungstenite::connect_async_tls_with_config(url, None, true, super::tls::connector());
+    let connect = tokio_tungstenite::connect_async_tls_with_config(url, None, true, crate::tls::connector());
     let (mut ws, _) = connect.await.map_err(|e| match e {
         WsError::Io(error) if error.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => {
             ConnectError::Untrusted { url: url_owned(), error }

@@ -9,14 +9,14 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use tictactoe_protocol::ClientMessage;
 
-use crate::error::Error;
+use super::PlayError;
 use crate::net::{Link, SendError};
-use crate::session::Start;
+use crate::request::Start;
 use state::{Lines, Out};
 
 /// Runs a game (or a watch) in line mode until it ends; `name` is who plays,
 /// `start` what was asked for (a challenge not accepted ends it).
-pub async fn run(mut link: Link, name: &str, start: &Start) -> Result<(), Error> {
+pub async fn run(mut link: Link, name: &str, start: &Start) -> Result<(), PlayError> {
     let mut lines = Lines::new(start);
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     loop {

@@ -7,10 +7,11 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage
 
 use super::super::board::{render, status};
 use super::super::input::{cell_name, parse_cell};
-use crate::error::Error;
 use crate::net::{Event, NOT_CONNECTED};
+use crate::request::Start;
 use crate::say::{clean, refusal};
-use crate::session::{Start, challenge_over, fatal};
+use crate::session::{SessionError, challenge_over, fatal};
+use crate::ui::PlayError;
 use crate::view::View;
 
 /// What the next stdin line answers.
@@ -44,7 +45,7 @@ pub(super) enum Out {
     /// (this id) and hand it to [`Lines::ended`].
     Ended(String),
     /// End the session.
-    End(Result<(), Error>),
+    End(Result<(), PlayError>),
 }
 
 /// The prompt for a move.
@@ -94,15 +95,15 @@ impl Lines {
                 return vec![Out::End(if self.view.over.is_some() {
                     Ok(())
                 } else {
-                    Err(Error::Closed(why))
+                    Err(SessionError::Closed(why).into())
                 })];
             }
         };
         if let Some(why) = fatal(&msg, &self.start, limits) {
-            return vec![Out::End(Err(Error::Refused(why)))];
+            return vec![Out::End(Err(SessionError::Refused(why).into()))];
         }
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
-            return vec![Out::End(Err(Error::Refused(why)))];
+            return vec![Out::End(Err(SessionError::Refused(why).into()))];
         }
         if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
             if self.in_game() {
@@ -151,7 +152,7 @@ impl Lines {
         let Some(line) = line else {
             // Leaving a game in progress resigns it: say so, and fail.
             let mid_game = self.in_game();
-            return vec![Out::Leave, Out::End(if mid_game { Err(Error::InputEnded) } else { Ok(()) })];
+            return vec![Out::Leave, Out::End(if mid_game { Err(PlayError::InputEnded) } else { Ok(()) })];
         };
         match self.awaiting {
             Awaiting::Move => match parse_cell(&line, self.view.game.size()) {
@@ -229,8 +230,8 @@ fn show(
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
             say(format!("Room code: {}", clean(room)));
-            say(format!("Your friend joins with: {}", crate::net::join_command(servers, room)));
-            say(format!("or opens in a browser: {}", crate::net::room_page(servers, room)));
+            say(format!("Your friend joins with: {}", crate::servers::join_command(servers, room)));
+            say(format!("or opens in a browser: {}", crate::servers::room_page(servers, room)));
             say("Waiting for an opponent to join…".into());
         }
         ServerMessage::Queued { .. } => say("Waiting for an opponent…".into()),

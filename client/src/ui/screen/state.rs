@@ -9,9 +9,10 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage
 
 use super::super::board::Window;
 use super::super::input::parse_cell;
-use crate::error::Error;
 use crate::net::{Event, NOT_CONNECTED, SendError};
-use crate::session::{self, Rules, Start, TakingBack, challenge_over, fatal};
+use crate::request::{RequestedRules, Start};
+use crate::session::{SessionError, TakingBack, challenge_over, fatal};
+use crate::ui::PlayError;
 use crate::view::{Connection, View};
 
 /// The full-screen session: the game, the cursor, typed text, and what the next key answers.
@@ -80,11 +81,11 @@ pub(super) enum Do {
     /// (this id) and hand it to [`Screen::ended`].
     Ended(String),
     /// Open a new connection that looks for a quick match with these rules.
-    NewConnection(Rules),
+    NewConnection(RequestedRules),
     /// Resign a game in progress (waiting a little for its result), leave, and end.
     Quit,
     /// End the session with this.
-    End(Result<Option<String>, Error>),
+    End(Result<Option<String>, PlayError>),
 }
 
 /// What the screen says once the seat kept on disk turned out to be gone.
@@ -132,10 +133,10 @@ impl Screen {
             Event::Closed(why) => return self.closed(why),
         };
         if let Some(why) = fatal(&msg, &self.start, limits) {
-            return Do::End(Err(Error::Refused(why)));
+            return Do::End(Err(SessionError::Refused(why).into()));
         }
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
-            return Do::End(Err(Error::Refused(why)));
+            return Do::End(Err(SessionError::Refused(why).into()));
         }
         if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
             if self.fallback.is_some() || self.in_game() {
@@ -145,7 +146,7 @@ impl Screen {
         let mut took_back = false;
         if let Some(start) = self.fallback.take() {
             if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
-                return Do::Fallback(session::request(&start));
+                return Do::Fallback(start.request());
             }
             took_back = matches!(msg, ServerMessage::State { .. });
             if !took_back {
@@ -154,7 +155,7 @@ impl Screen {
         }
         self.view.apply(&msg);
         if let ServerMessage::RoomCreated { room, .. } = &msg {
-            let invite = crate::net::invite(servers, room);
+            let invite = crate::servers::invite(servers, room);
             self.view.note = format!("room {room} is open; your friend joins with: {invite}");
         }
         if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
@@ -180,7 +181,7 @@ impl Screen {
                 Do::Wait
             }
             _ => match self.fallback.take() {
-                Some(start) => Do::Fallback(session::request(&start)),
+                Some(start) => Do::Fallback(start.request()),
                 None => {
                     self.view.apply(&ServerMessage::error(ErrorCode::InvalidToken, "", None));
                     Do::Wait
@@ -197,7 +198,7 @@ impl Screen {
             return Do::End(Ok(self.view.result_line()));
         }
         if self.watch || self.view.you.is_none() {
-            return Do::End(Err(Error::Closed(why)));
+            return Do::End(Err(SessionError::Closed(why).into()));
         }
         self.view.seat_lost(&why.to_string());
         self.lost = true;
@@ -211,7 +212,7 @@ impl Screen {
             Action::None => return Do::Wait,
             Action::Quit => return Do::Quit,
             Action::NewMatch if self.lost => {
-                return Do::NewConnection(Rules {
+                return Do::NewConnection(RequestedRules {
                     size: self.view.game.size(),
                     win: Some(self.view.game.win()),
                 });

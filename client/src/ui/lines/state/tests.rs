@@ -14,7 +14,7 @@ fn limits() -> Limits {
 fn started() -> ServerMessage {
     fixtures::game_started("t")
 }
-use crate::session::Rules;
+use crate::request::RequestedRules;
 
 const URL: &str = "ws://127.0.0.1:1";
 
@@ -41,7 +41,7 @@ fn printed(out: &[Out]) -> Vec<&str> {
 
 /// A quick-match session whose game started with this side to move.
 fn playing() -> Lines {
-    let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
     let out = lines.on_link(Event::Msg(started()), &limits(), URL);
     let said = printed(&out);
     assert!(said[0].starts_with("Game started in room R: "), "{said:?}");
@@ -79,7 +79,7 @@ fn the_connection_going_and_coming_back_is_told() {
     assert_eq!(said(&mut lines, Event::Resumed), "Reconnected; the game goes on.");
     let out = lines.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
     assert!(
-        matches!(out.as_slice(), [Out::End(Err(Error::Closed(why)))] if *why == crate::net::Gone::Dropped)
+        matches!(out.as_slice(), [Out::End(Err(PlayError::Session(SessionError::Closed(why))))] if *why == crate::net::Gone::Dropped)
     );
 }
 
@@ -113,7 +113,7 @@ fn after_a_game_y_rematches_n_queues_and_anything_else_quits() {
 #[test]
 fn input_ending_mid_game_leaves_and_fails() {
     let mut lines = playing();
-    assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Err(Error::InputEnded))]));
+    assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Err(PlayError::InputEnded))]));
     let mut lines = playing();
     let _ = lines.on_link(Event::Msg(game_over()), &limits(), URL);
     assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Ok(()))]));
@@ -141,12 +141,12 @@ fn a_refused_start_ends_the_session() {
         game_id: None,
     };
     let out = lines.on_link(Event::Msg(refused), &limits(), URL);
-    assert!(matches!(out.as_slice(), [Out::End(Err(Error::Refused(_)))]));
+    assert!(matches!(out.as_slice(), [Out::End(Err(PlayError::Session(SessionError::Refused(_))))]));
 }
 
 #[test]
 fn a_challenge_between_games_is_answered_with_a_or_d() {
-    let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
     let offer = fixtures::challenged(3);
     let _ = lines.on_link(Event::Msg(offer), &limits(), URL);
     assert!(lines.wants_input());

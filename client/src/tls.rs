@@ -88,6 +88,6 @@ pub fn tls_config() -> Result<rustls::ClientConfig, TlsError> {
 }
 
 /// The connector for `wss://`: the private CA's, if one was trusted.
-pub(super) fn connector() -> Option<Connector> {
+pub fn connector() -> Option<Connector> {
     CONNECTOR.get().cloned()
 }
