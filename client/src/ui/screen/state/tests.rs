@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tictactoe_protocol::{ClosedReason, EndReason, Player};
 
+use super::keys::Action;
 use super::*;
 use crate::fixtures;
 
