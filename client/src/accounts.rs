@@ -13,9 +13,7 @@ use serde_json::{Value, json};
 pub struct Saved {
     /// The account's name as registered.
     pub name: String,
-    /// Its token.
     pub token: String,
-    /// Whether it is a bot account.
     pub bot: bool,
 }
 
@@ -30,20 +28,10 @@ pub enum AccountsError {
     NoDirectory,
     /// The directory could not be made.
     #[error("cannot create {}: {error}", path.display())]
-    Create {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        error: std::io::Error,
-    },
+    Create { path: PathBuf, error: std::io::Error },
     /// The file could not be written.
     #[error("cannot write {}: {error}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        error: std::io::Error,
-    },
+    Write { path: PathBuf, error: std::io::Error },
 }
 
 impl From<AccountsError> for String {

@@ -37,26 +37,19 @@ pub enum ApiError {
     /// No TCP connection to the server.
     #[error("cannot reach the server at {url}: {source} (is ttt-server running?)")]
     Unreachable {
-        /// The server's URL.
         url: String,
         /// What the connect said.
         source: std::io::Error,
     },
     /// The host cannot be a TLS server name.
     #[error("{host}: {reason}")]
-    BadHost {
-        /// The host.
-        host: String,
-        /// Why not.
-        reason: String,
-    },
+    BadHost { host: String, reason: String },
     /// No TLS configuration could be built.
     #[error(transparent)]
     TlsConfig(#[from] crate::tls::TlsError),
     /// The TLS handshake failed.
     #[error("TLS with {url}: {source}")]
     Tls {
-        /// The server's URL.
         url: String,
         /// What the handshake said.
         source: std::io::Error,
@@ -74,20 +67,11 @@ pub enum ApiError {
     #[error(
         "{url} answered {path} with something that is not JSON (HTTP {status}); is it a tictactoe server?"
     )]
-    NotJson {
-        /// The server's URL.
-        url: String,
-        /// The path asked for.
-        path: String,
-        /// The answer's status.
-        status: u16,
-    },
+    NotJson { url: String, path: String, status: u16 },
     /// The answer is JSON, but not the contract's shape.
     #[error("{url} answered {path} with JSON this client cannot read ({source}); is it a tictactoe server?")]
     NotTheContract {
-        /// The server's URL.
         url: String,
-        /// The path asked for.
         path: String,
         /// What did not fit.
         source: serde_json::Error,

@@ -9,7 +9,6 @@ use tictactoe_protocol::{ClientMessage, HouseLevel, Player};
 /// whole line, and nothing is sent for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestedRules {
-    /// Board size.
     pub size: usize,
     /// Marks in a row that win; `None` leaves it to the server.
     pub win: Option<usize>,

@@ -61,9 +61,8 @@ pub struct Seats {
     /// This process's own file.
     path: PathBuf,
     name: String,
-    /// What the command asks for ([`crate::session::Start::key`]).
+    /// What the command asks for ([`crate::request::Start::key`]).
     ask: String,
-    /// The servers it was given.
     servers: Vec<String>,
 }
 

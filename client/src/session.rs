@@ -5,17 +5,6 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage
 use crate::net::{ConnectError, Gone, Link, SendError};
 use crate::request::Start;
 
-/// Why a session could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// No connection was made.
-    #[error(transparent)]
-    Connect(#[from] ConnectError),
-    /// The first requests could not be sent.
-    #[error(transparent)]
-    Send(#[from] SendError),
-}
-
 /// Why a session ended before its command was done: what every command
 /// that talks over a connection (play, watch, bot, who) can end with.
 #[derive(Debug, thiserror::Error)]
@@ -23,9 +12,6 @@ pub enum SessionError {
     /// No connection to the server.
     #[error(transparent)]
     Connect(#[from] ConnectError),
-    /// The session could not start.
-    #[error(transparent)]
-    Open(#[from] OpenError),
     /// A request could not be sent: the connection is gone.
     #[error(transparent)]
     Send(#[from] SendError),
@@ -39,7 +25,7 @@ pub enum SessionError {
 
 /// Connects to the first of `servers` (the `--server` list) that answers,
 /// as `name`, and sends the request that `start` asks for.
-pub async fn open(servers: &str, name: &str, start: &Start) -> Result<Link, OpenError> {
+pub async fn open(servers: &str, name: &str, start: &Start) -> Result<Link, SessionError> {
     let mut link = Link::connect(servers).await?;
     // Signed in when this name has an account saved for this server (or
     // TTT_TOKEN is set); a guest otherwise.
@@ -68,7 +54,7 @@ pub async fn open_kept(
     servers: &str,
     name: &str,
     start: &Start,
-) -> Result<(Link, Option<TakingBack>), OpenError> {
+) -> Result<(Link, Option<TakingBack>), SessionError> {
     let Some(seats) = crate::seats::Seats::for_player(servers, name, &start.key()) else {
         return Ok((open(servers, name, start).await?, None));
     };

@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The client's top-level modules, bottom to top (as ARCHITECTURE.md lists
-/// them): a module imports only from floors below its own; the modules of
-/// one floor do not import each other.
+/// them, with `fixtures`, the unit tests' data, at the bottom too): a module
+/// imports only from floors below its own; the modules of one floor do not
+/// import each other.
 const ORDER: &[&[&str]] = &[
     &["fixtures", "request", "tls", "bot", "judge_cmd"],
     &["say"],

@@ -10,7 +10,7 @@ use tictactoe_protocol::ClientMessage;
 use crate::bot::{Mover, MoverError};
 use crate::net::{Link, SendError};
 use crate::request::Start;
-use crate::session::{OpenError, SessionError};
+use crate::session::SessionError;
 use crate::view::View;
 use state::{Bot, Do};
 
@@ -25,20 +25,10 @@ pub enum BotError {
     StrategyGaveUp(MoverError),
     /// A rematch went unanswered in a private room.
     #[error("the opponent did not answer the rematch after {games} games; {tally}")]
-    RematchUnanswered {
-        /// Games played.
-        games: u32,
-        /// Their results.
-        tally: Tally,
-    },
+    RematchUnanswered { games: u32, tally: Tally },
     /// The opponent left the private room.
     #[error("the opponent left the private room after {games} games; {tally}")]
-    OpponentLeft {
-        /// Games played.
-        games: u32,
-        /// Their results.
-        tally: Tally,
-    },
+    OpponentLeft { games: u32, tally: Tally },
     /// A challenge ended unplayed.
     #[error("{why}; {tally}")]
     ChallengeOver {
@@ -47,12 +37,6 @@ pub enum BotError {
         /// The results so far.
         tally: Tally,
     },
-}
-
-impl From<OpenError> for BotError {
-    fn from(e: OpenError) -> BotError {
-        BotError::Session(e.into())
-    }
 }
 
 impl From<SendError> for BotError {
@@ -64,11 +48,9 @@ impl From<SendError> for BotError {
 /// Wins, draws and losses so far.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Tally {
-    /// Games won.
     pub wins: u32,
     /// Games drawn (or ended with no winner).
     pub draws: u32,
-    /// Games lost.
     pub losses: u32,
 }
 

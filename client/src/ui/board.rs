@@ -21,9 +21,7 @@ pub struct Window {
     pub top: usize,
     /// First column shown.
     pub left: usize,
-    /// Rows shown.
     pub rows: usize,
-    /// Columns shown.
     pub cols: usize,
 }
 

@@ -8,7 +8,7 @@ pub mod palette;
 pub mod screen;
 
 use crate::net::SendError;
-use crate::session::{OpenError, SessionError};
+use crate::session::SessionError;
 
 /// Why a game played (or watched) by a person ended in failure.
 #[derive(Debug, thiserror::Error)]
@@ -22,12 +22,6 @@ pub enum PlayError {
     /// Stdin ended while a game was in progress.
     #[error("the input ended mid-game, so the game was left (a resignation)")]
     InputEnded,
-}
-
-impl From<OpenError> for PlayError {
-    fn from(e: OpenError) -> PlayError {
-        PlayError::Session(e.into())
-    }
 }
 
 impl From<SendError> for PlayError {

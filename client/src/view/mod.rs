@@ -32,7 +32,6 @@ pub struct View {
     pub note: String,
     /// Set once the room has closed under us: no rematch is possible.
     pub closed: Option<ClosedReason>,
-    /// Where the connection stands.
     pub connection: Connection,
     /// The game ended while we could not see it (our seat was not taken
     /// back in time): what we can tell of it, instead of a result.
@@ -44,11 +43,9 @@ pub struct View {
 /// A challenge received, to accept or decline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
-    /// The challenge's id.
     pub id: String,
     /// Who sent it, as the status line names players.
     pub from: String,
-    /// Board size.
     pub size: usize,
     /// Marks in a row that win.
     pub win: usize,

@@ -31,7 +31,7 @@ pub(super) enum Awaiting {
 
 /// What the io shell does, in order.
 #[derive(Debug)]
-pub(super) enum Out {
+pub(super) enum Do {
     /// Print this line.
     Print(String),
     /// Send this request; if it cannot go, the session ends.
@@ -82,7 +82,7 @@ impl Lines {
 
     /// What a link event prints and does; `limits` are the server's,
     /// `servers` the `--server` list (the one connected to first).
-    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Vec<Out> {
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Vec<Do> {
         let msg = match event {
             Event::Msg(msg) => msg,
             Event::Down { restart: true } => return vec![print("Server restarting, reconnecting…")],
@@ -92,7 +92,7 @@ impl Lines {
             }
             Event::Resumed => return vec![print("Reconnected.")],
             Event::Closed(why) => {
-                return vec![Out::End(if self.view.over.is_some() {
+                return vec![Do::End(if self.view.over.is_some() {
                     Ok(())
                 } else {
                     Err(SessionError::Closed(why).into())
@@ -100,14 +100,14 @@ impl Lines {
             }
         };
         if let Some(why) = fatal(&msg, &self.start, limits) {
-            return vec![Out::End(Err(SessionError::Refused(why).into()))];
+            return vec![Do::End(Err(SessionError::Refused(why).into()))];
         }
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
-            return vec![Out::End(Err(SessionError::Refused(why).into()))];
+            return vec![Do::End(Err(SessionError::Refused(why).into()))];
         }
         if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
             if self.in_game() {
-                return vec![Out::Ended(id.to_string())];
+                return vec![Do::Ended(id.to_string())];
             }
         }
         self.view.apply(&msg);
@@ -115,7 +115,7 @@ impl Lines {
         self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, servers, &mut out);
         // A watcher stays for rematches, until the room closes.
         if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
-            out.push(Out::End(Ok(())));
+            out.push(Do::End(Ok(())));
         }
         out
     }
@@ -130,7 +130,7 @@ impl Lines {
     /// why it could not be had: the final board and how it ended are
     /// printed (else that the seat is gone), and a new game offered.
     /// `name` is who plays.
-    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Out> {
+    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Do> {
         let mut out = Vec::new();
         if !record.is_ok_and(|record| self.view.ended(&record, name, None)) {
             let gone =
@@ -140,40 +140,40 @@ impl Lines {
             return out;
         }
         out.push(print("Your game ended while you were away:"));
-        out.extend(render(&self.view, None, false).into_iter().map(Out::Print));
-        out.extend(self.view.result_line().map(Out::Print));
+        out.extend(render(&self.view, None, false).into_iter().map(Do::Print));
+        out.extend(self.view.result_line().map(Do::Print));
         out.push(print("New game? [n: new quick match, anything else: quit]"));
         self.awaiting = Awaiting::NewGame;
         out
     }
 
     /// What a line typed in does; `None` when stdin ended.
-    pub(super) fn on_line(&mut self, line: Option<String>) -> Vec<Out> {
+    pub(super) fn on_line(&mut self, line: Option<String>) -> Vec<Do> {
         let Some(line) = line else {
             // Leaving a game in progress resigns it: say so, and fail.
             let mid_game = self.in_game();
-            return vec![Out::Leave, Out::End(if mid_game { Err(PlayError::InputEnded) } else { Ok(()) })];
+            return vec![Do::Leave, Do::End(if mid_game { Err(PlayError::InputEnded) } else { Ok(()) })];
         };
         match self.awaiting {
             Awaiting::Move => match parse_cell(&line, self.view.game.size()) {
                 Ok((r, c)) if self.view.game.is_occupied(r, c) => {
                     vec![
-                        Out::Print(format!("! {} is taken; choose an empty cell", cell_name(r, c))),
+                        Do::Print(format!("! {} is taken; choose an empty cell", cell_name(r, c))),
                         print(PROMPT),
                     ]
                 }
                 Ok((row, col)) => {
                     self.awaiting = Awaiting::Nothing;
-                    vec![Out::Move(ClientMessage::Move { row: row as i64, col: col as i64 })]
+                    vec![Do::Move(ClientMessage::Move { row: row as i64, col: col as i64 })]
                 }
-                Err(e) => vec![Out::Print(format!("! {e}")), print(PROMPT)],
+                Err(e) => vec![Do::Print(format!("! {e}")), print(PROMPT)],
             },
             Awaiting::Rematch | Awaiting::NewGame => {
                 let answer = line.trim().to_ascii_lowercase();
                 let rematch = self.awaiting == Awaiting::Rematch;
                 self.awaiting = Awaiting::Nothing;
                 if answer == "y" && rematch {
-                    vec![Out::Send(ClientMessage::Rematch {}), print("Waiting for the opponent to accept…")]
+                    vec![Do::Send(ClientMessage::Rematch {}), print("Waiting for the opponent to accept…")]
                 } else if answer == "n" {
                     let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
                     let again = ClientMessage::QuickMatch {
@@ -182,20 +182,20 @@ impl Lines {
                         house_after_ms: None,
                         level: None,
                     };
-                    vec![Out::Send(again)]
+                    vec![Do::Send(again)]
                 } else {
-                    vec![Out::Leave, Out::End(Ok(()))]
+                    vec![Do::Leave, Do::End(Ok(()))]
                 }
             }
             Awaiting::Answer => {
                 self.awaiting = Awaiting::Nothing;
                 let id = self.view.offer.as_ref().map(|o| o.id.clone()).unwrap_or_default();
                 match line.trim() {
-                    "a" => vec![Out::Send(ClientMessage::Accept { challenge: id })],
+                    "a" => vec![Do::Send(ClientMessage::Accept { challenge: id })],
                     "d" => {
                         self.view.offer = None;
                         vec![
-                            Out::Send(ClientMessage::Decline { challenge: id, reason: None }),
+                            Do::Send(ClientMessage::Decline { challenge: id, reason: None }),
                             print("Declined."),
                         ]
                     }
@@ -206,15 +206,15 @@ impl Lines {
         }
     }
 
-    /// The move of [`Out::Move`] was not sent (reconnecting): say so and ask again.
-    pub(super) fn move_not_sent(&mut self) -> Vec<Out> {
+    /// The move of [`Do::Move`] was not sent (reconnecting): say so and ask again.
+    pub(super) fn move_not_sent(&mut self) -> Vec<Do> {
         self.awaiting = Awaiting::Move;
-        vec![Out::Print(format!("! {NOT_CONNECTED}")), print(PROMPT)]
+        vec![Do::Print(format!("! {NOT_CONNECTED}")), print(PROMPT)]
     }
 }
 
-fn print(line: &str) -> Out {
-    Out::Print(line.to_owned())
+fn print(line: &str) -> Do {
+    Do::Print(line.to_owned())
 }
 
 /// What changed, as lines to print, and what the next stdin line answers.
@@ -224,9 +224,9 @@ fn show(
     awaiting: Awaiting,
     watch: bool,
     servers: &str,
-    out: &mut Vec<Out>,
+    out: &mut Vec<Do>,
 ) -> Awaiting {
-    let mut say = |line: String| out.push(Out::Print(line));
+    let mut say = |line: String| out.push(Do::Print(line));
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
             say(format!("Room code: {}", clean(room)));

@@ -18,7 +18,6 @@ use crate::view::{Connection, View};
 pub(super) struct Screen {
     /// The game as the player sees it, and the note under the board.
     pub(super) view: View,
-    /// The cell under the cursor.
     pub(super) cursor: (usize, usize),
     /// A cell being typed (`b2`).
     pub(super) typed: String,
