@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tictactoe_protocol::{ClientFrame, Player, ServerMessage};
-use tictactoe_server::cluster::ConnId;
 use tictactoe_server::cmd::{Request, encode};
+use tictactoe_server::core::ConnId;
+use tictactoe_server::core::account::Identity;
 use tictactoe_server::room::{Output, Room, Rules, Settings};
-use tictactoe_server::session::account::Identity;
 
 const MOVE: &str = r#"{"type":"move","row":7,"col":3}"#;
 

@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
-use crate::session::account::Identity;
+use crate::core::account::Identity;
 
 use tictactoe_protocol::{HouseLevel, Player, RequestId};
 
-use crate::lobby::presence::Whereabouts;
+use crate::core::presence::Whereabouts;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::cluster::ids::ConnId;
-use crate::net::queue::{self, TrySendError};
+use crate::core::ids::ConnId;
+use crate::core::queue::{self, TrySendError};
 use tictactoe_protocol::Rules;
 
 /// What a room's inbox receives.
@@ -256,7 +256,7 @@ pub enum LobbyCmd<C = ConnHandle> {
         room: Arc<str>,
         /// The resume tokens' hashes of its games that ended, each with
         /// the game's id: a later `resume` with one is told which game.
-        ended: Vec<(crate::session::account::TokenHash, Arc<str>)>,
+        ended: Vec<(crate::core::account::TokenHash, Arc<str>)>,
     },
 }
 
@@ -331,7 +331,7 @@ pub enum Outbound {
     Rated {
         /// The account rated (a connection that has since signed in as
         /// another ignores it).
-        account: crate::session::account::AccountId,
+        account: crate::core::account::AccountId,
         /// The pool.
         rules: Rules,
         /// The rating as shown.
@@ -367,7 +367,7 @@ pub trait Peer: Clone + std::fmt::Debug {
     /// Whether another instance holds the connection's socket (it reached
     /// this one over the bus).
     fn relayed(&self) -> bool {
-        self.id().instance() != crate::cluster::ids::ALONE
+        self.id().instance() != crate::core::ids::ALONE
     }
 }
 

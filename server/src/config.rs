@@ -278,7 +278,7 @@ pub const MAX_CHALLENGE_EXPIRY_MS: u64 = 300_000;
 pub const MAX_HOUSE_THINK_MS: u64 = 900;
 
 /// Longest display name, in characters (kept with the other name rules).
-pub use crate::text::MAX_NAME_CHARS;
+pub use crate::core::text::MAX_NAME_CHARS;
 
 /// Inbox capacity of a room; its senders are rate-limited connections, which
 /// wait for space.

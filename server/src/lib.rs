@@ -5,21 +5,18 @@
 
 pub mod cluster;
 pub mod cmd;
-pub(crate) mod codes;
 pub mod config;
+pub mod core;
 pub(crate) mod house;
 pub mod lobby;
 pub mod net;
 pub mod ratings;
 pub mod room;
 pub mod session;
-pub(crate) mod signal;
-pub mod stats;
 pub mod store;
-pub(crate) mod text;
 
+pub use crate::core::stats::Stats;
 pub use config::{Config, runtime};
-pub use stats::Stats;
 
 use std::future::Future;
 use std::io;
@@ -85,7 +82,7 @@ impl Server {
         )
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let records = store.enabled();
-        let stop = signal::Shutdown::default();
+        let stop = crate::core::signal::Shutdown::default();
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
         // In a cluster, rooms act only while this instance's lease runs.
@@ -266,7 +263,7 @@ async fn hand_over(
 pub(crate) fn restore(
     games: Vec<store::LiveGame>,
     standings: &std::collections::HashMap<
-        (session::account::AccountId, tictactoe_protocol::Rules),
+        (crate::core::account::AccountId, tictactoe_protocol::Rules),
         ratings::Standing,
     >,
     settings: &room::Settings,
@@ -313,7 +310,7 @@ pub(crate) fn restore(
 /// seconds: without it they pile up in memory until the next scrape. The
 /// fold (a sample per durable move) runs off the runtime's thread, so that
 /// no connection waits for it.
-async fn metrics_upkeep(stop: signal::Shutdown) {
+async fn metrics_upkeep(stop: crate::core::signal::Shutdown) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
     loop {
         tokio::select! {
@@ -356,7 +353,7 @@ fn refuse(stream: &TcpStream, why: admission::Refusal) {
 }
 
 /// Logs the refused connections at most once a second, as one line.
-async fn refusal_summaries(admission: Arc<admission::Admission>, stop: signal::Shutdown) {
+async fn refusal_summaries(admission: Arc<admission::Admission>, stop: crate::core::signal::Shutdown) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         tokio::select! {

@@ -9,7 +9,7 @@ use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2};
 
 use tictactoe_protocol::EndReason;
 
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
 use tictactoe_protocol::Rules;
 
 /// An account's standing in one pool.

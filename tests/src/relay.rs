@@ -22,7 +22,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_util::task::TaskTracker;
 
-use tictactoe_server::net::queue::{self, Recv, TrySendError};
+use tictactoe_server::core::queue::{self, Recv, TrySendError};
 
 /// A frame the size of a typical `moved`.
 const MOVED: &str =

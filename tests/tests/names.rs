@@ -171,7 +171,7 @@ async fn accounts_made_before_look_alike_keys_get_them_and_old_look_alikes_keep_
         }
         conn.pragma_update(None, "user_version", 4).expect("version");
         for (id, name) in [(1, "bob"), (2, "b0b")] {
-            let hash = tictactoe_server::session::account::hash(&format!("ttt_{name}"));
+            let hash = tictactoe_server::core::account::hash(&format!("ttt_{name}"));
             conn.execute(
                 "INSERT INTO accounts (id, name, name_key, bot, token_hash, created_at) VALUES (?1, ?2, ?2, 0, ?3, 0)",
                 rusqlite::params![id, name, &hash[..]],

@@ -23,7 +23,7 @@ use tracing::{info, warn};
 use super::matchmaker::{Matchmaker, PASS, WAIT, tell_waiting};
 use super::relay::{Envelope, Outgoing};
 use super::route::{Router, ToBus, WHO};
-use crate::signal::Shutdown;
+use crate::core::signal::Shutdown;
 
 /// How often the bus is checked (and, while down, tried again).
 const PING: Duration = Duration::from_secs(1);

@@ -5,9 +5,6 @@
 pub mod adopt;
 pub mod bus;
 pub mod fence;
-pub mod ids;
 pub mod matchmaker;
 pub mod relay;
 pub mod route;
-
-pub use ids::{ALONE, ConnId, Instance, RoomAddr};

@@ -22,10 +22,10 @@ use tictactoe_protocol::{ErrorCode, HouseLevel, RequestId, ServerMessage};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::cluster::ids::{ConnId, RELAYED};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RemoteRoom, Request, RoomCmd, RoomLink, encode};
-use crate::net::queue::{self, Recv, TrySendError};
-use crate::session::account::{AccountId, Identity};
+use crate::core::account::{AccountId, Identity};
+use crate::core::ids::{ConnId, RELAYED};
+use crate::core::queue::{self, Recv, TrySendError};
 use tictactoe_protocol::Rules;
 
 /// A message from one instance to another, on the receiver's channel.
@@ -381,19 +381,19 @@ struct GhostPresence {
     drafted: std::sync::atomic::AtomicBool,
 }
 
-impl crate::lobby::presence::Whereabouts for GhostPresence {
-    fn status(&self) -> crate::lobby::presence::Status {
+impl crate::core::presence::Whereabouts for GhostPresence {
+    fn status(&self) -> crate::core::presence::Status {
         match self.drafted.load(Ordering::SeqCst) {
-            true => crate::lobby::presence::Status::Drafted,
-            false => crate::lobby::presence::Status::Idle,
+            true => crate::core::presence::Status::Drafted,
+            false => crate::core::presence::Status::Idle,
         }
     }
 
-    fn draft(&self) -> Result<(), crate::lobby::presence::Status> {
+    fn draft(&self) -> Result<(), crate::core::presence::Status> {
         self.drafted
             .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
             .map(|_| ())
-            .map_err(|_| crate::lobby::presence::Status::Drafted)
+            .map_err(|_| crate::core::presence::Status::Drafted)
     }
 
     fn add_challenge(&self) {}

@@ -14,9 +14,9 @@ use tokio::sync::mpsc;
 use super::matchmaker::Waiting;
 use super::relay::{self, Ask, Envelope, GhostCmd, Item, Outbox, Outgoing, Wire};
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, encode};
-use crate::codes;
+use crate::core::account::Identity;
+use crate::core::codes;
 use crate::room::token_room;
-use crate::session::account::Identity;
 use tictactoe_protocol::Rules;
 
 /// The set of the instances that said who is online on them (and the
@@ -63,7 +63,7 @@ pub enum ToBus {
     /// The player left the queue; if it had moved, the other instance hears it.
     Cancel {
         /// The player's connection.
-        conn: crate::cluster::ids::ConnId,
+        conn: crate::core::ids::ConnId,
         /// The rules it waited for.
         rules: Rules,
     },
@@ -94,7 +94,7 @@ pub enum ToBus {
     /// A connection left idle or closed: its ghosts elsewhere hear it.
     LeftIdle {
         /// The connection.
-        conn: crate::cluster::ids::ConnId,
+        conn: crate::core::ids::ConnId,
         /// A game started.
         all: bool,
         /// It closed.
@@ -408,7 +408,7 @@ impl Router {
                 }
             }
             Wire::Pair { conn, rules, host } => {
-                let conn = crate::cluster::ids::ConnId::new(crate::cluster::ids::ALONE, conn);
+                let conn = crate::core::ids::ConnId::new(crate::core::ids::ALONE, conn);
                 let _ = self.lobby.try_send(LobbyCmd::Paired { conn, rules, host });
             }
             Wire::Out { conn, item } => {

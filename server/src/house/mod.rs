@@ -29,8 +29,8 @@ use tokio::task::JoinError;
 use tictactoe_bots::{Stop, Strategy};
 use tictactoe_protocol::{Game, HouseLevel};
 
-use crate::cluster::ids::ConnId;
-use crate::session::account::AccountId;
+use crate::core::account::AccountId;
+use crate::core::ids::ConnId;
 
 /// Who the house is thinking for, so that searches take turns per player:
 /// an account (all of its connections together) or a guest's connection.

@@ -10,7 +10,7 @@ use super::tests::{
     Conn, Harness, LIFETIME, Mailbox, NewRoom, conn, got, harness, id as conn_id, messages, wire_name,
 };
 use super::*;
-use crate::lobby::presence::{Presence, Status};
+use crate::core::presence::{Presence, Status};
 use crate::room::Output;
 use tictactoe_protocol::{ChallengeEndReason, OnlinePlayer, OnlineStatus};
 

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::session::account::{self, TokenHash};
+use crate::core::account::{self, TokenHash};
 
 /// How long a token of an ended game is remembered.
 pub const KEPT_FOR: Duration = Duration::from_secs(3600);

@@ -8,7 +8,6 @@
 
 mod ended;
 mod players;
-pub(crate) mod presence;
 pub(crate) mod task;
 
 pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};
@@ -22,12 +21,12 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tictactoe_protocol::{ErrorCode, HouseLevel, OnlinePlayer, RequestId, ServerMessage};
 
-use crate::cluster::ids::{ConnId, Instance, RoomAddr};
 use crate::cluster::matchmaker::Waiting;
 use crate::cmd::{LobbyCmd, Peer, RoomCmd};
-use crate::codes;
+use crate::core::account::Identity;
+use crate::core::codes;
+use crate::core::ids::{ConnId, Instance, RoomAddr};
 use crate::room::{INVALID_TOKEN, Room, Settings, game_over_refusal, token_room};
-use crate::session::account::Identity;
 use tictactoe_protocol::Rules;
 
 /// The refusal for a board the engine cannot make (connections check sizes
@@ -252,7 +251,7 @@ impl<C: Peer> Lobby<C> {
     /// said, each with its instance.
     pub fn online_elsewhere(&mut self, players: Vec<(Arc<str>, OnlinePlayer)>) {
         self.elsewhere_at =
-            players.iter().map(|(at, p)| (crate::session::account::name_key(&p.name), at.clone())).collect();
+            players.iter().map(|(at, p)| (crate::core::account::name_key(&p.name), at.clone())).collect();
         self.elsewhere = players.into_iter().map(|(_, p)| p).collect();
     }
 
@@ -555,7 +554,7 @@ impl<C: Peer> Lobby<C> {
         if !self.asks_elsewhere(conn.id()) {
             return None;
         }
-        self.elsewhere_at.get(&crate::session::account::name_key(name.trim())).cloned()
+        self.elsewhere_at.get(&crate::core::account::name_key(name.trim())).cloned()
     }
 
     /// The other instance a challenge id was made on.
@@ -576,7 +575,7 @@ impl<C: Peer> Lobby<C> {
         at: Arc<str>,
     ) {
         match self.players.listed(conn.id()) {
-            Some((who, presence::Status::Idle)) => {
+            Some((who, crate::core::presence::Status::Idle)) => {
                 // Its connection then says when it leaves idle, which ends
                 // the challenge there too (`LeftIdle`).
                 self.players.count_challenge(conn.id());
@@ -663,7 +662,7 @@ impl<C: Peer> Lobby<C> {
     /// instances: in a cluster, for a connection whose socket is here (a
     /// ghost's asks came from its own instance, which looked already).
     fn asks_elsewhere(&self, conn: ConnId) -> bool {
-        self.me.is_some() && conn.instance() == crate::cluster::ids::ALONE
+        self.me.is_some() && conn.instance() == crate::core::ids::ALONE
     }
 
     /// Where the room a typed code names is: here, perhaps on another

@@ -14,11 +14,11 @@ use tictactoe_protocol::{
     ServerMessage,
 };
 
-use crate::cluster::ids::ConnId;
 use crate::cmd::Peer;
-use crate::lobby::presence::{Status, Whereabouts};
+use crate::core::account::{AccountId, Identity, name_key};
+use crate::core::ids::ConnId;
+use crate::core::presence::{Status, Whereabouts};
 use crate::room::{HOUSE_NAME, Rules};
-use crate::session::account::{AccountId, Identity, name_key};
 use rand::rngs::StdRng;
 
 /// Open challenges one challenger may have sent at once: a connection, or
@@ -272,7 +272,7 @@ impl<C: Peer> Players<C> {
             return Err((ErrorCode::Busy, text));
         }
         self.made += 1;
-        let random = crate::codes::room_code(&mut self.rng);
+        let random = crate::core::codes::room_code(&mut self.rng);
         let challenge: Arc<str> =
             format!("{}c{}-{}", self.prefix, self.made, random.get(..6).unwrap_or("")).into();
         let expires_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
@@ -366,7 +366,7 @@ impl<C: Peer> Players<C> {
         let name = |c: ConnId| self.online.get(&c).map_or_else(|| "?".into(), |o| o.who.name.clone());
         if c.to == conn {
             // Passed on to another client: no controls, no reordering.
-            let because = reason.and_then(crate::text::clean);
+            let because = reason.and_then(crate::core::text::clean);
             let text = match because {
                 Some(r) => format!("{} declined: {r}", name(conn)),
                 None => format!("{} declined", name(conn)),

@@ -13,12 +13,13 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::{Lobby, Output};
-use crate::cluster::ids::{ALONE, RoomAddr};
 use crate::cluster::relay::Ask;
 use crate::cluster::route::ToBus;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::ROOM_INBOX;
-use crate::net::{metrics, queue};
+use crate::core::ids::{ALONE, RoomAddr};
+use crate::core::queue;
+use crate::net::metrics;
 use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
 
@@ -185,12 +186,7 @@ impl Shell {
     /// Makes the room's inbox, lists it, tells the members they are in it
     /// (before the room's first frames, which the task sends), and starts
     /// its task.
-    fn open(
-        &mut self,
-        room: Box<Room>,
-        members: Vec<ConnHandle>,
-        drafted: Option<crate::cluster::ids::ConnId>,
-    ) {
+    fn open(&mut self, room: Box<Room>, members: Vec<ConnHandle>, drafted: Option<crate::core::ids::ConnId>) {
         let code = room.code().clone();
         let (tx, inbox) = queue::channel(ROOM_INBOX);
         let link = RoomLink::local(tx);
@@ -241,9 +237,9 @@ fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ids::ConnId;
-    use crate::net::queue::Recv;
-    use crate::session::account::Identity;
+    use crate::core::account::Identity;
+    use crate::core::ids::ConnId;
+    use crate::core::queue::Recv;
 
     #[test]
     fn a_room_that_stopped_reading_refuses_at_once() {

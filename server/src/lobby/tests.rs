@@ -456,7 +456,7 @@ fn in_a_cluster_rooms_not_here_are_looked_for_elsewhere_and_waiting_players_move
     here.handle(LobbyCmd::Spectate { conn: c.clone(), room: "K7QM3XPA2B".into(), id: None }, Instant::now());
     assert_eq!(got(&mut rc), ["elsewhere", "elsewhere"]);
     // A ghost of another instance's connection is never sent back out.
-    let ghost = Conn { id: ConnId::new(crate::cluster::ids::RELAYED, 9), ..conn(9).0 };
+    let ghost = Conn { id: ConnId::new(crate::core::ids::RELAYED, 9), ..conn(9).0 };
     let mut rg = ghost.mail.clone();
     let join =
         LobbyCmd::JoinRoom { conn: ghost.clone(), name: name.clone(), room: "K7QM3XPA2B".into(), id: None };

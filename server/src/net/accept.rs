@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info};
 
-use crate::cluster::ids::ConnId;
+use crate::core::ids::ConnId;
 use crate::net::http;
 pub(crate) use crate::session::shared::Shared;
 

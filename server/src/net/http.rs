@@ -20,10 +20,10 @@ use tictactoe_protocol::api::ApiError;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
+use crate::core::text::MAX_NAME_CHARS;
 use crate::session::shared::Shared;
 use crate::store::record::is_game_id;
 use crate::store::{Query, StoreError};
-use crate::text::MAX_NAME_CHARS;
 use tictactoe_protocol::Rules;
 
 /// Default and largest `limit` of the list routes.

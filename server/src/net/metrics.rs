@@ -11,7 +11,7 @@ use metrics::{counter, gauge};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tictactoe_protocol::{EndReason, ErrorCode};
 
-use crate::stats::Stats;
+use crate::core::stats::Stats;
 use crate::store::StoreStats;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();

@@ -6,7 +6,6 @@ pub(crate) mod accept;
 pub(crate) mod admission;
 pub(crate) mod http;
 pub(crate) mod metrics;
-pub mod queue;
 pub(crate) mod rate;
 pub(crate) mod tls;
 pub(crate) mod web;

@@ -18,13 +18,14 @@ use tracing::debug;
 
 use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage};
 
-use crate::cluster::ids::ConnId;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::{CLOSE_LINGER, HANDOVER, WRITE_BATCH};
-use crate::net::queue::{self, Recv, TrySendError};
-use crate::session::{Action, Actions, End, Frame, Limits, Session, Shared, World, account};
-use crate::signal::Armed;
-use crate::stats::Gauge;
+use crate::core::account;
+use crate::core::ids::ConnId;
+use crate::core::queue::{self, Recv, TrySendError};
+use crate::core::signal::Armed;
+use crate::core::stats::Gauge;
+use crate::session::{Action, Actions, End, Frame, Limits, Session, Shared, World};
 use crate::store::StoreError;
 
 /// One open connection, owned by its task.

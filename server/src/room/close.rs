@@ -4,7 +4,7 @@
 use tictactoe_protocol::{ClosedReason, ErrorCode, RequestId, ServerMessage};
 
 use super::{Output, Room};
-use crate::cluster::ids::ConnId;
+use crate::core::ids::ConnId;
 
 impl Room {
     /// After a game ends: a seat whose player is gone cannot rematch, so the

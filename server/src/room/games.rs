@@ -9,7 +9,7 @@ use tictactoe_protocol::{EndReason, ErrorCode, Game, Line, Outcome, Player, Requ
 
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
-use crate::session::account::{self, AccountId, TokenHash};
+use crate::core::account::{self, AccountId, TokenHash};
 use crate::store::changes::{LiveGame, LiveWrite};
 use crate::store::record::{GameRecord, new_game_id};
 use tictactoe_protocol::Rules;

@@ -15,9 +15,9 @@ use super::{Output, Phase, Room, Rules, Settings, seat_player};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use crate::cluster::ids::ConnId;
+use crate::core::account::Identity;
+use crate::core::ids::ConnId;
 use crate::house::Asker;
-use crate::session::account::Identity;
 
 /// The name the house plays under, reserved: no player may take it.
 pub const HOUSE_NAME: &str = "house";

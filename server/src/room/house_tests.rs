@@ -9,8 +9,8 @@ use super::tests::{
     A, GRACE, Got, S, TURN, error_code, game_over, house_rng, msgs_to, mv, out, seeded, settings,
 };
 use super::*;
+use crate::core::account::Identity;
 use crate::house::Asker;
-use crate::session::account::Identity;
 
 /// A 3×3 room where A plays the house; A is player 1 when `a_first`.
 fn house_room(a_first: bool, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {

@@ -31,8 +31,8 @@ use tictactoe_protocol::{
 
 pub use tictactoe_protocol::Rules;
 
-use crate::session::account::{Identity, TokenHash};
-use crate::stats::Counts;
+use crate::core::account::{Identity, TokenHash};
+use crate::core::stats::Counts;
 use crate::store::changes::LiveWrite;
 use crate::store::record::GameRecord;
 use clock::TurnClock;
@@ -77,9 +77,9 @@ impl WallClock {
     }
 }
 
-/// A connection's number, unique for the server's lifetime.
-use crate::cluster::ids::ConnId;
 use crate::cmd::Request;
+/// A connection's number, unique for the server's lifetime.
+use crate::core::ids::ConnId;
 
 /// One thing for the room's task to do.
 #[derive(Debug, Clone, PartialEq)]

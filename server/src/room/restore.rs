@@ -13,8 +13,8 @@ use rand::rngs::StdRng;
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
 use super::{Phase, Room, Settings};
-use crate::cluster::ids::ConnId;
-use crate::session::account::Identity;
+use crate::core::account::Identity;
+use crate::core::ids::ConnId;
 use crate::store::changes::LiveGame;
 
 /// The connection of a seat nobody has taken back yet: connection ids start at 1.

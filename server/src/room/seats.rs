@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::session::account::{self, Identity, TokenHash};
+use crate::core::account::{self, Identity, TokenHash};
 
 use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Outcome, Player, RequestId, ServerMessage};
 
 use super::{Output, Phase, Room, ms, seat_player};
-use crate::cluster::ids::ConnId;
+use crate::core::ids::ConnId;
 
 /// The house seat's connection: no connection has it (ids count up from 1).
 pub const HOUSE: ConnId = ConnId::MAX;

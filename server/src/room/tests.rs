@@ -1,6 +1,6 @@
 //! The room's rules, driven by a fake clock: no sockets, no sleeps.
 
-use crate::session::account::{self, Identity};
+use crate::core::account::{self, Identity};
 use crate::store::changes::LiveGame;
 use crate::store::record::GameRecord;
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::cmd::{Outbound, RoomLink};
-use crate::lobby::presence::Status;
+use crate::core::presence::Status;
 use crate::room::Rules;
 
 /// The refusal for a room request from a connection that is in no room.
@@ -216,7 +216,7 @@ impl Membership {
 mod tests {
     use super::*;
     use crate::cmd::RoomCmd;
-    use crate::net::queue;
+    use crate::core::queue;
 
     fn room(code: &str) -> (Arc<str>, RoomLink, queue::Receiver<RoomCmd>) {
         let (tx, rx) = queue::channel(4);

@@ -5,7 +5,6 @@
 //! nothing and waits for nothing. Its shell, [`crate::net::ws`], owns the
 //! socket and carries the actions out.
 
-pub mod account;
 pub(crate) mod membership;
 pub(crate) mod registrations;
 mod request;
@@ -23,11 +22,11 @@ use tokio::time::Instant;
 
 use tictactoe_protocol::{ClientFrame, ErrorCode, RequestId, ServerMessage, peek_id};
 
-use crate::cluster::ids::ConnId;
 use crate::cmd::{LobbyCmd, Outbound, Request as RoomRequest, RoomCmd, RoomLink};
-use crate::lobby::presence::{Presence, Status};
+use crate::core::account::Identity;
+use crate::core::ids::ConnId;
+use crate::core::presence::{Presence, Status};
 use crate::net::rate::{RateLimit, Verdict};
-use account::Identity;
 use membership::{Effect, Membership};
 
 /// Why a connection ends, as the session or its shell decides.

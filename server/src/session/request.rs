@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
-use super::account::{self, Identity, TokenHash, name_key};
 use super::{Action, Actions, Session, World, one, refuse};
-use crate::cluster::ids::ConnId;
 use crate::cmd::{LobbyCmd, Request as RoomRequest, RoomCmd};
-use crate::lobby::presence::Status;
+use crate::core::account::{self, Identity, TokenHash, name_key};
+use crate::core::ids::ConnId;
+use crate::core::presence::Status;
+use crate::core::text::look_alike_key;
 use crate::room::HOUSE_NAME;
 use crate::store::{Account, StoreError};
-use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
 /// When a client refused with `unavailable` should ask again.
@@ -35,7 +35,7 @@ impl Session {
             ClientMessage::Hello { name, protocol, token } => self.hello(name, protocol, token, id, world()),
             ClientMessage::Register { name, bot } => {
                 let name = name.trim();
-                if let Err(text) = crate::text::check_name(name) {
+                if let Err(text) = crate::core::text::check_name(name) {
                     return refuse(ErrorCode::InvalidName, text, id);
                 }
                 if is_house(name) {
@@ -195,7 +195,7 @@ impl Session {
             return refuse(ErrorCode::UnsupportedProtocol, text, id);
         }
         let name = name.trim();
-        if let Err(text) = crate::text::check_name(name) {
+        if let Err(text) = crate::core::text::check_name(name) {
             return refuse(ErrorCode::InvalidName, text, id);
         }
         if is_house(name) {

@@ -8,11 +8,11 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use crate::cluster::ids::ConnId;
 use crate::cmd::LobbyCmd;
 use crate::config::Config;
-use crate::signal::Shutdown;
-use crate::stats::Stats;
+use crate::core::ids::ConnId;
+use crate::core::signal::Shutdown;
+use crate::core::stats::Stats;
 
 /// What every connection task shares: configuration, the lobby's inbox, counters.
 pub struct Shared {
@@ -46,6 +46,6 @@ pub struct Shared {
 
 impl Shared {
     pub(crate) fn next_conn_id(&self) -> ConnId {
-        ConnId::new(crate::cluster::ids::ALONE, self.next_id.fetch_add(1, Ordering::Relaxed))
+        ConnId::new(crate::core::ids::ALONE, self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 }

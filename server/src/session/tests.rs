@@ -6,7 +6,7 @@ use std::time::Duration;
 use tictactoe_protocol::{ErrorCode, ServerMessage};
 
 use super::*;
-use crate::net::queue;
+use crate::core::queue;
 use crate::store::{Account, StoreError};
 use tictactoe_protocol::Rules;
 
@@ -36,12 +36,12 @@ fn link() -> (RoomLink, queue::Receiver<RoomCmd>) {
     (RoomLink::local(tx), rx)
 }
 
-fn account(name: &str, token: &str) -> (Account, account::TokenHash) {
+fn account(name: &str, token: &str) -> (Account, crate::core::account::TokenHash) {
     let mut standing = crate::ratings::Standing::default();
     standing.rating.rating = 1612.0;
     let acc =
         Account { id: 7, name: name.into(), bot: false, standings: vec![(Rules::classic(3), standing)] };
-    (acc, account::hash(token))
+    (acc, crate::core::account::hash(token))
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 
+use crate::core::account::{AccountId, TokenHash};
 use crate::ratings::Standing;
-use crate::session::account::{AccountId, TokenHash};
 use crate::store::live::{Fold, RoomChange};
 use crate::store::record::GameRecord;
 use crate::store::{Account, Restored, StoreError};

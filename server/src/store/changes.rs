@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::session::account::{Identity, TokenHash};
+use crate::core::account::{Identity, TokenHash};
 use tictactoe_protocol::Rules;
 
 /// A game in progress as the store keeps it, enough to open its room again.

@@ -39,8 +39,8 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use tictactoe_protocol::api;
 use tokio::sync::oneshot;
 
+use crate::core::account::{AccountId, TokenHash};
 use crate::ratings::{Rated, Standing};
-use crate::session::account::{AccountId, TokenHash};
 use crate::store::backend::{Backend, NewAccount};
 use crate::store::held::Held;
 use crate::store::postgres::PgBackend;

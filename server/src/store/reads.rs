@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
-use crate::session::account::TokenHash;
+use crate::core::account::TokenHash;
 use crate::store::backend::{BackendError, Reader};
 use crate::store::held::Held;
 use crate::store::{Account, Answer, Query, StoreError};

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use tictactoe_protocol::{EndReason, Line, Player};
 
+use crate::core::account::Identity;
 use crate::ratings::Rated;
-use crate::session::account::Identity;
 use tictactoe_protocol::Rules;
 
 /// Everything about one finished game: who played (player 1 first), the

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use skillratings::glicko2::Glicko2Rating;
 use tictactoe_protocol::{EndReason, Line, Player};
 
+use crate::core::account::Identity;
 use crate::ratings::{Rated, Standing};
-use crate::session::account::Identity;
 use crate::store::record::GameRecord;
 use tictactoe_protocol::Rules;
 

@@ -80,7 +80,7 @@ async fn without_a_database_reads_say_so() {
 
 /// A guests' game that X won.
 fn record(id: &str) -> GameRecord {
-    use crate::session::account::Identity;
+    use crate::core::account::Identity;
     GameRecord {
         id: id.into(),
         room: "ROOM1".into(),
@@ -137,8 +137,8 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
 /// or not; each room hears the ratings its record keeps once it is committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_is_rated_when_the_writer_takes_it_and_its_room_hears_the_committed_ratings() {
+    use crate::core::account::Identity;
     use crate::ratings::{Standing, rate};
-    use crate::session::account::Identity;
     let dir = Dir::new("rated");
     let Opened { store, thread, .. } =
         Store::open(&Database::Sqlite(dir.db()), None, &dir.0.join("spill"), "test", false).expect("open");

@@ -15,8 +15,8 @@ use tokio::sync::oneshot;
 
 use tictactoe_protocol::Player;
 
+use crate::core::account::AccountId;
 use crate::ratings::{self, RatingBook, Standing};
-use crate::session::account::AccountId;
 use crate::store::backend::{Backend, BackendError, Commit, NewAccount};
 use crate::store::held::Held;
 use crate::store::live::{Fold, HOLD};

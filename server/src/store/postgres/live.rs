@@ -10,8 +10,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::{Error, Row, Transaction};
 
+use crate::core::account::{Identity, TokenHash};
 use crate::ratings::Standing;
-use crate::session::account::{Identity, TokenHash};
 use crate::store::Restored;
 use crate::store::changes::{LiveGame, decode_cells, saved_rules};
 use crate::store::postgres::Conn;

@@ -21,8 +21,8 @@ use rustc_hash::FxHashMap;
 use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
+use crate::core::account::AccountId;
 use crate::ratings::Standing;
-use crate::session::account::AccountId;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};

@@ -10,13 +10,13 @@ use tictactoe_protocol::api::{
 };
 use tokio_postgres::Row;
 
+use crate::core::account::{TokenHash, name_key};
+use crate::core::text::look_alike_key;
 use crate::ratings::{Standing, pool_key};
-use crate::session::account::{TokenHash, name_key};
 use crate::store::Account;
 use crate::store::answer::{self, rfc3339, rounded};
 use crate::store::backend::{BackendError, Reader};
 use crate::store::postgres::{Conn, Link};
-use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
 /// A reader's connection to the database.

@@ -13,8 +13,9 @@ use tictactoe_protocol::Player;
 use tokio_postgres::Error;
 use tokio_postgres::types::ToSql;
 
+use crate::core::account::{AccountId, name_key};
+use crate::core::text::look_alike_key;
 use crate::ratings::{self, Standing};
-use crate::session::account::{AccountId, name_key};
 use crate::store::answer;
 use crate::store::backend::{Commit, Committed, NewAccount};
 use crate::store::changes::encode_cells;
@@ -22,7 +23,6 @@ use crate::store::live::RoomChange;
 use crate::store::postgres::Conn;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
-use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
 /// `holder` is the writer's instance: a record it finds kept when it tries
@@ -357,7 +357,7 @@ type Key = (i64, i32, i32);
 fn moved(records: &[GameRecord]) -> impl Iterator<Item = (Key, ratings::Rated)> + '_ {
     records.iter().flat_map(|g| {
         let rated = g.ratings.iter().flatten().copied();
-        let key = |who: &crate::session::account::Identity| {
+        let key = |who: &crate::core::account::Identity| {
             who.account.map(|a| (a, g.rules.size as i32, g.rules.win as i32))
         };
         g.players.iter().zip(rated).filter_map(move |(who, r)| Some((key(who)?, r)))
@@ -742,7 +742,7 @@ mod tests {
 
     /// A finished game between accounts 1 and 2 that X won, rated from `before`.
     fn won(id: &str, before: [Standing; 2]) -> GameRecord {
-        use crate::session::account::Identity;
+        use crate::core::account::Identity;
         let who = |account: i64| {
             std::sync::Arc::new(Identity {
                 name: "p".into(),

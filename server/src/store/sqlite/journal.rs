@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use crate::session::account::{Identity, TokenHash};
+use crate::core::account::{Identity, TokenHash};
 use crate::store::changes::{LiveGame, decode_cells, encode_cells, saved_rules};
 use crate::store::live::RoomChange;
 use tictactoe_protocol::HouseLevel;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::{Transaction, params};
 use rustc_hash::FxHashMap;
 
-use crate::session::account::{Identity, TokenHash};
+use crate::core::account::{Identity, TokenHash};
 use crate::store::changes::{LiveGame, decode_cells, saved_rules};
 use tictactoe_protocol::HouseLevel;
 

@@ -162,7 +162,7 @@ fn describe(g: &LiveGame) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::account::Identity;
+    use crate::core::account::Identity;
     use crate::store::changes::LiveWrite;
     use crate::store::live::{Fold, HOLD};
     use std::time::{Duration, Instant};

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, params};
 
+use crate::core::account::AccountId;
 use crate::ratings::Standing;
-use crate::session::account::AccountId;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
@@ -284,7 +284,7 @@ fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
     for (id, name) in missing {
         tx.execute(
             "UPDATE OR IGNORE accounts SET name_skeleton = ?1 WHERE id = ?2",
-            params![crate::text::look_alike_key(&name), id],
+            params![crate::core::text::look_alike_key(&name), id],
         )?;
     }
     tx.commit()

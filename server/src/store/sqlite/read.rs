@@ -13,12 +13,12 @@ use tictactoe_protocol::api::{
     Results,
 };
 
+use crate::core::account::{TokenHash, name_key};
+use crate::core::text::look_alike_key;
 use crate::ratings::{Standing, pool_key};
-use crate::session::account::{TokenHash, name_key};
 use crate::store::Account;
 use crate::store::answer::{self, rfc3339, rounded};
 use crate::store::backend::{BackendError, Reader};
-use crate::text::look_alike_key;
 use tictactoe_protocol::Rules;
 
 /// A read-only connection to the database.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tictactoe_protocol::{EndReason, Player};
 
 use super::*;
+use crate::core::account::Identity;
 use crate::ratings::{Standing, rate};
-use crate::session::account::Identity;
 use crate::store::backend::{NewAccount, Reader};
 use crate::store::live::Fold;
 use crate::store::tests::Dir;

@@ -3,12 +3,12 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use crate::session::account::{TokenHash, name_key};
+use crate::core::account::{TokenHash, name_key};
+use crate::core::text::look_alike_key;
 use crate::store::answer;
 use crate::store::backend::Commit;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
-use crate::text::look_alike_key;
 
 /// Each registration's answer, in order, and the journal's new row.
 type Written = (Vec<Result<Account, StoreError>>, Option<Vec<u8>>);

@@ -160,7 +160,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 /// A name's look-alike key: its confusable skeleton (Unicode TS 39, by
 /// `unicode-security`), folded to lower case and skeletoned again, so that
 /// `paypal` with a Cyrillic `а`, `b0b` and `bob`, `Ivan` and `lvan` share
-/// one. Accounts are unique by it (beside [`crate::session::account::name_key`]);
+/// one. Accounts are unique by it (beside [`crate::core::account::name_key`]);
 /// keys are stored, so a new version of the confusables data may leave an
 /// old account's key stale (it still holds its name by `name_key`).
 pub fn look_alike_key(name: &str) -> String {
