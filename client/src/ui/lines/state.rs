@@ -26,7 +26,7 @@ pub(super) enum Awaiting {
     /// The room closed after the game: n: new quick match, else quit.
     NewGame,
     /// A challenge is open: a: accept, d: decline, else as before.
-    Answer,
+    Challenge,
 }
 
 /// What the io shell does, in order.
@@ -187,7 +187,7 @@ impl Lines {
                     vec![Do::Leave, Do::End(Ok(()))]
                 }
             }
-            Awaiting::Answer => {
+            Awaiting::Challenge => {
                 self.awaiting = Awaiting::Nothing;
                 let id = self.view.offer.as_ref().map(|o| o.id.clone()).unwrap_or_default();
                 match line.trim() {
@@ -289,7 +289,7 @@ fn show(
         ServerMessage::Challenged { .. } => {
             say(view.note.clone());
             if view.you.is_none() || view.over.is_some() {
-                return Awaiting::Answer;
+                return Awaiting::Challenge;
             }
         }
         ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => say(view.note.clone()),
