@@ -1,7 +1,8 @@
 // The board as DOM: a grid of <button>s named by coordinate (and mark once
 // taken), with column letters and row numbers around it. Used by the game
 // and by replays.
-import { cellLabel, cellSize, columnName } from './state.js';
+import { cellSize } from './state.js';
+import { cellLabel, columnName } from './words.js';
 
 /** Lays out an empty n×n board in `el` (a grid element). */
 export function build(el, n) {

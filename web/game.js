@@ -2,7 +2,8 @@
 // board's cell size, the turn clock and the move list. Text only: names are
 // never markup.
 import * as board from './board.js';
-import { clockText, moveRows, shown } from './state.js';
+import { clockText } from './state.js';
+import { moveRows, shown } from './words.js';
 
 const $ = (id) => document.getElementById(id);
 

@@ -2,9 +2,10 @@
 // a player's profile and recent games, and a step-by-step replay of any
 // game. Everything shown is text; names link to profiles.
 import * as board from './board.js';
+import { apply, initial } from './state.js';
 import {
-  apply, boardName, cellName, count, ending, initial, shown,
-} from './state.js';
+  boardName, cellName, count, ending, shown,
+} from './words.js';
 
 async function api(path) {
   const resp = await fetch(path);

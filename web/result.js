@@ -1,7 +1,7 @@
 // The end of a game as a banner over the board's side: the score with X
-// first, who won and how (state.js's `outcome`), the rating change, and the
+// first, who won and how (words.js's `outcome`), the rating change, and the
 // way on (rematch, new game). Spectators see it too, in neutral words.
-import { boardName, outcome } from './state.js';
+import { boardName, outcome } from './words.js';
 
 const $ = (id) => document.getElementById(id);
 

@@ -9,6 +9,7 @@ pub mod config;
 pub mod core;
 pub(crate) mod house;
 pub mod lobby;
+pub(crate) mod metrics;
 pub mod net;
 pub mod ratings;
 pub mod room;
@@ -30,7 +31,8 @@ use tracing::{error, info, warn};
 
 use tictactoe_protocol::{PROTOCOL_VERSION, ServerMessage};
 
-use net::{admission, metrics, tls};
+use net::tls;
+use session::admission;
 use session::registrations;
 use store::record;
 
@@ -86,8 +88,7 @@ impl Server {
         let tracker = TaskTracker::new();
         let (lobby_tx, lobby_rx) = mpsc::channel(config::LOBBY_INBOX);
         // In a cluster, rooms act only while this instance's lease runs.
-        let fence =
-            cluster.is_some().then(|| Arc::new(cluster::fence::Fence::new(std::time::Instant::now())));
+        let fence = cluster.is_some().then(|| Arc::new(store::fence::Fence::new(std::time::Instant::now())));
         let ctx = room::task::RoomContext {
             fence: fence.clone(),
             lobby: lobby_tx.clone(),

@@ -69,6 +69,6 @@ async fn a_flood_of_refused_connections_is_one_summary_line_a_second() {
 #[test]
 fn a_log_line_s_time_stamp_is_read() {
     assert_eq!(stamp("1970-01-02T00:00:01.500000Z  WARN x: y"), 86_401.5);
-    let line = "2026-11-25T09:03:52.890000Z  WARN tictactoe_server::net::admission: connections refused";
+    let line = "2026-11-25T09:03:52.890000Z  WARN tictactoe_server::session::admission: connections refused";
     assert!((stamp(line) - 1_795_597_432.89).abs() < 1e-3, "{}", stamp(line));
 }

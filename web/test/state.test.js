@@ -1,10 +1,12 @@
-// The page's state logic, checked without a browser: `node --test web/test`.
+// The page's state logic and its words, checked without a browser: `node --test web/test`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  apply, cellLabel, cellName, cellSize, clockLeft, clockText, columnName, connectionDown, count, ending, initial,
-  moveRows, myTurn, outcome, roomFromPath, sizes, statusText, step,
+  apply, cellSize, clockLeft, clockText, connectionDown, initial, myTurn, roomFromPath, sizes, step,
 } from '../state.js';
+import {
+  cellLabel, cellName, columnName, count, ending, moveRows, outcome, statusText,
+} from '../words.js';
 
 const started = (you, turnTimeout = 30000) => ({
   type: 'game_started', room: 'R1', size: 3, win: 3, you, mark: 'XO'[you - 1],

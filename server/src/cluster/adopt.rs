@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
-use crate::cluster::fence::{Check, Fence, Verdict};
 use crate::room::{Room, Settings};
+use crate::store::fence::{Check, Fence, Verdict};
 use crate::store::{LEASE, Leases, Store};
 
 /// How often this instance says it is alive and looks for games to adopt:
@@ -72,7 +72,7 @@ pub fn start(
         while let Some(fence) = pulse.upgrade() {
             fence.pulse(Instant::now());
             drop(fence);
-            std::thread::sleep(crate::cluster::fence::PULSE);
+            std::thread::sleep(crate::store::fence::PULSE);
         }
     })?;
     let (tx, rx) = std::sync::mpsc::channel();

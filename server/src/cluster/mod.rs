@@ -4,7 +4,6 @@
 
 pub mod adopt;
 pub mod bus;
-pub mod fence;
 pub mod matchmaker;
 pub mod relay;
 pub mod route;

@@ -675,7 +675,7 @@ impl Router {
             Ask::Join { room, id, .. } | Ask::Spectate { room, id } => {
                 let code = codes::normalize_room_code(&room);
                 let msg = ServerMessage::error(ErrorCode::RoomNotFound, codes::no_room(&code), id);
-                crate::net::metrics::refused(ErrorCode::RoomNotFound);
+                crate::metrics::refused(ErrorCode::RoomNotFound);
                 conn.frame(&encode(&msg));
                 conn.send(Outbound::Refused);
             }
@@ -708,6 +708,6 @@ impl Router {
 
 /// Refuses a connection's request here, as its lobby would.
 fn refuse_here(conn: &ConnHandle, code: ErrorCode, text: String, id: Option<tictactoe_protocol::RequestId>) {
-    crate::net::metrics::refused(code);
+    crate::metrics::refused(code);
     conn.frame(&encode(&ServerMessage::error(code, text, id)));
 }

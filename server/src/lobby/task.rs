@@ -19,7 +19,7 @@ use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd, RoomLink, encode};
 use crate::config::ROOM_INBOX;
 use crate::core::ids::{ALONE, RoomAddr};
 use crate::core::queue;
-use crate::net::metrics;
+use crate::metrics;
 use crate::room::task::{self, RoomContext};
 use crate::room::{Room, Settings};
 

@@ -27,7 +27,7 @@ pub(crate) fn spawn(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    place: crate::net::admission::Place,
+    place: crate::session::admission::Place,
     tracker: &TaskTracker,
 ) {
     let id = shared.next_conn_id();
@@ -57,7 +57,7 @@ struct Accepted {
     shared: Arc<Shared>,
     /// Held for the connection's life: its place among its address's and
     /// the server's sockets.
-    _place: crate::net::admission::Place,
+    _place: crate::session::admission::Place,
 }
 
 /// Completes the TLS handshake by the deadline, then the WebSocket one.

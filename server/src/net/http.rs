@@ -130,7 +130,8 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
     let query = match segments.as_slice() {
         ["healthz"] => return healthz(shared),
         ["metrics"] => {
-            let page = crate::net::metrics::render(&shared.stats, shared.store.stats(), &shared.admission);
+            let page =
+                crate::metrics::render(&shared.stats, shared.store.stats(), shared.admission.refusals());
             let mut resp = text(StatusCode::OK, &page);
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,

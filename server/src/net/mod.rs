@@ -3,10 +3,7 @@
 //! bounded queues between tasks and the per-connection rate limit.
 
 pub(crate) mod accept;
-pub(crate) mod admission;
 pub(crate) mod http;
-pub(crate) mod metrics;
-pub(crate) mod rate;
 pub(crate) mod tls;
 pub(crate) mod web;
 pub(crate) mod ws;

@@ -19,14 +19,21 @@ const PAGE: &str = include_str!("../../../web/index.html");
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-const ASSETS: [Asset; 9] = [
+const ASSETS: [Asset; 16] = [
     Asset { path: "app.js", kind: JS, body: include_str!("../../../web/app.js") },
     Asset { path: "board.js", kind: JS, body: include_str!("../../../web/board.js") },
+    Asset { path: "controls.js", kind: JS, body: include_str!("../../../web/controls.js") },
     Asset { path: "game.js", kind: JS, body: include_str!("../../../web/game.js") },
     Asset { path: "invite.js", kind: JS, body: include_str!("../../../web/invite.js") },
+    Asset { path: "messages.js", kind: JS, body: include_str!("../../../web/messages.js") },
+    Asset { path: "page.js", kind: JS, body: include_str!("../../../web/page.js") },
     Asset { path: "records.js", kind: JS, body: include_str!("../../../web/records.js") },
+    Asset { path: "render.js", kind: JS, body: include_str!("../../../web/render.js") },
     Asset { path: "result.js", kind: JS, body: include_str!("../../../web/result.js") },
+    Asset { path: "saved.js", kind: JS, body: include_str!("../../../web/saved.js") },
+    Asset { path: "socket.js", kind: JS, body: include_str!("../../../web/socket.js") },
     Asset { path: "state.js", kind: JS, body: include_str!("../../../web/state.js") },
+    Asset { path: "words.js", kind: JS, body: include_str!("../../../web/words.js") },
     Asset {
         path: "style.css",
         kind: "text/css; charset=utf-8",

@@ -326,7 +326,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Writes one server message (an error is counted by its code).
     async fn reply(&mut self, msg: &ServerMessage) -> Option<End> {
         if let ServerMessage::Error { code, .. } = msg {
-            crate::net::metrics::refused(*code);
+            crate::metrics::refused(*code);
         }
         self.write(Message::Text(encode(msg))).await
     }

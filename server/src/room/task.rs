@@ -20,7 +20,6 @@ use rustc_hash::FxHashMap;
 
 use tictactoe_protocol::{RatingChange, ServerMessage};
 
-use crate::cluster::fence::{Fence, Verdict};
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
 use crate::core::account::AccountId;
@@ -32,6 +31,7 @@ use crate::core::stats::{Gauge, Stats};
 use crate::house::{Searches, Thinker};
 use crate::room::{Output, Room};
 use crate::store::changes::LiveWrite;
+use crate::store::fence::{Fence, Verdict};
 use crate::store::record::unix_ms;
 use crate::store::{Outcome, Recorded, STUCK, Store};
 use tokio::sync::oneshot;
@@ -428,7 +428,7 @@ fn deliver(
             let (to, item) = match output {
                 Output::Send { to, msg } => {
                     if let ServerMessage::Error { code, .. } = &msg {
-                        crate::net::metrics::refused(*code);
+                        crate::metrics::refused(*code);
                     }
                     (to, Outbound::Frame(encode(&msg)))
                 }

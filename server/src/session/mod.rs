@@ -5,7 +5,9 @@
 //! nothing and waits for nothing. Its shell, [`crate::net::ws`], owns the
 //! socket and carries the actions out.
 
+pub(crate) mod admission;
 pub(crate) mod membership;
+pub(crate) mod rate;
 pub(crate) mod registrations;
 mod request;
 pub(crate) mod shared;
@@ -26,7 +28,7 @@ use crate::cmd::{LobbyCmd, Outbound, Request as RoomRequest, RoomCmd, RoomLink};
 use crate::core::account::Identity;
 use crate::core::ids::ConnId;
 use crate::core::presence::{Presence, Status};
-use crate::net::rate::{RateLimit, Verdict};
+use crate::session::rate::{RateLimit, Verdict};
 use membership::{Effect, Membership};
 
 /// Why a connection ends, as the session or its shell decides.

@@ -37,7 +37,7 @@ pub struct Shared {
     /// that a player who comes back at once finds the game adopted.
     pub(crate) handed_over: Option<tokio_util::sync::CancellationToken>,
     /// The caps on connections.
-    pub(crate) admission: Arc<crate::net::admission::Admission>,
+    pub(crate) admission: Arc<crate::session::admission::Admission>,
     /// What sessions check requests against.
     pub(crate) limits: Arc<crate::session::Limits>,
     /// Registrations per address.

@@ -14,6 +14,7 @@
 mod answer;
 pub mod backend;
 pub mod changes;
+pub mod fence;
 mod health;
 mod held;
 mod live;

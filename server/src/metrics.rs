@@ -41,8 +41,13 @@ pub fn refused(code: ErrorCode) {
     counter!("ttt_refusals_total", "code" => name).increment(1);
 }
 
-/// The page: the counters copied in, then everything rendered.
-pub fn render(stats: &Stats, store: &StoreStats, admission: &crate::net::admission::Admission) -> String {
+/// The page: the counters copied in, then everything rendered. `refused`
+/// is the connections refused so far, by reason (the admission's counts).
+pub fn render(
+    stats: &Stats,
+    store: &StoreStats,
+    refused: impl Iterator<Item = (&'static str, u64)>,
+) -> String {
     let handle = init();
     gauge!("ttt_connections").set(stats.connections() as f64);
     gauge!("ttt_rooms").set(stats.rooms() as f64);
@@ -67,7 +72,7 @@ pub fn render(stats: &Stats, store: &StoreStats, admission: &crate::net::admissi
     gauge!("ttt_store_held_games_limit").set(crate::store::BACKLOG as f64);
     gauge!("ttt_store_writer_idle").set(if store.priority.idle() { 1.0 } else { 0.0 });
     counter!("ttt_store_writer_lifts_total").absolute(store.priority.lifts.load(Ordering::Relaxed));
-    for (reason, n) in admission.refusals() {
+    for (reason, n) in refused {
         counter!("ttt_connections_refused_total", "reason" => reason).absolute(n);
     }
     handle.render()
