@@ -16,10 +16,10 @@ use libfuzzer_sys::fuzz_target;
 use tictactoe_protocol::{EndReason, Game, Player, ServerMessage, Verdict, judge};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use tictactoe_server::cluster::ConnId;
+use tictactoe_server::core::ConnId;
 use tictactoe_server::cmd::Request;
 use tictactoe_server::room::{Output, Room, Rules, Settings, WallClock};
-use tictactoe_server::session::account::Identity;
+use tictactoe_server::core::account::Identity;
 use tictactoe_server::store::changes::LiveWrite;
 
 const SLOTS: usize = 4;

@@ -12,21 +12,25 @@ mod clock;
 mod close;
 mod games;
 mod house;
+mod moves;
+mod output;
 mod restore;
 mod seats;
+mod settings;
 pub(crate) mod task;
 
 use house::HOUSE;
 pub use house::HOUSE_NAME;
+pub use output::{Outbox, Output};
 pub use seats::{INVALID_TOKEN, game_over_refusal, token_room};
+pub use settings::{Settings, WallClock};
 
-use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{
-    ClosedReason, EndReason, ErrorCode, Game, HouseLevel, MoveError, Outcome, Player, PlayerInfo, RequestId,
-    ServerMessage, SizeError, Status,
+    ClosedReason, EndReason, ErrorCode, Game, HouseLevel, Outcome, Player, PlayerInfo, RequestId,
+    ServerMessage, SizeError,
 };
 
 pub use tictactoe_protocol::Rules;
@@ -34,154 +38,12 @@ pub use tictactoe_protocol::Rules;
 use crate::core::account::{Identity, TokenHash};
 use crate::core::stats::Counts;
 use crate::store::changes::LiveWrite;
-use crate::store::record::GameRecord;
 use clock::TurnClock;
 use rand::rngs::StdRng;
 use seats::Seat;
 
-/// The timers a room runs with, and whether it keeps records.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Time per move; `None` = no timer.
-    pub turn_timeout: Option<Duration>,
-    /// How long a dropped player keeps the seat; zero = they lose at once.
-    pub grace: Duration,
-    /// With a store: the ratings that games between accounts move. Each
-    /// finished game then has an id and an [`Output::Record`].
-    pub records: bool,
-    /// Wall-clock time as the room reads it off its `now` (game ids start with it).
-    pub wall: WallClock,
-}
-
-/// Wall-clock time from an [`Instant`]: an anchor taken once, so that a
-/// room reads the time only from the `now` it is handed.
-#[derive(Debug, Clone, Copy)]
-pub struct WallClock {
-    at: Instant,
-    unix_ms: i64,
-}
-
-impl WallClock {
-    /// Anchored at the present.
-    pub fn now() -> WallClock {
-        WallClock { at: Instant::now(), unix_ms: crate::store::record::unix_ms(std::time::SystemTime::now()) }
-    }
-
-    /// Milliseconds since the Unix epoch at `t`.
-    pub fn unix_ms(&self, t: Instant) -> i64 {
-        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-        match t.checked_duration_since(self.at) {
-            Some(after) => self.unix_ms.saturating_add(ms(after)),
-            None => self.unix_ms.saturating_sub(ms(self.at - t)),
-        }
-    }
-}
-
 use crate::cmd::Request;
-/// A connection's number, unique for the server's lifetime.
 use crate::core::ids::ConnId;
-
-/// One thing for the room's task to do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    /// Send `msg` to one connection.
-    Send {
-        /// The recipient.
-        to: ConnId,
-        /// The message.
-        msg: ServerMessage,
-    },
-    /// Send `msg` to several connections: serialize it once.
-    Broadcast {
-        /// The message.
-        msg: ServerMessage,
-        /// Where the recipients are in the slice that [`Outbox::drain`] gives.
-        to: Range<usize>,
-    },
-    /// A game the connection plays in started (`true`) or ended (`false`).
-    Live {
-        /// The player's connection.
-        to: ConnId,
-        /// Whether a game is in progress.
-        live: bool,
-    },
-    /// The room no longer holds the connection.
-    Release {
-        /// The released connection.
-        to: ConnId,
-    },
-    /// Another connection took over this one's seat with `resume`.
-    Replace {
-        /// The replaced connection.
-        to: ConnId,
-    },
-    /// With records kept: a change to the saved copy of the game in
-    /// progress, for the store (a `Start`'s time is the task's to stamp).
-    Save(LiveWrite),
-    /// The house is to play move number `seq` of `game` at `level`: its
-    /// choice comes back through [`Room::house_move`].
-    Think {
-        /// The move's number: 1 for the first.
-        seq: usize,
-        /// The game as it stands.
-        game: Box<Game>,
-        /// How strong the house plays.
-        level: HouseLevel,
-        /// Whom the house plays, for taking turns with other players' searches.
-        asker: crate::house::Asker,
-    },
-    /// A game finished: its record for the store, with how long it lasted
-    /// (the task knows the wall clock).
-    Record {
-        /// The record, its times still to be stamped.
-        record: Box<GameRecord>,
-        /// From the game's start to its end.
-        lasted: Duration,
-        /// The connections of player 1 and player 2 as the game ended, if
-        /// they were there: who hears of the new ratings.
-        players: [Option<ConnId>; 2],
-    },
-}
-
-/// The room's queue of outputs. A broadcast's recipients are recorded when it
-/// is queued (who is in the room then), in one buffer reused across calls, so
-/// that a move allocates nothing here.
-#[derive(Debug, Default)]
-pub struct Outbox {
-    out: Vec<Output>,
-    recipients: Vec<ConnId>,
-}
-
-impl Outbox {
-    /// Queues `msg` for `to`.
-    pub fn send(&mut self, to: ConnId, msg: ServerMessage) {
-        self.out.push(Output::Send { to, msg });
-    }
-
-    /// Queues `msg` once for all of `to`.
-    pub fn broadcast(&mut self, msg: ServerMessage, to: impl Iterator<Item = ConnId>) {
-        if self.out.is_empty() {
-            self.recipients.clear();
-        }
-        let start = self.recipients.len();
-        self.recipients.extend(to);
-        let to = start..self.recipients.len();
-        if !to.is_empty() {
-            self.out.push(Output::Broadcast { msg, to });
-        }
-    }
-
-    /// Queues a signal or a single message.
-    pub fn push(&mut self, output: Output) {
-        self.out.push(output);
-    }
-
-    /// Everything queued since the last call, in order, and the recipients
-    /// that its broadcasts' ranges index.
-    pub fn drain(&mut self) -> (std::vec::Drain<'_, Output>, &[ConnId]) {
-        (self.out.drain(..), &self.recipients)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -388,85 +250,6 @@ impl Room {
                 self.out.send(conn, state);
             }
         }
-    }
-
-    fn play(&mut self, seat: usize, row: i64, col: i64, id: Option<RequestId>, now: Instant) {
-        let Some(conn) = self.seats[seat].as_ref().map(|s| s.conn) else {
-            return;
-        };
-        match self.phase {
-            Phase::Waiting => return self.refuse(conn, ErrorCode::NotInGame, NO_GAME_YET, id),
-            Phase::Over => {
-                return self.refuse(conn, ErrorCode::GameOver, "the game is over; send rematch or leave", id);
-            }
-            Phase::Playing => {}
-        }
-        let player = seat_player(seat);
-        // Negative or huge coordinates are off the board, like any other.
-        let (r, c) = match (usize::try_from(row), usize::try_from(col)) {
-            (Ok(r), Ok(c)) => (r, c),
-            _ => (usize::MAX, usize::MAX),
-        };
-        let status = match self.game.play_as(player, r, c) {
-            Ok(status) => status,
-            Err(e) => {
-                let n = self.rules.size;
-                let (code, msg) = match e {
-                    MoveError::NotYourTurn => (
-                        ErrorCode::NotYourTurn,
-                        "it is your opponent's turn; wait for their moved".to_owned(),
-                    ),
-                    MoveError::OutOfBounds => (
-                        ErrorCode::OutOfBounds,
-                        format!("row and col must be within 0..{n} on this {n}x{n} board"),
-                    ),
-                    MoveError::Occupied => (
-                        ErrorCode::CellOccupied,
-                        format!("cell ({row}, {col}) is taken; choose an empty cell"),
-                    ),
-                    MoveError::GameOver => (ErrorCode::GameOver, "the game is over".to_owned()),
-                };
-                return self.refuse(conn, code, msg, id);
-            }
-        };
-        self.counts.moves += 1;
-        if let (true, Some(&cell)) = (self.saving(), self.game.moves().last()) {
-            let seq = u32::try_from(self.game.moves().len()).unwrap_or(u32::MAX);
-            self.out.push(Output::Save(LiveWrite::Move { room: self.code.clone(), seq, cell, at: now }));
-        }
-        let next = self.game.turn();
-        if next.is_some() {
-            let away = self.anyone_away();
-            self.clock.restart(now, away);
-        }
-        let moved = ServerMessage::Moved {
-            room: self.code.clone(),
-            row: r,
-            col: c,
-            player,
-            seq: self.game.moves().len(),
-            next,
-            clock_ms: next.filter(|&p| self.timed(p)).and(self.clock.per_move()).map(ms),
-            id: None,
-        };
-        if id.is_some() {
-            // The mover's copy alone carries the request id.
-            let mut own = moved.clone();
-            if let ServerMessage::Moved { id: slot, .. } = &mut own {
-                *slot = id;
-            }
-            self.broadcast(moved, Some(conn));
-            self.out.send(conn, own);
-        } else {
-            self.broadcast(moved, None);
-        }
-        let (outcome, reason, line) = match status {
-            Status::Won { winner, line } => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
-            Status::Draw => (Outcome::Draw, EndReason::Draw, None),
-            Status::InProgress { .. } => return self.prompt_house(),
-        };
-        self.finish(Some(outcome), reason, line, now);
-        self.close_if_away();
     }
 
     /// The server is stopping. With records kept and `can_save` (the store

@@ -8,7 +8,6 @@
 //! saw is never lost to a crash, nor played again after a restart. Moves are
 //! never held: a game ends only after its last move was delivered.
 
-use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,11 +17,10 @@ use tracing::Instrument;
 
 use rustc_hash::FxHashMap;
 
-use tictactoe_protocol::{RatingChange, ServerMessage};
+use tictactoe_protocol::ServerMessage;
 
 use crate::cmd::encode;
 use crate::cmd::{ConnHandle, LobbyCmd, Outbound, RoomCmd};
-use crate::core::account::AccountId;
 use crate::core::ids::ConnId;
 use crate::core::queue::{self, Recv};
 use crate::core::signal::{Armed, Shutdown};
@@ -31,10 +29,15 @@ use crate::core::stats::{Gauge, Stats};
 use crate::house::{Searches, Thinker};
 use crate::room::{Output, Room};
 use crate::store::changes::LiveWrite;
-use crate::store::fence::{Fence, Verdict};
+use crate::store::fence::Fence;
 use crate::store::record::unix_ms;
 use crate::store::{Outcome, Recorded, STUCK, Store};
-use tokio::sync::oneshot;
+
+mod lease;
+mod withheld;
+
+use lease::{lapsed, let_go, may_act, unwritten_still_ours};
+use withheld::{Wait, Withheld, release};
 
 /// The room's present connections; ids are counters, so a fast hash is enough.
 type Conns = FxHashMap<ConnId, ConnHandle>;
@@ -85,7 +88,7 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
     tokio::pin!(shutdown, timer);
     let mut armed = None;
     let mut house = Thinker::default();
-    let mut held = Held::default();
+    let mut held = Withheld::default();
     // The fence's generation this room last knew its game to be its own at,
     // and word of each lapse (a room waiting for nothing checks then too).
     let mut checked = ctx.fence.as_ref().map_or(0, |f| f.generation());
@@ -178,72 +181,6 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
         ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
 }
 
-/// Whether the room may act now: in a cluster, only while this instance's
-/// lease runs, and after a lapse only once the database said its game —
-/// in progress, or ended with its record not yet written — is still this
-/// instance's (waits for that answer).
-async fn may_act(room: &Room, held: &Held, ctx: &RoomContext, checked: &mut u64) -> bool {
-    let Some(fence) = &ctx.fence else { return true };
-    if fence.current(*checked, std::time::Instant::now()) {
-        return true;
-    }
-    let unwritten = held.waits.front().filter(|w| !matches!(w.outcome, Outcome::Written(_)));
-    // Nothing to contradict without a game in progress or a result to tell.
-    let Some(game) = room.live_game().cloned().or_else(|| unwritten.and_then(|w| w.game.clone())) else {
-        *checked = fence.generation();
-        return true;
-    };
-    still_ours(fence, game, checked).await
-}
-
-/// Asks, after a lapse, whether `game` is still this instance's; if so, the
-/// generation it was found so at is `checked`.
-async fn still_ours(fence: &Fence, game: Arc<str>, checked: &mut u64) -> bool {
-    match fence.check(game).await {
-        Ok(Verdict::Held(generation)) => {
-            *checked = generation;
-            true
-        }
-        Ok(Verdict::Lost) | Err(_) => false,
-    }
-}
-
-/// Whether the oldest wait's `game_over` may go out. A record the store
-/// could not write goes out unwritten (the store is down), unless the lease
-/// lapsed meanwhile: then only once the database said the game is still
-/// this instance's (a stall may have made it another's, and the write fail).
-async fn unwritten_still_ours(held: &Held, ctx: &RoomContext, checked: &mut u64) -> bool {
-    let (Some(fence), Some(wait)) = (&ctx.fence, held.waits.front()) else { return true };
-    let Outcome::Waiting(_) = wait.outcome else { return true };
-    if fence.current(*checked, std::time::Instant::now()) {
-        return true;
-    }
-    let Some(game) = wait.game.clone() else { return true };
-    still_ours(fence, game, checked).await
-}
-
-/// Waits for the next lapse of the lease to end; `false` once nobody can
-/// tell of one any more.
-async fn lapsed(lapses: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
-    match lapses {
-        Some(rx) => rx.changed().await.is_ok(),
-        None => std::future::pending().await,
-    }
-}
-
-/// Another instance holds (or ended) this room's game: the room closes at
-/// once, saying nothing of its own; its players get 1012 and resume where
-/// the game lives.
-async fn let_go(room: &mut Room, conns: &Conns, ctx: &RoomContext) {
-    tracing::warn!("another instance holds this room's game now: its players go there");
-    ::metrics::counter!("ttt_rooms_let_go_total").increment(1);
-    for conn in conns.values() {
-        conn.send(Outbound::Restart);
-    }
-    let _ =
-        ctx.lobby.send(LobbyCmd::RoomClosed { room: room.code().clone(), ended: room.take_ended() }).await;
-}
-
 fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Instant) {
     match cmd {
         RoomCmd::Join { conn, name, id } => {
@@ -268,122 +205,6 @@ fn handle(room: &mut Room, conns: &mut Conns, cmd: RoomCmd, now: std::time::Inst
         }
         RoomCmd::Lost => {}
     }
-}
-
-/// What waits for the store: each record's commit, then what the room said
-/// after it, in order. Empty but for the few milliseconds after a game ends.
-#[derive(Default)]
-struct Held {
-    waits: VecDeque<Wait>,
-}
-
-/// One finished game's record, and what waits for the store's answer.
-struct Wait {
-    /// The store's answer, while it has not come.
-    answer: Option<oneshot::Receiver<Outcome>>,
-    /// Past this, the store counts as stuck and nothing waits for it any more.
-    deadline: Instant,
-    /// What the store did with the record, once it said (a store that is
-    /// stuck or gone: not written for all the room knows, not rated).
-    outcome: Outcome,
-    /// The game's id.
-    game: Option<Arc<str>>,
-    /// The game's players (player 1 first): their accounts, and their
-    /// connections as it ended (who hears of the new ratings).
-    players: [(Option<AccountId>, Option<ConnId>); 2],
-    items: Vec<HeldItem>,
-}
-
-/// What waits: an item for one connection, or the game's `game_over`,
-/// which is serialized once the store's answer has filled in its ratings.
-enum HeldItem {
-    One(ConnId, Outbound),
-    GameOver(ServerMessage, Vec<ConnId>),
-}
-
-impl Held {
-    /// Whether anything waits.
-    fn waiting(&self) -> bool {
-        !self.waits.is_empty()
-    }
-
-    /// Completes when the oldest wait is over: the store said what became of
-    /// the record (committed, refused, or waiting while it cannot write), or
-    /// it is stuck. Cancel-safe (the room's loop drops it whenever a request
-    /// comes in): an answer is let go only once it has come.
-    async fn committed(&mut self) {
-        let Some(w) = self.waits.front_mut() else { return std::future::pending().await };
-        let answer = async {
-            if let Some(answer) = w.answer.as_mut() {
-                if let Ok(outcome) = answer.await {
-                    w.outcome = outcome;
-                }
-                w.answer = None;
-            }
-        };
-        let _ = tokio::time::timeout_at(w.deadline, answer).await;
-    }
-
-    /// Holds `item` for `to` if anything waits; else gives it back.
-    fn hold(&mut self, to: ConnId, item: Outbound) -> Option<(ConnId, Outbound)> {
-        match self.waits.back_mut() {
-            Some(w) => {
-                w.items.push(HeldItem::One(to, item));
-                None
-            }
-            None => Some((to, item)),
-        }
-    }
-
-    /// Holds the `game_over` of the last record's game (something waits).
-    fn hold_game_over(&mut self, msg: ServerMessage, to: Vec<ConnId>) {
-        if let Some(w) = self.waits.back_mut() {
-            w.items.push(HeldItem::GameOver(msg, to));
-        }
-    }
-}
-
-/// The oldest wait is over: the players learn their new ratings (before
-/// they can read `game_over` and ask for a new game), then what it held is
-/// delivered, `game_over` with the ratings the record keeps. A record the
-/// store refused delivers nothing (the room lets its game go): returns the
-/// outcome.
-fn release(room: &mut Room, conns: &mut Conns, held: &mut Held) -> Outcome {
-    let Some(wait) = held.waits.pop_front() else { return Outcome::Written(None) };
-    let ratings = match wait.outcome {
-        Outcome::Refused => return Outcome::Refused,
-        Outcome::Written(ratings) | Outcome::Waiting(ratings) => ratings,
-    };
-    let mut failed = Vec::new();
-    let keep = room.is_closed();
-    if let Some(ratings) = ratings {
-        let rules = room.rules();
-        for ((account, conn), rated) in wait.players.into_iter().zip(ratings) {
-            let (Some(account), shown) = (account, rated.after.shown()) else { continue };
-            room.rated(account, shown);
-            if let Some(to) = conn {
-                put(conns, to, Outbound::Rated { account, rules, shown }, keep, &mut failed);
-            }
-        }
-    }
-    for item in wait.items {
-        match item {
-            HeldItem::One(to, item) => put(conns, to, item, keep, &mut failed),
-            HeldItem::GameOver(mut msg, to) => {
-                if let ServerMessage::GameOver { ratings: shown, .. } = &mut msg {
-                    *shown = ratings.map(|r| {
-                        r.map(|p| RatingChange { before: p.before.shown(), after: p.after.shown() })
-                    });
-                }
-                let frame = encode(&msg);
-                for to in to {
-                    put(conns, to, Outbound::Frame(frame.clone()), keep, &mut failed);
-                }
-            }
-        }
-    }
-    disconnect(room, conns, failed);
-    wait.outcome
 }
 
 /// Moves `item` into `to`'s queue; a full or gone queue joins `failed`.
@@ -417,7 +238,7 @@ fn deliver(
     conns: &mut Conns,
     ctx: &RoomContext,
     house: &mut Thinker,
-    held: &mut Held,
+    held: &mut Withheld,
 ) {
     let store = &ctx.store;
     loop {
@@ -499,35 +320,5 @@ fn count_games(room: &Room, counted: &mut Counts, stats: &Stats) {
     if now != *counted {
         stats.add(&now, counted);
         *counted = now;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ratings::{Standing, rate};
-
-    /// The room's loop polls the oldest wait and drops it whenever a request
-    /// comes in first: the store's answer must still be waited for, not
-    /// lost with the dropped future (a lost answer would let `game_over`
-    /// out before its record is committed, or out at all when it was refused).
-    #[tokio::test]
-    async fn a_wait_polled_and_dropped_still_waits_for_the_answer() {
-        let (answer_tx, answer) = oneshot::channel();
-        let mut held = Held::default();
-        held.waits.push_back(Wait {
-            answer: Some(answer),
-            deadline: Instant::now() + Duration::from_secs(600),
-            outcome: Outcome::Written(None),
-            game: None,
-            players: [(None, None); 2],
-            items: Vec::new(),
-        });
-        assert!(futures::poll!(Box::pin(held.committed())).is_pending());
-        assert!(futures::poll!(Box::pin(held.committed())).is_pending(), "nor after another drop");
-        let ratings = rate([Standing::default(); 2], Some(0));
-        answer_tx.send(Outcome::Written(Some(ratings))).expect("answered");
-        held.committed().await;
-        assert_eq!(held.waits[0].outcome, Outcome::Written(Some(ratings)));
     }
 }

@@ -1,0 +1,92 @@
+//! A move: checked against the seat, the turn and the board, played, and
+//! the end of the game it may bring.
+
+use std::time::Instant;
+
+use tictactoe_protocol::{EndReason, ErrorCode, MoveError, Outcome, RequestId, ServerMessage, Status};
+
+use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
+use crate::store::changes::LiveWrite;
+
+impl Room {
+    /// The player in `seat` plays (`row`, `col`): refused (changing nothing)
+    /// unless the game is on, it is their turn and the cell is free.
+    pub(super) fn play(&mut self, seat: usize, row: i64, col: i64, id: Option<RequestId>, now: Instant) {
+        let Some(conn) = self.seats[seat].as_ref().map(|s| s.conn) else {
+            return;
+        };
+        match self.phase {
+            Phase::Waiting => return self.refuse(conn, ErrorCode::NotInGame, NO_GAME_YET, id),
+            Phase::Over => {
+                return self.refuse(conn, ErrorCode::GameOver, "the game is over; send rematch or leave", id);
+            }
+            Phase::Playing => {}
+        }
+        let player = seat_player(seat);
+        // Negative or huge coordinates are off the board, like any other.
+        let (r, c) = match (usize::try_from(row), usize::try_from(col)) {
+            (Ok(r), Ok(c)) => (r, c),
+            _ => (usize::MAX, usize::MAX),
+        };
+        let status = match self.game.play_as(player, r, c) {
+            Ok(status) => status,
+            Err(e) => {
+                let n = self.rules.size;
+                let (code, msg) = match e {
+                    MoveError::NotYourTurn => (
+                        ErrorCode::NotYourTurn,
+                        "it is your opponent's turn; wait for their moved".to_owned(),
+                    ),
+                    MoveError::OutOfBounds => (
+                        ErrorCode::OutOfBounds,
+                        format!("row and col must be within 0..{n} on this {n}x{n} board"),
+                    ),
+                    MoveError::Occupied => (
+                        ErrorCode::CellOccupied,
+                        format!("cell ({row}, {col}) is taken; choose an empty cell"),
+                    ),
+                    MoveError::GameOver => (ErrorCode::GameOver, "the game is over".to_owned()),
+                };
+                return self.refuse(conn, code, msg, id);
+            }
+        };
+        self.counts.moves += 1;
+        if let (true, Some(&cell)) = (self.saving(), self.game.moves().last()) {
+            let seq = u32::try_from(self.game.moves().len()).unwrap_or(u32::MAX);
+            self.out.push(Output::Save(LiveWrite::Move { room: self.code.clone(), seq, cell, at: now }));
+        }
+        let next = self.game.turn();
+        if next.is_some() {
+            let away = self.anyone_away();
+            self.clock.restart(now, away);
+        }
+        let moved = ServerMessage::Moved {
+            room: self.code.clone(),
+            row: r,
+            col: c,
+            player,
+            seq: self.game.moves().len(),
+            next,
+            clock_ms: next.filter(|&p| self.timed(p)).and(self.clock.per_move()).map(ms),
+            id: None,
+        };
+        if id.is_some() {
+            // The mover's copy alone carries the request id.
+            let mut own = moved.clone();
+            if let ServerMessage::Moved { id: slot, .. } = &mut own {
+                *slot = id;
+            }
+            self.broadcast(moved, Some(conn));
+            self.out.send(conn, own);
+        } else {
+            self.broadcast(moved, None);
+        }
+        let (outcome, reason, line) = match status {
+            Status::Won { winner, line } => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
+            Status::Draw => (Outcome::Draw, EndReason::Draw, None),
+            Status::InProgress { .. } => return self.prompt_house(),
+        };
+        self.finish(Some(outcome), reason, line, now);
+        self.close_if_away();
+    }
+}
