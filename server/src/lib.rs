@@ -347,10 +347,10 @@ async fn backoff(e: &io::Error) {
 
 /// Over a cap: answer HTTP 503 without spawning a task, and close. Counted,
 /// and logged only in the once-a-second summary.
-fn refuse(stream: &TcpStream, why: admission::Refusal) {
+fn refuse(stream: &TcpStream, why: admission::TurnedAway) {
     const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\nserver is full, retry";
     const PER_IP: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\nConnection: close\r\n\r\ntoo many connections from your address";
-    let _ = stream.try_write(if why == admission::Refusal::PerIp { PER_IP } else { FULL });
+    let _ = stream.try_write(if why == admission::TurnedAway::PerIp { PER_IP } else { FULL });
 }
 
 /// Logs the refused connections at most once a second, as one line.

@@ -14,7 +14,7 @@ use tokio::task::coop;
 /// Capacity kept by a queue that has drained; a burst's extra capacity is freed.
 const KEPT_CAPACITY: usize = 8;
 
-struct Shared<T> {
+struct Channel<T> {
     inner: Mutex<Inner<T>>,
     /// Live senders; the receiver sees the end of the queue when it reaches 0.
     senders: AtomicUsize,
@@ -55,7 +55,7 @@ impl<T> Inner<T> {
     }
 }
 
-impl<T> Shared<T> {
+impl<T> Channel<T> {
     fn lock(&self) -> MutexGuard<'_, Inner<T>> {
         // Nothing panics while holding the lock, so poison carries no meaning.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
@@ -84,17 +84,17 @@ pub enum Recv<T> {
 
 /// The sending side; cloning it adds a sender.
 pub struct Sender<T> {
-    shared: Arc<Shared<T>>,
+    shared: Arc<Channel<T>>,
 }
 
 /// The receiving side, owned by one task.
 pub struct Receiver<T> {
-    shared: Arc<Shared<T>>,
+    shared: Arc<Channel<T>>,
 }
 
 /// A queue holding at most `cap` items.
 pub fn channel<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(Channel {
         inner: Mutex::new(Inner {
             items: VecDeque::new(),
             cap: cap.max(1),

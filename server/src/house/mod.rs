@@ -65,7 +65,7 @@ struct Turns {
     /// Askers with searches waiting, in order of their last turn.
     ring: VecDeque<Asker>,
     /// Each asker's waiting searches, oldest first.
-    waiting: HashMap<Asker, VecDeque<oneshot::Sender<Slot>>>,
+    waiting: HashMap<Asker, VecDeque<oneshot::Sender<SearchPermit>>>,
     /// The search time each asker has had (counted from `floor`: less
     /// counts as `floor`).
     used: HashMap<Asker, Duration>,
@@ -99,7 +99,7 @@ impl Turns {
 /// A place in the pool, held by a running search; dropped, its time is
 /// counted to its asker and it goes to the next asker in turn.
 #[derive(Debug)]
-struct Slot {
+struct SearchPermit {
     pool: Option<Arc<Pool>>,
     asker: Asker,
     since: Instant,
@@ -108,7 +108,7 @@ struct Slot {
     others: usize,
 }
 
-impl Drop for Slot {
+impl Drop for SearchPermit {
     fn drop(&mut self) {
         if let Some(pool) = self.pool.take() {
             Pool::release(pool, self.asker, self.since.elapsed());
@@ -117,9 +117,9 @@ impl Drop for Slot {
 }
 
 /// A place asked for: had at once, or to wait for.
-enum Ask {
-    Now(Slot),
-    Later(oneshot::Receiver<Slot>),
+enum PermitWait {
+    Now(SearchPermit),
+    Later(oneshot::Receiver<SearchPermit>),
 }
 
 impl Pool {
@@ -149,7 +149,7 @@ impl Pool {
             }
             let Some(next) = next else { continue };
             let others = turns.ring.len();
-            let slot = Slot { pool: Some(pool.clone()), asker, since: Instant::now(), others };
+            let slot = SearchPermit { pool: Some(pool.clone()), asker, since: Instant::now(), others };
             match next.send(slot) {
                 Ok(()) => return,
                 // It gave up just now: the place must not be released twice.
@@ -176,12 +176,12 @@ impl Searches {
 
     /// A place for a search of `asker`'s: at once if one is free (then
     /// nobody waits), else in `asker`'s turn.
-    fn ask(&self, asker: Asker) -> Ask {
+    fn ask(&self, asker: Asker) -> PermitWait {
         let mut turns = self.0.turns();
         if turns.free > 0 {
             turns.free -= 1;
             let pool = Some(self.0.clone());
-            return Ask::Now(Slot { pool, asker, since: Instant::now(), others: 0 });
+            return PermitWait::Now(SearchPermit { pool, asker, since: Instant::now(), others: 0 });
         }
         let (tx, rx) = oneshot::channel();
         let turns = &mut *turns;
@@ -193,12 +193,12 @@ impl Searches {
         // at most its asker's live searches.
         queue.retain(|tx| !tx.is_closed());
         queue.push_back(tx);
-        Ask::Later(rx)
+        PermitWait::Later(rx)
     }
 }
 
 /// How a search ended.
-enum Answer {
+enum SearchEnd {
     /// It ran: the strategy back (its tables kept for the next move), and
     /// its choice (`None` if it failed).
     Ran(Box<dyn Strategy>, Option<(usize, usize)>),
@@ -211,7 +211,7 @@ enum Answer {
 }
 
 /// A search under way.
-type Search = Pin<Box<dyn Future<Output = Answer> + Send>>;
+type Search = Pin<Box<dyn Future<Output = SearchEnd> + Send>>;
 
 /// A search asked for: the move it is for, and how to stop it.
 struct Pending {
@@ -272,13 +272,13 @@ impl Thinker {
         let held = stop.clone();
         let search = async move {
             let slot = match ask {
-                Ask::Now(slot) => slot,
-                Ask::Later(turn) => {
+                PermitWait::Now(slot) => slot,
+                PermitWait::Later(turn) => {
                     let until = tokio::time::Instant::from_std(stop.deadline());
                     match tokio::time::timeout_at(until, turn).await {
                         Ok(Ok(slot)) => slot,
                         // Dropping `turn` gives up the place in the queue.
-                        _ => return Answer::NoTurn,
+                        _ => return SearchEnd::NoTurn,
                     }
                 }
             };
@@ -295,11 +295,11 @@ impl Thinker {
                 (strategy, cell)
             });
             match tokio::time::timeout_at(tokio::time::Instant::from_std(due), run).await {
-                Ok(Ok((strategy, cell))) => Answer::Ran(strategy, cell),
-                Ok(Err(e)) => Answer::Failed(e),
+                Ok(Ok((strategy, cell))) => SearchEnd::Ran(strategy, cell),
+                Ok(Err(e)) => SearchEnd::Failed(e),
                 Err(_) => {
                     cancel.cancel();
-                    Answer::Late
+                    SearchEnd::Late
                 }
             }
         };
@@ -333,13 +333,13 @@ impl Thinker {
     pub fn finished(&mut self, thought: Thought) -> Option<(usize, Option<(usize, usize)>)> {
         let Pending { level, seq, .. } = self.pending.take()?;
         let (how, cell) = match thought.0 {
-            Answer::Ran(strategy, cell) => {
+            SearchEnd::Ran(strategy, cell) => {
                 self.strategy = Some((level, strategy));
                 ("done", cell)
             }
-            Answer::NoTurn => ("no_turn", None),
-            Answer::Late => ("late", None),
-            Answer::Failed(e) => {
+            SearchEnd::NoTurn => ("no_turn", None),
+            SearchEnd::Late => ("late", None),
+            SearchEnd::Failed(e) => {
                 tracing::error!("the house's search failed: {e}");
                 ("failed", None)
             }
@@ -356,7 +356,7 @@ impl Drop for Thinker {
 }
 
 /// What a search came to, for [`Thinker::finished`].
-pub struct Thought(Answer);
+pub struct Thought(SearchEnd);
 
 #[cfg(test)]
 mod tests {
@@ -372,17 +372,17 @@ mod tests {
     const A: Asker = Asker::Conn(ConnId::new(0, 1));
     const B: Asker = Asker::Conn(ConnId::new(0, 2));
 
-    fn had(ask: Ask) -> Slot {
+    fn had(ask: PermitWait) -> SearchPermit {
         match ask {
-            Ask::Now(slot) => slot,
-            Ask::Later(_) => panic!("no place free"),
+            PermitWait::Now(slot) => slot,
+            PermitWait::Later(_) => panic!("no place free"),
         }
     }
 
-    fn waits(ask: Ask) -> oneshot::Receiver<Slot> {
+    fn waits(ask: PermitWait) -> oneshot::Receiver<SearchPermit> {
         match ask {
-            Ask::Now(_) => panic!("a place was free"),
-            Ask::Later(rx) => rx,
+            PermitWait::Now(_) => panic!("a place was free"),
+            PermitWait::Later(rx) => rx,
         }
     }
 

@@ -27,7 +27,7 @@ pub(crate) fn spawn(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    place: crate::session::admission::Place,
+    place: crate::session::admission::AddressPlace,
     tracker: &TaskTracker,
 ) {
     let id = shared.next_conn_id();
@@ -36,7 +36,7 @@ pub(crate) fn spawn(
     let _ = stream.set_nodelay(true);
     // One deadline for the TLS and WebSocket handshakes together.
     let deadline = Instant::now() + shared.config.handshake_timeout();
-    let conn = Accepted { id, peer, deadline, shared, _place: place };
+    let conn = Handshaking { id, peer, deadline, shared, _place: place };
     // Each kind spawned as itself: every wrapper around the future is a
     // layer more to walk, and a cache line more to miss, on every wake-up.
     match (conn.shared.tls.clone(), span.is_disabled()) {
@@ -50,18 +50,18 @@ pub(crate) fn spawn(
 }
 
 /// An accepted connection on its way through the handshakes.
-struct Accepted {
+struct Handshaking {
     id: ConnId,
     peer: SocketAddr,
     deadline: Instant,
     shared: Arc<Shared>,
     /// Held for the connection's life: its place among its address's and
     /// the server's sockets.
-    _place: crate::session::admission::Place,
+    _place: crate::session::admission::AddressPlace,
 }
 
 /// Completes the TLS handshake by the deadline, then the WebSocket one.
-async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Accepted) {
+async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Handshaking) {
     let stream = tokio::select! {
         r = timeout_at(conn.deadline, tls.accept(stream)) => match r {
             Ok(Ok(stream)) => stream,
@@ -74,11 +74,11 @@ async fn accept_tls(tls: tokio_rustls::TlsAcceptor, stream: TcpStream, conn: Acc
 }
 
 /// Completes the WebSocket handshake on `stream` by the deadline, then serves it.
-async fn accept<S>(stream: S, conn: Accepted)
+async fn accept<S>(stream: S, conn: Handshaking)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let Accepted { id, peer, deadline, shared, _place } = conn;
+    let Handshaking { id, peer, deadline, shared, _place } = conn;
     // Boxed: hyper's buffers are needed only until the upgrade, and every
     // byte of this future is paid by every idle connection.
     let handshake = Box::pin(handshake(stream, shared.clone()));

@@ -43,14 +43,14 @@ pub(crate) struct Slot {
 /// A connection's [`Slot`], shared with its requests.
 pub(crate) type UpgradeSlot = Arc<Mutex<Slot>>;
 
-type Answer = Response<Full<Bytes>>;
+type HttpResponse = Response<Full<Bytes>>;
 
 /// Answers one HTTP request on the game port.
 pub(crate) async fn serve(
     mut req: Request<Incoming>,
     shared: Arc<Shared>,
     slot: UpgradeSlot,
-) -> Result<Answer, Infallible> {
+) -> Result<HttpResponse, Infallible> {
     if is_upgrade(&req) {
         return Ok(upgrade(&mut req, &slot, &shared));
     }
@@ -85,7 +85,7 @@ fn is_upgrade(req: &Request<Incoming>) -> bool {
 
 /// Accepts a WebSocket handshake at `/` (RFC 6455 §4.2): 101 with the
 /// accept key, and the upgrade left in `slot` for the connection.
-fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot, shared: &Shared) -> Answer {
+fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot, shared: &Shared) -> HttpResponse {
     if req.uri().path() != "/" {
         return text(StatusCode::NOT_FOUND, "tictactoe speaks WebSocket at path /\n");
     }
@@ -121,7 +121,7 @@ fn upgrade(req: &mut Request<Incoming>, slot: &UpgradeSlot, shared: &Shared) -> 
     resp
 }
 
-async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shared: &Shared) -> Answer {
+async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shared: &Shared) -> HttpResponse {
     let segments: Vec<String> = path.trim_start_matches('/').split('/').map(decode).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     if let Some(page) = crate::net::web::answer(&segments, host) {
@@ -187,7 +187,7 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
 
 /// `/healthz`: 200 while everything the server needs works, 503 while the
 /// store cannot write (or is not answering), with plain words for each part.
-fn healthz(shared: &Shared) -> Answer {
+fn healthz(shared: &Shared) -> HttpResponse {
     let store = shared.store.health();
     let bus_up = shared.bus.as_ref().is_none_or(|b| b.up());
     let ok = matches!(store, crate::store::Health::Ok | crate::store::Health::Disabled) && bus_up;
@@ -274,7 +274,7 @@ fn decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
-fn json_answer(status: StatusCode, body: &impl serde::Serialize) -> Answer {
+fn json_answer(status: StatusCode, body: &impl serde::Serialize) -> HttpResponse {
     // Nothing these types hold can fail to serialize.
     let mut resp = Response::new(Full::new(Bytes::from(serde_json::to_vec(body).unwrap_or_default())));
     *resp.status_mut() = status;
@@ -282,11 +282,11 @@ fn json_answer(status: StatusCode, body: &impl serde::Serialize) -> Answer {
     resp
 }
 
-fn error(status: StatusCode, message: &str) -> Answer {
+fn error(status: StatusCode, message: &str) -> HttpResponse {
     json_answer(status, &ApiError { error: message.to_owned() })
 }
 
-fn text(status: StatusCode, body: &str) -> Answer {
+fn text(status: StatusCode, body: &str) -> HttpResponse {
     let mut resp = Response::new(Full::new(Bytes::from(body.to_owned())));
     *resp.status_mut() = status;
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));

@@ -16,7 +16,7 @@ pub const HANDSHAKES: usize = 1024;
 
 /// Why a connection was turned away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum TurnedAway {
     /// Every socket the server allows is taken.
     Full,
     /// Its address has `--max-connections-per-ip` open.
@@ -28,15 +28,15 @@ pub enum Refusal {
     Http,
 }
 
-impl Refusal {
-    const ALL: [Refusal; 4] = [Refusal::Full, Refusal::PerIp, Refusal::Players, Refusal::Http];
+impl TurnedAway {
+    const ALL: [TurnedAway; 4] = [TurnedAway::Full, TurnedAway::PerIp, TurnedAway::Players, TurnedAway::Http];
 
     fn name(self) -> &'static str {
         match self {
-            Refusal::Full => "sockets",
-            Refusal::PerIp => "per_ip",
-            Refusal::Players => "players",
-            Refusal::Http => "http",
+            TurnedAway::Full => "sockets",
+            TurnedAway::PerIp => "per_ip",
+            TurnedAway::Players => "players",
+            TurnedAway::Http => "http",
         }
     }
 }
@@ -56,13 +56,13 @@ pub struct Admission {
 
 /// A connection's place among its address's: given back when dropped.
 #[derive(Debug)]
-pub struct Place {
+pub struct AddressPlace {
     admission: Arc<Admission>,
     ip: IpAddr,
     _socket: OwnedSemaphorePermit,
 }
 
-impl Drop for Place {
+impl Drop for AddressPlace {
     fn drop(&mut self) {
         let mut open = self.admission.open.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(n) = open.get_mut(&self.ip) {
@@ -90,25 +90,25 @@ impl Admission {
     }
 
     /// A place for a new TCP connection from `ip`, or why not.
-    pub fn accept(self: &Arc<Self>, ip: IpAddr) -> Result<Place, Refusal> {
+    pub fn accept(self: &Arc<Self>, ip: IpAddr) -> Result<AddressPlace, TurnedAway> {
         let Ok(socket) = self.sockets.clone().try_acquire_owned() else {
-            return Err(self.refuse(Refusal::Full));
+            return Err(self.refuse(TurnedAway::Full));
         };
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let n = open.entry(ip).or_insert(0);
         if *n >= self.per_ip {
             drop(open);
-            return Err(self.refuse(Refusal::PerIp));
+            return Err(self.refuse(TurnedAway::PerIp));
         }
         *n += 1;
-        Ok(Place { admission: self.clone(), ip, _socket: socket })
+        Ok(AddressPlace { admission: self.clone(), ip, _socket: socket })
     }
 
     /// A player's place, taken at the WebSocket upgrade; `None` when full.
     pub fn player(&self) -> Option<OwnedSemaphorePermit> {
         let permit = self.players.clone().try_acquire_owned().ok();
         if permit.is_none() {
-            self.refuse(Refusal::Players);
+            self.refuse(TurnedAway::Players);
         }
         permit
     }
@@ -118,25 +118,25 @@ impl Admission {
     pub fn http(&self) -> Option<OwnedSemaphorePermit> {
         let permit = self.http.clone().try_acquire_owned().ok();
         if permit.is_none() {
-            self.refuse(Refusal::Http);
+            self.refuse(TurnedAway::Http);
         }
         permit
     }
 
-    fn refuse(&self, why: Refusal) -> Refusal {
+    fn refuse(&self, why: TurnedAway) -> TurnedAway {
         self.refused[why as usize].fetch_add(1, Ordering::Relaxed);
         why
     }
 
     /// Refusals by reason since the start, for `/metrics`.
     pub fn refusals(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        Refusal::ALL.iter().map(|&r| (r.name(), self.refused[r as usize].load(Ordering::Relaxed)))
+        TurnedAway::ALL.iter().map(|&r| (r.name(), self.refused[r as usize].load(Ordering::Relaxed)))
     }
 
     /// Logs the refusals since the last call, if any: one line.
     pub fn summarize(&self) {
         let mut parts = Vec::new();
-        for r in Refusal::ALL {
+        for r in TurnedAway::ALL {
             let now = self.refused[r as usize].load(Ordering::Relaxed);
             let before = self.logged[r as usize].swap(now, Ordering::Relaxed);
             if now > before {
@@ -163,7 +163,7 @@ mod tests {
         let ip: IpAddr = [127, 0, 0, 1].into();
         let other: IpAddr = [127, 0, 0, 2].into();
         let places: Vec<_> = (0..3).map(|_| a.accept(ip).expect("a place")).collect();
-        assert_eq!(a.accept(ip).err(), Some(Refusal::PerIp));
+        assert_eq!(a.accept(ip).err(), Some(TurnedAway::PerIp));
         assert!(a.accept(other).is_ok(), "another address has its own");
         drop(places);
         assert!(a.accept(ip).is_ok(), "places come back");

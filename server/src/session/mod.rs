@@ -28,7 +28,7 @@ use crate::cmd::{LobbyCmd, Outbound, Request as RoomRequest, RoomCmd, RoomLink};
 use crate::core::account::Identity;
 use crate::core::ids::ConnId;
 use crate::core::presence::{Presence, Status};
-use crate::session::rate::{RateLimit, Verdict};
+use crate::session::rate::{RateLimit, RateVerdict};
 use membership::{Effect, Membership};
 
 /// Why a connection ends, as the session or its shell decides.
@@ -196,9 +196,9 @@ impl Session {
         // Pings and pongs count toward the limit (a ping flood costs as much
         // as any other), but a refused one gets no `error`.
         match self.rate.check(now) {
-            Verdict::Allow | Verdict::Refuse(_) if control => return Actions::new(),
-            Verdict::Allow => {}
-            Verdict::Refuse(wait) => {
+            RateVerdict::Allow | RateVerdict::Refuse(_) if control => return Actions::new(),
+            RateVerdict::Allow => {}
+            RateVerdict::Refuse(wait) => {
                 let id = text.and_then(peek_id);
                 let rate = self.limits.rate;
                 let retry_after_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
@@ -214,7 +214,7 @@ impl Session {
                 };
                 return one(Action::Throttled(error));
             }
-            Verdict::Close => return one(Action::End(End::Close(1008, "rate limit exceeded"))),
+            RateVerdict::Close => return one(Action::End(End::Close(1008, "rate limit exceeded"))),
         }
         let Some(text) = text else {
             let text = "binary frames are not supported; send JSON text frames";

@@ -5,7 +5,7 @@ use tokio::time::Instant;
 
 /// What to do with one inbound frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum RateVerdict {
     /// Within the limit: act on it.
     Allow,
     /// Over the limit: refuse with `rate_limited`, do not act on it; a frame
@@ -53,9 +53,9 @@ impl RateLimit {
     }
 
     /// Counts one frame read at `now`.
-    pub fn check(&mut self, now: Instant) -> Verdict {
+    pub fn check(&mut self, now: Instant) -> RateVerdict {
         if self.rate == 0.0 {
-            return Verdict::Allow;
+            return RateVerdict::Allow;
         }
         let gap = now.saturating_duration_since(self.last);
         self.last = now;
@@ -69,17 +69,17 @@ impl RateLimit {
             if self.last_refusal.is_some() {
                 self.accepted += 1;
             }
-            return Verdict::Allow;
+            return RateVerdict::Allow;
         }
         self.refused += 1;
         self.last_refusal = Some(now);
         if f64::from(self.refused) > self.rate.max(10.0) && self.refused > FLOOD * self.accepted.max(1) {
-            return Verdict::Close;
+            return RateVerdict::Close;
         }
         // Rounded up to the millisecond, so that a client waiting exactly
         // this long finds a whole token.
         let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.rate);
-        Verdict::Refuse(Duration::from_millis((wait.as_nanos().div_ceil(1_000_000) as u64).max(1)))
+        RateVerdict::Refuse(Duration::from_millis((wait.as_nanos().div_ceil(1_000_000) as u64).max(1)))
     }
 }
 
@@ -92,13 +92,13 @@ mod tests {
         let mut r = RateLimit::new(10, Instant::now());
         let t = Instant::now();
         for _ in 0..10 {
-            assert_eq!(r.check(t), Verdict::Allow);
+            assert_eq!(r.check(t), RateVerdict::Allow);
         }
         // Eleven refusals and nothing accepted: a flood.
         for _ in 0..10 {
-            assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(100)));
+            assert_eq!(r.check(t), RateVerdict::Refuse(Duration::from_millis(100)));
         }
-        assert_eq!(r.check(t), Verdict::Close);
+        assert_eq!(r.check(t), RateVerdict::Close);
     }
 
     #[test]
@@ -108,14 +108,14 @@ mod tests {
         for _ in 0..10 {
             r.check(t);
         }
-        assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(100)));
+        assert_eq!(r.check(t), RateVerdict::Refuse(Duration::from_millis(100)));
         // 40 ms later, 60 ms are left; waiting them is enough.
         let t = t + Duration::from_millis(40);
-        assert_eq!(r.check(t), Verdict::Refuse(Duration::from_millis(60)));
-        assert_eq!(r.check(t + Duration::from_millis(60)), Verdict::Allow);
+        assert_eq!(r.check(t), RateVerdict::Refuse(Duration::from_millis(60)));
+        assert_eq!(r.check(t + Duration::from_millis(60)), RateVerdict::Allow);
         let later = t + Duration::from_millis(1500);
-        assert_eq!(r.check(later), Verdict::Allow);
-        assert_eq!(RateLimit::new(0, Instant::now()).check(t), Verdict::Allow);
+        assert_eq!(r.check(later), RateVerdict::Allow);
+        assert_eq!(RateLimit::new(0, Instant::now()).check(t), RateVerdict::Allow);
     }
 
     /// A flood read slowly (frames spaced by the server's reading, with a
@@ -128,7 +128,7 @@ mod tests {
         let mut closed = None;
         for i in 0..600 {
             t += Duration::from_micros(if i % 128 == 0 { 10_000 } else { 25 });
-            if r.check(t) == Verdict::Close {
+            if r.check(t) == RateVerdict::Close {
                 closed = Some(i);
                 break;
             }
@@ -145,9 +145,9 @@ mod tests {
         for _ in 0..1000 {
             for _ in 0..20 {
                 match r.check(t) {
-                    Verdict::Allow => {}
-                    Verdict::Refuse(wait) => t += wait,
-                    Verdict::Close => panic!("an obedient client was closed"),
+                    RateVerdict::Allow => {}
+                    RateVerdict::Refuse(wait) => t += wait,
+                    RateVerdict::Close => panic!("an obedient client was closed"),
                 }
             }
         }
