@@ -13,9 +13,7 @@ use serde_json::{Value, json};
 pub struct Saved {
     /// The account's name as registered.
     pub name: String,
-    /// Its token.
     pub token: String,
-    /// Whether it is a bot account.
     pub bot: bool,
 }
 
@@ -30,20 +28,10 @@ pub enum AccountsError {
     NoDirectory,
     /// The directory could not be made.
     #[error("cannot create {}: {error}", path.display())]
-    Create {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        error: std::io::Error,
-    },
+    Create { path: PathBuf, error: std::io::Error },
     /// The file could not be written.
     #[error("cannot write {}: {error}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        error: std::io::Error,
-    },
+    Write { path: PathBuf, error: std::io::Error },
 }
 
 impl From<AccountsError> for String {
@@ -79,7 +67,7 @@ fn file(server: &str) -> Result<PathBuf, AccountsError> {
 /// each URL in turn, the first of each name kept).
 pub fn load(servers: &str) -> Vec<Saved> {
     let mut all: Vec<Saved> = Vec::new();
-    for account in crate::net::urls(servers).iter().flat_map(|url| load_one(url)) {
+    for account in crate::servers::urls(servers).iter().flat_map(|url| load_one(url)) {
         if !all.iter().any(|a| a.name.to_lowercase() == account.name.to_lowercase()) {
             all.push(account);
         }
@@ -112,7 +100,7 @@ fn load_one(server: &str) -> Vec<Saved> {
 /// one of the same name), in files only the user can read; the first file.
 pub fn save(servers: &str, account: &Saved) -> Result<PathBuf, AccountsError> {
     let mut first = None;
-    for url in crate::net::urls(servers) {
+    for url in crate::servers::urls(servers) {
         let path = save_one(&url, account)?;
         first.get_or_insert(path);
     }

@@ -37,26 +37,19 @@ pub enum ApiError {
     /// No TCP connection to the server.
     #[error("cannot reach the server at {url}: {source} (is ttt-server running?)")]
     Unreachable {
-        /// The server's URL.
         url: String,
         /// What the connect said.
         source: std::io::Error,
     },
     /// The host cannot be a TLS server name.
     #[error("{host}: {reason}")]
-    BadHost {
-        /// The host.
-        host: String,
-        /// Why not.
-        reason: String,
-    },
+    BadHost { host: String, reason: String },
     /// No TLS configuration could be built.
     #[error(transparent)]
-    TlsConfig(#[from] crate::net::TlsError),
+    TlsConfig(#[from] crate::tls::TlsError),
     /// The TLS handshake failed.
     #[error("TLS with {url}: {source}")]
     Tls {
-        /// The server's URL.
         url: String,
         /// What the handshake said.
         source: std::io::Error,
@@ -74,20 +67,11 @@ pub enum ApiError {
     #[error(
         "{url} answered {path} with something that is not JSON (HTTP {status}); is it a tictactoe server?"
     )]
-    NotJson {
-        /// The server's URL.
-        url: String,
-        /// The path asked for.
-        path: String,
-        /// The answer's status.
-        status: u16,
-    },
+    NotJson { url: String, path: String, status: u16 },
     /// The answer is JSON, but not the contract's shape.
     #[error("{url} answered {path} with JSON this client cannot read ({source}); is it a tictactoe server?")]
     NotTheContract {
-        /// The server's URL.
         url: String,
-        /// The path asked for.
         path: String,
         /// What did not fit.
         source: serde_json::Error,
@@ -103,7 +87,7 @@ pub enum ApiError {
 /// other status is [`ApiError::Refused`] with the server's words.
 pub async fn get<T: DeserializeOwned>(servers: &str, path: &str) -> Result<T, ApiError> {
     let mut last = None;
-    for url in crate::net::urls(servers) {
+    for url in crate::servers::urls(servers) {
         match get_one(&url, path).await {
             Err(e @ (ApiError::Unreachable { .. } | ApiError::Tls { .. })) => last = Some(e),
             answered => return answered,
@@ -121,7 +105,7 @@ async fn get_one<T: DeserializeOwned>(url: &str, path: &str) -> Result<T, ApiErr
     let (status, bytes) = if tls {
         let name = rustls_pki_types::ServerName::try_from(host.clone())
             .map_err(|e| ApiError::BadHost { host: host.clone(), reason: e.to_string() })?;
-        let connector = tokio_rustls::TlsConnector::from(Arc::new(crate::net::tls_config()?));
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(crate::tls::tls_config()?));
         let stream = connector
             .connect(name, stream)
             .await
@@ -163,21 +147,11 @@ const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The record of game `id` (`GET /api/games/{id}`) from the first of
 /// `servers` that can be reached, within a few seconds, or why not in words.
 pub async fn game_record(servers: &str, id: &str) -> Result<api::GameRecord, String> {
-    let path = format!("/api/games/{}", segment(id));
+    let path = format!("/api/games/{}", crate::servers::segment(id));
     match tokio::time::timeout(RECORD_WAIT, get(servers, &path)).await {
         Ok(answer) => answer.map_err(|e| e.to_string()),
         Err(_) => Err("the server did not answer in time".to_owned()),
     }
-}
-
-/// `s` percent-encoded for a path segment.
-pub fn segment(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(b).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -191,6 +165,5 @@ mod tests {
         assert_eq!(endpoint("ws://[::1]:9/").unwrap(), ("::1".into(), 9, false));
         let refused = endpoint("http://x").unwrap_err().to_string();
         assert_eq!(refused, "\"http://x\" is not a server URL; use ws://HOST:PORT or wss://HOST:PORT");
-        assert_eq!(segment("Zoë b"), "Zo%C3%AB%20b");
     }
 }

@@ -28,9 +28,7 @@ pub enum JudgeCmdError {
     Illegal {
         /// The move's 0-based index.
         index: usize,
-        /// Its row.
         row: usize,
-        /// Its column.
         col: usize,
         /// Why the game refuses it.
         reason: MoveError,

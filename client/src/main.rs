@@ -10,9 +10,12 @@ mod fixtures;
 mod judge_cmd;
 mod net;
 mod records_cmd;
+mod request;
 mod say;
 mod seats;
+mod servers;
 mod session;
+mod tls;
 mod ui;
 mod view;
 mod who_cmd;
@@ -23,8 +26,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use bot_cmd::BotError;
 use error::Error;
-use session::{Rules, Start};
+use request::{RequestedRules, Start};
+use ui::PlayError;
 
 /// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
 #[derive(Parser)]
@@ -40,7 +45,7 @@ struct ServerArg {
     /// Server URL; several, comma-separated (ws://a:7878,ws://b:7878: the
     /// instances of one cluster), are tried in turn when connecting and
     /// again when reconnecting after the connection is lost.
-    #[arg(long, env = "TTT_SERVER", default_value = net::DEFAULT_SERVER, value_name = "URL[,URL…]")]
+    #[arg(long, env = "TTT_SERVER", default_value = servers::DEFAULT_SERVER, value_name = "URL[,URL…]")]
     server: String,
     /// PEM file of the CA that signed a `wss://` server's certificate (a
     /// private CA); without it, `wss://` trusts the public web PKI.
@@ -51,9 +56,9 @@ struct ServerArg {
 impl ServerArg {
     /// The server URLs (comma-separated), once the CA of `--ca-cert` (if
     /// any) is trusted.
-    fn url(&self) -> Result<&str, net::CaError> {
+    fn url(&self) -> Result<&str, tls::CaError> {
         if let Some(path) = &self.ca_cert {
-            net::trust_ca(path)?;
+            tls::trust_ca(path)?;
         }
         Ok(&self.server)
     }
@@ -88,11 +93,11 @@ struct GameArgs {
 impl GameArgs {
     /// Refuses, in words, a win length that does not fit the board.
     fn check(&self) -> Result<(), say::BadWin> {
-        self.rules().check()
+        say::check_win(self.rules())
     }
 
-    fn rules(&self) -> Rules {
-        Rules { size: self.size, win: self.win }
+    fn rules(&self) -> RequestedRules {
+        RequestedRules { size: self.size, win: self.win }
     }
 
     fn start(&self) -> Start {
@@ -292,20 +297,20 @@ async fn main() -> ExitCode {
             Command::Play { server, name, game } => {
                 let url = server.url()?;
                 game.check()?;
-                play(url, &player_name(url, name), &game.start()).await
+                Ok(play(url, &player_name(url, name), &game.start()).await?)
             }
-            Command::Watch { server, room } => play(server.url()?, "watcher", &Start::Watch(room)).await,
+            Command::Watch { server, room } => Ok(play(server.url()?, "watcher", &Start::Watch(room)).await?),
             Command::Challenge { server, player, name, size, win } => {
                 let url = server.url()?;
-                let rules = Rules { size, win };
-                rules.check()?;
+                let rules = RequestedRules { size, win };
+                say::check_win(rules)?;
                 let name = player_name(url, name);
                 if player.to_lowercase() == name.to_lowercase() {
                     return Err(Error::ChallengingYourself { name, ttt: say::invoked_as() });
                 }
-                play(url, &name, &Start::Challenge(player, rules)).await
+                Ok(play(url, &name, &Start::Challenge(player, rules)).await?)
             }
-            Command::Who { server } => who_cmd::run(server.url()?).await,
+            Command::Who { server } => Ok(who_cmd::run(server.url()?).await?),
             Command::Bot {
                 server,
                 name,
@@ -333,8 +338,8 @@ async fn main() -> ExitCode {
                     (false, None) => game.start(),
                 };
                 let sizes = bot_cmd::Sizes(sizes);
-                run_bot(server.url()?, &name, mover, games, Duration::from_millis(think_ms), &start, sizes)
-                    .await
+                let think = Duration::from_millis(think_ms);
+                Ok(run_bot(server.url()?, &name, mover, games, think, &start, sizes).await?)
             }
         }
     }
@@ -355,7 +360,7 @@ fn player_name(url: &str, name: Option<String>) -> String {
     name.or_else(|| accounts::default_player(url)).unwrap_or_else(|| "player".to_owned())
 }
 
-async fn play(url: &str, name: &str, start: &Start) -> Result<(), Error> {
+async fn play(url: &str, name: &str, start: &Start) -> Result<(), PlayError> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
@@ -381,7 +386,7 @@ async fn run_bot(
     think: Duration,
     start: &Start,
     sizes: bot_cmd::Sizes,
-) -> Result<(), Error> {
+) -> Result<(), BotError> {
     let link = session::open(url, name, start).await?;
     if matches!(start, Start::Await) {
         eprintln!("ttt bot: {name} is waiting for challenges ({sizes})");

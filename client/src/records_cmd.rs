@@ -8,9 +8,10 @@ use tictactoe_protocol::api::{GamePlayer, GameRecord, Leaderboard, PlayerGames, 
 use tictactoe_protocol::{ClientMessage, EndReason, MoveError, Player, ServerMessage};
 
 use crate::accounts::{self, Saved};
-use crate::api::{self, ApiError, segment};
+use crate::api::{self, ApiError};
 use crate::net::{Event, Link};
 use crate::say::clean;
+use crate::servers::segment;
 use crate::ui::board::render;
 use crate::ui::input::cell_name;
 use crate::view::View;

@@ -1,9 +1,9 @@
 //! What the client says to a person: other players' text made safe for a
 //! terminal, and the server's refusals and close codes in plain words.
 
-use tictactoe_protocol::{ErrorCode, Limits};
+use tictactoe_protocol::{ErrorCode, Game, Limits};
 
-use crate::session::Start;
+use crate::request::{RequestedRules, Start};
 
 /// `text` with every control character removed (C0, ESC among them, DEL and
 /// C1): text that came from another player (a name, a decline reason) can
@@ -59,24 +59,23 @@ pub enum BadWin {
     },
 }
 
-/// Why a win length does not fit an `n`×`n` board, or `None` when it does
-/// (from `min(3, n)` up to `n` in a row).
-pub fn bad_win(n: usize, win: usize) -> Option<BadWin> {
-    let least = n.min(3);
-    if (least..=n).contains(&win) {
-        return None;
+/// Refuses, in words, rules whose win length does not fit the board (the
+/// server would refuse it too, after connecting): the protocol's one check
+/// of a win length, said as the command line's flags are. A win length left
+/// to the server always fits.
+pub fn check_win(rules: RequestedRules) -> Result<(), BadWin> {
+    let (n, Some(win)) = (rules.size, rules.win) else { return Ok(()) };
+    if Game::win_lengths(n).contains(&win) {
+        return Ok(());
     }
-    Some(if least == n { BadWin::WholeLineOnly { n } } else { BadWin::OutOfRange { n, win, least } })
+    let least = Game::min_win(n);
+    Err(if least == n { BadWin::WholeLineOnly { n } } else { BadWin::OutOfRange { n, win, least } })
 }
 
 /// A refusal from the server in a person's words: `message` is the server's
 /// own text, used (without control characters) where it already reads well;
 /// `start` is what was asked for and `limits` the server's, when known.
 pub fn refusal(code: ErrorCode, message: &str, start: Option<&Start>, limits: Option<&Limits>) -> String {
-    let rules = match start {
-        Some(Start::Quick(r) | Start::Create(r, _) | Start::House(r, _) | Start::Challenge(_, r)) => Some(*r),
-        _ => None,
-    };
     match code {
         ErrorCode::InvalidSize => match limits {
             Some(l) => format!(
@@ -88,8 +87,9 @@ pub fn refusal(code: ErrorCode, message: &str, start: Option<&Start>, limits: Op
             ),
             None => "this server does not play that board size".to_owned(),
         },
-        ErrorCode::InvalidWin => rules
-            .and_then(|r| bad_win(r.size, r.win.unwrap_or(r.size)))
+        ErrorCode::InvalidWin => start
+            .and_then(Start::rules)
+            .and_then(|rules| check_win(rules).err())
             .map(|why| why.to_string())
             .unwrap_or_else(|| "that win length does not fit the board: choose from 3 up to the board's size in a row, or leave out --win".to_owned()),
         ErrorCode::PlayerNotFound => match start {
@@ -124,7 +124,6 @@ pub fn closed(code: u16, reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Rules;
 
     #[test]
     fn control_characters_of_every_kind_are_removed() {
@@ -142,17 +141,34 @@ mod tests {
     }
 
     #[test]
+    fn a_win_length_is_checked_as_the_protocol_checks_it() {
+        let check = |size, win| check_win(RequestedRules { size, win });
+        assert_eq!(check(3, Some(4)), Err(BadWin::WholeLineOnly { n: 3 }));
+        assert_eq!(check(2, Some(3)), Err(BadWin::WholeLineOnly { n: 2 }));
+        assert_eq!(check(15, Some(2)), Err(BadWin::OutOfRange { n: 15, win: 2, least: 3 }));
+        assert_eq!(check(15, Some(16)), Err(BadWin::OutOfRange { n: 15, win: 16, least: 3 }));
+        for (size, win) in [(3, Some(3)), (15, Some(5)), (15, Some(15)), (2, Some(2)), (4, None)] {
+            assert_eq!(check(size, win), Ok(()), "{size}/{win:?}");
+            let asked = win.unwrap_or(size);
+            assert!(
+                tictactoe_protocol::Game::with_win(size, asked).is_ok(),
+                "the engine plays {size}/{asked}"
+            );
+        }
+    }
+
+    #[test]
     fn refusals_read_as_a_person_would_say_them() {
-        let three = Start::Quick(Rules { size: 3, win: Some(4) });
+        let three = Start::Quick(RequestedRules { size: 3, win: Some(4) });
         let said = refusal(ErrorCode::InvalidWin, "win must be from 3 to 3", Some(&three), None);
         assert_eq!(
             said,
             "a 3×3 board is only won by 3 in a row (a whole line): leave out --win, or choose a bigger --size"
         );
-        let five = Start::Create(Rules { size: 5, win: Some(9) }, None);
+        let five = Start::Create(RequestedRules { size: 5, win: Some(9) }, None);
         let said = refusal(ErrorCode::InvalidWin, "", Some(&five), None);
         assert!(said.starts_with("--win 9 does not fit a 5×5 board: choose 3 to 5 in a row"), "{said}");
-        let who = Start::Challenge("zed".into(), Rules { size: 3, win: None });
+        let who = Start::Challenge("zed".into(), RequestedRules { size: 3, win: None });
         let said = refusal(ErrorCode::PlayerNotFound, "send who", Some(&who), None);
         assert!(
             said.starts_with("nobody called \"zed\" is online right now (")

@@ -61,9 +61,8 @@ pub struct Seats {
     /// This process's own file.
     path: PathBuf,
     name: String,
-    /// What the command asks for ([`crate::session::Start::key`]).
+    /// What the command asks for ([`crate::request::Start::key`]).
     ask: String,
-    /// The servers it was given.
     servers: Vec<String>,
 }
 
@@ -96,7 +95,7 @@ impl Seats {
             dir,
             name: name.to_owned(),
             ask: ask.to_owned(),
-            servers: crate::net::urls(servers).iter().map(|u| server_id(u)).collect(),
+            servers: crate::servers::urls(servers).iter().map(|u| server_id(u)).collect(),
         }
     }
 

@@ -2,11 +2,11 @@
 
 use tictactoe_protocol::{ClientMessage, OnlinePlayer, OnlineStatus, ServerMessage};
 
-use crate::error::Error;
 use crate::net::{Event, Link};
+use crate::session::SessionError;
 
 /// Asks the server who is online and prints one player per line.
-pub async fn run(url: &str) -> Result<(), Error> {
+pub async fn run(url: &str) -> Result<(), SessionError> {
     let mut link = Link::connect(url).await?;
     link.send(ClientMessage::Who {}).await?;
     loop {
@@ -15,9 +15,9 @@ pub async fn run(url: &str) -> Result<(), Error> {
                 print!("{}", table(&players));
                 return Ok(());
             }
-            Event::Msg(ServerMessage::Error { message, .. }) => return Err(Error::Refused(message)),
+            Event::Msg(ServerMessage::Error { message, .. }) => return Err(SessionError::Refused(message)),
             Event::Msg(_) | Event::Down { .. } | Event::Resumed => {}
-            Event::Closed(why) => return Err(Error::Closed(why)),
+            Event::Closed(why) => return Err(SessionError::Closed(why)),
         }
     }
 }

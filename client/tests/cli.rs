@@ -600,7 +600,10 @@ async fn a_killed_ttt_play_started_again_takes_its_seat_back_from_disk() {
     let seats = dir.path.join("seats");
     assert_eq!(std::fs::read_dir(&seats).map(|d| d.count()).unwrap_or(0), 1, "the seat is kept on disk");
 
-    // Killed outright: no leave, no resign.
+    // Killed outright: no leave, no resign. Its session stays (a dead
+    // pane): were it the tmux server's last, the server would exit and race
+    // the next session's start ("server exited unexpectedly").
+    tmux(&["set-option", "-t", &first, "remain-on-exit", "on"]);
     let pid = tmux(&["display-message", "-p", "-t", &first, "#{pane_pid}"]);
     let killed = std::process::Command::new("kill").args(["-9", pid.trim()]).status().expect("kill");
     assert!(killed.success());

@@ -149,6 +149,13 @@ impl Game {
         size.min(3)
     }
 
+    /// The win lengths a board of `size` allows, from [`Game::min_win`] up
+    /// to a whole line: the one check of a win length, for the engine, the
+    /// server's requests and the client's command line alike.
+    pub fn win_lengths(size: usize) -> std::ops::RangeInclusive<usize> {
+        Game::min_win(size)..=size
+    }
+
     /// A fresh game on a `size`×`size` board won by `win` marks in a row
     /// (horizontal, vertical or any diagonal), `X` to move.
     pub fn with_win(size: usize, win: usize) -> Result<Game, SizeError> {
@@ -160,7 +167,7 @@ impl Game {
         if size == 0 || size > Self::MAX_SIZE {
             return Err(SizeError::OutOfRange(size));
         }
-        if win < Game::min_win(size) || win > size {
+        if !Game::win_lengths(size).contains(&win) {
             return Err(SizeError::Win { win, size });
         }
         Ok(Game {

@@ -23,7 +23,7 @@ impl Rules {
 
     /// The rules a client asks for: `size` (3 when absent) within `sizes`
     /// (the server's `--min-size..=--max-size`), `win` (`size` when absent)
-    /// within `Game::min_win(size)..=size`. A refusal carries its code
+    /// within `Game::win_lengths(size)`. A refusal carries its code
     /// (`invalid_size` or `invalid_win`) and words a person can act on.
     pub fn checked(
         size: Option<i64>,
@@ -37,7 +37,7 @@ impl Rules {
         };
         let least = Game::min_win(size);
         match win.map_or(Ok(size), usize::try_from) {
-            Ok(win) if (least..=size).contains(&win) => Ok(Rules { size, win }),
+            Ok(win) if Game::win_lengths(size).contains(&win) => Ok(Rules { size, win }),
             _ if least == size => Err((
                 ErrorCode::InvalidWin,
                 format!("a {size}x{size} board is only won by a whole line: leave win out, or send {size}"),

@@ -15,9 +15,10 @@ use tictactoe_protocol::Rules;
 /// An account's standing in one pool.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Standing {
-    /// Rating, deviation and volatility.
+    /// Glicko-2's three numbers: what the next game is rated from.
     pub rating: Glicko2Rating,
-    /// Rated games played in the pool.
+    /// Rated games played in the pool. It only grows: of two standings, the
+    /// newer has more games (what a write that must not go back checks).
     pub games: u32,
 }
 
@@ -35,12 +36,16 @@ impl Standing {
     }
 }
 
+/// Which standing: an account's, in the pool of these rules.
+pub type StandingKey = (AccountId, Rules);
+
 /// One player's standing before and after a rated game.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rated {
-    /// Before the game.
+    /// What the game was rated from: a writer that finds the database no
+    /// longer holds it rates the game again.
     pub before: Standing,
-    /// After it.
+    /// What the game left: the player's next game is rated from it.
     pub after: Standing,
 }
 
@@ -90,7 +95,7 @@ pub fn rate(before: [Standing; 2], winner: Option<usize>) -> [Rated; 2] {
 /// than in the database until its record commits.
 #[derive(Debug, Default)]
 pub struct RatingBook {
-    standings: FxHashMap<(AccountId, Rules), Standing>,
+    standings: FxHashMap<StandingKey, Standing>,
     /// Accounts whose every standing the book has: a pool it lacks for
     /// them is one they have not played (the default standing).
     whole: rustc_hash::FxHashSet<AccountId>,

@@ -25,20 +25,10 @@ const START_CHECK: Duration = Duration::from_millis(100);
 pub enum EngineError {
     /// The command could not be started.
     #[error("cannot start engine {command:?}: {error}")]
-    Start {
-        /// The command line.
-        command: String,
-        /// Why.
-        error: std::io::Error,
-    },
+    Start { command: String, error: std::io::Error },
     /// The command ended at once (a typo, a missing file).
     #[error("engine {command:?} exited at start ({status})")]
-    ExitedAtStart {
-        /// The command line.
-        command: String,
-        /// How it ended.
-        status: std::process::ExitStatus,
-    },
+    ExitedAtStart { command: String, status: std::process::ExitStatus },
     /// The process was started without a pipe to its stdin.
     #[error("engine has no stdin")]
     NoStdin,
@@ -73,24 +63,13 @@ pub enum EngineError {
 pub enum BadAnswer {
     /// The cell already has a mark.
     #[error("cell {row} {col} is taken")]
-    Taken {
-        /// Its row.
-        row: usize,
-        /// Its column.
-        col: usize,
-    },
+    Taken { row: usize, col: usize },
     /// Two numbers, but not on the board.
     #[error("{answer:?} is off the board")]
-    OffBoard {
-        /// The answer.
-        answer: String,
-    },
+    OffBoard { answer: String },
     /// Not two numbers.
     #[error("{answer:?} is not \"ROW COL\"")]
-    NotRowCol {
-        /// The answer.
-        answer: String,
-    },
+    NotRowCol { answer: String },
 }
 
 /// A running engine process, driven without blocking the client: it keeps

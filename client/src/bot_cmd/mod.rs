@@ -8,20 +8,49 @@ use std::time::{Duration, Instant};
 use tictactoe_protocol::ClientMessage;
 
 use crate::bot::{Mover, MoverError};
-use crate::error::Error;
 use crate::net::{Link, SendError};
-use crate::session::Start;
+use crate::request::Start;
+use crate::session::SessionError;
 use crate::view::View;
 use state::{Bot, Do};
+
+/// Why a bot's run ended before its games were played.
+#[derive(Debug, thiserror::Error)]
+pub enum BotError {
+    /// The session failed: no connection, a refusal, the connection gone.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The bot's mover cannot go on.
+    #[error("the strategy gave up: {0}")]
+    StrategyGaveUp(MoverError),
+    /// A rematch went unanswered in a private room.
+    #[error("the opponent did not answer the rematch after {games} games; {tally}")]
+    RematchUnanswered { games: u32, tally: Tally },
+    /// The opponent left the private room.
+    #[error("the opponent left the private room after {games} games; {tally}")]
+    OpponentLeft { games: u32, tally: Tally },
+    /// A challenge ended unplayed.
+    #[error("{why}; {tally}")]
+    ChallengeOver {
+        /// The challenge's end, in a person's words.
+        why: String,
+        /// The results so far.
+        tally: Tally,
+    },
+}
+
+impl From<SendError> for BotError {
+    fn from(e: SendError) -> BotError {
+        BotError::Session(e.into())
+    }
+}
 
 /// Wins, draws and losses so far.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Tally {
-    /// Games won.
     pub wins: u32,
     /// Games drawn (or ended with no winner).
     pub draws: u32,
-    /// Games lost.
     pub losses: u32,
 }
 
@@ -74,7 +103,7 @@ pub async fn run(
     games: u32,
     think: Duration,
     sizes: &Sizes,
-) -> Result<Tally, Error> {
+) -> Result<Tally, BotError> {
     let mut bot = Bot::new(start, games, sizes.clone(), &link.limits);
     let mut idle = Some(mover);
     // The move being chosen, and the number of moves on the board it was asked for.
@@ -108,7 +137,7 @@ pub async fn run(
                 Do::Invite(room) => {
                     eprintln!(
                         "ttt bot: an opponent joins with: {}",
-                        crate::net::invite(&link.servers(), &room)
+                        crate::servers::invite(&link.servers(), &room)
                     );
                 }
                 Do::Done(tally) => {

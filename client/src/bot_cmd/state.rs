@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
 
-use super::{Sizes, Tally};
+use super::{BotError, Sizes, Tally};
 use crate::bot::MoverError;
-use crate::error::Error;
 use crate::net::Event;
-use crate::session::{Start, challenge_over, fatal};
+use crate::request::Start;
+use crate::session::{SessionError, challenge_over, fatal};
 use crate::view::View;
 
 /// How long a rematch request may go unanswered when the server runs no
@@ -37,7 +37,7 @@ pub(super) enum Do {
     /// The games are played: let the mover go and end with this tally.
     Done(Tally),
     /// End the run with this error.
-    Fail(Error),
+    Fail(BotError),
 }
 
 /// A bot's run: the game in view, the results, and what it waits for.
@@ -98,16 +98,16 @@ impl Bot {
                 return vec![Do::Say(format!("ttt bot: {what}; reconnecting…"))];
             }
             Event::Resumed => return Vec::new(),
-            Event::Closed(why) => return vec![Do::Fail(Error::Closed(why))],
+            Event::Closed(why) => return vec![Do::Fail(SessionError::Closed(why).into())],
         };
         if let Some(why) = fatal(&msg, &self.start, limits) {
-            return vec![Do::Fail(Error::Refused(why))];
+            return vec![Do::Fail(SessionError::Refused(why).into())];
         }
         let in_game = self.view.you.is_some() && self.view.over.is_none();
         if let Some(why) =
             matches!(self.start, Start::Challenge(..)).then(|| challenge_over(&msg, in_game)).flatten()
         {
-            return vec![Do::Fail(Error::ChallengeOver { why, tally: self.tally })];
+            return vec![Do::Fail(BotError::ChallengeOver { why, tally: self.tally })];
         }
         self.view.apply(&msg);
         let mut out = Vec::new();
@@ -161,7 +161,10 @@ impl Bot {
                     (Start::Await, _) => Vec::new(),
                     (_, Some(request)) => vec![self.send(request)],
                     (_, None) => {
-                        vec![Do::Fail(Error::OpponentLeft { games: self.tally.played(), tally: self.tally })]
+                        vec![Do::Fail(BotError::OpponentLeft {
+                            games: self.tally.played(),
+                            tally: self.tally,
+                        })]
                     }
                 };
             }
@@ -199,7 +202,7 @@ impl Bot {
 
     /// The mover cannot go on: the game is resigned and the run ends.
     pub(super) fn on_gave_up(&mut self, why: MoverError) -> Vec<Do> {
-        vec![Do::Quietly(ClientMessage::Resign {}), Do::Fail(Error::StrategyGaveUp(why))]
+        vec![Do::Quietly(ClientMessage::Resign {}), Do::Fail(BotError::StrategyGaveUp(why))]
     }
 
     /// The rematch went unanswered: leave and find another game, or stop.
@@ -207,7 +210,7 @@ impl Bot {
         self.rematch_until = None;
         let next = match again(&self.start) {
             Some(request) => self.send(request),
-            None => Do::Fail(Error::RematchUnanswered { games: self.tally.played(), tally: self.tally }),
+            None => Do::Fail(BotError::RematchUnanswered { games: self.tally.played(), tally: self.tally }),
         };
         vec![Do::Quietly(ClientMessage::Leave {}), next]
     }
@@ -223,7 +226,7 @@ impl Bot {
 /// same challenge again, the house again; none for a private room.
 fn again(start: &Start) -> Option<ClientMessage> {
     match start {
-        Start::Quick(..) | Start::Challenge(..) | Start::House(..) => crate::session::request(start),
+        Start::Quick(..) | Start::Challenge(..) | Start::House(..) => start.request(),
         Start::Create(..) | Start::Join(..) | Start::Watch(..) | Start::Await => None,
     }
 }

@@ -30,35 +30,19 @@ pub enum ConnectError {
     /// The server's certificate is not trusted (likely a private CA).
     #[error("cannot connect to {url}: TLS: {error} (a server with a private CA needs --ca-cert)")]
     Untrusted {
-        /// The server.
         url: String,
         /// The TLS failure, as the socket reported it.
         error: std::io::Error,
     },
     /// TLS failed otherwise.
     #[error("cannot connect to {url}: TLS: {error}")]
-    Tls {
-        /// The server.
-        url: String,
-        /// What failed.
-        error: TlsError,
-    },
+    Tls { url: String, error: TlsError },
     /// Nothing answers at that address.
     #[error("cannot reach the server at {url}: {error} (is ttt-server running?)")]
-    Unreachable {
-        /// The server.
-        url: String,
-        /// The socket's error.
-        error: std::io::Error,
-    },
+    Unreachable { url: String, error: std::io::Error },
     /// Something answered HTTP but not as a WebSocket.
     #[error("{url} is not a tictactoe server (HTTP {status})")]
-    NotAServer {
-        /// The server.
-        url: String,
-        /// Its HTTP status.
-        status: StatusCode,
-    },
+    NotAServer { url: String, status: StatusCode },
     /// The URL does not parse.
     #[error("{url:?} is not a valid server URL: {error}")]
     BadUrl {
@@ -69,30 +53,16 @@ pub enum ConnectError {
     },
     /// The handshake failed some other way.
     #[error("cannot connect to {url}: {error}")]
-    Handshake {
-        /// The server.
-        url: String,
-        /// What failed.
-        error: Box<WsError>,
-    },
+    Handshake { url: String, error: Box<WsError> },
     /// The server did not say `welcome` in time.
     #[error("{url} did not greet us within 10 s")]
-    Silent {
-        /// The server.
-        url: String,
-    },
+    Silent { url: String },
     /// The server's first frame was not `welcome`.
     #[error("{url} is not a tictactoe server (no welcome)")]
-    NoWelcome {
-        /// The server.
-        url: String,
-    },
+    NoWelcome { url: String },
     /// The server hung up before its `welcome`.
     #[error("{url} closed the connection before greeting")]
-    Hungup {
-        /// The server.
-        url: String,
-    },
+    Hungup { url: String },
     /// `--server` named no URL at all.
     #[error("no server URL given; use --server ws://HOST:PORT (several: comma-separated)")]
     NoServer,
@@ -125,7 +95,7 @@ pub async fn open(url: &str) -> Result<(Ws, Limits), ConnectError> {
     if !url.starts_with("ws://") && !url.starts_with("wss://") {
         return Err(ConnectError::NotWebSocket { url: url_owned() });
     }
-    let connect = tokio_tungstenite::connect_async_tls_with_config(url, None, true, super::tls::connector());
+    let connect = tokio_tungstenite::connect_async_tls_with_config(url, None, true, crate::tls::connector());
     let (mut ws, _) = connect.await.map_err(|e| match e {
         WsError::Io(error) if error.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => {
             ConnectError::Untrusted { url: url_owned(), error }

@@ -140,7 +140,6 @@ pub enum Step {
 /// A request ready for the socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
-    /// The frame's text.
     pub text: String,
     /// Not before this (the server's rate limit).
     pub at: Instant,

@@ -5,7 +5,6 @@
 mod connect;
 pub mod machine;
 mod pace;
-mod tls;
 
 use std::time::Instant;
 
@@ -18,16 +17,6 @@ pub use connect::ConnectError;
 use connect::Ws;
 pub use machine::{Event, Gone, NOT_CONNECTED, SendError};
 use machine::{Input, Machine, Seat, Step};
-pub use tls::{CaError, TlsError, tls_config, trust_ca};
-
-/// The server URL from `--server`, `TTT_SERVER`, or the default.
-pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
-
-/// The URLs of a `--server` value: comma-separated, each tried in turn
-/// (the instances of one cluster, or a server and its standby).
-pub fn urls(servers: &str) -> Vec<String> {
-    servers.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect()
-}
 
 /// A live connection to a tictactoe server.
 pub struct Link {
@@ -56,7 +45,7 @@ impl Link {
     /// that answers, trying them in turn, and reads `welcome`; the error
     /// says what to do in one line.
     pub async fn connect(servers: &str) -> Result<Link, ConnectError> {
-        let servers = urls(servers);
+        let servers = crate::servers::urls(servers);
         let (ws, limits, at) = open_any(&servers).await?;
         let machine = Machine::new(limits.clone(), Instant::now());
         Ok(Link { servers, at, ws, limits, machine, keep: None, attempt: None })
@@ -163,34 +152,6 @@ impl Link {
             }
         }
     }
-}
-
-/// The command a friend runs to take the free seat of `room` on `servers`
-/// (the `--server` list): this program as it was started, so that it works
-/// where `ttt` is not on `PATH`.
-pub fn join_command(servers: &str, room: &str) -> String {
-    format!("{} play --join {} --server {servers}", crate::say::invoked_as(), crate::say::clean(room))
-}
-
-/// The web page of `room` on the first of `servers` (a `--server` list,
-/// the server connected to first): `ws://h:p/` → `http://h:p/r/ROOM`,
-/// `wss` → `https`, for a friend without `ttt`.
-pub fn room_page(servers: &str, room: &str) -> String {
-    let url = urls(servers).into_iter().next().unwrap_or_default();
-    let (scheme, rest) = match url.split_once("://") {
-        Some(("wss", rest)) => ("https", rest),
-        Some((_, rest)) => ("http", rest),
-        None => ("http", url.as_str()),
-    };
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    format!("{scheme}://{host}/r/{}", crate::api::segment(&crate::say::clean(room)))
-}
-
-/// An invite to `room` on `servers` (a `--server` list, the server
-/// connected to first): the command for `ttt`, and the room's web page on
-/// that first server for a friend without `ttt`.
-pub fn invite(servers: &str, room: &str) -> String {
-    format!("{}  or open {}", join_command(servers, room), room_page(servers, room))
 }
 
 /// Opens a connection to the first of `servers` that answers, trying each

@@ -9,6 +9,10 @@ use super::input::column_name;
 use super::palette::Tone;
 use crate::view::{Connection, View};
 
+/// Time left under which the clock is shown as LOW TIME (and the full
+/// screen rings the bell once).
+pub const LOW_TIME_MS: u64 = 5_000;
+
 /// The part of the board on screen: `rows` rows from `top`, `cols` columns
 /// from `left`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,9 +21,7 @@ pub struct Window {
     pub top: usize,
     /// First column shown.
     pub left: usize,
-    /// Rows shown.
     pub rows: usize,
-    /// Columns shown.
     pub cols: usize,
 }
 
@@ -178,7 +180,7 @@ pub fn status_parts(view: &View) -> Vec<(String, Tone)> {
         }
         if let Some(ms) = view.clock_ms() {
             let paused = if view.paused.is_some() { " (clock paused)" } else { "" };
-            let low = ms < super::screen::LOW_TIME_MS && view.my_turn();
+            let low = ms < LOW_TIME_MS && view.my_turn();
             let clock =
                 format!("{}{}.{}s{paused}", if low { "LOW TIME " } else { "" }, ms / 1000, (ms % 1000) / 100);
             parts.push((clock, if low { Tone::Warn } else { Tone::Plain }));

@@ -34,11 +34,11 @@ impl BackendError {
 /// An account to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewAccount {
-    /// Its name as asked for.
+    /// As asked for; refused when the name, or one that looks like it, is taken.
     pub name: String,
-    /// Whether it is a bot's.
+    /// Registered by a bot, which the API shows.
     pub bot: bool,
-    /// The hash of its token.
+    /// Only the token's hash is kept: a copy of the database signs nobody in.
     pub token: TokenHash,
 }
 
@@ -127,26 +127,25 @@ pub trait Backend: Send + 'static {
     fn reader(&self) -> Result<Self::Reader, BackendError>;
 }
 
+/// What a read finds: the thing, `None` when there is no such thing, or
+/// the database's error.
+pub type Fetched<T> = Result<Option<T>, BackendError>;
+
 /// The read side of a database: the API's answers and sign-in's lookups.
 pub trait Reader: Send + 'static {
     /// The account called `name` (ignoring case), else one whose name looks
     /// like it, with its token's hash.
-    fn account(&mut self, name: &str) -> Result<Option<(Account, TokenHash)>, BackendError>;
+    fn account(&mut self, name: &str) -> Fetched<(Account, TokenHash)>;
 
     /// The record of game `id`.
-    fn game(&mut self, id: &str) -> Result<Option<api::GameRecord>, BackendError>;
+    fn game(&mut self, id: &str) -> Fetched<api::GameRecord>;
 
     /// The profile of the account called `name` (ignoring case).
-    fn player(&mut self, name: &str) -> Result<Option<PlayerProfile>, BackendError>;
+    fn player(&mut self, name: &str) -> Fetched<PlayerProfile>;
 
     /// Up to `limit` of the games of the account called `name`, newest
     /// first, older than game `before`; an unknown `before` is an empty page.
-    fn player_games(
-        &mut self,
-        name: &str,
-        limit: usize,
-        before: Option<&str>,
-    ) -> Result<Option<PlayerGames>, BackendError>;
+    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Fetched<PlayerGames>;
 
     /// The best `limit` accounts of a pool.
     fn leaderboard(&mut self, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError>;

@@ -40,7 +40,7 @@ pub enum LiveWrite {
     Start(Box<LiveGame>),
     /// A move was accepted in `room`'s game: the `seq`-th (1-based), at `at`.
     Move {
-        /// The room.
+        /// The room's code, the key of its saved game.
         room: Arc<str>,
         /// The move's number: 1 for the first.
         seq: u32,
@@ -51,7 +51,7 @@ pub enum LiveWrite {
     },
     /// The server is stopping: what the player to move has left.
     Clock {
-        /// The room.
+        /// The room's code, the key of its saved game.
         room: Arc<str>,
         /// The time left, if turns are timed.
         left: Option<Duration>,

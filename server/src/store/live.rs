@@ -42,7 +42,7 @@ struct Delta {
 /// One room's part of a commit, in the order a backend applies it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoomChange<'a> {
-    /// The room.
+    /// The room's code, the key of its saved game.
     pub room: &'a str,
     /// Its saved game goes first (it ended, or another began).
     pub delete_game: bool,

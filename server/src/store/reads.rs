@@ -10,8 +10,8 @@ use tokio::sync::oneshot;
 
 use crate::core::account::TokenHash;
 use crate::store::backend::{BackendError, Reader};
-use crate::store::held::Held;
-use crate::store::{Account, Answer, Query, StoreError};
+use crate::store::unwritten::Unwritten;
+use crate::store::{Account, Query, QueryAnswer, StoreError};
 
 /// How many reads run at once.
 pub(super) const READERS: usize = 2;
@@ -22,30 +22,35 @@ pub(super) const READ_QUEUE: usize = 4096;
 /// One read and who waits for its answer.
 pub(super) enum Read {
     /// An API query.
-    Query(Query, oneshot::Sender<Result<Option<Answer>, StoreError>>),
+    Query(Query, oneshot::Sender<Result<Option<QueryAnswer>, StoreError>>),
     /// Sign-in's lookup of an account by name.
     Account(String, oneshot::Sender<Result<Option<(Account, TokenHash)>, StoreError>>),
 }
 
 /// Starts a thread for each of `readers`, all taking reads off one queue;
 /// they end when every sender is gone.
-pub(super) fn start<R: Reader>(readers: Vec<R>, held: Arc<Held>) -> std::io::Result<SyncSender<Read>> {
+pub(super) fn start<R: Reader>(
+    readers: Vec<R>,
+    unwritten: Arc<Unwritten>,
+) -> std::io::Result<SyncSender<Read>> {
     let (tx, rx) = std::sync::mpsc::sync_channel(READ_QUEUE);
     let rx = Arc::new(Mutex::new(rx));
     for (i, reader) in readers.into_iter().enumerate() {
-        let (rx, held) = (rx.clone(), held.clone());
-        std::thread::Builder::new().name(format!("ttt-read-{i}")).spawn(move || serve(reader, &rx, &held))?;
+        let (rx, unwritten) = (rx.clone(), unwritten.clone());
+        std::thread::Builder::new()
+            .name(format!("ttt-read-{i}"))
+            .spawn(move || serve(reader, &rx, &unwritten))?;
     }
     Ok(tx)
 }
 
-fn serve<R: Reader>(mut reader: R, rx: &Mutex<Receiver<Read>>, held: &Held) {
+fn serve<R: Reader>(mut reader: R, rx: &Mutex<Receiver<Read>>, unwritten: &Unwritten) {
     loop {
         // The lock is held only while waiting for the next read.
         let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
         match next {
             Ok(Read::Query(query, reply)) => {
-                let _ = reply.send(answer(&mut reader, query, held).map_err(failed));
+                let _ = reply.send(answer(&mut reader, query, unwritten).map_err(failed));
             }
             Ok(Read::Account(name, reply)) => {
                 let _ = reply.send(reader.account(&name).map_err(failed));
@@ -56,20 +61,26 @@ fn serve<R: Reader>(mut reader: R, rx: &Mutex<Receiver<Read>>, held: &Held) {
 }
 
 /// Answers one API query: `None` for what does not exist.
-fn answer(reader: &mut impl Reader, query: Query, held: &Held) -> Result<Option<Answer>, BackendError> {
+fn answer(
+    reader: &mut impl Reader,
+    query: Query,
+    unwritten: &Unwritten,
+) -> Result<Option<QueryAnswer>, BackendError> {
     Ok(match query {
         // A record still waiting for its commit (the disk is full, say) is
         // already the players'; the API shows it from memory.
-        Query::Game(id) => match held.game(&id) {
+        Query::Game(id) => match unwritten.game(&id) {
             Some(game) => Some(game),
             None => reader.game(&id)?,
         }
-        .map(Answer::Game),
-        Query::Player(name) => reader.player(&name)?.map(Answer::Player),
+        .map(QueryAnswer::Game),
+        Query::Player(name) => reader.player(&name)?.map(QueryAnswer::Player),
         Query::PlayerGames { name, limit, before } => {
-            reader.player_games(&name, limit, before.as_deref())?.map(Answer::PlayerGames)
+            reader.player_games(&name, limit, before.as_deref())?.map(QueryAnswer::PlayerGames)
         }
-        Query::Leaderboard { rules, limit } => Some(Answer::Leaderboard(reader.leaderboard(rules, limit)?)),
+        Query::Leaderboard { rules, limit } => {
+            Some(QueryAnswer::Leaderboard(reader.leaderboard(rules, limit)?))
+        }
     })
 }
 

@@ -14,17 +14,17 @@ use tictactoe_protocol::Rules;
 pub struct GameRecord {
     /// The id `game_over.game_id` carries.
     pub id: Arc<str>,
-    /// The room it was played in.
+    /// Its room's code: the record ends that room's saved game.
     pub room: Arc<str>,
-    /// Board size and win length.
+    /// The pool it is rated in.
     pub rules: Rules,
     /// Player 1 (`X`), then player 2.
     pub players: [Arc<Identity>; 2],
-    /// The moves in play order.
+    /// In play order, as the API gives them.
     pub moves: Vec<[u16; 2]>,
-    /// The winner, if any.
+    /// `None` for a draw, or a game that ended without a winner (aborted, shut down).
     pub winner: Option<Player>,
-    /// Why it ended.
+    /// How it ended: a game ended by play is rated, one aborted or shut down is not.
     pub reason: EndReason,
     /// The winning run, for `line`.
     pub line: Option<Line>,

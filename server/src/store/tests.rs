@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
+use crate::store::record::GameRecord;
 
 /// A fresh directory for one test's database, removed at the end.
 pub(super) struct Dir(pub(super) PathBuf);
@@ -49,12 +50,12 @@ async fn a_read_answers_while_the_writer_waits_for_the_database() {
     // lock, which is released only after them.
     let reads = async {
         let answer = store.query(Query::Player("ANN".into())).await.expect("read").expect("ann");
-        let Answer::Player(profile) = answer else { panic!("{answer:?}") };
+        let QueryAnswer::Player(profile) = answer else { panic!("{answer:?}") };
         assert_eq!((profile.name.as_str(), profile.bot), ("ann", false));
         let (account, token) = store.account("ann").await.expect("read").expect("ann");
         assert_eq!((&*account.name, token), ("ann", [1; 32]));
         let board = store.query(Query::Leaderboard { rules: Rules::classic(3), limit: 5 }).await;
-        assert!(matches!(board, Ok(Some(Answer::Leaderboard(_)))), "{board:?}");
+        assert!(matches!(board, Ok(Some(QueryAnswer::Leaderboard(_)))), "{board:?}");
         assert!(store.query(Query::Game("Nonesuch".into())).await.expect("read").is_none());
     };
     tokio::time::timeout(Duration::from_secs(30), reads)
@@ -120,7 +121,7 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
         matches!(committed.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Empty)),
         "shown while its commit still waits"
     );
-    let Answer::Game(game) = &held else { panic!("{held:?}") };
+    let QueryAnswer::Game(game) = &held else { panic!("{held:?}") };
     assert_eq!((game.id.as_str(), game.winner, game.moves.len()), ("Waiting1", 1, 5));
     blocker.execute_batch("COMMIT").expect("unlock");
     // A guests' game is not rated.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tictactoe_protocol::{ClosedReason, EndReason, HouseLevel, Player, PlayerInfo};
 
 use super::*;
-use crate::session::Rules;
+use crate::request::RequestedRules;
 
 fn limits(turn_timeout_ms: u64) -> Limits {
     Limits {
@@ -21,7 +21,7 @@ fn limits(turn_timeout_ms: u64) -> Limits {
 }
 
 fn quick() -> Start {
-    Start::Quick(Rules { size: 3, win: None })
+    Start::Quick(RequestedRules { size: 3, win: None })
 }
 
 fn started(you: Player) -> Event {
@@ -122,14 +122,18 @@ fn an_unanswered_rematch_queues_again_or_ends_a_private_room() {
 #[test]
 fn a_closed_room_finds_another_opponent_or_ends_a_private_room() {
     let t0 = Instant::now();
-    let house = Start::House(Rules { size: 3, win: None }, HouseLevel::default());
+    let house = Start::House(RequestedRules { size: 3, win: None }, HouseLevel::default());
     let mut bot = Bot::new(&house, 3, Sizes::default(), &limits(0));
     assert!(matches!(
         bot.on_event(closed(), &limits(0), t0).as_slice(),
         [Do::Send(ClientMessage::PlayHouse { .. })]
     ));
-    let mut bot =
-        Bot::new(&Start::Create(Rules { size: 3, win: None }, None), 3, Sizes::default(), &limits(0));
+    let mut bot = Bot::new(
+        &Start::Create(RequestedRules { size: 3, win: None }, None),
+        3,
+        Sizes::default(),
+        &limits(0),
+    );
     let out = bot.on_event(closed(), &limits(0), t0);
     let [Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
     assert_eq!(
@@ -199,7 +203,9 @@ fn a_connection_gone_or_a_mover_giving_up_ends_the_run() {
     );
     assert!(bot.on_event(Event::Resumed, &limits(0), t0).is_empty());
     let out = bot.on_event(Event::Closed(crate::net::Gone::Dropped), &limits(0), t0);
-    assert!(matches!(out.as_slice(), [Do::Fail(Error::Closed(why))] if *why == crate::net::Gone::Dropped));
+    assert!(
+        matches!(out.as_slice(), [Do::Fail(BotError::Session(SessionError::Closed(why)))] if *why == crate::net::Gone::Dropped)
+    );
     let out = bot.on_gave_up(MoverError::Strategy("stuck".into()));
     let [Do::Quietly(ClientMessage::Resign {}), Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
     assert_eq!(e.to_string(), "the strategy gave up: stuck");

@@ -9,14 +9,14 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use tictactoe_protocol::ClientMessage;
 
-use crate::error::Error;
+use super::PlayError;
 use crate::net::{Link, SendError};
-use crate::session::Start;
-use state::{Lines, Out};
+use crate::request::Start;
+use state::{Do, Lines};
 
 /// Runs a game (or a watch) in line mode until it ends; `name` is who plays,
 /// `start` what was asked for (a challenge not accepted ends it).
-pub async fn run(mut link: Link, name: &str, start: &Start) -> Result<(), Error> {
+pub async fn run(mut link: Link, name: &str, start: &Start) -> Result<(), PlayError> {
     let mut lines = Lines::new(start);
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     loop {
@@ -27,20 +27,20 @@ pub async fn run(mut link: Link, name: &str, start: &Start) -> Result<(), Error>
         let mut out = VecDeque::from(out);
         while let Some(step) = out.pop_front() {
             match step {
-                Out::Print(line) => println!("{line}"),
-                Out::Send(request) => link.send(request).await?,
-                Out::Move(request) => match link.send(request).await {
+                Do::Print(line) => println!("{line}"),
+                Do::Send(request) => link.send(request).await?,
+                Do::Move(request) => match link.send(request).await {
                     Err(SendError::NotConnected) => out.extend(lines.move_not_sent()),
                     sent => sent?,
                 },
-                Out::Leave => {
+                Do::Leave => {
                     let _ = link.send(ClientMessage::Leave {}).await;
                 }
-                Out::Ended(game_id) => {
+                Do::Ended(game_id) => {
                     let record = crate::api::game_record(&link.servers(), &game_id).await;
                     out.extend(lines.ended(record, name));
                 }
-                Out::End(result) => return result,
+                Do::End(result) => return result,
             }
         }
     }

@@ -7,10 +7,11 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage
 
 use super::super::board::{render, status};
 use super::super::input::{cell_name, parse_cell};
-use crate::error::Error;
 use crate::net::{Event, NOT_CONNECTED};
+use crate::request::Start;
 use crate::say::{clean, refusal};
-use crate::session::{Start, challenge_over, fatal};
+use crate::session::{SessionError, challenge_over, fatal};
+use crate::ui::PlayError;
 use crate::view::View;
 
 /// What the next stdin line answers.
@@ -25,12 +26,12 @@ pub(super) enum Awaiting {
     /// The room closed after the game: n: new quick match, else quit.
     NewGame,
     /// A challenge is open: a: accept, d: decline, else as before.
-    Answer,
+    Challenge,
 }
 
 /// What the io shell does, in order.
 #[derive(Debug)]
-pub(super) enum Out {
+pub(super) enum Do {
     /// Print this line.
     Print(String),
     /// Send this request; if it cannot go, the session ends.
@@ -44,7 +45,7 @@ pub(super) enum Out {
     /// (this id) and hand it to [`Lines::ended`].
     Ended(String),
     /// End the session.
-    End(Result<(), Error>),
+    End(Result<(), PlayError>),
 }
 
 /// The prompt for a move.
@@ -81,7 +82,7 @@ impl Lines {
 
     /// What a link event prints and does; `limits` are the server's,
     /// `servers` the `--server` list (the one connected to first).
-    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Vec<Out> {
+    pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Vec<Do> {
         let msg = match event {
             Event::Msg(msg) => msg,
             Event::Down { restart: true } => return vec![print("Server restarting, reconnecting…")],
@@ -91,22 +92,22 @@ impl Lines {
             }
             Event::Resumed => return vec![print("Reconnected.")],
             Event::Closed(why) => {
-                return vec![Out::End(if self.view.over.is_some() {
+                return vec![Do::End(if self.view.over.is_some() {
                     Ok(())
                 } else {
-                    Err(Error::Closed(why))
+                    Err(SessionError::Closed(why).into())
                 })];
             }
         };
         if let Some(why) = fatal(&msg, &self.start, limits) {
-            return vec![Out::End(Err(Error::Refused(why)))];
+            return vec![Do::End(Err(SessionError::Refused(why).into()))];
         }
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
-            return vec![Out::End(Err(Error::Refused(why)))];
+            return vec![Do::End(Err(SessionError::Refused(why).into()))];
         }
         if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
             if self.in_game() {
-                return vec![Out::Ended(id.to_string())];
+                return vec![Do::Ended(id.to_string())];
             }
         }
         self.view.apply(&msg);
@@ -114,7 +115,7 @@ impl Lines {
         self.awaiting = show(&self.view, &msg, self.awaiting, self.watch, servers, &mut out);
         // A watcher stays for rematches, until the room closes.
         if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
-            out.push(Out::End(Ok(())));
+            out.push(Do::End(Ok(())));
         }
         out
     }
@@ -129,7 +130,7 @@ impl Lines {
     /// why it could not be had: the final board and how it ended are
     /// printed (else that the seat is gone), and a new game offered.
     /// `name` is who plays.
-    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Out> {
+    pub(super) fn ended(&mut self, record: Result<GameRecord, String>, name: &str) -> Vec<Do> {
         let mut out = Vec::new();
         if !record.is_ok_and(|record| self.view.ended(&record, name, None)) {
             let gone =
@@ -139,40 +140,40 @@ impl Lines {
             return out;
         }
         out.push(print("Your game ended while you were away:"));
-        out.extend(render(&self.view, None, false).into_iter().map(Out::Print));
-        out.extend(self.view.result_line().map(Out::Print));
+        out.extend(render(&self.view, None, false).into_iter().map(Do::Print));
+        out.extend(self.view.result_line().map(Do::Print));
         out.push(print("New game? [n: new quick match, anything else: quit]"));
         self.awaiting = Awaiting::NewGame;
         out
     }
 
     /// What a line typed in does; `None` when stdin ended.
-    pub(super) fn on_line(&mut self, line: Option<String>) -> Vec<Out> {
+    pub(super) fn on_line(&mut self, line: Option<String>) -> Vec<Do> {
         let Some(line) = line else {
             // Leaving a game in progress resigns it: say so, and fail.
             let mid_game = self.in_game();
-            return vec![Out::Leave, Out::End(if mid_game { Err(Error::InputEnded) } else { Ok(()) })];
+            return vec![Do::Leave, Do::End(if mid_game { Err(PlayError::InputEnded) } else { Ok(()) })];
         };
         match self.awaiting {
             Awaiting::Move => match parse_cell(&line, self.view.game.size()) {
                 Ok((r, c)) if self.view.game.is_occupied(r, c) => {
                     vec![
-                        Out::Print(format!("! {} is taken; choose an empty cell", cell_name(r, c))),
+                        Do::Print(format!("! {} is taken; choose an empty cell", cell_name(r, c))),
                         print(PROMPT),
                     ]
                 }
                 Ok((row, col)) => {
                     self.awaiting = Awaiting::Nothing;
-                    vec![Out::Move(ClientMessage::Move { row: row as i64, col: col as i64 })]
+                    vec![Do::Move(ClientMessage::Move { row: row as i64, col: col as i64 })]
                 }
-                Err(e) => vec![Out::Print(format!("! {e}")), print(PROMPT)],
+                Err(e) => vec![Do::Print(format!("! {e}")), print(PROMPT)],
             },
             Awaiting::Rematch | Awaiting::NewGame => {
                 let answer = line.trim().to_ascii_lowercase();
                 let rematch = self.awaiting == Awaiting::Rematch;
                 self.awaiting = Awaiting::Nothing;
                 if answer == "y" && rematch {
-                    vec![Out::Send(ClientMessage::Rematch {}), print("Waiting for the opponent to accept…")]
+                    vec![Do::Send(ClientMessage::Rematch {}), print("Waiting for the opponent to accept…")]
                 } else if answer == "n" {
                     let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
                     let again = ClientMessage::QuickMatch {
@@ -181,20 +182,20 @@ impl Lines {
                         house_after_ms: None,
                         level: None,
                     };
-                    vec![Out::Send(again)]
+                    vec![Do::Send(again)]
                 } else {
-                    vec![Out::Leave, Out::End(Ok(()))]
+                    vec![Do::Leave, Do::End(Ok(()))]
                 }
             }
-            Awaiting::Answer => {
+            Awaiting::Challenge => {
                 self.awaiting = Awaiting::Nothing;
                 let id = self.view.offer.as_ref().map(|o| o.id.clone()).unwrap_or_default();
                 match line.trim() {
-                    "a" => vec![Out::Send(ClientMessage::Accept { challenge: id })],
+                    "a" => vec![Do::Send(ClientMessage::Accept { challenge: id })],
                     "d" => {
                         self.view.offer = None;
                         vec![
-                            Out::Send(ClientMessage::Decline { challenge: id, reason: None }),
+                            Do::Send(ClientMessage::Decline { challenge: id, reason: None }),
                             print("Declined."),
                         ]
                     }
@@ -205,15 +206,15 @@ impl Lines {
         }
     }
 
-    /// The move of [`Out::Move`] was not sent (reconnecting): say so and ask again.
-    pub(super) fn move_not_sent(&mut self) -> Vec<Out> {
+    /// The move of [`Do::Move`] was not sent (reconnecting): say so and ask again.
+    pub(super) fn move_not_sent(&mut self) -> Vec<Do> {
         self.awaiting = Awaiting::Move;
-        vec![Out::Print(format!("! {NOT_CONNECTED}")), print(PROMPT)]
+        vec![Do::Print(format!("! {NOT_CONNECTED}")), print(PROMPT)]
     }
 }
 
-fn print(line: &str) -> Out {
-    Out::Print(line.to_owned())
+fn print(line: &str) -> Do {
+    Do::Print(line.to_owned())
 }
 
 /// What changed, as lines to print, and what the next stdin line answers.
@@ -223,14 +224,14 @@ fn show(
     awaiting: Awaiting,
     watch: bool,
     servers: &str,
-    out: &mut Vec<Out>,
+    out: &mut Vec<Do>,
 ) -> Awaiting {
-    let mut say = |line: String| out.push(Out::Print(line));
+    let mut say = |line: String| out.push(Do::Print(line));
     match msg {
         ServerMessage::RoomCreated { room, .. } => {
             say(format!("Room code: {}", clean(room)));
-            say(format!("Your friend joins with: {}", crate::net::join_command(servers, room)));
-            say(format!("or opens in a browser: {}", crate::net::room_page(servers, room)));
+            say(format!("Your friend joins with: {}", crate::servers::join_command(servers, room)));
+            say(format!("or opens in a browser: {}", crate::servers::room_page(servers, room)));
             say("Waiting for an opponent to join…".into());
         }
         ServerMessage::Queued { .. } => say("Waiting for an opponent…".into()),
@@ -288,7 +289,7 @@ fn show(
         ServerMessage::Challenged { .. } => {
             say(view.note.clone());
             if view.you.is_none() || view.over.is_some() {
-                return Awaiting::Answer;
+                return Awaiting::Challenge;
             }
         }
         ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => say(view.note.clone()),

@@ -13,12 +13,13 @@ use tictactoe_protocol::{ClientMessage, ServerMessage};
 
 mod state;
 
-use super::board::{Window, cell_width, render_window, status, status_parts};
+use super::board::{LOW_TIME_MS, Window, cell_width, render_window, status, status_parts};
 use super::input::column_name;
-use crate::error::Error;
 use crate::net::{Event, Link};
+use crate::request::Start;
 use crate::say::clean;
-use crate::session::{self, Start, TakingBack};
+use crate::session::{self, TakingBack};
+use crate::ui::PlayError;
 use crate::view::View;
 use state::{Do, GAME_WAS_OVER, Screen};
 
@@ -52,9 +53,6 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Time left under which the clock is shown as LOW TIME and the bell rings once.
-pub const LOW_TIME_MS: u64 = 5_000;
-
 /// Screen lines that are not board rows: title, blank, column letters,
 /// blank, status, note, prompt, help, and the line the last newline opens.
 const CHROME_ROWS: usize = 9;
@@ -70,7 +68,7 @@ pub async fn run(
     name: &str,
     start: &Start,
     resumed: Option<TakingBack>,
-) -> Result<Option<String>, Error> {
+) -> Result<Option<String>, PlayError> {
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
     let mut s = Screen::new(start, resumed);
@@ -129,7 +127,7 @@ pub async fn run(
 
 /// The seat kept on disk is gone: asks for `request` instead (if
 /// anything), and says so.
-async fn fall_back(link: &mut Link, s: &mut Screen, request: Option<ClientMessage>) -> Result<(), Error> {
+async fn fall_back(link: &mut Link, s: &mut Screen, request: Option<ClientMessage>) -> Result<(), PlayError> {
     if let Some(request) = request {
         s.sent(link.send(request).await)?;
     }

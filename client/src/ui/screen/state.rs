@@ -2,23 +2,22 @@
 //! socket: a key or a link event in, what to send or whether to end out.
 //! [`super::run`] is the io shell that draws, waits and dispatches.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
 use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
+mod keys;
+
 use super::super::board::Window;
-use super::super::input::parse_cell;
-use crate::error::Error;
 use crate::net::{Event, NOT_CONNECTED, SendError};
-use crate::session::{self, Rules, Start, TakingBack, challenge_over, fatal};
+use crate::request::{RequestedRules, Start};
+use crate::session::{SessionError, TakingBack, challenge_over, fatal};
+use crate::ui::PlayError;
 use crate::view::{Connection, View};
 
 /// The full-screen session: the game, the cursor, typed text, and what the next key answers.
 pub(super) struct Screen {
     /// The game as the player sees it, and the note under the board.
     pub(super) view: View,
-    /// The cell under the cursor.
     pub(super) cursor: (usize, usize),
     /// A cell being typed (`b2`).
     pub(super) typed: String,
@@ -46,26 +45,6 @@ pub(super) struct Screen {
     pub(super) warned: bool,
 }
 
-/// What a key asks for.
-pub(super) enum Action {
-    /// Nothing to send.
-    None,
-    /// Play this cell.
-    Move(usize, usize),
-    /// Ask the opponent for another game.
-    Rematch,
-    /// A new quick match on a board of the same size.
-    NewMatch,
-    /// Accept the open challenge with this id.
-    Accept(String),
-    /// Decline the open challenge with this id.
-    Decline(String),
-    /// Concede the game and stay in the room (a rematch stays possible).
-    Resign,
-    /// Leave (resigning a game in progress).
-    Quit,
-}
-
 /// What the io shell does after an event.
 #[derive(Debug)]
 pub(super) enum Do {
@@ -80,11 +59,11 @@ pub(super) enum Do {
     /// (this id) and hand it to [`Screen::ended`].
     Ended(String),
     /// Open a new connection that looks for a quick match with these rules.
-    NewConnection(Rules),
+    NewConnection(RequestedRules),
     /// Resign a game in progress (waiting a little for its result), leave, and end.
     Quit,
     /// End the session with this.
-    End(Result<Option<String>, Error>),
+    End(Result<Option<String>, PlayError>),
 }
 
 /// What the screen says once the seat kept on disk turned out to be gone.
@@ -132,10 +111,10 @@ impl Screen {
             Event::Closed(why) => return self.closed(why),
         };
         if let Some(why) = fatal(&msg, &self.start, limits) {
-            return Do::End(Err(Error::Refused(why)));
+            return Do::End(Err(SessionError::Refused(why).into()));
         }
         if let Some(why) = self.challenging.then(|| challenge_over(&msg, self.view.you.is_some())).flatten() {
-            return Do::End(Err(Error::Refused(why)));
+            return Do::End(Err(SessionError::Refused(why).into()));
         }
         if let ServerMessage::Error { code: ErrorCode::InvalidToken, game_id: Some(id), .. } = &msg {
             if self.fallback.is_some() || self.in_game() {
@@ -145,7 +124,7 @@ impl Screen {
         let mut took_back = false;
         if let Some(start) = self.fallback.take() {
             if matches!(msg, ServerMessage::Error { code: ErrorCode::InvalidToken, .. }) {
-                return Do::Fallback(session::request(&start));
+                return Do::Fallback(start.request());
             }
             took_back = matches!(msg, ServerMessage::State { .. });
             if !took_back {
@@ -154,7 +133,7 @@ impl Screen {
         }
         self.view.apply(&msg);
         if let ServerMessage::RoomCreated { room, .. } = &msg {
-            let invite = crate::net::invite(servers, room);
+            let invite = crate::servers::invite(servers, room);
             self.view.note = format!("room {room} is open; your friend joins with: {invite}");
         }
         if let ServerMessage::GameStarted { size, .. } | ServerMessage::State { size, .. } = msg {
@@ -180,7 +159,7 @@ impl Screen {
                 Do::Wait
             }
             _ => match self.fallback.take() {
-                Some(start) => Do::Fallback(session::request(&start)),
+                Some(start) => Do::Fallback(start.request()),
                 None => {
                     self.view.apply(&ServerMessage::error(ErrorCode::InvalidToken, "", None));
                     Do::Wait
@@ -197,41 +176,12 @@ impl Screen {
             return Do::End(Ok(self.view.result_line()));
         }
         if self.watch || self.view.you.is_none() {
-            return Do::End(Err(Error::Closed(why)));
+            return Do::End(Err(SessionError::Closed(why).into()));
         }
         self.view.seat_lost(&why.to_string());
         self.lost = true;
         self.view.note = "n: new game (a new connection), q: quit".into();
         Do::Wait
-    }
-
-    /// What a key's action sends.
-    pub(super) fn act(&self, action: Action) -> Do {
-        let request = match action {
-            Action::None => return Do::Wait,
-            Action::Quit => return Do::Quit,
-            Action::NewMatch if self.lost => {
-                return Do::NewConnection(Rules {
-                    size: self.view.game.size(),
-                    win: Some(self.view.game.win()),
-                });
-            }
-            Action::NewMatch => {
-                let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
-                ClientMessage::QuickMatch {
-                    size: Some(size),
-                    win: Some(win),
-                    house_after_ms: None,
-                    level: None,
-                }
-            }
-            Action::Move(row, col) => ClientMessage::Move { row: row as i64, col: col as i64 },
-            Action::Rematch => ClientMessage::Rematch {},
-            Action::Resign => ClientMessage::Resign {},
-            Action::Accept(challenge) => ClientMessage::Accept { challenge },
-            Action::Decline(challenge) => ClientMessage::Decline { challenge, reason: None },
-        };
-        Do::Send(request)
     }
 
     /// A request of [`Do::Send`] went out.
@@ -302,107 +252,6 @@ impl Screen {
     /// Whether leaving now would resign a game in progress.
     pub(super) fn in_game(&self) -> bool {
         !self.watch && self.view.you.is_some() && self.view.over.is_none() && self.view.game.turn().is_some()
-    }
-
-    /// Leaving: at once, or after a confirmation while a game is in progress.
-    fn quit(&mut self, ctrl_c: bool) -> Action {
-        if !self.in_game() || (self.confirming && ctrl_c) {
-            return Action::Quit;
-        }
-        self.confirming = true;
-        self.view.note = "Resign this game? y/n (Ctrl-C again: yes)".into();
-        Action::None
-    }
-
-    /// What `key` asks for; prompts and refusals go to the note.
-    pub(super) fn on_key(&mut self, key: KeyEvent) -> Action {
-        let n = self.view.game.size();
-        let (r, c) = self.cursor;
-        if self.resigning {
-            self.resigning = false;
-            if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
-                return Action::Resign;
-            }
-            self.view.note = "not resigned; play on".into();
-            return Action::None;
-        }
-        if self.confirming {
-            self.confirming = false;
-            match key.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') => return Action::Quit,
-                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Action::Quit,
-                _ => {
-                    self.view.note = "not resigned; play on".into();
-                    return Action::None;
-                }
-            }
-        }
-        if let (Some(id), KeyCode::Char(answer @ ('a' | 'd'))) = (self.answerable(), key.code) {
-            let id = id.to_owned();
-            return if answer == 'a' { Action::Accept(id) } else { Action::Decline(id) };
-        }
-        match key.code {
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return self.quit(true),
-            KeyCode::Esc => return self.quit(false),
-            KeyCode::Char('r') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                if self.in_game() {
-                    self.resigning = true;
-                    self.view.note = "Resign this game and stay for a rematch? y/n".into();
-                } else {
-                    self.view.note = "no game in progress to resign".into();
-                }
-            }
-            KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
-                return self.quit(false);
-            }
-            KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
-                if self.view.closed.is_none() && !self.lost {
-                    return Action::Rematch;
-                }
-                self.view.note =
-                    "your opponent has left, so there is no rematch; n: new game, q: quit".into();
-            }
-            KeyCode::Char('n') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
-                return Action::NewMatch;
-            }
-            KeyCode::Up => self.cursor = (r.saturating_sub(1), c),
-            KeyCode::Down => self.cursor = ((r + 1).min(n - 1), c),
-            KeyCode::Left => self.cursor = (r, c.saturating_sub(1)),
-            KeyCode::Right => self.cursor = (r, (c + 1).min(n - 1)),
-            KeyCode::Backspace => {
-                self.typed.pop();
-            }
-            KeyCode::Char(ch)
-                if (ch.is_ascii_alphanumeric() || ch == ' ' || ch == ',') && self.typed.len() < 12 =>
-            {
-                self.typed.push(ch);
-            }
-            KeyCode::Enter => {
-                let target = if self.typed.trim().is_empty() {
-                    Ok(self.cursor)
-                } else {
-                    parse_cell(&std::mem::take(&mut self.typed), n)
-                };
-                match target {
-                    Err(e) => self.view.note = e.to_string(),
-                    Ok(_) if self.watch => self.view.note = "you are watching: only the players move".into(),
-                    Ok(_) if self.view.over.is_some() => {
-                        self.view.note =
-                            "the game is over: r for a rematch, n for a new game, q to quit".into();
-                    }
-                    Ok(_) if !self.view.my_turn() => self.view.note = "not your turn yet".into(),
-                    Ok((row, col)) if self.view.game.is_occupied(row, col) => {
-                        self.view.note = "that cell is taken".into();
-                    }
-                    Ok((row, col)) => {
-                        self.cursor = (row, col);
-                        return Action::Move(row, col);
-                    }
-                }
-            }
-            _ => {}
-        }
-        Action::None
     }
 }
 

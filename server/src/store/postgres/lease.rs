@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio_postgres::Error;
 
-use super::live::{self, From};
+use super::live::{self, Whose};
 use super::{Conn, LEASE, Link, beat};
 use crate::store::Restored;
 use crate::store::backend::BackendError;
@@ -113,7 +113,7 @@ impl Leases {
                 .await?;
             let epoch = next_epoch(c).await?;
             c.hold(owner, epoch).await?;
-            let restored = live::load(c, owner, epoch, &From::Dead(dead.clone())).await?;
+            let restored = live::load(c, owner, epoch, &Whose::Dead(dead.clone())).await?;
             Ok((restored, epoch))
         })?;
         let (restored, epoch) = adopted;

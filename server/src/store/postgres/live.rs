@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use skillratings::glicko2::Glicko2Rating;
 use tokio_postgres::{Error, Row, Transaction};
 
 use crate::core::account::{Identity, TokenHash};
@@ -16,11 +15,12 @@ use crate::store::Restored;
 use crate::store::changes::{LiveGame, decode_cells, saved_rules};
 use crate::store::postgres::Conn;
 use crate::store::record::unix_ms;
+use crate::store::row;
 use tictactoe_protocol::HouseLevel;
 use tictactoe_protocol::Rules;
 
 /// Whose saved games a load takes over.
-pub(super) enum From {
+pub(super) enum Whose {
     /// Every saved game: a server alone on its database.
     All,
     /// This instance's own, at its start in a cluster: it says it is alive
@@ -36,24 +36,24 @@ pub(super) enum From {
 const NAME_LOCK: &str =
     "SELECT pg_advisory_xact_lock(hashtext('ttt-instance:' || n)) FROM unnest($1::text[]) AS n";
 
-/// The saved games `from` names, now held by `owner` with `epoch` (the
+/// The saved games `whose` names, now held by `owner` with `epoch` (the
 /// session's hold), and the standings of the accounts that play in them
 /// (their games are rated when they end). Waits on no other session's
 /// locks: a game locked by a transaction of its old holder that has not
 /// ended yet (it hangs) is skipped, and taken the next time.
-pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> Result<Restored, Error> {
+pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, whose: &Whose) -> Result<Restored, Error> {
     let tx = c.client.transaction().await?;
     // Taking games over is allowed in this transaction only (see the triggers).
     tx.batch_execute("SET LOCAL ttt.taking = 'on'").await?;
-    let owners: Vec<String> = match from {
-        From::All => Vec::new(),
-        From::Own => {
+    let owners: Vec<String> = match whose {
+        Whose::All => Vec::new(),
+        Whose::Own => {
             let me = vec![owner.to_owned()];
             tx.execute(NAME_LOCK, &[&me]).await?;
             super::beat_in(&tx, owner, epoch).await?;
             me
         }
-        From::Dead(names) => {
+        Whose::Dead(names) => {
             let mut names = names.clone();
             names.sort();
             tx.execute(NAME_LOCK, &[&names]).await?;
@@ -71,14 +71,14 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
             names
         }
     };
-    let taken: Vec<String> = match from {
-        From::All => tx
+    let taken: Vec<String> = match whose {
+        Whose::All => tx
             .query("UPDATE live_games SET owner = $1, epoch = $2 RETURNING room", &[&owner, &epoch])
             .await?
             .iter()
             .map(|r| r.get(0))
             .collect(),
-        From::Own | From::Dead(_) => tx
+        Whose::Own | Whose::Dead(_) => tx
             .query(
                 "UPDATE live_games SET owner = $1, epoch = $2 WHERE room IN
                    (SELECT room FROM live_games WHERE owner = ANY($3) FOR UPDATE SKIP LOCKED)
@@ -102,18 +102,18 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, from: &From) -> 
     // Moves whose game is gone (it ended, or its start was never saved):
     // alone, any; in a cluster, another instance may be writing a game's
     // first moves, so only those of the games taken.
-    let orphans = match from {
-        From::All => {
+    let orphans = match whose {
+        Whose::All => {
             "DELETE FROM live_moves m WHERE NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
         }
-        From::Own | From::Dead(_) => {
+        Whose::Own | Whose::Dead(_) => {
             "DELETE FROM live_moves m WHERE m.room = ANY($1)
                AND NOT EXISTS (SELECT 1 FROM live_games g WHERE g.room = m.room)"
         }
     };
-    match from {
-        From::All => tx.execute(orphans, &[]).await?,
-        From::Own | From::Dead(_) => tx.execute(orphans, &[&taken]).await?,
+    match whose {
+        Whose::All => tx.execute(orphans, &[]).await?,
+        Whose::Own | Whose::Dead(_) => tx.execute(orphans, &[&taken]).await?,
     };
     let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
     let mut unused = Vec::new();
@@ -171,14 +171,14 @@ async fn standings(tx: &Transaction<'_>, games: &[LiveGame]) -> Result<Vec<(i64,
     Ok(rows
         .iter()
         .filter_map(|r| {
-            let (account, size, win): (i64, i32, i32) = (r.get(0), r.get(1), r.get(2));
-            let rules = Rules { size: usize::try_from(size).ok()?, win: usize::try_from(win).ok()? };
+            // A row that cannot be read leaves its account's game rated
+            // from the book or, failing that, from the database again.
+            let account: i64 = r.try_get("account").ok()?;
+            let rules = row::pool(r).ok()?;
             if !wanted.contains(&(account, rules.size, rules.win)) {
                 return None;
             }
-            let rating = Glicko2Rating { rating: r.get(3), deviation: r.get(4), volatility: r.get(5) };
-            let games = u32::try_from(r.get::<_, i64>(6)).unwrap_or(u32::MAX);
-            Some((account, rules, Standing { rating, games }))
+            Some((account, rules, row::standing(r).ok()?))
         })
         .collect())
 }

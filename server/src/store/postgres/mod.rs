@@ -3,29 +3,37 @@
 //! threads are not the server's), the migrations, and the writer's side
 //! ([`PgBackend`]); the readers' side is [`PgReader`].
 //!
-//! A commit is one round trip: its statements are pipelined, from `BEGIN`
-//! to `COMMIT`, each writing many rows at once (`unnest` of arrays).
+//! A commit's statements are pipelined, from `BEGIN` to `COMMIT`, each
+//! writing many rows at once (`unnest` of arrays): one round trip, and one
+//! more before it when the commit writes records (`opening`: it checks them
+//! and locks the standings they move).
 
 mod lease;
+mod link;
 mod live;
+mod opening;
+mod pipeline;
 mod read;
+mod records;
+mod rounds;
 mod write;
 
 pub use lease::{Adopted, Hold, Leases};
 pub use read::PgReader;
 
+use link::{Conn, Link};
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustc_hash::FxHashMap;
-use skillratings::glicko2::Glicko2Rating;
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::Config;
 
 use crate::core::account::AccountId;
 use crate::ratings::Standing;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
+use crate::store::row;
 use tictactoe_protocol::Rules;
 
 /// The schema's versions, in order, each a numbered file in
@@ -73,7 +81,7 @@ const CONNECT: Duration = Duration::from_secs(2);
 /// keep coming: 3 s of a busy server's moves fit in its queue, so a hung
 /// Postgres makes writes fail (and wait in memory) rather than the queue
 /// overflow.
-const ANSWER: Duration = Duration::from_secs(3);
+pub(super) const ANSWER: Duration = Duration::from_secs(3);
 
 /// Longest the start's work waits (migrations, reading the games in
 /// progress, importing a spill file): it can be long on a big database.
@@ -142,126 +150,6 @@ pub fn redacted(url: &str) -> String {
             format!("{head}?{}", params.join("&"))
         }
         None => shown,
-    }
-}
-
-/// A connection and the statements prepared on it.
-pub(super) struct Conn {
-    client: Client,
-    statements: FxHashMap<&'static str, Statement>,
-    /// The epoch this session's transactions hold games with (0: none yet).
-    epoch: i64,
-}
-
-impl Conn {
-    /// Makes this session's transactions carry `owner` and `epoch`: the
-    /// database refuses writes to games it does not hold with them. A round
-    /// trip only when the epoch changed (an adoption took a newer one).
-    async fn hold(&mut self, owner: &str, epoch: i64) -> Result<(), tokio_postgres::Error> {
-        if self.epoch != epoch {
-            let e = epoch.to_string();
-            self.client
-                .execute(
-                    "SELECT set_config('ttt.owner', $1, false), set_config('ttt.epoch', $2, false)",
-                    &[&owner, &e],
-                )
-                .await?;
-            self.epoch = epoch;
-        }
-        Ok(())
-    }
-
-    /// The statement of `sql`, prepared once per connection.
-    async fn statement(&mut self, sql: &'static str) -> Result<Statement, tokio_postgres::Error> {
-        if let Some(s) = self.statements.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = self.client.prepare(sql).await?;
-        self.statements.insert(sql, s.clone());
-        Ok(s)
-    }
-}
-
-/// One thread's way to the database: a runtime of its own, and a
-/// connection made when first needed and made again after it is lost.
-pub(super) struct Link {
-    rt: tokio::runtime::Runtime,
-    config: Config,
-    conn: Option<Conn>,
-}
-
-impl Link {
-    fn new(config: Config) -> Result<Link, BackendError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| BackendError(format!("cannot start a runtime for the database: {e}")))?;
-        Ok(Link { rt, config, conn: None })
-    }
-
-    /// Like [`Link::call`], trying once more on a new connection when the
-    /// one it had turned out closed (Postgres restarted meanwhile): for
-    /// what may run twice.
-    fn call_again<T>(
-        &mut self,
-        f: impl AsyncFn(&mut Conn) -> Result<T, BackendError>,
-    ) -> Result<T, BackendError> {
-        let had = self.conn.is_some();
-        match self.call(&f) {
-            Err(_) if had && self.conn.is_none() => self.call(&f),
-            done => done,
-        }
-    }
-
-    /// Runs `f` on the connection (made first if there is none), waiting
-    /// at most [`ANSWER`]. A connection that failed or did not answer is
-    /// dropped: the next call makes a new one.
-    fn call<T>(
-        &mut self,
-        f: impl AsyncFnOnce(&mut Conn) -> Result<T, BackendError>,
-    ) -> Result<T, BackendError> {
-        self.call_within(ANSWER, f)
-    }
-
-    /// [`Link::call`], waiting at most `limit`.
-    fn call_within<T>(
-        &mut self,
-        limit: Duration,
-        f: impl AsyncFnOnce(&mut Conn) -> Result<T, BackendError>,
-    ) -> Result<T, BackendError> {
-        let Link { rt, config, conn } = self;
-        rt.block_on(async {
-            let answer = tokio::time::timeout(limit, async {
-                if conn.as_ref().is_none_or(|c| c.client.is_closed()) {
-                    *conn = None;
-                    let (client, connection) = config.connect(NoTls).await.map_err(BackendError::from)?;
-                    tokio::spawn(async move {
-                        if let Err(e) = connection.await {
-                            tracing::debug!("a connection to the database ended: {e}");
-                        }
-                    });
-                    *conn = Some(Conn { client, statements: FxHashMap::default(), epoch: 0 });
-                }
-                let Some(c) = conn.as_mut() else {
-                    return Err(BackendError("no connection to the database".into()));
-                };
-                f(c).await
-            })
-            .await;
-            match answer {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => {
-                    if conn.as_ref().is_some_and(|c| c.client.is_closed()) {
-                        *conn = None;
-                    }
-                    Err(e)
-                }
-                Err(_) => {
-                    *conn = None;
-                    Err(BackendError(format!("the database did not answer within {} s", limit.as_secs())))
-                }
-            }
-        })
     }
 }
 
@@ -343,7 +231,7 @@ impl Backend for PgBackend {
         let limit = ANSWER + Duration::from_micros(50 * batch.size() as u64);
         self.link.call_within(limit, async |c| {
             c.hold(owner, epoch).await?;
-            Ok(write::commit(c, batch, owner, epoch).await?)
+            write::commit(c, batch, owner, epoch).await
         })
     }
 
@@ -377,10 +265,7 @@ impl Backend for PgBackend {
                 )
                 .await?;
             let Some(r) = c.client.query_opt(&s, &[&account, &size, &win]).await? else { return Ok(None) };
-            let rating =
-                Glicko2Rating { rating: r.try_get(0)?, deviation: r.try_get(1)?, volatility: r.try_get(2)? };
-            let games = u32::try_from(r.try_get::<_, i64>(3)?).unwrap_or(u32::MAX);
-            Ok(Some(Standing { rating, games }))
+            Ok(Some(row::standing(&r)?))
         })
     }
 
@@ -397,9 +282,9 @@ impl Backend for PgBackend {
         // Alone on its database a start holds every saved game; in a
         // cluster, its own (a restart under the same name), and the leases
         // adopt the dead instances'.
-        let from = match self.cluster {
-            true => live::From::Own,
-            false => live::From::All,
+        let whose = match self.cluster {
+            true => live::Whose::Own,
+            false => live::Whose::All,
         };
         let cluster = self.cluster;
         self.link.call_within(START, async |c| {
@@ -409,7 +294,7 @@ impl Backend for PgBackend {
                     "another instance named {owner:?} is running on this database: give each its own --instance"
                 )));
             }
-            Ok(live::load(c, owner, epoch, &from).await?)
+            Ok(live::load(c, owner, epoch, &whose).await?)
         })
     }
 

@@ -3,20 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use skillratings::glicko2::Glicko2Rating;
-use tictactoe_protocol::api::{
-    self, GamePlayer, Leaderboard, LeaderboardEntry, PlayerGames, PlayerProfile, PoolStanding, RatingMove,
-    Results,
-};
+use tictactoe_protocol::api::{self, Leaderboard, PlayerGames, PlayerProfile};
 use tokio_postgres::Row;
 
 use crate::core::account::{TokenHash, name_key};
 use crate::core::text::look_alike_key;
-use crate::ratings::{Standing, pool_key};
+use crate::ratings::pool_key;
 use crate::store::Account;
-use crate::store::answer::{self, rfc3339, rounded};
-use crate::store::backend::{BackendError, Reader};
+use crate::store::backend::{BackendError, Fetched, Reader};
 use crate::store::postgres::{Conn, Link};
+use crate::store::row::{self, StoredRow, record_columns};
+use crate::store::spelling::rfc3339;
 use tictactoe_protocol::Rules;
 
 /// A reader's connection to the database.
@@ -30,90 +27,56 @@ impl PgReader {
     }
 }
 
-/// A game by id; [`game`] reads its columns.
-const GAME: &str = "SELECT g.id, g.room, g.size, g.win, g.x_name, g.x_account, g.x_bot, g.o_name, g.o_account, \
-     g.o_bot, g.moves, g.winner, g.reason, g.line, g.rated, g.x_before, g.x_after, g.o_before, g.o_after, \
-     g.started_at, g.ended_at FROM games g WHERE g.id = $1";
+/// A game by id.
+const GAME: &str = concat!("SELECT ", record_columns!(), " FROM games g WHERE g.id = $1");
 
 /// Two index range scans merged: the player's games as X and as O.
-const PLAYER_GAMES: &str = "SELECT g.id, g.room, g.size, g.win, g.x_name, g.x_account, g.x_bot, g.o_name, \
-     g.o_account, g.o_bot, g.moves, g.winner, g.reason, g.line, g.rated, g.x_before, g.x_after, g.o_before, \
-     g.o_after, g.started_at, g.ended_at FROM games g WHERE g.seq IN (
+const PLAYER_GAMES: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM games g WHERE g.seq IN (
         (SELECT seq FROM games WHERE x_account = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
         UNION ALL
         (SELECT seq FROM games WHERE o_account = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
-     ) ORDER BY g.seq DESC LIMIT $3";
+     ) ORDER BY g.seq DESC LIMIT $3"
+);
 
-/// A stored value that cannot be what its column holds: the row is broken.
-fn broken(what: &str) -> BackendError {
-    BackendError(format!("a stored game is broken: {what}"))
-}
+impl StoredRow for Row {
+    type Error = BackendError;
 
-/// One game record from a row of [`GAME`]'s columns.
-fn game(r: &Row) -> Result<api::GameRecord, BackendError> {
-    let rated: bool = r.try_get(14)?;
-    let rating =
-        |i: usize| -> Result<Option<i64>, BackendError> { Ok(r.try_get::<_, Option<f64>>(i)?.map(rounded)) };
-    let player = |name: usize, before: usize| -> Result<GamePlayer, BackendError> {
-        Ok(GamePlayer {
-            account: r.try_get::<_, Option<i64>>(name + 1)?.is_some(),
-            bot: r.try_get(name + 2)?,
-            name: r.try_get(name)?,
-            rating: if rated { rating(before)? } else { None },
-        })
-    };
-    let change = |before: usize| -> Result<Option<RatingMove>, BackendError> {
-        Ok(match (rating(before)?, rating(before + 1)?) {
-            (Some(before), Some(after)) => Some(RatingMove { after, before }),
-            _ => None,
-        })
-    };
-    let ratings = match (rated, change(15)?, change(17)?) {
-        (true, Some(x), Some(o)) => Some([x, o]),
-        _ => None,
-    };
-    let moves: String = r.try_get(10)?;
-    let line: Option<String> = r.try_get(13)?;
-    let reason: String = r.try_get(12)?;
-    let small = |i: usize| -> Result<usize, BackendError> {
-        usize::try_from(r.try_get::<_, i32>(i)?).map_err(|_| broken("a negative size"))
-    };
-    Ok(api::GameRecord {
-        ended_at: rfc3339(r.try_get(20)?),
-        id: r.try_get(0)?,
-        line: match line {
-            None => None,
-            Some(text) => Some(serde_json::from_str(&text).map_err(|_| broken("not a line"))?),
-        },
-        moves: serde_json::from_str(&moves).map_err(|_| broken("not a list of moves"))?,
-        players: [player(4, 15)?, player(7, 17)?],
-        rated,
-        ratings,
-        reason: answer::parse_reason(&reason).ok_or_else(|| broken("not an end reason"))?,
-        room: r.try_get(1)?,
-        size: small(2)?,
-        started_at: rfc3339(r.try_get(19)?),
-        win: small(3)?,
-        winner: u8::try_from(r.try_get::<_, i32>(11)?).map_err(|_| broken("not a winner"))?,
-    })
-}
-
-/// A count from SQL, which is never negative.
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
+    fn int4(&self, column: &str) -> Result<i32, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn int8(&self, column: &str) -> Result<i64, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn opt_int8(&self, column: &str) -> Result<Option<i64>, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn flag(&self, column: &str) -> Result<bool, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn float(&self, column: &str) -> Result<f64, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn opt_float(&self, column: &str) -> Result<Option<f64>, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn text(&self, column: &str) -> Result<String, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn opt_text(&self, column: &str) -> Result<Option<String>, BackendError> {
+        Ok(self.try_get(column)?)
+    }
+    fn broken(&self, column: &str, what: &str) -> BackendError {
+        BackendError(format!("a stored row is broken: {column} is {what}"))
+    }
 }
 
 /// The id of the account called `name` (ignoring case).
 async fn account_id(c: &mut Conn, name: &str) -> Result<Option<i64>, BackendError> {
     let s = c.statement("SELECT id FROM accounts WHERE name_key = $1").await?;
-    Ok(c.client.query_opt(&s, &[&name_key(name)]).await?.map(|r| r.try_get(0)).transpose()?)
-}
-
-fn pool(r: &Row, size: usize) -> Result<Rules, BackendError> {
-    let side = |i: usize| -> Result<usize, BackendError> {
-        usize::try_from(r.try_get::<_, i32>(i)?).map_err(|_| broken("a negative size"))
-    };
-    Ok(Rules { size: side(size)?, win: side(size + 1)? })
+    Ok(c.client.query_opt(&s, &[&name_key(name)]).await?.map(|r| r.try_get("id")).transpose()?)
 }
 
 async fn player_games(
@@ -129,7 +92,7 @@ async fn player_games(
         Some(b) => {
             let s = c.statement("SELECT seq FROM games WHERE id = $1").await?;
             match c.client.query_opt(&s, &[&b]).await? {
-                Some(r) => r.try_get::<_, i64>(0)?,
+                Some(r) => r.try_get::<_, i64>("seq")?,
                 // An unknown cursor is an empty page, not everything.
                 None => return Ok(Some(PlayerGames::default())),
             }
@@ -143,7 +106,7 @@ async fn player_games(
         .query(&s, &[&id, &before_seq, &limit])
         .await?
         .iter()
-        .map(game)
+        .map(row::record)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PlayerGames { games }))
 }
@@ -151,7 +114,8 @@ async fn player_games(
 async fn leaderboard(c: &mut Conn, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError> {
     let s = c
         .statement(
-            "SELECT a.name, a.bot, r.rating, r.rd, r.games FROM ratings r JOIN accounts a ON a.id = r.account
+            "SELECT a.name AS name, a.bot AS bot, r.rating AS rating, r.rd AS rd, r.games AS games
+             FROM ratings r JOIN accounts a ON a.id = r.account
              WHERE r.size = $1 AND r.win = $2 AND r.games > 0 ORDER BY r.rating DESC, a.name_key COLLATE \"C\" LIMIT $3",
         )
         .await?;
@@ -162,53 +126,33 @@ async fn leaderboard(c: &mut Conn, rules: Rules, limit: usize) -> Result<Leaderb
         .query(&s, &[&size, &win, &limit])
         .await?
         .iter()
-        .map(|r| {
-            Ok(LeaderboardEntry {
-                bot: r.try_get(1)?,
-                games: count(r.try_get(4)?),
-                name: r.try_get(0)?,
-                rating: rounded(r.try_get(2)?),
-                rd: rounded(r.try_get(3)?),
-            })
-        })
+        .map(row::leaderboard_entry)
         .collect::<Result<Vec<_>, BackendError>>()?;
     Ok(Leaderboard { players, size: rules.size, win: rules.win })
 }
 
 async fn player(c: &mut Conn, name: &str) -> Result<Option<PlayerProfile>, BackendError> {
     let s = c.statement("SELECT id, name, bot, created_at FROM accounts WHERE name_key = $1").await?;
-    let Some(row) = c.client.query_opt(&s, &[&name_key(name)]).await? else { return Ok(None) };
+    let Some(r) = c.client.query_opt(&s, &[&name_key(name)]).await? else { return Ok(None) };
     let (id, name, bot, created_at): (i64, String, bool, i64) =
-        (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?);
+        (r.try_get("id")?, r.try_get("name")?, r.try_get("bot")?, r.try_get("created_at")?);
     let mut ratings = BTreeMap::new();
     let s = c.statement("SELECT size, win, rating, rd, games FROM ratings WHERE account = $1").await?;
     for r in c.client.query(&s, &[&id]).await? {
-        let standing = PoolStanding {
-            games: count(r.try_get(4)?),
-            rating: rounded(r.try_get(2)?),
-            rd: rounded(r.try_get(3)?),
-        };
-        ratings.insert(pool_key(pool(&r, 0)?), standing);
+        ratings.insert(pool_key(row::pool(&r)?), row::pool_standing(&r)?);
     }
     let s = c
         .statement(
             "SELECT
-                count(*) FILTER (WHERE (x_account = $1 AND winner = 1) OR (o_account = $1 AND winner = 2)),
-                count(*) FILTER (WHERE reason = 'draw'),
-                count(*) FILTER (WHERE (x_account = $1 AND winner = 2) OR (o_account = $1 AND winner = 1)),
-                count(*) FILTER (WHERE reason = 'aborted'),
-                count(*) FILTER (WHERE reason = 'shutdown')
+                count(*) FILTER (WHERE (x_account = $1 AND winner = 1) OR (o_account = $1 AND winner = 2)) AS wins,
+                count(*) FILTER (WHERE reason = 'draw') AS draws,
+                count(*) FILTER (WHERE (x_account = $1 AND winner = 2) OR (o_account = $1 AND winner = 1)) AS losses,
+                count(*) FILTER (WHERE reason = 'aborted') AS aborted,
+                count(*) FILTER (WHERE reason = 'shutdown') AS interrupted
              FROM games WHERE x_account = $1 OR o_account = $1",
         )
         .await?;
-    let r = c.client.query_one(&s, &[&id]).await?;
-    let results = Results {
-        wins: count(r.try_get(0)?),
-        draws: count(r.try_get(1)?),
-        losses: count(r.try_get(2)?),
-        aborted: count(r.try_get(3)?),
-        interrupted: count(r.try_get(4)?),
-    };
+    let results = row::results(&c.client.query_one(&s, &[&id]).await?)?;
     Ok(Some(PlayerProfile { bot, created_at: rfc3339(created_at), name, ratings, results }))
 }
 
@@ -220,11 +164,11 @@ async fn account(c: &mut Conn, name: &str) -> Result<Option<(Account, TokenHash)
              ORDER BY (name_key = $1) DESC LIMIT 1",
         )
         .await?;
-    let Some(row) = c.client.query_opt(&s, &[&name_key(name), &look_alike_key(name)]).await? else {
+    let Some(r) = c.client.query_opt(&s, &[&name_key(name), &look_alike_key(name)]).await? else {
         return Ok(None);
     };
-    let (id, name, bot): (i64, String, bool) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
-    let Ok(hash) = TokenHash::try_from(row.try_get::<_, &[u8]>(3)?) else { return Ok(None) };
+    let (id, name, bot): (i64, String, bool) = (r.try_get("id")?, r.try_get("name")?, r.try_get("bot")?);
+    let Ok(hash) = TokenHash::try_from(r.try_get::<_, &[u8]>("token_hash")?) else { return Ok(None) };
     let s = c
         .statement("SELECT size, win, rating, rd, volatility, games FROM ratings WHERE account = $1")
         .await?;
@@ -233,12 +177,7 @@ async fn account(c: &mut Conn, name: &str) -> Result<Option<(Account, TokenHash)
         .query(&s, &[&id])
         .await?
         .iter()
-        .map(|r| {
-            let rating =
-                Glicko2Rating { rating: r.try_get(2)?, deviation: r.try_get(3)?, volatility: r.try_get(4)? };
-            let games = u32::try_from(r.try_get::<_, i64>(5)?).unwrap_or(u32::MAX);
-            Ok((pool(r, 0)?, Standing { rating, games }))
-        })
+        .map(|r| Ok((row::pool(r)?, row::standing(r)?)))
         .collect::<Result<Vec<_>, BackendError>>()?;
     Ok(Some((Account { id, name: name.into(), bot, standings }, hash)))
 }
@@ -250,36 +189,31 @@ fn storable(text: &str) -> bool {
 }
 
 impl Reader for PgReader {
-    fn account(&mut self, name: &str) -> Result<Option<(Account, TokenHash)>, BackendError> {
+    fn account(&mut self, name: &str) -> Fetched<(Account, TokenHash)> {
         if !storable(name) {
             return Ok(None);
         }
         self.link.call_again(async |c| account(c, name).await)
     }
 
-    fn game(&mut self, id: &str) -> Result<Option<api::GameRecord>, BackendError> {
+    fn game(&mut self, id: &str) -> Fetched<api::GameRecord> {
         if !storable(id) {
             return Ok(None);
         }
         self.link.call_again(async |c| {
             let s = c.statement(GAME).await?;
-            c.client.query_opt(&s, &[&id]).await?.as_ref().map(game).transpose()
+            c.client.query_opt(&s, &[&id]).await?.as_ref().map(row::record).transpose()
         })
     }
 
-    fn player(&mut self, name: &str) -> Result<Option<PlayerProfile>, BackendError> {
+    fn player(&mut self, name: &str) -> Fetched<PlayerProfile> {
         if !storable(name) {
             return Ok(None);
         }
         self.link.call_again(async |c| player(c, name).await)
     }
 
-    fn player_games(
-        &mut self,
-        name: &str,
-        limit: usize,
-        before: Option<&str>,
-    ) -> Result<Option<PlayerGames>, BackendError> {
+    fn player_games(&mut self, name: &str, limit: usize, before: Option<&str>) -> Fetched<PlayerGames> {
         if !storable(name) {
             return Ok(None);
         }

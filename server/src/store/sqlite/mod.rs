@@ -22,7 +22,7 @@ use crate::ratings::Standing;
 use crate::store::Restored;
 use crate::store::backend::{Backend, BackendError, Commit, Committed};
 use crate::store::record::{GameRecord, unix_ms};
-use skillratings::glicko2::Glicko2Rating;
+use crate::store::row;
 use tictactoe_protocol::Rules;
 
 /// The schema's versions, in order, each a numbered file in
@@ -134,10 +134,7 @@ impl Backend for SqliteBackend {
         let mut stmt = self.conn.prepare_cached(
             "SELECT rating, rd, volatility, games FROM ratings WHERE account = ?1 AND size = ?2 AND win = ?3",
         )?;
-        let found = stmt.query_row(params![account, rules.size, rules.win], |r| {
-            let rating = Glicko2Rating { rating: r.get(0)?, deviation: r.get(1)?, volatility: r.get(2)? };
-            Ok(Standing { rating, games: r.get(3)? })
-        });
+        let found = stmt.query_row(params![account, rules.size, rules.win], |r| row::standing(r));
         Ok(rusqlite::OptionalExtension::optional(found)?)
     }
 
@@ -290,5 +287,7 @@ fn fill_look_alike_keys(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
+#[cfg(test)]
+mod live_tests;
 #[cfg(test)]
 mod tests;

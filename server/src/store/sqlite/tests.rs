@@ -97,7 +97,7 @@ fn a_read_does_not_wait_for_the_writers_transaction() {
     tx.commit().expect("commit");
     assert!(reader.game("Pending1").expect("read").is_some(), "committed now");
     // The database's answer is the one a held record gives.
-    assert_eq!(game, crate::store::answer::held(&games[0]));
+    assert_eq!(game, crate::store::unwritten::shown(&games[0]));
 }
 
 #[test]
@@ -110,10 +110,10 @@ fn a_record_reads_back_as_it_was_held() {
     let mut reader = db.reader().expect("reader");
     for g in &games {
         let read = reader.game(&g.id).expect("read").expect("found");
-        assert_eq!(read, crate::store::answer::held(g));
+        assert_eq!(read, crate::store::unwritten::shown(g));
         assert_eq!(
             serde_json::to_string(&read).ok(),
-            serde_json::to_string(&crate::store::answer::held(g)).ok()
+            serde_json::to_string(&crate::store::unwritten::shown(g)).ok()
         );
     }
     let page = reader.player_games("ANN", 1, None).expect("read").expect("an account");

@@ -5,9 +5,10 @@ use rusqlite::{Connection, Transaction, params};
 
 use crate::core::account::{TokenHash, name_key};
 use crate::core::text::look_alike_key;
-use crate::store::answer;
 use crate::store::backend::Commit;
+use crate::store::rating;
 use crate::store::record::{GameRecord, unix_ms};
+use crate::store::spelling;
 use crate::store::{Account, StoreError};
 
 /// Each registration's answer, in order, and the journal's new row.
@@ -39,7 +40,7 @@ pub(super) fn import(conn: &mut Connection, games: &[GameRecord]) -> rusqlite::R
     Ok(usize::try_from(after - before).unwrap_or(0))
 }
 
-/// Inserts `games` (and the ratings they moved) within `tx`; a game whose id
+/// Inserts `games` (and the standings they leave) within `tx`; a game whose id
 /// is kept already is left as it is.
 pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqlite::Result<()> {
     {
@@ -49,7 +50,7 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
              ON CONFLICT (id) DO NOTHING",
         )?;
-        let mut rating = tx.prepare_cached(
+        let mut standing = tx.prepare_cached(
             "INSERT INTO ratings (account, size, win, rating, rd, volatility, games) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT (account, size, win) DO UPDATE SET
                 rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility, games = excluded.games
@@ -74,7 +75,7 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
                 o.bot,
                 serde_json::to_string(&g.moves).unwrap_or_default(),
                 g.winner.map_or(0, |p| p.number()),
-                answer::reason(g.reason),
+                spelling::reason(g.reason),
                 g.line.as_ref().map(|l| serde_json::to_string(l).unwrap_or_default()),
                 r.is_some(),
                 rating_of(0, false),
@@ -84,20 +85,19 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
                 g.started_at_ms,
                 g.ended_at_ms,
             ])?;
-            if let Some(r) = r {
-                for (who, rated) in g.players.iter().zip(r) {
-                    let s = rated.after;
-                    rating.execute(params![
-                        who.account,
-                        g.rules.size,
-                        g.rules.win,
-                        s.rating.rating,
-                        s.rating.deviation,
-                        s.rating.volatility,
-                        s.games
-                    ])?;
-                }
-            }
+        }
+        // The standings the records leave; the guard keeps a newer one
+        // (an import of older games) from being overwritten.
+        for ((account, rules), s) in rating::latest(games) {
+            standing.execute(params![
+                account,
+                rules.size,
+                rules.win,
+                s.rating.rating,
+                s.rating.deviation,
+                s.rating.volatility,
+                s.games
+            ])?;
         }
     }
     Ok(())

@@ -14,7 +14,7 @@ fn limits() -> Limits {
 fn started() -> ServerMessage {
     fixtures::game_started("t")
 }
-use crate::session::Rules;
+use crate::request::RequestedRules;
 
 const URL: &str = "ws://127.0.0.1:1";
 
@@ -30,10 +30,10 @@ fn game_over() -> ServerMessage {
     }
 }
 
-fn printed(out: &[Out]) -> Vec<&str> {
+fn printed(out: &[Do]) -> Vec<&str> {
     out.iter()
         .filter_map(|o| match o {
-            Out::Print(line) => Some(line.as_str()),
+            Do::Print(line) => Some(line.as_str()),
             _ => None,
         })
         .collect()
@@ -41,7 +41,7 @@ fn printed(out: &[Out]) -> Vec<&str> {
 
 /// A quick-match session whose game started with this side to move.
 fn playing() -> Lines {
-    let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
     let out = lines.on_link(Event::Msg(started()), &limits(), URL);
     let said = printed(&out);
     assert!(said[0].starts_with("Game started in room R: "), "{said:?}");
@@ -57,7 +57,7 @@ fn a_typed_cell_is_played_and_a_bad_one_asked_again() {
     assert_eq!(printed(&out), ["! \"zz\": type a cell like b2, or a row and column like 2 2", PROMPT]);
     assert!(lines.wants_input());
     let out = lines.on_line(Some("b2".into()));
-    assert!(matches!(out.as_slice(), [Out::Move(ClientMessage::Move { row: 1, col: 1 })]));
+    assert!(matches!(out.as_slice(), [Do::Move(ClientMessage::Move { row: 1, col: 1 })]));
     assert!(!lines.wants_input());
 }
 
@@ -79,7 +79,7 @@ fn the_connection_going_and_coming_back_is_told() {
     assert_eq!(said(&mut lines, Event::Resumed), "Reconnected; the game goes on.");
     let out = lines.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
     assert!(
-        matches!(out.as_slice(), [Out::End(Err(Error::Closed(why)))] if *why == crate::net::Gone::Dropped)
+        matches!(out.as_slice(), [Do::End(Err(PlayError::Session(SessionError::Closed(why))))] if *why == crate::net::Gone::Dropped)
     );
 }
 
@@ -96,27 +96,27 @@ fn after_a_game_y_rematches_n_queues_and_anything_else_quits() {
         match expect {
             "rematch" => assert!(matches!(
                 out.as_slice(),
-                [Out::Send(ClientMessage::Rematch {}), Out::Print(w)] if w == "Waiting for the opponent to accept…"
+                [Do::Send(ClientMessage::Rematch {}), Do::Print(w)] if w == "Waiting for the opponent to accept…"
             )),
             "queue" => assert!(matches!(
                 out.as_slice(),
-                [Out::Send(ClientMessage::QuickMatch { size: Some(3), win: Some(3), .. })]
+                [Do::Send(ClientMessage::QuickMatch { size: Some(3), win: Some(3), .. })]
             )),
-            _ => assert!(matches!(out.as_slice(), [Out::Leave, Out::End(Ok(()))])),
+            _ => assert!(matches!(out.as_slice(), [Do::Leave, Do::End(Ok(()))])),
         }
         // The game is over: the connection closing now is no failure.
         let out = lines.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
-        assert!(matches!(out.as_slice(), [Out::End(Ok(()))]));
+        assert!(matches!(out.as_slice(), [Do::End(Ok(()))]));
     }
 }
 
 #[test]
 fn input_ending_mid_game_leaves_and_fails() {
     let mut lines = playing();
-    assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Err(Error::InputEnded))]));
+    assert!(matches!(lines.on_line(None).as_slice(), [Do::Leave, Do::End(Err(PlayError::InputEnded))]));
     let mut lines = playing();
     let _ = lines.on_link(Event::Msg(game_over()), &limits(), URL);
-    assert!(matches!(lines.on_line(None).as_slice(), [Out::Leave, Out::End(Ok(()))]));
+    assert!(matches!(lines.on_line(None).as_slice(), [Do::Leave, Do::End(Ok(()))]));
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn a_watcher_ends_when_the_room_closes() {
     assert!(!lines.wants_input());
     let closed = ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Left };
     let out = lines.on_link(Event::Msg(closed), &limits(), URL);
-    assert!(matches!(out.last(), Some(Out::End(Ok(())))));
+    assert!(matches!(out.last(), Some(Do::End(Ok(())))));
 }
 
 #[test]
@@ -141,19 +141,19 @@ fn a_refused_start_ends_the_session() {
         game_id: None,
     };
     let out = lines.on_link(Event::Msg(refused), &limits(), URL);
-    assert!(matches!(out.as_slice(), [Out::End(Err(Error::Refused(_)))]));
+    assert!(matches!(out.as_slice(), [Do::End(Err(PlayError::Session(SessionError::Refused(_))))]));
 }
 
 #[test]
 fn a_challenge_between_games_is_answered_with_a_or_d() {
-    let mut lines = Lines::new(&Start::Quick(Rules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
     let offer = fixtures::challenged(3);
     let _ = lines.on_link(Event::Msg(offer), &limits(), URL);
     assert!(lines.wants_input());
     let out = lines.on_line(Some("d".into()));
     assert!(matches!(
         out.as_slice(),
-        [Out::Send(ClientMessage::Decline { challenge, reason: None }), Out::Print(d)] if challenge == "c1" && d == "Declined."
+        [Do::Send(ClientMessage::Decline { challenge, reason: None }), Do::Print(d)] if challenge == "c1" && d == "Declined."
     ));
     assert!(!lines.wants_input());
 }
@@ -162,14 +162,14 @@ fn a_challenge_between_games_is_answered_with_a_or_d() {
 fn a_game_that_ended_while_reconnecting_is_printed_from_its_record() {
     let mut lines = playing();
     let out = lines.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL);
-    assert!(matches!(&out[..], [Out::Ended(id)] if id == "g1"), "{out:?}");
+    assert!(matches!(&out[..], [Do::Ended(id)] if id == "g1"), "{out:?}");
     let out = lines.ended(Ok(fixtures::lost_on_time()), "ann");
     let said = printed(&out).join("\n");
     assert!(said.starts_with("Your game ended while you were away:\n"), "{said}");
     assert!(said.contains("\n1  X . X\n2 +O O .\n"), "the final board, its last move marked:\n{said}");
     assert!(said.contains("Result: You lost — you ran out of time"), "{said}");
     assert!(said.ends_with("New game? [n: new quick match, anything else: quit]"), "{said}");
-    assert!(matches!(&lines.on_line(Some("n".into()))[..], [Out::Send(ClientMessage::QuickMatch { .. })]));
+    assert!(matches!(&lines.on_line(Some("n".into()))[..], [Do::Send(ClientMessage::QuickMatch { .. })]));
     // Without the record: the refusal, as without a game id.
     let mut lines = playing();
     let said = printed(&lines.ended(Err("unreachable".into()), "ann")).join("\n");

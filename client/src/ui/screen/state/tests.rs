@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tictactoe_protocol::{ClosedReason, EndReason, Player};
 
+use super::keys::Action;
 use super::*;
 use crate::fixtures;
 
@@ -26,7 +28,7 @@ fn key(code: KeyCode) -> KeyEvent {
 }
 
 fn playing() -> Screen {
-    let mut s = Screen::new(&Start::Quick(Rules { size: 3, win: None }), None);
+    let mut s = Screen::new(&Start::Quick(RequestedRules { size: 3, win: None }), None);
     s.view.apply(&started());
     s.cursor = (1, 1);
     s.window = Window::whole(3);
@@ -106,7 +108,7 @@ fn a_connection_lost_mid_game_stays_for_a_new_game_or_quit() {
     s.view.over.get_or_insert((None, EndReason::Disconnect, None));
     let action = s.on_key(key(KeyCode::Char('n')));
     let Do::NewConnection(rules) = s.act(action) else { panic!("expected a new connection") };
-    assert_eq!(rules, Rules { size: 3, win: Some(3) });
+    assert_eq!(rules, RequestedRules { size: 3, win: Some(3) });
     s.reconnected();
     assert!(!s.lost);
     assert_eq!(s.view.note, "connected again; looking for an opponent");
@@ -122,7 +124,7 @@ fn a_connection_closed_after_the_game_or_while_watching_ends_the_session() {
     ));
     let mut w = Screen::new(&Start::Watch("R".into()), None);
     let end = w.on_link(Event::Closed(crate::net::Gone::Dropped), &limits(), URL);
-    assert!(matches!(end, Do::End(Err(Error::Closed(crate::net::Gone::Dropped)))));
+    assert!(matches!(end, Do::End(Err(PlayError::Session(SessionError::Closed(crate::net::Gone::Dropped))))));
 }
 
 #[test]
@@ -140,7 +142,7 @@ fn a_watcher_leaves_with_the_note_when_the_room_closes() {
 fn a_refused_start_ends_the_session_in_words() {
     let mut s = Screen::new(&Start::Join("ZZZZ".into()), None);
     let end = s.on_link(Event::Msg(error(ErrorCode::RoomNotFound)), &limits(), URL);
-    assert!(matches!(end, Do::End(Err(Error::Refused(_)))));
+    assert!(matches!(end, Do::End(Err(PlayError::Session(SessionError::Refused(_))))));
     // A refused move does not.
     let mut s = playing();
     assert!(matches!(s.on_link(Event::Msg(error(ErrorCode::CellOccupied)), &limits(), URL), Do::Wait));
@@ -148,14 +150,14 @@ fn a_refused_start_ends_the_session_in_words() {
 
 #[test]
 fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
-    let start = Start::Quick(Rules { size: 3, win: None });
+    let start = Start::Quick(RequestedRules { size: 3, win: None });
     let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     assert!(s.view.note.starts_with("taking back your seat"));
     let Do::Fallback(Some(request)) = s.on_link(Event::Msg(error(ErrorCode::InvalidToken)), &limits(), URL)
     else {
         panic!("expected the fallback")
     };
-    assert_eq!(Some(request), session::request(&start));
+    assert_eq!(Some(request), start.request());
     assert!(s.fallback.is_none());
 
     let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
@@ -166,7 +168,7 @@ fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
 
 #[test]
 fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
-    let mut s = Screen::new(&Start::Create(Rules { size: 3, win: None }, None), None);
+    let mut s = Screen::new(&Start::Create(RequestedRules { size: 3, win: None }, None), None);
     let created = ServerMessage::RoomCreated { room: Arc::from("ABCD"), size: 3, win: 3, id: None };
     assert!(matches!(s.on_link(Event::Msg(created.clone()), &limits(), URL), Do::Wait));
     assert!(s.view.note.starts_with("room ABCD is open; your friend joins with: "), "{}", s.view.note);
@@ -189,7 +191,7 @@ fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
 
 #[test]
 fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
-    let start = Start::Quick(Rules { size: 3, win: None });
+    let start = Start::Quick(RequestedRules { size: 3, win: None });
     let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     let Do::Ended(id) = s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL) else {
         panic!("expected the record to be fetched")
@@ -222,7 +224,7 @@ fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
     let Do::Fallback(Some(request)) = s.ended(Err("unreachable".into()), "ann") else {
         panic!("expected the fallback")
     };
-    assert_eq!(Some(request), session::request(&start));
+    assert_eq!(Some(request), start.request());
     // So does a record of a board no game has.
     let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     assert!(matches!(s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL), Do::Ended(_)));

@@ -1,11 +1,7 @@
-//! The API's answers from what the server holds itself, whatever the
-//! backend: a record not yet committed, and the spellings every backend
-//! shares (times, end reasons, rounded ratings).
+//! How the store spells what it keeps, whatever the backend: times, end
+//! reasons and ratings, as rows hold them and the API shows them.
 
 use tictactoe_protocol::EndReason;
-use tictactoe_protocol::api::{self, GamePlayer, RatingMove};
-
-use crate::store::record::GameRecord;
 
 /// `reason` as the wire spells it.
 pub(crate) fn reason(r: EndReason) -> String {
@@ -20,40 +16,6 @@ pub(crate) fn parse_reason(text: &str) -> Option<EndReason> {
 /// A rating as the answers show it: a whole number.
 pub(crate) fn rounded(rating: f64) -> i64 {
     rating.round() as i64
-}
-
-/// A record not yet committed, as `/api/games/{id}` gives it.
-pub(crate) fn held(g: &GameRecord) -> api::GameRecord {
-    let r = g.ratings.as_ref();
-    let shown = |i: usize, after: bool| {
-        r.map(|r| rounded(if after { r[i].after.rating.rating } else { r[i].before.rating.rating }))
-    };
-    let player = |i: usize| {
-        let p = &g.players[i];
-        GamePlayer {
-            account: p.account.is_some(),
-            bot: p.bot,
-            name: p.name.to_string(),
-            rating: shown(i, false),
-        }
-    };
-    let change =
-        |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
-    api::GameRecord {
-        ended_at: rfc3339(g.ended_at_ms),
-        id: g.id.to_string(),
-        line: g.line,
-        moves: g.moves.clone(),
-        players: [player(0), player(1)],
-        rated: r.is_some(),
-        ratings: r.map(|_| [change(0), change(1)]),
-        reason: g.reason,
-        room: g.room.to_string(),
-        size: g.rules.size,
-        started_at: rfc3339(g.started_at_ms),
-        win: g.rules.win,
-        winner: g.winner.map_or(0, |p| p.number()),
-    }
 }
 
 /// Milliseconds since the epoch as RFC 3339, UTC, to the millisecond

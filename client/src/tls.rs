@@ -18,25 +18,16 @@ pub enum CaError {
     /// The file cannot be read as PEM certificates.
     #[error("--ca-cert {}: {error}", path.display())]
     Unreadable {
-        /// The file.
         path: PathBuf,
         /// What is wrong with it.
         error: rustls_pki_types::pem::Error,
     },
     /// The file holds no certificate.
     #[error("--ca-cert {}: no certificate in the file", path.display())]
-    Empty {
-        /// The file.
-        path: PathBuf,
-    },
+    Empty { path: PathBuf },
     /// rustls refused a certificate or the configuration.
     #[error("--ca-cert {}: {error}", path.display())]
-    Refused {
-        /// The file.
-        path: PathBuf,
-        /// rustls' reason.
-        error: rustls::Error,
-    },
+    Refused { path: PathBuf, error: rustls::Error },
 }
 
 /// Why no TLS configuration could be built for `https://`.
@@ -88,6 +79,6 @@ pub fn tls_config() -> Result<rustls::ClientConfig, TlsError> {
 }
 
 /// The connector for `wss://`: the private CA's, if one was trusted.
-pub(super) fn connector() -> Option<Connector> {
+pub fn connector() -> Option<Connector> {
     CONNECTOR.get().cloned()
 }

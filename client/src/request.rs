@@ -1,0 +1,126 @@
+//! What a session asks the server for: the rules of the game wanted (the
+//! win length left to the server when not given) and how to get into it,
+//! as the requests that say so.
+
+use tictactoe_protocol::{ClientMessage, HouseLevel, Player};
+
+/// The rules a game is asked for. Unlike the protocol's `Rules` (the rules
+/// a game has), the win length may be left out: the server then plays a
+/// whole line, and nothing is sent for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestedRules {
+    pub size: usize,
+    /// Marks in a row that win; `None` leaves it to the server.
+    pub win: Option<usize>,
+}
+
+impl RequestedRules {
+    /// A `quick_match` for these rules.
+    pub fn quick_match(self) -> ClientMessage {
+        let (size, win) = self.wire();
+        ClientMessage::QuickMatch { size, win, house_after_ms: None, level: None }
+    }
+
+    /// The `size` and `win` fields of a request for these rules.
+    pub fn wire(self) -> (Option<i64>, Option<i64>) {
+        (Some(self.size as i64), self.win.map(|w| w as i64))
+    }
+}
+
+/// How to get into a game.
+#[derive(Debug, Clone)]
+pub enum Start {
+    /// Quick match with these rules.
+    Quick(RequestedRules),
+    /// Open a private room with these rules, playing this mark in its first
+    /// game (random when `None`).
+    Create(RequestedRules, Option<Player>),
+    /// Take the free seat of this room.
+    Join(String),
+    /// Watch this room.
+    Watch(String),
+    /// Play the server's house bot at once.
+    House(RequestedRules, HouseLevel),
+    /// Challenge the player of this name, and play them if they accept.
+    Challenge(String, RequestedRules),
+    /// Ask for nothing: stay listed and wait for challenges.
+    Await,
+}
+
+impl Start {
+    /// What is asked for, as a seat kept on disk records it: the same for
+    /// the same command line (a room code in any case, a win length left
+    /// out or given as the size), different for different ones.
+    pub fn key(&self) -> String {
+        let rules = |r: &RequestedRules| format!("{} {}", r.size, r.win.unwrap_or(r.size));
+        match self {
+            Start::Quick(r) => format!("quick {}", rules(r)),
+            Start::Create(r, mark) => {
+                format!("create {} {}", rules(r), mark.map_or("random".to_owned(), |m| format!("{m:?}")))
+            }
+            Start::Join(room) => format!("join {}", room.trim().to_ascii_uppercase()),
+            Start::Watch(room) => format!("watch {}", room.trim().to_ascii_uppercase()),
+            Start::House(r, level) => format!("house {} {level:?}", rules(r)),
+            Start::Challenge(name, r) => format!("challenge {} {}", name.to_lowercase(), rules(r)),
+            Start::Await => "await".to_owned(),
+        }
+    }
+
+    /// The rules asked for, when a game of new rules is.
+    pub fn rules(&self) -> Option<RequestedRules> {
+        match self {
+            Start::Quick(r) | Start::Create(r, _) | Start::House(r, _) | Start::Challenge(_, r) => Some(*r),
+            Start::Join(_) | Start::Watch(_) | Start::Await => None,
+        }
+    }
+
+    /// The request this sends, if any.
+    pub fn request(&self) -> Option<ClientMessage> {
+        Some(match self {
+            Start::Quick(rules) => rules.quick_match(),
+            Start::Create(rules, mark) => {
+                let (size, win) = rules.wire();
+                ClientMessage::CreateRoom { size, win, mark: *mark }
+            }
+            Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
+            Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
+            Start::House(rules, level) => {
+                let (size, win) = rules.wire();
+                ClientMessage::PlayHouse { size, win, level: Some(*level) }
+            }
+            Start::Challenge(name, rules) => {
+                let (size, win) = rules.wire();
+                ClientMessage::Challenge { name: name.clone(), size, win }
+            }
+            Start::Await => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_command_line_asks_for_the_same_seat_and_others_do_not() {
+        let rules = |size, win| RequestedRules { size, win };
+        // A room code in any case; a win length left out or given as the size.
+        assert_eq!(Start::Join("abc ".into()).key(), Start::Join("ABC".into()).key());
+        assert_eq!(Start::Quick(rules(4, None)).key(), Start::Quick(rules(4, Some(4))).key());
+        let different = [
+            Start::Quick(rules(3, None)),
+            Start::Quick(rules(4, Some(3))),
+            Start::Create(rules(3, None), None),
+            Start::Create(rules(3, None), Some(Player::X)),
+            Start::Join("ABC".into()),
+            Start::Join("ABD".into()),
+            Start::House(rules(3, None), HouseLevel::Perfect),
+            Start::House(rules(3, None), HouseLevel::Random),
+            Start::Challenge("ann".into(), rules(3, None)),
+            Start::Challenge("bob".into(), rules(3, None)),
+            Start::Await,
+        ];
+        let keys: std::collections::HashSet<String> = different.iter().map(Start::key).collect();
+        assert_eq!(keys.len(), different.len(), "{keys:?}");
+    }
+}
