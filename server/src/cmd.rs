@@ -20,6 +20,7 @@ use tictactoe_protocol::Rules;
 
 /// What a room's inbox receives.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum RoomCmd<C = ConnHandle> {
     /// Take the free seat of a private room.
     Join {
@@ -27,32 +28,26 @@ pub enum RoomCmd<C = ConnHandle> {
         conn: C,
         /// Who is asking: display name and account.
         name: Arc<Identity>,
-        /// The request id.
         id: Option<RequestId>,
     },
     /// Watch the room.
     Spectate {
         /// The watching connection.
         conn: C,
-        /// The request id.
         id: Option<RequestId>,
     },
     /// Reclaim a seat with its token.
     Resume {
         /// The new connection.
         conn: C,
-        /// The seat's resume token.
         token: String,
-        /// The request id.
         id: Option<RequestId>,
     },
     /// A request from a connection in the room.
     Request {
         /// The sender.
         conn: ConnId,
-        /// What it asks.
         request: Request,
-        /// The request id.
         id: Option<RequestId>,
     },
     /// The connection is gone.
@@ -67,6 +62,7 @@ pub enum RoomCmd<C = ConnHandle> {
 
 /// What the lobby's inbox receives.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum LobbyCmd<C = ConnHandle> {
     /// What a connection (here, or a ghost of one elsewhere) asks or tells.
     Ask {
@@ -90,7 +86,6 @@ pub enum LobbyCmd<C = ConnHandle> {
     Park {
         /// The connection.
         conn: C,
-        /// The resume token.
         token: String,
         /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
@@ -102,7 +97,6 @@ pub enum LobbyCmd<C = ConnHandle> {
     Paired {
         /// The waiting connection.
         conn: ConnId,
-        /// The rules it waits for.
         rules: Rules,
         /// The instance it is paired on.
         host: Arc<str>,

@@ -36,7 +36,6 @@ fn main() -> ExitCode {
 #[derive(Debug, Parser)]
 #[command(name = "ttt-server import")]
 struct Import {
-    /// The spill file.
     file: std::path::PathBuf,
     /// The database to put them in.
     #[arg(long, default_value = "sqlite:ttt.db", env = "TTT_DATABASE")]

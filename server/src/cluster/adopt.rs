@@ -42,12 +42,12 @@ pub enum Wake {
 }
 
 /// What an adoption opens rooms with, and where it hands them.
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct Adopter {
     /// The lobby's inbox of each look's adopted rooms.
     pub lobby: mpsc::Sender<Vec<Room>>,
     /// The store, whose writer learns that it holds the adopted games.
     pub store: Store,
-    /// The rooms' settings.
     pub settings: Settings,
 }
 
@@ -209,10 +209,9 @@ fn run(mut leases: Leases, adopter: Adopter, redis: &str, wake: Receiver<Wake>, 
 }
 
 /// The leases' thread of a stopping instance.
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct Leaving {
-    /// Its wake.
     pub wake: Sender<Wake>,
-    /// The thread.
     pub thread: std::thread::JoinHandle<()>,
 }
 

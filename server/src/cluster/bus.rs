@@ -47,8 +47,8 @@ const BACK: &str = "ttt:back";
 const WHO_LASTS: Duration = Duration::from_secs(3);
 
 /// Who is online, between the lobby and the bus.
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct WhoLists {
-    /// This instance's name.
     pub instance: String,
     /// Who is online here, every second, from the lobby.
     pub here: mpsc::Receiver<Vec<OnlinePlayer>>,

@@ -18,8 +18,8 @@ use tictactoe_protocol::Rules;
 /// A player waiting in this instance's queue, as the matchmaker of a
 /// cluster sees it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct Waiting {
-    /// The rules it waits for.
     pub rules: Rules,
     /// Its connection's number here.
     pub conn: u64,

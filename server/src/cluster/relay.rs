@@ -43,22 +43,20 @@ pub struct Envelope {
 /// the connection's number on the instance that holds its socket.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Wire {
     /// To the instance that answers it: what the connection asks or says
     /// there (to enter a room or a queue, of its challenges there).
     Ask {
         /// The connection.
         conn: u64,
-        /// What it asks.
         ask: Ask,
     },
     /// To a room's instance: a request of the connection in a room there.
     Request {
         /// The connection.
         conn: u64,
-        /// The request.
         request: Request,
-        /// Its id.
         id: Option<RequestId>,
     },
     /// To a room's instance: the connection closed.
@@ -77,7 +75,6 @@ pub enum Wire {
     Pair {
         /// The waiting connection.
         conn: u64,
-        /// The rules it waits for.
         rules: Rules,
         /// Where it plays.
         host: Arc<str>,
@@ -87,7 +84,6 @@ pub enum Wire {
     Out {
         /// The connection.
         conn: u64,
-        /// The item.
         item: Outbound<()>,
     },
 }

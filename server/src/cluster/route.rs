@@ -59,8 +59,8 @@ pub enum ToBus {
 
 /// An ask waiting for Redis to say which instance runs the room it names.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct Lookup {
-    /// The room's code.
     pub code: String,
     /// The asking connection.
     pub conn: ConnHandle,
@@ -73,6 +73,7 @@ pub struct Lookup {
 /// What happens to the router: the lobby's asks, other instances' words,
 /// Redis's answers, time.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Input {
     /// The lobby hands the bus this.
     Lobby(ToBus),
@@ -82,7 +83,6 @@ pub enum Input {
     /// for the room, and whether that instance's list of who is online is
     /// there; `None` when Redis has no entry or could not be asked.
     Found {
-        /// The lookup answered.
         lookup: Lookup,
         /// The room's instance and whether it is listed.
         owner: Option<(String, bool)>,
@@ -110,13 +110,13 @@ pub enum Input {
 /// What the router asks the bus to do with Redis (or, for the lobby, to
 /// hand it, waiting while its inbox is full).
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Output {
     /// Find which instance runs `code`; the answer is [`Input::Found`].
     Lookup(Lookup),
     /// Write a room's entry in [`ROOMS`] as this instance's (`open`), or
     /// delete it if it is still this instance's.
     Room {
-        /// The room's code.
         code: Arc<str>,
         /// Opened, or closed.
         open: bool,
@@ -130,8 +130,8 @@ pub enum Output {
 }
 
 /// The routing state; lives in the bus's task.
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct Router {
-    /// This instance's name.
     pub me: Arc<str>,
     /// Where ghosts enter rooms.
     lobby: mpsc::Sender<LobbyCmd>,

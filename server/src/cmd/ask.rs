@@ -15,6 +15,7 @@ use crate::core::account::Identity;
 /// carried as [`super::LobbyCmd::Ask`] beside the connection.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "ask", rename_all = "snake_case")]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Ask {
     /// `quick_match`: wait for a game with these rules (`queued` is sent at once).
     QuickMatch {
@@ -31,18 +32,13 @@ pub enum Ask {
     /// it on (or back from one that could not take it): it waits here, its
     /// `queued` sent already.
     Requeue {
-        /// Who waits.
         who: Arc<Identity>,
-        /// The rules it waits for.
         rules: Rules,
         /// Play the house if nobody is paired within this long.
         house: Option<(Duration, HouseLevel)>,
     },
     /// Leave the queue for these rules.
-    Cancel {
-        /// The rules it waited for.
-        rules: Rules,
-    },
+    Cancel { rules: Rules },
     /// `create_room`.
     CreateRoom {
         /// The creator, seated first.
@@ -72,7 +68,6 @@ pub enum Ask {
     },
     /// `resume`: the token names its room.
     Resume {
-        /// The seat's resume token.
         token: String,
         /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
@@ -88,7 +83,6 @@ pub enum Ask {
         who: Arc<Identity>,
         /// The challenger's address, for the limits kept per address.
         ip: std::net::IpAddr,
-        /// The name as typed.
         name: String,
         /// Board size and win length, already validated.
         rules: Rules,
@@ -99,14 +93,12 @@ pub enum Ask {
     Accept {
         /// The accepter, seated in the challenge's game.
         who: Arc<Identity>,
-        /// The challenge's id.
         challenge: String,
         /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
     /// `decline` a challenge received (or withdraw one sent).
     Decline {
-        /// The challenge's id.
         challenge: String,
         /// Why, for the challenger.
         reason: Option<String>,
@@ -136,7 +128,6 @@ pub enum Ask {
     Rated {
         /// The pool.
         rules: Rules,
-        /// The rating as shown.
         shown: i64,
     },
     /// The connection closed: it is no longer listed, and its challenges end.

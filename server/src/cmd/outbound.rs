@@ -18,6 +18,7 @@ use crate::core::queue::{self, TrySendError};
 /// (the receiving instance links the room back through the bus itself).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Outbound<L = RoomLink> {
     /// A serialized server message; shared by all its recipients.
     Frame(#[serde(with = "frame_text")] Utf8Bytes),
@@ -25,7 +26,6 @@ pub enum Outbound<L = RoomLink> {
     Refused,
     /// The connection now belongs to this room.
     Entered {
-        /// The room code.
         room: Arc<str>,
         /// The way to the room's inbox.
         link: L,
@@ -34,14 +34,12 @@ pub enum Outbound<L = RoomLink> {
     /// room, though it asked for nothing (the lobby claimed it first; see
     /// `presence`).
     Drafted {
-        /// The room code.
         room: Arc<str>,
         /// The way to the room's inbox.
         link: L,
     },
     /// A game in the room started (`true`) or ended (`false`).
     Live {
-        /// The room code.
         room: Arc<str>,
         /// Whether a game is in progress.
         live: bool,
@@ -54,19 +52,12 @@ pub enum Outbound<L = RoomLink> {
         account: crate::core::account::AccountId,
         /// The pool.
         rules: Rules,
-        /// The rating as shown.
         shown: i64,
     },
     /// The room no longer holds the connection.
-    Released {
-        /// The room code.
-        room: Arc<str>,
-    },
+    Released { room: Arc<str> },
     /// Another connection resumed this one's seat: close with 4000.
-    Replaced {
-        /// The room code.
-        room: Arc<str>,
-    },
+    Replaced { room: Arc<str> },
     /// The instance that ran the connection's room stopped or died: close
     /// with 1012, for the player to `resume` where the game went on.
     Restart,

@@ -8,6 +8,7 @@ use crate::room::Room;
 
 /// What the lobby asks its shell to do, in order.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Output<C> {
     /// Send `msg` to the connection.
     Send {
@@ -35,22 +36,17 @@ pub enum Output<C> {
     /// Put the connection in the room at `to` and hand the room `cmd`; a room
     /// that cannot take it refuses at once.
     Forward {
-        /// The room.
         to: RoomAddr,
         /// The request, carrying the connection.
         cmd: RoomCmd<C>,
     },
     /// The room's task ended: drop it from the directory.
-    Closed {
-        /// The room.
-        room: RoomAddr,
-    },
+    Closed { room: RoomAddr },
     /// In a cluster: what `conn` asks is answered on another instance;
     /// the bus takes it there as it is.
     Elsewhere {
         /// The asking connection.
         conn: C,
-        /// What it asks.
         ask: Ask,
         /// Which instance.
         at: Where,

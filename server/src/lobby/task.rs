@@ -31,7 +31,6 @@ pub struct ClusterLinks {
     /// Who is online on the other instances, each with its instance, as
     /// the bus last read it.
     pub elsewhere: mpsc::Receiver<Vec<(Arc<str>, OnlinePlayer)>>,
-    /// This instance's name.
     pub me: Arc<str>,
     /// What the lobby asks of the bus: rooms elsewhere, rooms here, who waits.
     pub bus: mpsc::UnboundedSender<ToBus>,

@@ -10,9 +10,8 @@ use crate::core::ids::ConnId;
 use crate::store::changes::LiveWrite;
 use crate::store::record::GameRecord;
 
-/// One thing for the room's task to do. A field is documented where its
-/// name and type do not already say what it holds.
-#[allow(missing_docs)]
+/// One thing for the room's task to do.
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     /// Send `msg` to one connection.

@@ -22,7 +22,6 @@ pub const HOUSE: ConnId = ConnId::MAX;
 pub struct Seat {
     /// The player's connection (its last one, while away).
     pub conn: ConnId,
-    /// Who sits here.
     pub who: Arc<Identity>,
     /// The hash of what `resume` takes to reclaim the seat during a game;
     /// the token itself is sent once, in `game_started`.

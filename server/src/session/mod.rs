@@ -62,6 +62,7 @@ impl End {
 
 /// One thing the shell does for the session, in order.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum Action {
     /// Send this message to the client (an `error` is counted by its code).
     Reply(ServerMessage),
@@ -93,22 +94,10 @@ pub enum Action {
     RoomLastWord(RoomLink, RoomCmd),
     /// `hello` with a token: look up the account named `name`, then
     /// [`Session::signed_in`].
-    SignIn {
-        /// The name as given.
-        name: String,
-        /// The token to check.
-        token: String,
-        /// The request id.
-        id: Option<RequestId>,
-    },
+    SignIn { name: String, token: String, id: Option<RequestId> },
     /// `hello` as a guest: look up whether an account owns `name`, then
     /// [`Session::guest_checked`].
-    CheckGuest {
-        /// The name as given.
-        name: String,
-        /// The request id.
-        id: Option<RequestId>,
-    },
+    CheckGuest { name: String, id: Option<RequestId> },
     /// `register`: make the account (under the per-address limit) and
     /// answer; nothing about the session changes.
     Register {
@@ -116,7 +105,6 @@ pub enum Action {
         name: String,
         /// Whether it is a bot's.
         bot: bool,
-        /// The request id.
         id: Option<RequestId>,
     },
     /// End the connection.

@@ -44,8 +44,8 @@ pub enum Verdict {
 
 /// A room's question after a lapse: is this game (its id) still ours?
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub struct Check {
-    /// The game's id.
     pub game: std::sync::Arc<str>,
     /// Where the verdict goes.
     pub answer: oneshot::Sender<Verdict>,

@@ -17,16 +17,12 @@ use tictactoe_protocol::Rules;
 
 /// What the bus hands a ghost.
 #[derive(Debug)]
+#[allow(missing_docs)] // fields named for what they hold: the docs say the rest
 pub enum GhostCmd {
     /// What the connection asks this instance's lobby.
     Ask(Ask),
     /// A request to the room it is in.
-    Request {
-        /// The request.
-        request: Request,
-        /// Its id.
-        id: Option<RequestId>,
-    },
+    Request { request: Request, id: Option<RequestId> },
     /// The connection closed.
     Gone,
     /// Redis was away: the connection is sent the truth to go on from —

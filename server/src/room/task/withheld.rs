@@ -33,7 +33,6 @@ pub(super) struct Wait {
     /// What the store did with the record, once it said (a store that is
     /// stuck or gone: not written for all the room knows, not rated).
     pub(super) outcome: Outcome,
-    /// The game's id.
     pub(super) game: Option<Arc<str>>,
     /// The game's players (player 1 first): their accounts, and their
     /// connections as it ended (who hears of the new ratings).

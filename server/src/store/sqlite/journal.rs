@@ -158,7 +158,7 @@ pub(super) fn encode_snapshot<'a>(games: impl Iterator<Item = &'a LiveGame>) -> 
 
 /// A row's kind and entries, or what is wrong with it.
 pub(super) fn decode(row: &[u8]) -> Result<(u8, Vec<Entry>), String> {
-    let mut r = Reader { bytes: row, at: 0 };
+    let mut r = RowCursor { bytes: row, at: 0 };
     let kind = r.u8()?;
     if kind != CHANGES && kind != SNAPSHOT {
         return Err(format!("row kind {kind} is unknown"));
@@ -238,12 +238,12 @@ impl Writer {
 }
 
 /// Reads encoded fields, failing on a short or bad row.
-struct Reader<'a> {
+struct RowCursor<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
-impl Reader<'_> {
+impl RowCursor<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or("the row ends early")?;
         let bytes = &self.bytes[self.at..end];
