@@ -156,12 +156,17 @@ lone_acks() {
     END { if (dsi > 0) printf "lone_acks=%.2f\n", (so - dso - n) / dsi; else print "lone_acks=–" }'
 }
 
+# User and system CPU ticks process $1 has used so far (0 when it is gone).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 # One run against target $1: closed loop or paced ($2), output to $3.
 run() {
   local target=$1 mode=$2 out=$3 extra=() load
   case "$target" in relay | tasks) extra+=(--baseline) ;; esac
   [ "$mode" = paced ] && extra+=(--rate "$RATE")
   start "$target"
+  local cpu_before
+  cpu_before=$(cpu_ticks "$pid")
   $ON_LOAD $BIN/loadgen --url "ws://$addr/" --pairs "$PAIRS" --secs "$SECS" "${extra[@]}" >"$out" &
   load=$!
   if [ "$mode" = closed ]; then
@@ -169,11 +174,16 @@ run() {
     lone_acks "${addr##*:}" >"$out.acks"
   fi
   wait "$load"
+  # The target's CPU (all its threads, user and system) per move made: at a
+  # paced rate, the figure that holds across runs on a noisy machine.
+  awk -v t=$(($(cpu_ticks "$pid") - cpu_before)) -v hz="$(getconf CLK_TCK)" -v secs="$SECS" '
+    /summary/ { for (i = 1; i <= NF; i++) if ($i ~ /^moves_per_sec=/) { split($i, kv, "="); m = kv[2] * secs } }
+    END { if (m > 0) printf "cpu_us_per_move=%.2f\n", t * 1e6 / hz / m }' "$out" >"$out.cpu"
   if [ "$target" != relay ] && [ "$target" != tasks ]; then
     curl -s "http://$addr/metrics" >"$out.metrics" 2>/dev/null || true
   fi
   stop
-  echo "$(label_of "$target") $mode: $(grep -h summary "$out")"
+  echo "$(label_of "$target") $mode: $(grep -h summary "$out") $(cat "$out.cpu")"
 }
 
 # The cluster rows: same-instance and cross-instance games on one cluster.
@@ -276,7 +286,7 @@ def summary(path):
     lines = [l for l in open(path) if l.startswith("summary:")]
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", lines[-1])}
 def runs(label, mode):
-    return [summary(p) for p in sorted(glob.glob(f"{work}/{label}.{mode}.*")) if not p.endswith((".metrics", ".acks"))]
+    return [summary(p) for p in sorted(glob.glob(f"{work}/{label}.{mode}.*")) if not p.endswith((".metrics", ".acks", ".cpu"))]
 mean = lambda xs: statistics.fmean(xs) if xs else float("nan")
 def lone_acks(label):
     xs = []
@@ -294,15 +304,23 @@ def durable_p99(label):
         if m and m.group(1) != "NaN":
             qs.append(1000 * float(m.group(1)))
     return f"{max(qs):.0f} ms" if qs else "–"
+def cpu_per_move(label):
+    xs = []
+    for p in glob.glob(f"{work}/{label}.paced.*.cpu"):
+        m = re.search(r"cpu_us_per_move=([0-9.]+)", open(p).read())
+        if m:
+            xs.append(float(m.group(1)))
+    return mean(xs) if xs else float("nan")
 def rss(label):
     p = f"{work}/{label}.idle"
     return f"{summary(p)['rss_per_conn_bytes']:,} B" if os.path.exists(p) else "–"
 print(f"Command: `SECS={secs} PAIRS={pairs} RATE={rate} IDLE={idle} ROUNDS={rounds} TARGETS=\"{targets}\" scripts/bench.sh`; "
       f"{os.cpu_count()} cores, target on core 0, load on core 1, one target at a time, relay runs interleaved.")
 print()
-print(f"| target | closed loop moves/s | ÷ relay | lone ACKs per frame, closed loop | paced {rate}/s p99 µs | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | errors |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-print(f"| bare relay | {relay_closed:,.0f} | 1 | {lone_acks('relay')} | {relay_p99:,.0f} | 1 | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
+print(f"| target | closed loop moves/s | ÷ relay | lone ACKs per frame, closed loop | paced {rate}/s p99 µs | ÷ relay's | CPU µs per move paced | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | errors |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+relay_cpu = cpu_per_move("relay")
+print(f"| bare relay | {relay_closed:,.0f} | 1 | {lone_acks('relay')} | {relay_p99:,.0f} | 1 | {relay_cpu:.2f} | 1 | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
 lines = []
 for label in labels:
     closed, paced = runs(label, "closed"), runs(label, "paced")
@@ -311,8 +329,8 @@ for label in labels:
     end = max(s["end_p99_us"] for s in paced) / 1000
     end_closed = max(s["end_p99_us"] for s in closed) / 1000
     errors = sum(s["errors"] + s["judged_bad"] for s in closed + paced)
-    print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {lone_acks(label)} | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {errors} |")
-    lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s (lone ACKs per frame {lone_acks(label)}, relay {lone_acks('relay')}), paced p99 {p99 / relay_p99:.2f}x the relay's, "
+    print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {lone_acks(label)} | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {cpu_per_move(label):.2f} | **{cpu_per_move(label) / relay_cpu:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {errors} |")
+    lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s (lone ACKs per frame {lone_acks(label)}, relay {lone_acks('relay')}), paced p99 {p99 / relay_p99:.2f}x the relay's, CPU per move paced {cpu_per_move(label) / relay_cpu:.2f}x the relay's, "
                  f"game end p99 {end:.1f} ms paced ({end_closed:.1f} closed loop), move durable p99 {durable_p99(label)}, idle RSS {rss(label)}/connection, errors {errors}")
 print()
 print("Closed-loop runs (moves/s): " + "; ".join(
