@@ -75,7 +75,12 @@ async fn a_paused_instance_comes_back_saying_nothing_and_the_game_is_recorded_an
         assert!(said.is_empty(), "the stale copy spoke: {said:?}");
         assert_eq!(close, Some(CloseCode::Restart));
     }
-    assert!(a.log().iter().any(|l| l.contains("they are let go")), "{:?}", a.log());
+    // Its log says why (read from its stderr a moment after the close).
+    let said = Instant::now();
+    while !a.log().iter().any(|l| l.contains("they are let go")) {
+        assert!(said.elapsed() < Duration::from_secs(5), "{:?}", a.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // The record is b's, and each account was rated once.
     let kept = record(&b, &id).await;
     assert_eq!((&kept["winner"], &kept["reason"]), (&json!(2), &json!("resign")), "{kept}");

@@ -65,6 +65,9 @@ pub struct Fence {
     pulsed: AtomicU64,
     /// The process stalled since the lease was last renewed.
     stalled: AtomicBool,
+    /// Milliseconds since `base` of the pulse that found the last stall:
+    /// only a beat sent after it vouches for the time since.
+    stalled_at: AtomicU64,
     /// Told each generation: rooms that wait for nothing check their game
     /// too after a lapse, not only when something reaches them.
     lapses: tokio::sync::watch::Sender<u64>,
@@ -96,6 +99,7 @@ impl Fence {
             failing: AtomicBool::new(false),
             pulsed: AtomicU64::new(0),
             stalled: AtomicBool::new(false),
+            stalled_at: AtomicU64::new(0),
             lapses: tokio::sync::watch::Sender::new(0),
             leases: OnceLock::new(),
         };
@@ -140,6 +144,7 @@ impl Fence {
         let now = self.ms(now);
         let last = self.pulsed.swap(now, Ordering::AcqRel);
         if now.saturating_sub(last) >= STALL.as_millis() as u64 {
+            self.stalled_at.store(now, Ordering::Release);
             self.stalled.store(true, Ordering::Release);
         }
     }
@@ -151,13 +156,18 @@ impl Fence {
 
     /// A beat sent at `sent` reached the database: the lease runs a
     /// [`LEASE`] from then. If it had lapsed meanwhile, a new generation
-    /// begins. Returns whether it had.
+    /// begins. Returns whether it had. A stall is cleared only by a beat
+    /// sent after it was noticed.
     pub fn renewed(&self, sent: Instant) -> bool {
         let sent_ms = self.ms(sent);
         let lapsed = sent_ms >= self.valid_until.load(Ordering::Acquire);
         self.valid_until.fetch_max(self.ms(sent + LEASE - MARGIN), Ordering::AcqRel);
         self.failing.store(false, Ordering::Release);
-        self.stalled.store(false, Ordering::Release);
+        // A beat sent before the stall was noticed (its answer read only
+        // after the process woke) says nothing of the time stalled.
+        if sent_ms >= self.stalled_at.load(Ordering::Acquire) {
+            self.stalled.store(false, Ordering::Release);
+        }
         if lapsed {
             let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
             self.lapses.send_replace(generation);
@@ -249,6 +259,31 @@ mod tests {
         assert!(lapses.has_changed().expect("open"));
         assert_eq!(*lapses.borrow_and_update(), 1);
         assert!(!f.current(0, woke + PULSE));
+        assert!(f.current(1, woke + PULSE));
+    }
+
+    #[test]
+    fn a_beat_sent_before_a_stall_and_answered_after_it_does_not_clear_it() {
+        let t0 = Instant::now();
+        let f = Fence::new(t0);
+        let mut now = t0;
+        while now < t0 + Duration::from_secs(2) {
+            f.pulse(now);
+            now += PULSE;
+        }
+        // A beat goes out, and the process is stopped before its answer is read.
+        let sent = now;
+        let woke = now + Duration::from_secs(6);
+        f.pulse(woke);
+        // Its answer, read on waking: the lease it gave ran out while stopped.
+        assert!(!f.renewed(sent), "no lapse as that beat saw it");
+        assert!(!f.current(0, woke));
+        // The next beat fails (another instance took the games and the
+        // database cut this one off): that is no outage seen awake.
+        f.failed();
+        f.pulse(woke + PULSE);
+        assert!(!f.current(0, woke + PULSE), "the stall stands until a beat sent after it");
+        assert!(f.renewed(woke + PULSE));
         assert!(f.current(1, woke + PULSE));
     }
 }

@@ -51,6 +51,10 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
             if !committed.refused.is_empty() {
                 refuse(&committed.refused, batch, published);
             }
+            // Readers find them in the database now, rated as they were
+            // kept: no reader may see the copy rated before the commit once
+            // a player could have read `game_over`.
+            published.unwritten.forget(batch.records.iter().map(|r| &r.id));
             answer(batch, true);
             let durable = ::metrics::histogram!("ttt_move_durable_seconds");
             let moves = batch.live.committed(done, |age| durable.record(age.as_secs_f64()));
@@ -65,8 +69,6 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
             for (reply, account) in batch.replies.drain(..).zip(committed.accounts) {
                 let _ = reply.send(account);
             }
-            // Readers find them in the database now.
-            published.unwritten.forget(batch.records.iter().map(|r| &r.id));
             batch.records.clear();
             batch.record_bytes = 0;
             batch.due = None;
