@@ -288,12 +288,16 @@ def summary(path):
 def runs(label, mode):
     return [summary(p) for p in sorted(glob.glob(f"{work}/{label}.{mode}.*")) if not p.endswith((".metrics", ".acks", ".cpu"))]
 mean = lambda xs: statistics.fmean(xs) if xs else float("nan")
-def lone_acks(label):
+def figures(pattern, key):
+    """Each `key=number` the runs' files matching `pattern` hold."""
     xs = []
-    for p in glob.glob(f"{work}/{label}.closed.*.acks"):
-        m = re.search(r"lone_acks=([0-9.]+)", open(p).read())
+    for p in glob.glob(f"{work}/{pattern}"):
+        m = re.search(rf"{key}=([0-9.]+)", open(p).read())
         if m:
             xs.append(float(m.group(1)))
+    return xs
+def lone_acks(label):
+    xs = figures(f"{label}.closed.*.acks", "lone_acks")
     return f"{mean(xs):.2f}" if xs else "–"
 relay_closed = mean([s["moves_per_sec"] for s in runs("relay", "closed")])
 relay_p99 = mean([s["p99_us"] for s in runs("relay", "paced")])
@@ -305,12 +309,7 @@ def durable_p99(label):
             qs.append(1000 * float(m.group(1)))
     return f"{max(qs):.0f} ms" if qs else "–"
 def cpu_per_move(label):
-    xs = []
-    for p in glob.glob(f"{work}/{label}.paced.*.cpu"):
-        m = re.search(r"cpu_us_per_move=([0-9.]+)", open(p).read())
-        if m:
-            xs.append(float(m.group(1)))
-    return mean(xs) if xs else float("nan")
+    return mean(figures(f"{label}.paced.*.cpu", "cpu_us_per_move"))
 def rss(label):
     p = f"{work}/{label}.idle"
     return f"{summary(p)['rss_per_conn_bytes']:,} B" if os.path.exists(p) else "–"
