@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::ClientMessage;
 
-use crate::bot::{Mover, MoverError};
+use crate::bot::{Budget, Mover, MoverError};
 use crate::net::{Link, SendError};
 use crate::request::Start;
 use crate::session::SessionError;
@@ -101,7 +101,7 @@ pub async fn run(
     start: &Start,
     mover: Mover,
     games: u32,
-    think: Duration,
+    think: Option<Duration>,
     sizes: &Sizes,
 ) -> Result<Tally, BotError> {
     let mut bot = Bot::new(start, games, sizes.clone(), &link.limits);
@@ -155,9 +155,11 @@ pub async fn run(
 /// A move being chosen off the client's task.
 type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), MoverError>>>>;
 
-/// Starts choosing a move for the position in `view`.
-fn think_about(mover: Mover, view: &View, think: Duration) -> (Thinking, usize) {
-    (Box::pin(mover.choose(view.game.clone(), think)), view.game.moves().len())
+/// Starts choosing a move for the position in `view`, within the budget
+/// its clock gives (`think`: `--think-ms`).
+fn think_about(mover: Mover, view: &View, think: Option<Duration>) -> (Thinking, usize) {
+    let budget = Budget::for_move(view, think, Instant::now());
+    (Box::pin(mover.choose(view.game.clone(), budget)), view.game.moves().len())
 }
 
 /// Completes when the move being chosen is ready (never, while none is).

@@ -116,15 +116,21 @@ impl Bot {
                 out.push(Do::Print(format!("room: {}", crate::say::clean(room))));
                 out.push(Do::Invite(room.to_string()));
             }
-            ServerMessage::GameStarted { .. } => self.rematch_until = None,
-            ServerMessage::Challenged { challenge, size, win, from, .. } if self.waiting => {
+            ServerMessage::GameStarted { clock, .. } => {
+                self.rematch_until = None;
+                if let Some(clock) = clock {
+                    out.push(Do::Say(format!("ttt bot: playing at {clock}, spending its time by the clock")));
+                }
+            }
+            ServerMessage::Challenged { challenge, size, win, from, clock, .. } if self.waiting => {
                 let challenge = challenge.to_string();
                 let free = self.view.over.is_some() || self.view.you.is_none();
                 let reply = if !free {
                     ClientMessage::Decline { challenge, reason: Some("in a game; try again after it".into()) }
                 } else if self.sizes.accepts(*size) {
+                    let clock = clock.map_or(String::new(), |c| format!(", {c}"));
                     out.push(Do::Say(format!(
-                        "ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted",
+                        "ttt bot: {} challenges on {size}×{size} ({win} in a row{clock}): accepted",
                         crate::say::clean(&from.name)
                     )));
                     ClientMessage::Accept { challenge }

@@ -21,7 +21,7 @@ fn limits(turn_timeout_ms: u64) -> Limits {
 }
 
 fn quick() -> Start {
-    Start::Quick(RequestedRules { size: 3, win: None })
+    Start::Quick(RequestedRules { size: 3, win: None, clock: None })
 }
 
 fn started(you: Player) -> Event {
@@ -127,14 +127,14 @@ fn an_unanswered_rematch_queues_again_or_ends_a_private_room() {
 #[test]
 fn a_closed_room_finds_another_opponent_or_ends_a_private_room() {
     let t0 = Instant::now();
-    let house = Start::House(RequestedRules { size: 3, win: None }, HouseLevel::default());
+    let house = Start::House(RequestedRules { size: 3, win: None, clock: None }, HouseLevel::default());
     let mut bot = Bot::new(&house, 3, Sizes::default(), &limits(0));
     assert!(matches!(
         bot.on_event(closed(), &limits(0), t0).as_slice(),
         [Do::Send(ClientMessage::PlayHouse { .. })]
     ));
     let mut bot = Bot::new(
-        &Start::Create(RequestedRules { size: 3, win: None }, None),
+        &Start::Create(RequestedRules { size: 3, win: None, clock: None }, None),
         3,
         Sizes::default(),
         &limits(0),

@@ -43,7 +43,7 @@ fn printed(out: &[Do]) -> Vec<&str> {
 
 /// A quick-match session whose game started with this side to move.
 fn playing() -> Lines {
-    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
     let out = lines.on_link(Event::Msg(started()), &limits(), URL);
     let said = printed(&out);
     assert!(said[0].starts_with("Game started in room R: "), "{said:?}");
@@ -148,7 +148,7 @@ fn a_refused_start_ends_the_session() {
 
 #[test]
 fn a_challenge_between_games_is_answered_with_a_or_d() {
-    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
     let offer = fixtures::challenged(3);
     let _ = lines.on_link(Event::Msg(offer), &limits(), URL);
     assert!(lines.wants_input());

@@ -1,0 +1,181 @@
+//! How long `ttt bot` may take over a move. On the per-move timer it is
+//! `--think-ms`; on a Fischer clock it is spent as engine testers spend a
+//! clock: a share of the time left plus most of the increment, never so
+//! much that the network could make the flag fall, and nothing at all to
+//! spare when a move wins at once.
+
+use std::time::{Duration, Instant};
+
+use tictactoe_protocol::{Fischer, Game, Status};
+
+use crate::view::View;
+
+/// Time to think per move without a clock (and without `--think-ms`).
+pub const DEFAULT_THINK: Duration = Duration::from_millis(1000);
+
+/// Kept back from the time left, for the move's trip to the server and the
+/// client's own scheduling: more than the server's largest lag credit
+/// ([`Fischer::MAX_LAG_CREDIT_MS`]), so the bot never relies on it.
+pub const SAFETY_MS: u64 = 500;
+
+/// A budget below this is not worth a search: the fast strategy answers.
+pub const FAST_BELOW: Duration = Duration::from_millis(50);
+
+/// The share of the time left a move may use: 1/`SHARE` of it.
+const SHARE: u64 = 20;
+
+/// The time one move may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// What the search should use.
+    pub think: Duration,
+    /// The most the move can take before the time runs out, less the safety
+    /// margin: what an engine (which cannot be told the budget) is held to.
+    pub limit: Duration,
+}
+
+impl Budget {
+    /// The same time to think and limit (the per-move timer's `--think-ms`).
+    pub fn fixed(think: Duration) -> Budget {
+        Budget { think, limit: think }
+    }
+
+    /// Too little time to search: answer with the fast strategy.
+    pub fn fast(&self) -> bool {
+        self.think < FAST_BELOW
+    }
+
+    /// The budget for a move on a Fischer clock with `left_ms` on the bot's
+    /// clock: `left/20 + 3/4·increment`, at most `left − SAFETY_MS`. For a
+    /// side's first move, before its clock runs, `first_move_ms` is the time
+    /// that move has left (the clock's 30 s) and bounds it instead. `cap`
+    /// (`--think-ms`) bounds the thinking time further.
+    pub fn fischer(
+        left_ms: u64,
+        increment_ms: u64,
+        first_move_ms: Option<u64>,
+        cap: Option<Duration>,
+    ) -> Budget {
+        let limit = first_move_ms.unwrap_or(left_ms).saturating_sub(SAFETY_MS);
+        let share = left_ms / SHARE + increment_ms.saturating_mul(3) / 4;
+        let think = Duration::from_millis(share.min(limit));
+        let limit = Duration::from_millis(limit);
+        Budget { think: cap.map_or(think, |cap| think.min(cap)), limit }
+    }
+
+    /// The budget for the bot's move in `view` at `now`: by the game's
+    /// Fischer clock when it has one, else `cap` or [`DEFAULT_THINK`].
+    pub fn for_move(view: &View, cap: Option<Duration>, now: Instant) -> Budget {
+        let (Some(fischer), Some(clocks), Some(me)) = (view.fischer, view.clocks, view.you) else {
+            return Budget::fixed(cap.unwrap_or(DEFAULT_THINK));
+        };
+        let Fischer { increment_ms, .. } = fischer;
+        // No clock runs during each side's first move: its own time does.
+        let first_move = clocks.running.is_none().then(|| view.clock_ms()).flatten();
+        Budget::fischer(clocks.left(me, now), increment_ms, first_move, cap)
+    }
+}
+
+/// A move that wins at once for the player to move, if there is one: played
+/// without a search, so a won game is never lost on time.
+pub fn winning_move(game: &Game) -> Option<(usize, usize)> {
+    let mut game = game.clone();
+    let n = game.size();
+    for cell in (0..n * n).map(|i| (i / n, i % n)) {
+        if game.is_occupied(cell.0, cell.1) {
+            continue;
+        }
+        let won = matches!(game.play(cell.0, cell.1), Ok(Status::Won { .. }));
+        game.undo();
+        if won {
+            return Some(cell);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn a_move_gets_a_twentieth_of_the_time_left_and_most_of_the_increment() {
+        // 3+2 at the start: 180 s / 20 + 1.5 s.
+        assert_eq!(Budget::fischer(180_000, 2_000, None, None).think, MS(10_500));
+        // 10+0.1 with 42 s left: 2.1 s + 75 ms.
+        assert_eq!(Budget::fischer(42_000, 100, None, None).think, MS(2_175));
+        // 1+0 with 4 s left: 200 ms.
+        let b = Budget::fischer(4_000, 0, None, None);
+        assert_eq!((b.think, b.limit), (MS(200), MS(3_500)));
+        // --think-ms caps the thinking, not the limit.
+        let capped = Budget::fischer(180_000, 2_000, None, Some(MS(1_000)));
+        assert_eq!((capped.think, capped.limit), (MS(1_000), MS(179_500)));
+    }
+
+    #[test]
+    fn never_more_than_the_time_left_less_the_safety_margin() {
+        // A big increment and little time: the increment is no use if the flag falls first.
+        let b = Budget::fischer(1_000, 180_000, None, None);
+        assert_eq!((b.think, b.limit), (MS(1_000 - SAFETY_MS), MS(1_000 - SAFETY_MS)));
+        // Less than the margin left: nothing to think with, the fast strategy answers.
+        let out = Budget::fischer(SAFETY_MS - 1, 2_000, None, None);
+        assert_eq!((out.think, out.limit), (Duration::ZERO, Duration::ZERO));
+        assert!(out.fast());
+        assert!(!Budget::fischer(60_000, 0, None, None).fast());
+        for left in (0..20_000).step_by(997) {
+            for inc in [0, 100, 2_000, 180_000] {
+                let b = Budget::fischer(left, inc, None, None);
+                assert!(b.think <= b.limit && b.limit <= MS(left.saturating_sub(SAFETY_MS)), "{left} {inc}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_move_is_bounded_by_its_own_thirty_seconds() {
+        // 180+0: a twentieth of three hours would be 9 minutes; the first move has 30 s.
+        let first = Budget::fischer(10_800_000, 0, Some(Fischer::FIRST_MOVE_MS), None);
+        assert_eq!((first.think, first.limit), (MS(29_500), MS(29_500)));
+        // Of those 30 s, 2 are left: 1.5 s may be used.
+        let late = Budget::fischer(180_000, 2_000, Some(2_000), None);
+        assert_eq!((late.think, late.limit), (MS(1_500), MS(1_500)));
+    }
+
+    #[test]
+    fn a_winning_move_is_found_and_none_where_there_is_none() {
+        let mut g = Game::new(3).expect("3x3");
+        for (r, c) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+            g.play(r, c).expect("legal");
+        }
+        assert_eq!(winning_move(&g), Some((0, 2)), "X completes the top row");
+        let mut g = Game::with_win(15, 5).expect("15x15");
+        assert_eq!(winning_move(&g), None);
+        for (r, c) in [(7, 3), (0, 0), (7, 4), (0, 2), (7, 5), (0, 4), (7, 6), (0, 6)] {
+            g.play(r, c).expect("legal");
+        }
+        assert!(matches!(winning_move(&g), Some((7, 2) | (7, 7))), "{:?}", winning_move(&g));
+    }
+
+    #[test]
+    fn the_budget_follows_the_clocks_in_view() {
+        use crate::view::Clocks;
+        use tictactoe_protocol::Player;
+        let now = Instant::now();
+        let mut v = View::new(3, 3);
+        v.you = Some(Player::O);
+        assert_eq!(Budget::for_move(&v, None, now), Budget::fixed(DEFAULT_THINK), "per-move timer");
+        assert_eq!(Budget::for_move(&v, Some(MS(300)), now), Budget::fixed(MS(300)));
+        v.fischer = Some(Fischer { initial_ms: 60_000, increment_ms: 1_000 });
+        // O's clock runs with 40 s reported 2 s ago: 38 s / 20 + 750 ms.
+        v.clocks = Some(Clocks::new([50_000, 40_000], Some(Player::O), now));
+        let b = Budget::for_move(&v, None, now + Duration::from_secs(2));
+        assert_eq!((b.think, b.limit), (MS(2_650), MS(37_500)));
+        // O's first move: no clock runs, the first-move time (here 10 s) bounds it.
+        v.clocks = Some(Clocks::new([60_000, 60_000], None, now));
+        v.deadline = Some(Instant::now() + Duration::from_secs(10));
+        let first = Budget::for_move(&v, None, now);
+        assert!(first.limit <= MS(9_500) && first.limit > MS(9_000), "{first:?}");
+        assert_eq!(first.think, MS(3_750));
+    }
+}
