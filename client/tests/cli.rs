@@ -227,6 +227,33 @@ async fn clear_errors_for_missing_servers_and_rooms() {
     server.shutdown().await;
 }
 
+#[test]
+fn a_bad_clock_is_refused_before_connecting_saying_how_to_write_one() {
+    for (args, want) in [
+        (vec!["play", "--clock", "3"], "write minutes+seconds, as in 3+2"),
+        (
+            vec!["play", "--clock", "181+0"],
+            "the base is 1/60 to 180 minutes and the increment 0 to 180 seconds",
+        ),
+        (vec!["challenge", "ann", "--clock", "3+x"], "write minutes+seconds"),
+        (vec!["bot", "--clock", "0+0"], "the base is 1/60 to 180 minutes"),
+        // A room's clock is its own: joining takes it.
+        (vec!["play", "--join", "ABCD", "--clock", "3+2"], "cannot be used with"),
+    ] {
+        // No server at this address: the command line is refused before any connection.
+        let out = Command::new(TTT)
+            .args(&args)
+            .args(["--server", "ws://127.0.0.1:1"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ttt");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a usage error: {err}");
+        assert!(err.contains("--clock") && err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("cannot reach the server"), "{args:?}: {err}");
+    }
+}
+
 /// Runs tmux with `args`, returning stdout.
 fn tmux(args: &[&str]) -> String {
     let out = Command::new(tictactoe_tests::tools::require("tmux")).args(args).output().expect("run tmux");
