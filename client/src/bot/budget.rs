@@ -1,8 +1,8 @@
 //! How long `ttt bot` may take over a move. On the per-move timer it is
-//! `--think-ms`; on a Fischer clock it is spent as engine testers spend a
-//! clock: a share of the time left plus most of the increment, never so
-//! much that the network could make the flag fall, and nothing at all to
-//! spare when a move wins at once.
+//! `--think-ms`; on a Fischer clock it is the clock's own budget (the one
+//! the house bot spends, [`Fischer::move_budget`]), never so much that the
+//! network could make the flag fall, and nothing at all when a move wins
+//! at once.
 
 use std::time::{Duration, Instant};
 
@@ -20,9 +20,6 @@ pub const SAFETY_MS: u64 = 500;
 
 /// A budget below this is not worth a search: the fast strategy answers.
 pub const FAST_BELOW: Duration = Duration::from_millis(50);
-
-/// The share of the time left a move may use: 1/`SHARE` of it.
-const SHARE: u64 = 20;
 
 /// The time one move may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,21 +42,20 @@ impl Budget {
         self.think < FAST_BELOW
     }
 
-    /// The budget for a move on a Fischer clock with `left_ms` on the bot's
-    /// clock: `left/20 + 3/4·increment`, at most `left − SAFETY_MS`. For a
-    /// side's first move, before its clock runs, `first_move_ms` is the time
-    /// that move has left (the clock's 30 s) and bounds it instead. `cap`
-    /// (`--think-ms`) bounds the thinking time further.
+    /// The budget for a move on `clock` with `left_ms` on the bot's clock:
+    /// [`Fischer::move_budget`] (`left/20 + 3/4·increment`, at most half of
+    /// what is left past the lag margin), and at most `left − SAFETY_MS`.
+    /// For a side's first move, before its clock runs, `first_move_ms` is
+    /// the time that move has left (the clock's 30 s) and bounds it instead.
+    /// `cap` (`--think-ms`) bounds the thinking time further.
     pub fn fischer(
+        clock: Fischer,
         left_ms: u64,
-        increment_ms: u64,
         first_move_ms: Option<u64>,
         cap: Option<Duration>,
     ) -> Budget {
-        let limit = first_move_ms.unwrap_or(left_ms).saturating_sub(SAFETY_MS);
-        let share = left_ms / SHARE + increment_ms.saturating_mul(3) / 4;
-        let think = Duration::from_millis(share.min(limit));
-        let limit = Duration::from_millis(limit);
+        let limit = Duration::from_millis(first_move_ms.unwrap_or(left_ms).saturating_sub(SAFETY_MS));
+        let think = clock.move_budget(left_ms).min(limit);
         Budget { think: cap.map_or(think, |cap| think.min(cap)), limit }
     }
 
@@ -69,10 +65,9 @@ impl Budget {
         let (Some(fischer), Some(clocks), Some(me)) = (view.fischer, view.clocks, view.you) else {
             return Budget::fixed(cap.unwrap_or(DEFAULT_THINK));
         };
-        let Fischer { increment_ms, .. } = fischer;
         // No clock runs during each side's first move: its own time does.
         let first_move = clocks.running.is_none().then(|| view.clock_ms()).flatten();
-        Budget::fischer(clocks.left(me, now), increment_ms, first_move, cap)
+        Budget::fischer(fischer, clocks.left(me, now), first_move, cap)
     }
 }
 
@@ -100,34 +95,39 @@ mod tests {
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
+    /// A clock with `increment_ms`; the initial time does not enter a budget.
+    fn inc(increment_ms: u64) -> Fischer {
+        Fischer { initial_ms: 180_000, increment_ms }
+    }
+
     #[test]
     fn a_move_gets_a_twentieth_of_the_time_left_and_most_of_the_increment() {
         // 3+2 at the start: 180 s / 20 + 1.5 s.
-        assert_eq!(Budget::fischer(180_000, 2_000, None, None).think, MS(10_500));
+        assert_eq!(Budget::fischer(inc(2_000), 180_000, None, None).think, MS(10_500));
         // 10+0.1 with 42 s left: 2.1 s + 75 ms.
-        assert_eq!(Budget::fischer(42_000, 100, None, None).think, MS(2_175));
+        assert_eq!(Budget::fischer(inc(100), 42_000, None, None).think, MS(2_175));
         // 1+0 with 4 s left: 200 ms.
-        let b = Budget::fischer(4_000, 0, None, None);
+        let b = Budget::fischer(inc(0), 4_000, None, None);
         assert_eq!((b.think, b.limit), (MS(200), MS(3_500)));
         // --think-ms caps the thinking, not the limit.
-        let capped = Budget::fischer(180_000, 2_000, None, Some(MS(1_000)));
+        let capped = Budget::fischer(inc(2_000), 180_000, None, Some(MS(1_000)));
         assert_eq!((capped.think, capped.limit), (MS(1_000), MS(179_500)));
     }
 
     #[test]
     fn never_more_than_the_time_left_less_the_safety_margin() {
         // A big increment and little time: the increment is no use if the flag falls first.
-        let b = Budget::fischer(1_000, 180_000, None, None);
-        assert_eq!((b.think, b.limit), (MS(1_000 - SAFETY_MS), MS(1_000 - SAFETY_MS)));
+        let b = Budget::fischer(inc(180_000), 1_000, None, None);
+        assert_eq!((b.think, b.limit), (MS(375), MS(1_000 - SAFETY_MS)), "half of what is left past 250 ms");
         // Less than the margin left: nothing to think with, the fast strategy answers.
-        let out = Budget::fischer(SAFETY_MS - 1, 2_000, None, None);
+        let out = Budget::fischer(inc(2_000), SAFETY_MS - 1, None, None);
         assert_eq!((out.think, out.limit), (Duration::ZERO, Duration::ZERO));
         assert!(out.fast());
-        assert!(!Budget::fischer(60_000, 0, None, None).fast());
+        assert!(!Budget::fischer(inc(0), 60_000, None, None).fast());
         for left in (0..20_000).step_by(997) {
-            for inc in [0, 100, 2_000, 180_000] {
-                let b = Budget::fischer(left, inc, None, None);
-                assert!(b.think <= b.limit && b.limit <= MS(left.saturating_sub(SAFETY_MS)), "{left} {inc}");
+            for n in [0, 100, 2_000, 180_000] {
+                let b = Budget::fischer(inc(n), left, None, None);
+                assert!(b.think <= b.limit && b.limit <= MS(left.saturating_sub(SAFETY_MS)), "{left} {n}");
             }
         }
     }
@@ -135,10 +135,10 @@ mod tests {
     #[test]
     fn the_first_move_is_bounded_by_its_own_thirty_seconds() {
         // 180+0: a twentieth of three hours would be 9 minutes; the first move has 30 s.
-        let first = Budget::fischer(10_800_000, 0, Some(Fischer::FIRST_MOVE_MS), None);
+        let first = Budget::fischer(inc(0), 10_800_000, Some(Fischer::FIRST_MOVE_MS), None);
         assert_eq!((first.think, first.limit), (MS(29_500), MS(29_500)));
         // Of those 30 s, 2 are left: 1.5 s may be used.
-        let late = Budget::fischer(180_000, 2_000, Some(2_000), None);
+        let late = Budget::fischer(inc(2_000), 180_000, Some(2_000), None);
         assert_eq!((late.think, late.limit), (MS(1_500), MS(1_500)));
     }
 

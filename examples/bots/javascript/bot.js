@@ -29,8 +29,9 @@
 // is three minutes each and two seconds added per move) it asks quick match
 // for a game on that Fischer clock. On a clock it spends its time as engines
 // do: a budget per move of a twentieth of the time left plus three quarters
-// of the increment, never more than the time left less a safety margin, read
-// from the `clocks` and `running` the server sends with every move.
+// of the increment, never more than half of the time left nor the time left
+// less a safety margin, read from the `clocks` and `running` the server sends
+// with every move (the house bot and `ttt bot` spend theirs the same way).
 //
 // The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -60,15 +61,15 @@ const SAFETY = 500; // ms kept back from the time left for the move's trip to th
 
 // Milliseconds the move asked for by `msg` (game_started, state, moved) may
 // take. On a Fischer clock (`clock`, from game_started or state): a twentieth
-// of our time left plus 3/4 of the increment, at most the time left less
-// SAFETY. No clock runs during each side's first move (`running` is null):
+// of our time left plus 3/4 of the increment, at most half of what is left
+// past 250 ms, and at most the time left less SAFETY. No clock runs during each side's first move (`running` is null):
 // that move's own time (`clock_ms`) bounds it. Without a clock, a second.
 function budget(msg, clock) {
   if (!clock || !msg.clocks) return 1000;
   const left = msg.clocks[(msg.next ?? msg.turn) - 1];
   const firstMove = msg.clock_ms ?? msg.turn_timeout_ms;
   const limit = (msg.running || firstMove == null ? left : firstMove) - SAFETY;
-  return Math.max(0, Math.min(left / 20 + (clock.increment_ms * 3) / 4, limit));
+  return Math.max(0, Math.min(left / 20 + (clock.increment_ms * 3) / 4, (left - 250) / 2, limit));
 }
 
 // Every run of `win` cells in a row, column or diagonal of an n x n board, as arrays of [row, col].

@@ -29,8 +29,9 @@ With --clock MINUTES+SECONDS (Lichess's way of writing a time control: 3+2
 is three minutes each and two seconds added per move) it asks quick match for
 a game on that Fischer clock. On a clock it spends its time as engines do: a
 budget per move of a twentieth of the time left plus three quarters of the
-increment, never more than the time left less a safety margin, read from the
-`clocks` and `running` the server sends with every move.
+increment, never more than half of the time left nor the time left less a
+safety margin, read from the `clocks` and `running` the server sends with
+every move (the house bot and `ttt bot` spend theirs the same way).
 
 The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 can, blocks when it must, and otherwise takes the free cell closest to the centre.
@@ -109,8 +110,8 @@ SAFETY = 0.5
 def budget(msg, clock):
     """Seconds the move asked for by `msg` (game_started, state, moved) may
     take. On a Fischer clock (`clock`, from game_started or state): a
-    twentieth of our time left plus 3/4 of the increment, at most the time
-    left less SAFETY. No clock runs during each side's first move (`running`
+    twentieth of our time left plus 3/4 of the increment, at most half of
+    what is left past 250 ms, and at most the time left less SAFETY. No clock runs during each side's first move (`running`
     is null): that move's own time (`clock_ms`) bounds it. Without a clock,
     a second (the per-move timer gives far more)."""
     clocks = msg.get("clocks")
@@ -120,7 +121,7 @@ def budget(msg, clock):
     left = clocks[mover - 1] / 1000
     first_move = msg.get("clock_ms", msg.get("turn_timeout_ms"))
     limit = (left if msg.get("running") or first_move is None else first_move / 1000) - SAFETY
-    return max(0.0, min(left / 20 + clock["increment_ms"] / 1000 * 3 / 4, limit))
+    return max(0.0, min(left / 20 + clock["increment_ms"] / 1000 * 3 / 4, (left - 0.25) / 2, limit))
 
 
 def choose(board, me, avoid, win, deadline):
