@@ -256,7 +256,9 @@ impl View {
                 self.room = Some(clean(room));
                 self.you = Some(*you);
                 self.names = players.iter().map(shown).collect();
-                self.deadline = deadline_in(Some(*turn_timeout_ms).filter(|&t| t > 0));
+                // On a Fischer clock `turn_timeout_ms` is 0: X's first move has its own 30 s.
+                let first = clock.map(|_| Fischer::FIRST_MOVE_MS);
+                self.deadline = deadline_in(first.or(Some(*turn_timeout_ms).filter(|&t| t > 0)));
                 self.note = "game started".into();
             }
             ServerMessage::Moved { row, col, clock_ms, clocks, running, .. } => {

@@ -185,9 +185,12 @@ fn a_fischer_game_keeps_its_clock_through_moves_and_runs_on_while_a_player_is_aw
         players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
         turn: Player::X,
         resume_token: Arc::from("t"),
-        turn_timeout_ms: Fischer::FIRST_MOVE_MS,
+        // No time per move on a Fischer clock.
+        turn_timeout_ms: 0,
     });
     assert_eq!(v.fischer, Some(fischer));
+    let first = v.clock_ms().expect("X's first move has its own time");
+    assert!(first > 29_000 && first <= Fischer::FIRST_MOVE_MS, "{first}");
     let clocks = v.clocks.expect("clocks from game_started");
     assert_eq!(
         (clocks.left, clocks.running),

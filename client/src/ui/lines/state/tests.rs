@@ -191,7 +191,7 @@ fn a_game_on_a_fischer_clock_prints_both_clocks_after_the_board() {
         clock: Some(fischer),
         clocks: Some([60_000, 60_000]),
         running: None,
-        turn_timeout_ms: tictactoe_protocol::Fischer::FIRST_MOVE_MS,
+        turn_timeout_ms: 0,
         room,
         size,
         win,
