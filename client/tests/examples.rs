@@ -246,6 +246,43 @@ async fn javascript_example_bot_plays_connect_k() {
     plays_connect_k(bot).await;
 }
 
+/// An example bot asks quick match for a 3 s Fischer clock (0.05+0), with
+/// `--clock` or `TTT_CLOCK`, and meets `ttt bot` asking the same (quick
+/// match pairs only equal clocks); the game is played to a result on the
+/// board, neither side flagging.
+async fn plays_on_a_clock(mut bot: tokio::process::Command) {
+    let server = fast_server().await;
+    let url = server.url();
+    bot.args(["--server", &url]);
+    let player = tokio::spawn(async move { run(&mut bot, Duration::from_secs(60)).await });
+    let mut ttt = tokio::process::Command::new(TTT);
+    ttt.args(["bot", "--server", &url, "--clock", "0.05+0", "--strategy", "heuristic"]);
+    let (ok, summary, err) = run(&mut ttt, Duration::from_secs(60)).await;
+    assert!(ok, "ttt bot: {summary}{err}");
+    let (ok, out, err) = player.await.expect("bot task");
+    assert!(ok, "example bot: {out}{err}");
+    assert!(out.contains(" at 0.05+0"), "the game is on the clock asked for: {out}");
+    let result = out.lines().find(|l| l.starts_with("result: ")).expect("a result line");
+    assert!(!result.contains("(timeout)"), "{result}");
+    agree(&out, summary.trim());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_example_bot_plays_on_a_clock() {
+    python_ready().await;
+    let mut bot = tokio::process::Command::new("python3");
+    bot.arg(examples().join("bots/python/bot.py")).args(["--clock", "0.05+0"]);
+    plays_on_a_clock(bot).await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_plays_on_a_clock() {
+    let mut bot = tokio::process::Command::new("node");
+    bot.arg(js_ready().await.join("bot.js")).env("TTT_CLOCK", "0.05+0");
+    plays_on_a_clock(bot).await;
+}
+
 /// Runs an example bot twice against `ttt bot` on a server that keeps
 /// accounts: the first run registers a bot account and saves its token (for
 /// the user alone), the second signs in with it; both games are the account's.

@@ -60,16 +60,17 @@ const askedClock = (args.clock || process.env.TTT_CLOCK) ? parseClock(args.clock
 const SAFETY = 500; // ms kept back from the time left for the move's trip to the server
 
 // Milliseconds the move asked for by `msg` (game_started, state, moved) may
-// take. On a Fischer clock (`clock`, from game_started or state): a twentieth
+// take. On a Fischer clock (`control`, from game_started or state): a twentieth
 // of our time left plus 3/4 of the increment, at most half of what is left
-// past 250 ms, and at most the time left less SAFETY. No clock runs during each side's first move (`running` is null):
-// that move's own time (`clock_ms`) bounds it. Without a clock, a second.
-function budget(msg, clock) {
-  if (!clock || !msg.clocks) return 1000;
+// past 250 ms, and at most the time left less SAFETY. No clock runs during
+// each side's first move (`running` is null): that move's own time
+// (`clock_ms`) bounds it. Without a clock, a second.
+function budget(msg, control) {
+  if (!control || !msg.clocks) return 1000;
   const left = msg.clocks[(msg.next ?? msg.turn) - 1];
-  const firstMove = msg.clock_ms ?? msg.turn_timeout_ms;
-  const limit = (msg.running || firstMove == null ? left : firstMove) - SAFETY;
-  return Math.max(0, Math.min(left / 20 + (clock.increment_ms * 3) / 4, (left - 250) / 2, limit));
+  const firstMove = msg.clock_ms || 30000; // game_started has none: X's first move has 30 s
+  const limit = (msg.running ? left : firstMove) - SAFETY;
+  return Math.max(0, Math.min(left / 20 + (control.increment_ms * 3) / 4, (left - 250) / 2, limit));
 }
 
 // Every run of `win` cells in a row, column or diagonal of an n x n board, as arrays of [row, col].
@@ -116,8 +117,8 @@ let queued = false; // waiting in quick match: a restart keeps no queue, so queu
 const newGame = () => {
   queued = true;
   // Quick match pairs only players asking the same clock.
-  const clock = askedClock ? { clock: askedClock } : {};
-  send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}), ...clock });
+  const asked = askedClock ? { clock: askedClock } : {};
+  send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}), ...asked });
 };
 let board = null;
 let me = null;

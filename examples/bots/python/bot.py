@@ -107,21 +107,22 @@ def parse_clock(text):
 SAFETY = 0.5
 
 
-def budget(msg, clock):
+def budget(msg, control):
     """Seconds the move asked for by `msg` (game_started, state, moved) may
-    take. On a Fischer clock (`clock`, from game_started or state): a
+    take. On a Fischer clock (`control`, from game_started or state): a
     twentieth of our time left plus 3/4 of the increment, at most half of
-    what is left past 250 ms, and at most the time left less SAFETY. No clock runs during each side's first move (`running`
-    is null): that move's own time (`clock_ms`) bounds it. Without a clock,
-    a second (the per-move timer gives far more)."""
+    what is left past 250 ms, and at most the time left less SAFETY. No
+    clock runs during each side's first move (`running` is null): that
+    move's own time (`clock_ms`; 30 s for X's first) bounds it. Without a
+    clock, a second (the per-move timer gives far more)."""
     clocks = msg.get("clocks")
-    if not clock or not clocks:
+    if not control or not clocks:
         return 1.0
     mover = msg.get("next") or msg.get("turn")
     left = clocks[mover - 1] / 1000
-    first_move = msg.get("clock_ms", msg.get("turn_timeout_ms"))
-    limit = (left if msg.get("running") or first_move is None else first_move / 1000) - SAFETY
-    return max(0.0, min(left / 20 + clock["increment_ms"] / 1000 * 3 / 4, (left - 0.25) / 2, limit))
+    first_move = msg.get("clock_ms") or 30000
+    limit = (left if msg.get("running") else first_move / 1000) - SAFETY
+    return max(0.0, min(left / 20 + control["increment_ms"] / 1000 * 3 / 4, (left - 0.25) / 2, limit))
 
 
 def choose(board, me, avoid, win, deadline):
@@ -258,8 +259,8 @@ async def session(ws, args, s):
             s["board"], s["me"], rematch_until = [[None] * n for _ in range(n)], msg["you"], None
             s["win"] = msg.get("win", n)  # marks in a row that win; n is the classic rule
             s["token"], s["queued"], s["clock"] = msg["resume_token"], False, msg.get("clock")
-            clock = msg.get("clock")
-            at = f" at {clock['initial_ms'] / 60000:g}+{clock['increment_ms'] / 1000:g}" if clock else ""
+            tc = msg.get("clock")  # the game's time control, if any
+            at = f" at {tc['initial_ms'] / 60000:g}+{tc['increment_ms'] / 1000:g}" if tc else ""
             print(f"playing {'XO'[s['me'] - 1]} in room {msg['room']}{at}", flush=True)
             if msg["turn"] == s["me"]:
                 await move(msg)
