@@ -4,11 +4,9 @@
 //! network could make the flag fall, and nothing at all when a move wins
 //! at once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tictactoe_protocol::{Fischer, Game, Status};
-
-use crate::view::View;
 
 /// Time to think per move without a clock (and without `--think-ms`).
 pub const DEFAULT_THINK: Duration = Duration::from_millis(1000);
@@ -57,17 +55,6 @@ impl Budget {
         let limit = Duration::from_millis(first_move_ms.unwrap_or(left_ms).saturating_sub(SAFETY_MS));
         let think = clock.move_budget(left_ms).min(limit);
         Budget { think: cap.map_or(think, |cap| think.min(cap)), limit }
-    }
-
-    /// The budget for the bot's move in `view` at `now`: by the game's
-    /// Fischer clock when it has one, else `cap` or [`DEFAULT_THINK`].
-    pub fn for_move(view: &View, cap: Option<Duration>, now: Instant) -> Budget {
-        let (Some(fischer), Some(clocks), Some(me)) = (view.fischer, view.clocks, view.you) else {
-            return Budget::fixed(cap.unwrap_or(DEFAULT_THINK));
-        };
-        // No clock runs during each side's first move: its own time does.
-        let first_move = clocks.running.is_none().then(|| view.clock_ms()).flatten();
-        Budget::fischer(fischer, clocks.left(me, now), first_move, cap)
     }
 }
 
@@ -155,27 +142,5 @@ mod tests {
             g.play(r, c).expect("legal");
         }
         assert!(matches!(winning_move(&g), Some((7, 2) | (7, 7))), "{:?}", winning_move(&g));
-    }
-
-    #[test]
-    fn the_budget_follows_the_clocks_in_view() {
-        use crate::view::Clocks;
-        use tictactoe_protocol::Player;
-        let now = Instant::now();
-        let mut v = View::new(3, 3);
-        v.you = Some(Player::O);
-        assert_eq!(Budget::for_move(&v, None, now), Budget::fixed(DEFAULT_THINK), "per-move timer");
-        assert_eq!(Budget::for_move(&v, Some(MS(300)), now), Budget::fixed(MS(300)));
-        v.fischer = Some(Fischer { initial_ms: 60_000, increment_ms: 1_000 });
-        // O's clock runs with 40 s reported 2 s ago: 38 s / 20 + 750 ms.
-        v.clocks = Some(Clocks::new([50_000, 40_000], Some(Player::O), now));
-        let b = Budget::for_move(&v, None, now + Duration::from_secs(2));
-        assert_eq!((b.think, b.limit), (MS(2_650), MS(37_500)));
-        // O's first move: no clock runs, the first-move time (here 10 s) bounds it.
-        v.clocks = Some(Clocks::new([60_000, 60_000], None, now));
-        v.deadline = Some(Instant::now() + Duration::from_secs(10));
-        let first = Budget::for_move(&v, None, now);
-        assert!(first.limit <= MS(9_500) && first.limit > MS(9_000), "{first:?}");
-        assert_eq!(first.think, MS(3_750));
     }
 }

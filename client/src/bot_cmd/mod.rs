@@ -129,7 +129,8 @@ pub async fn run(
                 }
                 Do::Think => {
                     if thinking.is_none() {
-                        thinking = idle.take().map(|m| think_about(m, bot.view(), think));
+                        let budget = bot.budget(think, Instant::now());
+                        thinking = idle.take().map(|m| think_about(m, bot.view(), budget));
                     }
                 }
                 Do::Print(line) => println!("{line}"),
@@ -155,10 +156,8 @@ pub async fn run(
 /// A move being chosen off the client's task.
 type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), MoverError>>>>;
 
-/// Starts choosing a move for the position in `view`, within the budget
-/// its clock gives (`think`: `--think-ms`).
-fn think_about(mover: Mover, view: &View, think: Option<Duration>) -> (Thinking, usize) {
-    let budget = Budget::for_move(view, think, Instant::now());
+/// Starts choosing a move for the position in `view`, within `budget`.
+fn think_about(mover: Mover, view: &View, budget: Budget) -> (Thinking, usize) {
     (Box::pin(mover.choose(view.game.clone(), budget)), view.game.moves().len())
 }
 

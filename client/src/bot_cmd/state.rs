@@ -8,6 +8,7 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
 
 use super::{BotError, Sizes, Tally};
 use crate::bot::MoverError;
+use crate::bot::budget::{Budget, DEFAULT_THINK};
 use crate::net::Event;
 use crate::request::Start;
 use crate::session::{SessionError, challenge_over, fatal};
@@ -82,6 +83,19 @@ impl Bot {
     /// The game as the bot sees it.
     pub(super) fn view(&self) -> &View {
         &self.view
+    }
+
+    /// The time the bot's move may take at `now`: by the game's Fischer
+    /// clock when it has one (`cap`, `--think-ms`, bounding it when given),
+    /// else `cap` or [`DEFAULT_THINK`].
+    pub(super) fn budget(&self, cap: Option<Duration>, now: Instant) -> Budget {
+        let view = &self.view;
+        let (Some(fischer), Some(clocks), Some(me)) = (view.fischer, view.clocks, view.you) else {
+            return Budget::fixed(cap.unwrap_or(DEFAULT_THINK));
+        };
+        // No clock runs during each side's first move: its own time does.
+        let first_move = clocks.running.is_none().then(|| view.clock_ms()).flatten();
+        Budget::fischer(fischer, clocks.left(me, now), first_move, cap)
     }
 
     /// When to give up on the rematch asked for, if one is.
