@@ -153,20 +153,9 @@ fn results_are_told_in_words() {
 }
 
 /// `moved` of a 3×3 game in room R, reporting `clocks` and `running`.
-fn moved(seq: usize, (row, col): (usize, usize), clocks: [u64; 2], running: Option<Player>) -> ServerMessage {
-    let player = Player::for_move(seq - 1);
-    ServerMessage::Moved {
-        room: Arc::from("R"),
-        row,
-        col,
-        player,
-        seq,
-        next: Some(player.other()),
-        clock_ms: Some(clocks[usize::from(player.other().number() - 1)]),
-        clocks: Some(clocks),
-        running,
-        id: None,
-    }
+fn moved(seq: usize, cell: (usize, usize), clocks: [u64; 2], running: Option<Player>) -> ServerMessage {
+    let next = usize::from(Player::for_move(seq).number() - 1);
+    crate::fixtures::moved(seq, cell, clocks, running, clocks[next])
 }
 
 #[test]

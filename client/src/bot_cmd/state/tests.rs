@@ -230,48 +230,10 @@ fn its_budget_follows_the_clocks_the_server_reports() {
     // A 1+1 game, the bot O: during its first move (no clock runs) that
     // move's 30 s bound it; then its clock does, ticking from the report.
     let fischer = Fischer { initial_ms: 60_000, increment_ms: 1_000 };
-    let Event::Msg(ServerMessage::GameStarted {
-        room,
-        size,
-        win,
-        you,
-        mark,
-        players,
-        turn,
-        resume_token,
-        ..
-    }) = started(Player::O)
-    else {
-        unreachable!("game_started")
-    };
-    let timed = ServerMessage::GameStarted {
-        clock: Some(fischer),
-        clocks: Some([60_000, 60_000]),
-        running: None,
-        turn_timeout_ms: 0,
-        room: room.clone(),
-        size,
-        win,
-        you,
-        mark,
-        players,
-        turn,
-        resume_token,
-    };
-    bot.on_event(Event::Msg(timed), &limits(0), t0);
-    let moved = |seq: usize, cell: (usize, usize), clocks: [u64; 2], running, clock_ms| {
-        Event::Msg(ServerMessage::Moved {
-            room: room.clone(),
-            row: cell.0,
-            col: cell.1,
-            player: Player::for_move(seq - 1),
-            seq,
-            next: Some(Player::for_move(seq)),
-            clock_ms: Some(clock_ms),
-            clocks: Some(clocks),
-            running,
-            id: None,
-        })
+    let Event::Msg(plain) = started(Player::O) else { unreachable!("game_started") };
+    bot.on_event(Event::Msg(crate::fixtures::on_clock(plain, fischer)), &limits(0), t0);
+    let moved = |seq, cell, clocks, running, clock_ms| {
+        Event::Msg(crate::fixtures::moved(seq, cell, clocks, running, clock_ms))
     };
     let out = bot.on_event(moved(1, (1, 1), [60_000, 60_000], None, 30_000), &limits(0), t0);
     assert!(matches!(out[..], [Do::Think]));

@@ -182,25 +182,7 @@ fn a_game_that_ended_while_reconnecting_is_printed_from_its_record() {
 fn a_game_on_a_fischer_clock_prints_both_clocks_after_the_board() {
     let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
     let fischer = tictactoe_protocol::Fischer { initial_ms: 60_000, increment_ms: 1_000 };
-    let ServerMessage::GameStarted { room, size, win, you, mark, players, turn, resume_token, .. } =
-        started()
-    else {
-        unreachable!("game_started")
-    };
-    let timed = ServerMessage::GameStarted {
-        clock: Some(fischer),
-        clocks: Some([60_000, 60_000]),
-        running: None,
-        turn_timeout_ms: 0,
-        room,
-        size,
-        win,
-        you,
-        mark,
-        players,
-        turn,
-        resume_token,
-    };
+    let timed = fixtures::on_clock(started(), fischer);
     let out = lines.on_link(Event::Msg(timed), &limits(), URL);
     let said = printed(&out);
     assert!(said.contains(&"Clocks: X (ann) 1:00    O (bob) 1:00"), "{said:?}");
