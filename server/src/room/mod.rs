@@ -387,3 +387,6 @@ mod tests;
 
 #[cfg(test)]
 mod house_tests;
+
+#[cfg(test)]
+mod fischer_tests;
