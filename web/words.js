@@ -76,6 +76,7 @@ export function refusal(msg, limits) {
     player_not_found: 'Nobody by that name is online right now.',
     room_not_found: 'No room has that code: it may have closed.',
     invalid_token: 'Your last game is over (it ended while you were away): start a new one.',
+    invalid_clock: 'This server does not play that clock: from 1 s to 180 min, plus 0 to 180 s a move.',
   };
   return words[msg.code] ?? msg.message;
 }
