@@ -34,11 +34,11 @@ export function custom(minutes, increment) {
   const inc = Math.round(s * 1000);
   const [lo, hi] = LIMITS.initialMs;
   if (String(minutes).trim() === '' || !Number.isFinite(m) || initial < lo || initial > hi) {
-    return { field: 'minutes', error: 'The clock needs from 1 second (0.0167 minutes) to 180 minutes.' };
+    return { field: 'minutes', error: 'Minutes: from 1 second to 180 minutes (decimals allowed: 0.5 is 30 s).' };
   }
   const [ilo, ihi] = LIMITS.incrementMs;
   if (!Number.isFinite(s) || inc < ilo || inc > ihi) {
-    return { field: 'increment', error: 'The increment is from 0 to 180 seconds a move.' };
+    return { field: 'increment', error: 'Increment: from 0 to 180 seconds a move.' };
   }
   return { clock: { initial_ms: initial, increment_ms: inc } };
 }
