@@ -6,6 +6,7 @@ import {
   chosen, custom, face, faces, label, left, preset, recorded, ticks,
 } from '../fischer.js';
 import { apply, clockText, connectionDown, initial } from '../state.js';
+import { ending, outcome } from '../words.js';
 
 const BLITZ = { initial_ms: 180000, increment_ms: 2000 };
 const players = [{ name: 'ann', account: false, bot: false, rating: null }, { name: 'bob', account: false, bot: false, rating: null }];
@@ -133,4 +134,14 @@ test('waiting and a challenge name the clock', () => {
   assert.match(apply(initial(), { type: 'room_created', room: 'AB', size: 3, win: 3, clock: BLITZ }).note, /Room AB is open \(3\+2\)/);
   const offer = apply(initial(), { type: 'challenged', challenge: 'c1', from: players[0], size: 3, win: 3, clock: BLITZ }).offer;
   assert.deepEqual(offer.clock, BLITZ);
+});
+
+test('a flag with no line left to win is a draw on time, in words', () => {
+  const s = apply(apply(initial(), started, 0), {
+    type: 'game_over', room: 'R1', winner: 0, reason: 'timeout', line: null, moves: [[0, 0], [1, 1]], players,
+    ratings: null, clocks: [0, 5000], running: null,
+  }, 10);
+  assert.deepEqual(outcome(s), { score: '½-½', headline: 'Draw', how: 'time ran out, but no line was left to win it', tone: 'draw' });
+  assert.equal(ending({ winner: 0, reason: 'timeout', players }), 'a draw on time');
+  assert.equal(ending({ winner: 2, reason: 'timeout', players }), 'bob won on time');
 });
