@@ -271,7 +271,9 @@ export function clockText(state, now) {
   // Once a Fischer clock runs, the two clock faces say it all.
   if (state.clock && state.running) return null;
   const secs = Math.ceil(left / 1000);
-  if (!state.paused) return { text: `Time to move: ${secs} s`, low: left < 5000, paused: false };
+  // On a Fischer clock, each side's first move has this timer; the clocks start after.
+  const what = state.clock ? 'Time for the first move' : 'Time to move';
+  if (!state.paused) return { text: `${what}: ${secs} s`, low: left < 5000, paused: false };
   const why = {
     opponent: 'your opponent is away',
     connection: 'reconnecting',

@@ -479,7 +479,7 @@ const scenarios = {
       expect('the clocks before the first moves', { texts: f.map((x) => x.text).join(), running: f.some((x) => x.running) }, { texts: '1:00,1:00', running: false });
       if (!f[0].who.startsWith('X ') || !f[1].who.startsWith('O ')) throw new Error(`clock names ${f[0].who} / ${f[1].who}`);
     }
-    await host.locator('#clock').getByText('Time to move').waitFor();
+    await host.locator('#clock').getByText('Time for the first move').waitFor();
     const [x, o] = await playOut(host, friend, ['a1', 'b1']);
     // Each side has moved: X's clock runs, on every page, and O's stands.
     const seconds = (t) => t.split(':').reduce((a, v) => a * 60 + Number(v), 0);

@@ -56,9 +56,9 @@ test('before each side has moved: both initial times, no clock runs, the first-m
   assert.deepEqual(s.clock, BLITZ);
   assert.deepEqual(left(s, 60000), [180000, 180000]);
   assert.ok(!ticks(s));
-  assert.equal(clockText(s, 6000).text, 'Time to move: 25 s');
+  assert.equal(clockText(s, 6000).text, 'Time for the first move: 25 s');
   s = apply(s, moved(1, 0, 0, 1, 2, [180000, 180000], null), 7000);
-  assert.equal(clockText(s, 7000).text, 'Time to move: 30 s');
+  assert.equal(clockText(s, 7000).text, 'Time for the first move: 30 s');
   assert.deepEqual(faces(s, 9000).map((f) => f.running), [false, false]);
 });
 
