@@ -162,14 +162,21 @@ impl Game {
         Game::with_engine(size, win, bitlines::MAX_WIN)
     }
 
-    /// [`Game::with_win`] with bit planes for wins up to `bits_max` only.
-    fn with_engine(size: usize, win: usize, bits_max: usize) -> Result<Game, SizeError> {
+    /// Whether [`Game::with_win`] takes `size` and `win`: the one check,
+    /// shared with [`crate::OpenLines::new`].
+    pub(crate) fn check_rules(size: usize, win: usize) -> Result<(), SizeError> {
         if size == 0 || size > Self::MAX_SIZE {
             return Err(SizeError::OutOfRange(size));
         }
         if !Game::win_lengths(size).contains(&win) {
             return Err(SizeError::Win { win, size });
         }
+        Ok(())
+    }
+
+    /// [`Game::with_win`] with bit planes for wins up to `bits_max` only.
+    fn with_engine(size: usize, win: usize, bits_max: usize) -> Result<Game, SizeError> {
+        Game::check_rules(size, win)?;
         Ok(Game {
             size,
             win,

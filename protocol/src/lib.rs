@@ -9,6 +9,7 @@ pub mod game;
 pub mod judge;
 pub mod line;
 pub mod message;
+pub mod open_lines;
 pub mod oracle;
 pub mod player;
 pub mod rules;
@@ -24,4 +25,5 @@ pub use message::{
     HouseLevel, Limits, MAX_ONLINE, MAX_REASON_CHARS, OnlinePlayer, OnlineStatus, PROTOCOL_VERSION,
     PlayerInfo, RatingChange, RequestId, SERVER_TYPES, ServerMessage, peek_id,
 };
+pub use open_lines::OpenLines;
 pub use rules::Rules;
