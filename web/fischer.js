@@ -121,8 +121,15 @@ export function ticks(state) {
     && !state.clocksHeld && !state.over && state.screen === 'game';
 }
 
-/** Each side's time left after the first `at` moves of a record on a Fischer clock (`clocks`: a pair per move), `[x, o]` in ms. */
+/**
+ * Each side's time left after the first `at` moves of a record on a
+ * Fischer clock (`clocks`: a pair per move), `[x, o]` in ms; at the end of
+ * a game lost (or drawn) on time, the side whose flag fell (the one to
+ * move) has none left.
+ */
 export function recorded(game, at) {
   const start = [game.clock.initial_ms, game.clock.initial_ms];
-  return (at > 0 && game.clocks?.[at - 1]) || start;
+  const out = [...((at > 0 && game.clocks?.[at - 1]) || start)];
+  if (game.reason === 'timeout' && at === game.moves.length) out[at % 2] = 0;
+  return out;
 }

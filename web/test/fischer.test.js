@@ -126,6 +126,9 @@ test('a record: the clocks where they stopped, and each side\'s time after each 
   assert.deepEqual(recorded(game, 0), [180000, 180000]);
   assert.deepEqual(recorded(game, 3), [175000, 180000]);
   assert.deepEqual(recorded({ ...game, clocks: null }, 2), [180000, 180000]);
+  // O's flag fell after X's third move: the replay's end says O had none left.
+  assert.deepEqual(recorded({ ...game, reason: 'timeout', winner: 1 }, 3), [175000, 0]);
+  assert.deepEqual(recorded({ ...game, reason: 'timeout', winner: 1 }, 2), [180000, 180000]);
 });
 
 test('waiting and a challenge name the clock', () => {
