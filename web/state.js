@@ -179,10 +179,14 @@ function fold(state, prev, msg, now) {
       }
       break;
     case 'opponent_disconnected':
-      state.paused = true;
-      state.pausedBy = 'opponent';
-      state.clockMs = clockLeft(prev, now);
-      state.clockAt = now;
+      // The per-move timer waits for an away player; a Fischer game's
+      // first-move time runs on, as its clocks do.
+      if (!state.clock) {
+        state.paused = true;
+        state.pausedBy = 'opponent';
+        state.clockMs = clockLeft(prev, now);
+        state.clockAt = now;
+      }
       state.note = `Your opponent disconnected; they have ${Math.round(msg.grace_ms / 1000)} s to come back.`;
       break;
     case 'opponent_reconnected':

@@ -148,3 +148,14 @@ test('a flag with no line left to win is a draw on time, in words', () => {
   assert.equal(ending({ winner: 0, reason: 'timeout', players }), 'a draw on time');
   assert.equal(ending({ winner: 2, reason: 'timeout', players }), 'bob won on time');
 });
+
+test("an away opponent does not stop a Fischer game's first-move time, as it stops the per-move timer", () => {
+  let s = apply(initial(), started, 1000);
+  s = apply(s, { type: 'opponent_disconnected', grace_ms: 30000 }, 2000);
+  const text = clockText(s, 12000);
+  assert.equal(text.paused, false);
+  assert.equal(text.text, 'Time for the first move: 19 s');
+  let plain = apply(initial(), { ...started, clock: null, clocks: null, turn_timeout_ms: 30000 }, 1000);
+  plain = apply(plain, { type: 'opponent_disconnected', grace_ms: 30000 }, 2000);
+  assert.equal(clockText(plain, 12000).paused, true);
+});
