@@ -22,6 +22,9 @@ pub fn limits(grace: Duration) -> Limits {
 /// `game_started` of a 3×3 game in room `R` between ann (X, you) and bob.
 pub fn game_started(token: &str) -> ServerMessage {
     ServerMessage::GameStarted {
+        clock: None,
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         size: 3,
         win: 3,
@@ -38,6 +41,7 @@ pub fn game_started(token: &str) -> ServerMessage {
 /// challenge `c1`.
 pub fn challenged(size: usize) -> ServerMessage {
     ServerMessage::Challenged {
+        clock: None,
         challenge: Arc::from("c1"),
         from: PlayerInfo::guest("ann"),
         size,
@@ -56,6 +60,8 @@ pub fn lost_on_time() -> tictactoe_protocol::api::GameRecord {
         rating: None,
     };
     tictactoe_protocol::api::GameRecord {
+        clock: None,
+        clocks: None,
         ended_at: "2026-11-27T20:00:00.000Z".into(),
         id: "g1".into(),
         line: None,

@@ -18,7 +18,7 @@ impl RequestedRules {
     /// A `quick_match` for these rules.
     pub fn quick_match(self) -> ClientMessage {
         let (size, win) = self.wire();
-        ClientMessage::QuickMatch { size, win, house_after_ms: None, level: None }
+        ClientMessage::QuickMatch { clock: None, size, win, house_after_ms: None, level: None }
     }
 
     /// The `size` and `win` fields of a request for these rules.
@@ -80,17 +80,17 @@ impl Start {
             Start::Quick(rules) => rules.quick_match(),
             Start::Create(rules, mark) => {
                 let (size, win) = rules.wire();
-                ClientMessage::CreateRoom { size, win, mark: *mark }
+                ClientMessage::CreateRoom { clock: None, size, win, mark: *mark }
             }
             Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
             Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
             Start::House(rules, level) => {
                 let (size, win) = rules.wire();
-                ClientMessage::PlayHouse { size, win, level: Some(*level) }
+                ClientMessage::PlayHouse { clock: None, size, win, level: Some(*level) }
             }
             Start::Challenge(name, rules) => {
                 let (size, win) = rules.wire();
-                ClientMessage::Challenge { name: name.clone(), size, win }
+                ClientMessage::Challenge { clock: None, name: name.clone(), size, win }
             }
             Start::Await => return None,
         })

@@ -12,12 +12,20 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::clock::Fischer;
 use crate::game::Line;
 use crate::message::EndReason;
 
 /// One finished game: `/api/games/{id}`, and each entry of a player's games.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GameRecord {
+    /// Its Fischer clock; null for the per-move timer.
+    #[serde(default)]
+    pub clock: Option<Fischer>,
+    /// With a clock: each side's time left after each move, `[player 1,
+    /// player 2]`, like `moves`; null without one.
+    #[serde(default)]
+    pub clocks: Option<Vec<[u64; 2]>>,
     /// When it ended: RFC 3339, UTC, to the millisecond.
     pub ended_at: String,
     /// The id `game_over.game_id` carried.
@@ -193,6 +201,8 @@ mod tests {
             rating: rated.then_some(1500),
         };
         GameRecord {
+            clock: None,
+            clocks: None,
             ended_at: "2026-11-25T06:31:29.123Z".into(),
             id: "Ab3dEf9h".into(),
             line: rated.then_some(Line { kind: LineKind::Row, index: 0, start: [0, 0], len: 3 }),
@@ -212,7 +222,9 @@ mod tests {
         }
     }
 
-    const RECORD_KEYS: [&str; 13] = [
+    const RECORD_KEYS: [&str; 15] = [
+        "clock",
+        "clocks",
         "ended_at",
         "id",
         "line",

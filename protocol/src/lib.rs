@@ -4,6 +4,7 @@
 pub mod api;
 mod bitlines;
 pub mod classic;
+pub mod clock;
 pub mod game;
 pub mod judge;
 pub mod line;
@@ -16,6 +17,7 @@ mod runs;
 pub mod schema;
 
 pub use classic::TicTacToe;
+pub use clock::Fischer;
 pub use game::{Game, Line, LineKind, MoveError, Outcome, Player, SizeError, Status};
 pub use judge::{JudgeError, Verdict, judge};
 pub use message::{

@@ -3,6 +3,7 @@
 //! [`ClientMessage`] is what clients send, [`ServerMessage`] what the server
 //! sends; [`ErrorCode`] names every refusal. Unknown fields are ignored.
 
+use crate::clock::Fischer;
 use crate::game::{Line, Player, mark, winner};
 use crate::player::opt_mark;
 use schemars::JsonSchema;
@@ -42,6 +43,8 @@ pub struct ClientFrame {
 /// request `id` if one could still be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
+    /// `bad_message`, or `invalid_clock` for a `clock` that is no clock.
+    pub code: ErrorCode,
     /// What was wrong, for the `error.message` field.
     pub message: String,
     /// The frame's `id`, when it was a valid id.
@@ -89,6 +92,9 @@ pub enum ClientMessage {
         /// With `house_after_ms`: how strong the house plays (`perfect` when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         level: Option<HouseLevel>,
+        /// A Fischer clock for the game; absent or null: the per-move timer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock: Option<Fischer>,
     },
     /// Open a private room of `size` (default 3), won by `win` in a row.
     CreateRoom {
@@ -103,6 +109,9 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "opt_mark::serialize")]
         #[schemars(schema_with = "opt_mark::schema")]
         mark: Option<Player>,
+        /// A Fischer clock for the game; absent or null: the per-move timer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock: Option<Fischer>,
     },
     /// Take the empty seat of a private room.
     JoinRoom {
@@ -147,6 +156,9 @@ pub enum ClientMessage {
         /// Marks in a row that win; `size` when absent or null.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         win: Option<i64>,
+        /// A Fischer clock for the game; absent or null: the per-move timer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock: Option<Fischer>,
     },
     /// Accept a challenge you received: the game starts at once.
     Accept {
@@ -174,6 +186,9 @@ pub enum ClientMessage {
         /// How strong the house plays; `perfect` when absent or null.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         level: Option<HouseLevel>,
+        /// A Fischer clock for the game; absent or null: the per-move timer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock: Option<Fischer>,
     },
 }
 
@@ -394,6 +409,9 @@ pub enum ErrorCode {
     /// write, since v1 with faults): nothing changed; try again after
     /// `retry_after_ms`. Games in progress go on meanwhile.
     Unavailable,
+    /// `clock` is not `{initial_ms, increment_ms}` within the ranges (since
+    /// the time controls addition): the message names the field.
+    InvalidClock,
 }
 
 /// Server → client messages (since v1).
@@ -415,6 +433,9 @@ pub enum ServerMessage {
         size: usize,
         /// Win length queued for.
         win: usize,
+        /// The game's Fischer clock; null for the per-move timer.
+        #[serde(default)]
+        clock: Option<Fischer>,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -427,6 +448,9 @@ pub enum ServerMessage {
         size: usize,
         /// Marks in a row that win.
         win: usize,
+        /// The game's Fischer clock; null for the per-move timer.
+        #[serde(default)]
+        clock: Option<Fischer>,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -453,6 +477,16 @@ pub enum ServerMessage {
         resume_token: Arc<str>,
         /// Time per move, 0 = no limit.
         turn_timeout_ms: u64,
+        /// The game's Fischer clock; null for the per-move timer.
+        #[serde(default)]
+        clock: Option<Fischer>,
+        /// Each side's time left as this was sent, `[player 1, player 2]`;
+        /// null without a Fischer clock.
+        #[serde(default)]
+        clocks: Option<[u64; 2]>,
+        /// Whose clock runs now (1 or 2); null when none does.
+        #[serde(default)]
+        running: Option<Player>,
     },
     /// A move was accepted.
     Moved {
@@ -470,6 +504,13 @@ pub enum ServerMessage {
         next: Option<Player>,
         /// Time the next player has; null when over or untimed.
         clock_ms: Option<u64>,
+        /// Each side's time left as this was sent, `[player 1, player 2]`;
+        /// null without a Fischer clock.
+        #[serde(default)]
+        clocks: Option<[u64; 2]>,
+        /// Whose clock runs now (1 or 2); null when none does.
+        #[serde(default)]
+        running: Option<Player>,
         /// The request's id, to the mover only.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -494,6 +535,13 @@ pub enum ServerMessage {
         /// For a rated game, each player's rating before and after, indexed
         /// like `players`; null for an unrated one.
         ratings: Option<[RatingChange; 2]>,
+        /// Each side's time left as this was sent, `[player 1, player 2]`;
+        /// null without a Fischer clock.
+        #[serde(default)]
+        clocks: Option<[u64; 2]>,
+        /// Whose clock runs now (1 or 2); null when none does.
+        #[serde(default)]
+        running: Option<Player>,
     },
     /// A snapshot of a room, after `spectate` or `resume`.
     State {
@@ -515,6 +563,16 @@ pub enum ServerMessage {
         you: Option<Player>,
         /// Time the player to move has, or null.
         clock_ms: Option<u64>,
+        /// The game's Fischer clock; null for the per-move timer.
+        #[serde(default)]
+        clock: Option<Fischer>,
+        /// Each side's time left as this was sent, `[player 1, player 2]`;
+        /// null without a Fischer clock.
+        #[serde(default)]
+        clocks: Option<[u64; 2]>,
+        /// Whose clock runs now (1 or 2); null when none does.
+        #[serde(default)]
+        running: Option<Player>,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -567,6 +625,9 @@ pub enum ServerMessage {
         size: usize,
         /// Marks in a row that win.
         win: usize,
+        /// The game's Fischer clock; null for the per-move timer.
+        #[serde(default)]
+        clock: Option<Fischer>,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -583,6 +644,9 @@ pub enum ServerMessage {
         win: usize,
         /// How long it stays open unanswered.
         expires_ms: u64,
+        /// The game's Fischer clock; null for the per-move timer.
+        #[serde(default)]
+        clock: Option<Fischer>,
     },
     /// A challenge ended without a game.
     ChallengeEnded {

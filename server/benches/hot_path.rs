@@ -80,6 +80,8 @@ fn room_move(c: &mut Criterion) {
 
 fn encode_moved(c: &mut Criterion) {
     let moved = ServerMessage::Moved {
+        clocks: None,
+        running: None,
         room: "K7QM3XPA2B".into(),
         row: 1,
         col: 2,

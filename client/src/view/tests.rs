@@ -7,6 +7,9 @@ use tictactoe_protocol::PlayerInfo;
 fn started(you: Player, clock_ms: u64) -> View {
     let mut v = View::default();
     v.apply(&ServerMessage::GameStarted {
+        clock: None,
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         size: 3,
         win: 3,
@@ -23,6 +26,9 @@ fn started(you: Player, clock_ms: u64) -> View {
 /// The room's `state` on an empty 3×3 board, X (us) to move with `clock_ms` left.
 fn state(clock_ms: Option<u64>) -> ServerMessage {
     ServerMessage::State {
+        clock: None,
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         size: 3,
         win: 3,
@@ -87,6 +93,7 @@ fn the_clock_stops_while_the_opponent_is_away_and_goes_on_after() {
 fn an_open_challenge_is_kept_until_a_game_starts_or_it_ends() {
     let mut v = View::default();
     let offer = |id: &str| ServerMessage::Challenged {
+        clock: None,
         challenge: Arc::from(id),
         from: PlayerInfo { name: "ann".into(), account: true, bot: false, rating: Some(1500) },
         size: 15,
@@ -95,7 +102,7 @@ fn an_open_challenge_is_kept_until_a_game_starts_or_it_ends() {
     };
     v.apply(&offer("c1"));
     assert_eq!(v.note, "ann 1500 challenges you to 15×15, 5 in a row: a: accept, d: decline");
-    v.apply(&ServerMessage::Queued { size: 3, win: 3, id: None });
+    v.apply(&ServerMessage::Queued { clock: None, size: 3, win: 3, id: None });
     assert_eq!(v.offer.as_ref().map(|o| o.id.as_str()), Some("c1"), "kept while queued");
     let ended = |id: &str| ServerMessage::ChallengeEnded {
         challenge: Arc::from(id),

@@ -15,7 +15,10 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{ClientFrame, ClientMessage, DecodeError, HouseLevel, MAX_ID_CHARS, MAX_REASON_CHARS, RequestId};
+use super::{
+    ClientFrame, ClientMessage, DecodeError, ErrorCode, HouseLevel, MAX_ID_CHARS, MAX_REASON_CHARS, RequestId,
+};
+use crate::clock::Fischer;
 
 /// The fields any client message may carry; the rest are ignored.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,10 +39,11 @@ enum Key {
     Reason,
     Level,
     HouseAfterMs,
+    Clock,
     Other,
 }
 
-const KEYS: [(&str, Key); 16] = [
+const KEYS: [(&str, Key); 17] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -56,6 +60,7 @@ const KEYS: [(&str, Key); 16] = [
     ("reason", Key::Reason),
     ("level", Key::Level),
     ("house_after_ms", Key::HouseAfterMs),
+    ("clock", Key::Clock),
 ];
 
 impl Key {
@@ -121,11 +126,27 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
     }
 }
 
-/// Why a frame is refused, before the `id` is attached.
-type Refusal = String;
+/// Why a frame is refused, before the `id` is attached: `bad_message`
+/// unless a field has a code of its own.
+struct Refusal {
+    code: ErrorCode,
+    text: String,
+}
+
+impl From<String> for Refusal {
+    fn from(text: String) -> Refusal {
+        Refusal { code: ErrorCode::BadMessage, text }
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(text: &str) -> Refusal {
+        Refusal::from(text.to_owned())
+    }
+}
 
 /// Reads the frame's fields, or says why it is not a JSON object.
-fn fields(text: &str) -> Result<Fields<'_>, Refusal> {
+fn fields(text: &str) -> Result<Fields<'_>, String> {
     match serde_json::from_str::<Fields>(text) {
         Ok(fields) => Ok(fields),
         Err(e) if e.is_data() => Err("expected a JSON object with a \"type\" field".into()),
@@ -142,15 +163,16 @@ impl ClientFrame {
     /// string `type` and well-typed fields is a [`DecodeError`] (`bad_message`)
     /// whose message names the field at fault.
     pub fn decode(text: &str) -> Result<ClientFrame, DecodeError> {
-        let fields = fields(text).map_err(|message| DecodeError { message, id: None })?;
+        let fields =
+            fields(text).map_err(|message| DecodeError { code: ErrorCode::BadMessage, message, id: None })?;
         let id = request_id(fields.get(Key::Id));
         let valid_id = id.clone().ok().flatten();
-        let refuse = |message: Refusal| DecodeError { message, id: valid_id.clone() };
+        let refuse = |r: Refusal| DecodeError { code: r.code, message: r.text, id: valid_id.clone() };
         if let Some(key) = fields.twice {
-            return Err(refuse(format!("the field \"{}\" appears twice", key.name())));
+            return Err(refuse(format!("the field \"{}\" appears twice", key.name()).into()));
         }
         let message = message(&fields).map_err(refuse)?;
-        let id = id.map_err(refuse)?;
+        let id = id.map_err(|text| refuse(text.into()))?;
         Ok(ClientFrame { id, message })
     }
 }
@@ -161,7 +183,7 @@ pub fn peek_id(text: &str) -> Option<RequestId> {
     fields(text).ok().and_then(|f| request_id(f.get(Key::Id)).ok().flatten())
 }
 
-fn request_id(raw: Option<&RawValue>) -> Result<Option<RequestId>, Refusal> {
+fn request_id(raw: Option<&RawValue>) -> Result<Option<RequestId>, String> {
     let bad = || format!("\"id\" must be an integer or a string of at most {MAX_ID_CHARS} characters");
     let Some(raw) = raw.filter(|r| r.get() != "null") else {
         return Ok(None);
@@ -205,11 +227,13 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
             win: read.opt_int(Key::Win)?,
             house_after_ms: read.opt_duration(Key::HouseAfterMs)?,
             level: read.opt_level(Key::Level)?,
+            clock: read.opt_clock()?,
         },
         "create_room" => ClientMessage::CreateRoom {
             size: read.opt_int(Key::Size)?,
             win: read.opt_int(Key::Win)?,
             mark: read.opt_mark(Key::Mark)?,
+            clock: read.opt_clock()?,
         },
         "join_room" => ClientMessage::JoinRoom { room: read.string(Key::Room)? },
         "spectate" => ClientMessage::Spectate { room: read.string(Key::Room)? },
@@ -224,6 +248,7 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
             name: read.string(Key::Name)?,
             size: read.opt_int(Key::Size)?,
             win: read.opt_int(Key::Win)?,
+            clock: read.opt_clock()?,
         },
         "accept" => ClientMessage::Accept { challenge: read.string(Key::Challenge)? },
         "decline" => ClientMessage::Decline {
@@ -235,10 +260,11 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
             size: read.opt_int(Key::Size)?,
             win: read.opt_int(Key::Win)?,
             level: read.opt_level(Key::Level)?,
+            clock: read.opt_clock()?,
         },
         other => {
             let shown: String = other.chars().take(40).collect();
-            return Err(format!("unknown type {shown:?}; the message types are listed in PROTOCOL.md"));
+            return Err(format!("unknown type {shown:?}; the message types are listed in PROTOCOL.md").into());
         }
     })
 }
@@ -251,11 +277,11 @@ struct Reader<'a, 'b> {
 
 impl Reader<'_, '_> {
     fn missing(&self, key: Key, what: &str) -> Refusal {
-        format!("\"{}\" needs the field \"{}\" ({what})", self.kind, key.name())
+        format!("\"{}\" needs the field \"{}\" ({what})", self.kind, key.name()).into()
     }
 
     fn mistyped(&self, key: Key, what: &str) -> Refusal {
-        format!("the field \"{}\" of \"{}\" must be {what}", key.name(), self.kind)
+        format!("the field \"{}\" of \"{}\" must be {what}", key.name(), self.kind).into()
     }
 
     fn string(&self, key: Key) -> Result<String, Refusal> {
@@ -311,6 +337,30 @@ impl Reader<'_, '_> {
             Some(ms) if ms < 0 => Err(self.mistyped(key, "a non-negative integer")),
             other => Ok(other),
         }
+    }
+
+    /// An optional Fischer clock, `{"initial_ms": N, "increment_ms": M}`:
+    /// absent and `null` are both `None`; anything else that is not a
+    /// clock within the ranges is refused with `invalid_clock`.
+    fn opt_clock(&self) -> Result<Option<Fischer>, Refusal> {
+        /// The clock's own fields, still raw.
+        #[derive(Deserialize)]
+        struct Raw<'a> {
+            #[serde(borrow, default)]
+            initial_ms: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            increment_ms: Option<&'a RawValue>,
+        }
+        let Some(raw) = self.fields.get(Key::Clock).filter(|r| r.get() != "null") else {
+            return Ok(None);
+        };
+        let refuse = |text: String| Refusal { code: ErrorCode::InvalidClock, text };
+        let raw: Raw = match serde_json::from_str(raw.get()) {
+            Ok(parsed) if raw.get().starts_with('{') => parsed,
+            _ => return Err(refuse(Fischer::field_refusal("clock"))),
+        };
+        let int = |v: Option<&RawValue>| v.and_then(|v| integer(v.get())).map(Int::saturated);
+        Fischer::checked(int(raw.initial_ms), int(raw.increment_ms)).map(Some).map_err(refuse)
     }
 
     /// An optional boolean: absent and `null` are both `None`.

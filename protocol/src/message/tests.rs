@@ -1,5 +1,6 @@
 use super::*;
 use crate::Player;
+use crate::clock::Fischer;
 use crate::game::LineKind;
 use serde_json::{Value, json};
 
@@ -32,23 +33,41 @@ fn every_client_message_decodes_from_contract_json() {
         ),
         (
             r#"{"type":"quick_match"}"#,
-            ClientMessage::QuickMatch { size: None, win: None, house_after_ms: None, level: None },
+            ClientMessage::QuickMatch {
+                clock: None,
+                size: None,
+                win: None,
+                house_after_ms: None,
+                level: None,
+            },
         ),
         (
             r#"{"type":"quick_match","size":5}"#,
-            ClientMessage::QuickMatch { size: Some(5), win: None, house_after_ms: None, level: None },
+            ClientMessage::QuickMatch {
+                clock: None,
+                size: Some(5),
+                win: None,
+                house_after_ms: None,
+                level: None,
+            },
         ),
         (
             r#"{"type":"create_room","size":4}"#,
-            ClientMessage::CreateRoom { size: Some(4), win: None, mark: None },
+            ClientMessage::CreateRoom { clock: None, size: Some(4), win: None, mark: None },
         ),
         (
             r#"{"type":"create_room","size":4,"mark":"O"}"#,
-            ClientMessage::CreateRoom { size: Some(4), win: None, mark: Some(Player::O) },
+            ClientMessage::CreateRoom { clock: None, size: Some(4), win: None, mark: Some(Player::O) },
         ),
         (
             r#"{"type":"quick_match","size":15,"win":5}"#,
-            ClientMessage::QuickMatch { size: Some(15), win: Some(5), house_after_ms: None, level: None },
+            ClientMessage::QuickMatch {
+                clock: None,
+                size: Some(15),
+                win: Some(5),
+                house_after_ms: None,
+                level: None,
+            },
         ),
         (r#"{"type":"join_room","room":"ABCD"}"#, ClientMessage::JoinRoom { room: "ABCD".into() }),
         (r#"{"type":"spectate","room":"ABCD"}"#, ClientMessage::Spectate { room: "ABCD".into() }),
@@ -62,11 +81,11 @@ fn every_client_message_decodes_from_contract_json() {
         (r#"{"type":"ping"}"#, ClientMessage::Ping {}),
         (
             r#"{"type":"challenge","name":"Bob"}"#,
-            ClientMessage::Challenge { name: "Bob".into(), size: None, win: None },
+            ClientMessage::Challenge { clock: None, name: "Bob".into(), size: None, win: None },
         ),
         (
             r#"{"type":"challenge","name":"bob","size":15,"win":5}"#,
-            ClientMessage::Challenge { name: "bob".into(), size: Some(15), win: Some(5) },
+            ClientMessage::Challenge { clock: None, name: "bob".into(), size: Some(15), win: Some(5) },
         ),
         (r#"{"type":"accept","challenge":"c1"}"#, ClientMessage::Accept { challenge: "c1".into() }),
         (
@@ -81,16 +100,25 @@ fn every_client_message_decodes_from_contract_json() {
         (
             r#"{"type":"quick_match","house_after_ms":5000,"level":"random"}"#,
             ClientMessage::QuickMatch {
+                clock: None,
                 size: None,
                 win: None,
                 house_after_ms: Some(5000),
                 level: Some(HouseLevel::Random),
             },
         ),
-        (r#"{"type":"play_house"}"#, ClientMessage::PlayHouse { size: None, win: None, level: None }),
+        (
+            r#"{"type":"play_house"}"#,
+            ClientMessage::PlayHouse { clock: None, size: None, win: None, level: None },
+        ),
         (
             r#"{"type":"play_house","size":4,"win":3,"level":"heuristic"}"#,
-            ClientMessage::PlayHouse { size: Some(4), win: Some(3), level: Some(HouseLevel::Heuristic) },
+            ClientMessage::PlayHouse {
+                clock: None,
+                size: Some(4),
+                win: Some(3),
+                level: Some(HouseLevel::Heuristic),
+            },
         ),
     ];
     for (text, message) in cases {
@@ -179,15 +207,18 @@ fn every_server_message_encodes_to_contract_json() {
                 "handshake_timeout_ms":5000}}),
         ),
         (
-            ServerMessage::Queued { size: 3, win: 3, id: Some(RequestId::Int(1)) },
-            json!({"type":"queued","size":3,"win":3,"id":1}),
+            ServerMessage::Queued { clock: None, size: 3, win: 3, id: Some(RequestId::Int(1)) },
+            json!({"type":"queued","clock":null,"size":3,"win":3,"id":1}),
         ),
         (
-            ServerMessage::RoomCreated { room: room.clone(), size: 15, win: 5, id: None },
-            json!({"type":"room_created","room":"K7QM3XPA2B","size":15,"win":5}),
+            ServerMessage::RoomCreated { clock: None, room: room.clone(), size: 15, win: 5, id: None },
+            json!({"type":"room_created","clock":null,"room":"K7QM3XPA2B","size":15,"win":5}),
         ),
         (
             ServerMessage::GameStarted {
+                clock: None,
+                clocks: None,
+                running: None,
                 room: room.clone(),
                 size: 3,
                 win: 3,
@@ -198,13 +229,15 @@ fn every_server_message_encodes_to_contract_json() {
                 resume_token: "00ff".into(),
                 turn_timeout_ms: 30000,
             },
-            json!({"type":"game_started","room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
+            json!({"type":"game_started","clock":null,"clocks":null,"running":null,"room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
                 "players":[{"name":"ann","account":false,"bot":false,"rating":null},
                     {"name":"bob","account":true,"bot":true,"rating":1612}],"turn":1,"resume_token":"00ff",
                 "turn_timeout_ms":30000}),
         ),
         (
             ServerMessage::Moved {
+                clocks: None,
+                running: None,
                 room: room.clone(),
                 row: 1,
                 col: 2,
@@ -214,11 +247,13 @@ fn every_server_message_encodes_to_contract_json() {
                 clock_ms: Some(30000),
                 id: Some(RequestId::Str("m1".into())),
             },
-            json!({"type":"moved","room":"K7QM3XPA2B","row":1,"col":2,"player":1,"seq":1,
+            json!({"type":"moved","clocks":null,"running":null,"room":"K7QM3XPA2B","row":1,"col":2,"player":1,"seq":1,
                 "next":2,"clock_ms":30000,"id":"m1"}),
         ),
         (
             ServerMessage::Moved {
+                clocks: None,
+                running: None,
                 room: room.clone(),
                 row: 0,
                 col: 0,
@@ -228,11 +263,13 @@ fn every_server_message_encodes_to_contract_json() {
                 clock_ms: None,
                 id: None,
             },
-            json!({"type":"moved","room":"K7QM3XPA2B","row":0,"col":0,"player":2,"seq":9,
+            json!({"type":"moved","clocks":null,"running":null,"room":"K7QM3XPA2B","row":0,"col":0,"player":2,"seq":9,
                 "next":null,"clock_ms":null}),
         ),
         (
             ServerMessage::GameOver {
+                clocks: None,
+                running: None,
                 room: room.clone(),
                 winner: Some(Player::X),
                 reason: EndReason::Line,
@@ -244,13 +281,15 @@ fn every_server_message_encodes_to_contract_json() {
                     RatingChange { before: 1500, after: 1338 },
                 ]),
             },
-            json!({"type":"game_over","room":"K7QM3XPA2B","winner":1,"reason":"line",
+            json!({"type":"game_over","clocks":null,"running":null,"room":"K7QM3XPA2B","winner":1,"reason":"line",
                 "line":{"kind":"anti_diag","index":0,"cells":[[0,2],[1,1],[2,0]]},
                 "moves":[[0,2],[0,0],[1,1],[0,1],[2,0]],"game_id":"aB3dE5gH",
                 "ratings":[{"before":1500,"after":1662},{"before":1500,"after":1338}]}),
         ),
         (
             ServerMessage::GameOver {
+                clocks: None,
+                running: None,
                 room: room.clone(),
                 winner: None,
                 reason: EndReason::Shutdown,
@@ -259,11 +298,14 @@ fn every_server_message_encodes_to_contract_json() {
                 game_id: None,
                 ratings: None,
             },
-            json!({"type":"game_over","room":"K7QM3XPA2B","winner":0,"reason":"shutdown",
+            json!({"type":"game_over","clocks":null,"running":null,"room":"K7QM3XPA2B","winner":0,"reason":"shutdown",
                 "line":null,"moves":[],"game_id":null,"ratings":null}),
         ),
         (
             ServerMessage::State {
+                clock: None,
+                clocks: None,
+                running: None,
                 room: room.clone(),
                 size: 2,
                 win: 2,
@@ -275,7 +317,7 @@ fn every_server_message_encodes_to_contract_json() {
                 clock_ms: Some(1200),
                 id: None,
             },
-            json!({"type":"state","room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
+            json!({"type":"state","clock":null,"clocks":null,"running":null,"room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
                 "moves":[[0,0]],"turn":2,"players":[{"name":"ann","account":false,"bot":false,"rating":null},
                     {"name":"bob","account":true,"bot":true,"rating":1612}],
                 "you":null,"clock_ms":1200}),
@@ -307,23 +349,25 @@ fn every_server_message_encodes_to_contract_json() {
         (ServerMessage::Pong { id: Some(RequestId::Int(5)) }, json!({"type":"pong","id":5})),
         (
             ServerMessage::ChallengeSent {
+                clock: None,
                 challenge: "c7".into(),
                 name: "bob".into(),
                 size: 3,
                 win: 3,
                 id: Some(RequestId::Int(2)),
             },
-            json!({"type":"challenge_sent","challenge":"c7","name":"bob","size":3,"win":3,"id":2}),
+            json!({"type":"challenge_sent","clock":null,"challenge":"c7","name":"bob","size":3,"win":3,"id":2}),
         ),
         (
             ServerMessage::Challenged {
+                clock: None,
                 challenge: "c7".into(),
                 from: players[1].clone(),
                 size: 15,
                 win: 5,
                 expires_ms: 30000,
             },
-            json!({"type":"challenged","challenge":"c7",
+            json!({"type":"challenged","clock":null,"challenge":"c7",
                 "from":{"name":"bob","account":true,"bot":true,"rating":1612},
                 "size":15,"win":5,"expires_ms":30000}),
         ),
@@ -402,15 +446,27 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         (r#"{"type":"move","row":-0,"col":1.0}"#.to_owned(), ClientMessage::Move { row: 0, col: 1 }),
         (
             format!(r#"{{"type":"quick_match","size":{big}}}"#),
-            ClientMessage::QuickMatch { size: Some(i64::MAX), win: None, house_after_ms: None, level: None },
+            ClientMessage::QuickMatch {
+                clock: None,
+                size: Some(i64::MAX),
+                win: None,
+                house_after_ms: None,
+                level: None,
+            },
         ),
         (
             r#"{"type":"create_room","size":-1e19}"#.to_owned(),
-            ClientMessage::CreateRoom { size: Some(i64::MIN), win: None, mark: None },
+            ClientMessage::CreateRoom { clock: None, size: Some(i64::MIN), win: None, mark: None },
         ),
         (
             r#"{"type":"quick_match","size":null}"#.to_owned(),
-            ClientMessage::QuickMatch { size: None, win: None, house_after_ms: None, level: None },
+            ClientMessage::QuickMatch {
+                clock: None,
+                size: None,
+                win: None,
+                house_after_ms: None,
+                level: None,
+            },
         ),
     ];
     for (text, want) in cases {
@@ -492,8 +548,44 @@ fn every_error_code_has_its_snake_case_name() {
         (ErrorCode::PlayerNotFound, "player_not_found"),
         (ErrorCode::ChallengeNotFound, "challenge_not_found"),
         (ErrorCode::Unavailable, "unavailable"),
+        (ErrorCode::InvalidClock, "invalid_clock"),
     ];
     for (code, name) in codes {
         assert_eq!(serde_json::to_value(code).unwrap(), Value::String(name.into()));
     }
+}
+
+#[test]
+fn a_clock_is_two_integers_in_range_or_invalid_clock_naming_the_field() {
+    let with = |clock: &str| format!(r#"{{"type":"create_room","clock":{clock},"id":7}}"#);
+    let want = Fischer { initial_ms: 180_000, increment_ms: 2_000 };
+    for ty in ["quick_match", "create_room", "play_house"] {
+        let text = format!(r#"{{"type":"{ty}","clock":{{"initial_ms":180000,"increment_ms":2e3,"x":1}}}}"#);
+        let json = serde_json::to_value(client(&text).message).unwrap();
+        assert_eq!(json["clock"], serde_json::json!({"initial_ms": 180000, "increment_ms": 2000}), "{ty}");
+    }
+    let text = r#"{"type":"challenge","name":"ann","clock":{"initial_ms":180000,"increment_ms":2000}}"#;
+    assert!(matches!(client(text).message, ClientMessage::Challenge { clock: Some(c), .. } if c == want));
+    assert!(matches!(client(&with("null")).message, ClientMessage::CreateRoom { clock: None, .. }));
+    for (clock, field) in [
+        ("{}", "clock.initial_ms"),
+        (r#"{"increment_ms":0}"#, "clock.initial_ms"),
+        (r#"{"initial_ms":999,"increment_ms":0}"#, "clock.initial_ms"),
+        (r#"{"initial_ms":10800001,"increment_ms":0}"#, "clock.initial_ms"),
+        (r#"{"initial_ms":"60000","increment_ms":0}"#, "clock.initial_ms"),
+        (r#"{"initial_ms":60000.5,"increment_ms":0}"#, "clock.initial_ms"),
+        (r#"{"initial_ms":60000}"#, "clock.increment_ms"),
+        (r#"{"initial_ms":60000,"increment_ms":-1}"#, "clock.increment_ms"),
+        (r#"{"initial_ms":60000,"increment_ms":180001}"#, "clock.increment_ms"),
+        (r#"{"initial_ms":60000,"increment_ms":1e30}"#, "clock.increment_ms"),
+        ("3", "clock must be"),
+        (r#""3+2""#, "clock must be"),
+        ("[60000,0]", "clock must be"),
+    ] {
+        let err = refusal(&with(clock));
+        assert_eq!(err.code, ErrorCode::InvalidClock, "{clock}");
+        assert!(err.message.starts_with(field), "{clock}: {}", err.message);
+        assert_eq!(err.id, Some(RequestId::Int(7)), "{clock}");
+    }
+    assert_eq!(refusal(r#"{"type":"create_room","size":"3"}"#).code, ErrorCode::BadMessage);
 }

@@ -223,6 +223,8 @@ mod tests {
 
     fn moved(seq: usize) -> ServerMessage {
         ServerMessage::Moved {
+            clocks: None,
+            running: None,
             room: Arc::from("ROOM"),
             row: 1,
             col: 2,

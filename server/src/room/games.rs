@@ -69,6 +69,9 @@ impl Room {
             let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
+                clock: None,
+                clocks: None,
+                running: None,
                 room: self.code.clone(),
                 size: self.rules.size,
                 win: self.rules.win,
@@ -152,6 +155,8 @@ impl Room {
             self.out.push(Output::Live { to, live: false });
         }
         let msg = ServerMessage::GameOver {
+            clocks: None,
+            running: None,
             room: self.code.clone(),
             winner,
             reason,

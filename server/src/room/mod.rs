@@ -148,8 +148,13 @@ impl Room {
         room.creator_mark = mark;
         let (creator, name) = creator;
         room.seats[0] = Some(Seat::new(creator, name));
-        let msg =
-            ServerMessage::RoomCreated { room: room.code.clone(), size: rules.size, win: rules.win, id };
+        let msg = ServerMessage::RoomCreated {
+            clock: None,
+            room: room.code.clone(),
+            size: rules.size,
+            win: rules.win,
+            id,
+        };
         room.out.send(creator, msg);
         Ok(room)
     }
@@ -276,6 +281,9 @@ impl Room {
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {
         let playing = self.phase == Phase::Playing;
         ServerMessage::State {
+            clock: None,
+            clocks: None,
+            running: None,
             room: self.code.clone(),
             size: self.rules.size,
             win: self.rules.win,

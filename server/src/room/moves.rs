@@ -61,6 +61,8 @@ impl Room {
             self.clock.restart(now, away);
         }
         let moved = ServerMessage::Moved {
+            clocks: None,
+            running: None,
             room: self.code.clone(),
             row: r,
             col: c,

@@ -45,7 +45,7 @@ impl Session {
                 }
                 one(Action::Register { name: name.to_owned(), bot, id })
             }
-            ClientMessage::QuickMatch { size, win, house_after_ms, level } => {
+            ClientMessage::QuickMatch { size, win, house_after_ms, level, clock: _ } => {
                 let rules = match self.rules(size, win) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
@@ -55,7 +55,7 @@ impl Session {
                 let ask = Ask::QuickMatch { who: self.who.clone(), rules, house, id: id.clone() };
                 self.lobby_request(id, Some(rules), false, ask)
             }
-            ClientMessage::CreateRoom { size, win, mark } => {
+            ClientMessage::CreateRoom { size, win, mark, clock: _ } => {
                 let rules = match self.rules(size, win) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
@@ -83,7 +83,7 @@ impl Session {
             }
             ClientMessage::Ping {} => one(Action::Reply(ServerMessage::Pong { id })),
             ClientMessage::Who {} => one(Action::Lobby(Ask::Who { id })),
-            ClientMessage::Challenge { name, size, win } => self.challenge(name, size, win, id),
+            ClientMessage::Challenge { name, size, win, clock: _ } => self.challenge(name, size, win, id),
             ClientMessage::Accept { challenge } => {
                 let mut actions = Actions::new();
                 // Waiting for a game is no bar to accepting: the wait ends.
@@ -99,7 +99,7 @@ impl Session {
             ClientMessage::Decline { challenge, reason } => {
                 one(Action::Lobby(Ask::Decline { challenge, reason, id }))
             }
-            ClientMessage::PlayHouse { size, win, level } => {
+            ClientMessage::PlayHouse { size, win, level, clock: _ } => {
                 let rules = match self.rules(size, win) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),

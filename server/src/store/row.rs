@@ -93,6 +93,8 @@ pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         Some(text) => Some(serde_json::from_str(&text).map_err(|_| r.broken("line", "not a line"))?),
     };
     Ok(api::GameRecord {
+        clock: None,
+        clocks: None,
         ended_at: rfc3339(r.int8("ended_at")?),
         id: r.text("id")?,
         line,

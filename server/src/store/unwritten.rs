@@ -63,6 +63,8 @@ pub(super) fn shown(g: &GameRecord) -> api::GameRecord {
     let change =
         |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
     api::GameRecord {
+        clock: None,
+        clocks: None,
         ended_at: rfc3339(g.ended_at_ms),
         id: g.id.to_string(),
         line: g.line,

@@ -26,6 +26,9 @@ fn quick() -> Start {
 
 fn started(you: Player) -> Event {
     Event::Msg(ServerMessage::GameStarted {
+        clock: None,
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         size: 3,
         win: 3,
@@ -40,6 +43,8 @@ fn started(you: Player) -> Event {
 
 fn over(winner: Option<Player>) -> Event {
     Event::Msg(ServerMessage::GameOver {
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         winner,
         reason: if winner.is_some() { EndReason::Line } else { EndReason::Draw },

@@ -173,7 +173,13 @@ fn a_watched_room_and_a_queue_are_asked_for_again() {
     let t0 = Instant::now();
     for again in [
         ClientMessage::Spectate { room: "R".into() },
-        ClientMessage::QuickMatch { size: Some(3), win: None, house_after_ms: None, level: None },
+        ClientMessage::QuickMatch {
+            clock: None,
+            size: Some(3),
+            win: None,
+            house_after_ms: None,
+            level: None,
+        },
     ] {
         let mut m = connected(t0);
         assert!(m.send(again.clone(), t0).is_ok());
@@ -183,7 +189,13 @@ fn a_watched_room_and_a_queue_are_asked_for_again() {
     }
     // A queue's wait that became a game comes back as the seat.
     let mut m = connected(t0);
-    let queue = ClientMessage::QuickMatch { size: Some(3), win: None, house_after_ms: None, level: None };
+    let queue = ClientMessage::QuickMatch {
+        clock: None,
+        size: Some(3),
+        win: None,
+        house_after_ms: None,
+        level: None,
+    };
     assert!(m.send(queue, t0).is_ok());
     m.handle(Input::Text(&game_started("seat")), t0);
     m.handle(Input::Dropped, t0);
@@ -216,6 +228,8 @@ fn a_finished_game_forgets_the_seat() {
     let t0 = Instant::now();
     let mut m = seated(t0);
     let over = ServerMessage::GameOver {
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         winner: Some(Player::X),
         reason: EndReason::Line,

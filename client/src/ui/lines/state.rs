@@ -177,6 +177,7 @@ impl Lines {
                 } else if answer == "n" {
                     let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
                     let again = ClientMessage::QuickMatch {
+                        clock: None,
                         size: Some(size),
                         win: Some(win),
                         house_after_ms: None,

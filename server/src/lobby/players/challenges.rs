@@ -61,10 +61,22 @@ impl<C: Peer> Players<C> {
             rating: from_who.rating(rules),
         };
         let (size, win) = (rules.size, rules.win);
-        let sent =
-            ServerMessage::ChallengeSent { challenge: challenge.clone(), name: to_name, size, win, id };
-        let offer =
-            ServerMessage::Challenged { challenge: challenge.clone(), from: info, size, win, expires_ms };
+        let sent = ServerMessage::ChallengeSent {
+            clock: None,
+            challenge: challenge.clone(),
+            name: to_name,
+            size,
+            win,
+            id,
+        };
+        let offer = ServerMessage::Challenged {
+            clock: None,
+            challenge: challenge.clone(),
+            from: info,
+            size,
+            win,
+            expires_ms,
+        };
         self.mail.push((self.online[&conn].conn.clone(), sent));
         self.mail.push((self.online[&to].conn.clone(), offer));
         if let Some(o) = self.online.get_mut(&conn) {

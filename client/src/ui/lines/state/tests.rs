@@ -20,6 +20,8 @@ const URL: &str = "ws://127.0.0.1:1";
 
 fn game_over() -> ServerMessage {
     ServerMessage::GameOver {
+        clocks: None,
+        running: None,
         room: Arc::from("R"),
         winner: None,
         reason: EndReason::Draw,

@@ -169,7 +169,8 @@ fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
 #[test]
 fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
     let mut s = Screen::new(&Start::Create(RequestedRules { size: 3, win: None }, None), None);
-    let created = ServerMessage::RoomCreated { room: Arc::from("ABCD"), size: 3, win: 3, id: None };
+    let created =
+        ServerMessage::RoomCreated { clock: None, room: Arc::from("ABCD"), size: 3, win: 3, id: None };
     assert!(matches!(s.on_link(Event::Msg(created.clone()), &limits(), URL), Do::Wait));
     assert!(s.view.note.starts_with("room ABCD is open; your friend joins with: "), "{}", s.view.note);
     assert!(
