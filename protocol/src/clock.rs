@@ -30,6 +30,17 @@ impl Fischer {
     /// The most a move's time is reduced for the mover's network lag.
     pub const MAX_LAG_CREDIT_MS: u64 = 250;
 
+    /// How long a bot may think about one move with `left_ms` on its clock
+    /// and this increment: a twentieth of what is left and three quarters
+    /// of the increment, as engines spend it, but never more than half of
+    /// what is left past a 250 ms margin for the network, so that a bot
+    /// that keeps to it never flags.
+    pub fn move_budget(&self, left_ms: u64) -> std::time::Duration {
+        let spend = left_ms / 20 + self.increment_ms * 3 / 4;
+        let cap = left_ms.saturating_sub(Self::MAX_LAG_CREDIT_MS) / 2;
+        std::time::Duration::from_millis(spend.min(cap))
+    }
+
     /// The clock a client asked for, checked: the refusal (for an
     /// `invalid_clock` error) names the field at fault and its range.
     pub fn checked(initial_ms: Option<i64>, increment_ms: Option<i64>) -> Result<Fischer, String> {
@@ -143,6 +154,17 @@ mod tests {
             let why = Fischer::checked(i, n).unwrap_err();
             assert!(why.starts_with(field), "{why}");
         }
+    }
+
+    #[test]
+    fn a_move_budget_spends_a_share_and_never_the_last_of_the_time() {
+        let f = |i, n| Fischer { initial_ms: i, increment_ms: n };
+        let ms = std::time::Duration::from_millis;
+        assert_eq!(f(180_000, 2_000).move_budget(180_000), ms(9_000 + 1_500));
+        assert_eq!(f(60_000, 0).move_budget(60_000), ms(3_000));
+        // Low on time: half of what is left past the margin.
+        assert_eq!(f(60_000, 2_000).move_budget(1_250), ms(500));
+        assert_eq!(f(60_000, 2_000).move_budget(200), ms(0));
     }
 
     #[test]

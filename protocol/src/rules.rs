@@ -1,24 +1,40 @@
-//! The rules of a game: board size and win length, which rooms, queues,
-//! ratings and records all key on; and the one check of the rules a client
-//! asks for, shared by the WebSocket requests and the HTTP API.
+//! The terms of a game: board size, win length and time control, which
+//! rooms, queues and records key on (ratings key on the board alone: see
+//! [`Rules::pool`]); and the one check of the board a client asks for,
+//! shared by the WebSocket requests and the HTTP API.
 
 use std::ops::RangeInclusive;
 
-use crate::{ErrorCode, Game};
+use crate::{ErrorCode, Fischer, Game};
 
-/// The rules of a room's games: the board's size and how many in a row win.
+/// The terms of a room's games: the board's size, how many in a row win,
+/// and the clock (quick match pairs only equal terms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Rules {
     /// The board's side length.
     pub size: usize,
     /// Marks in a row that win: `min(3, size)..=size`.
     pub win: usize,
+    /// A Fischer clock; `None`: the server's per-move timer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Fischer>,
 }
 
 impl Rules {
-    /// The classic rule on a `size` board: a whole line wins.
+    /// The classic rule on a `size` board: a whole line wins, per-move timer.
     pub fn classic(size: usize) -> Rules {
-        Rules { size, win: size }
+        Rules { size, win: size, clock: None }
+    }
+
+    /// The rating pool these terms play in: the board alone, whatever the
+    /// clock (ratings are per size and win).
+    pub fn pool(self) -> Rules {
+        Rules { clock: None, ..self }
+    }
+
+    /// The same board with `clock`.
+    pub fn with_clock(self, clock: Option<Fischer>) -> Rules {
+        Rules { clock, ..self }
     }
 
     /// The rules a client asks for: `size` (3 when absent) within `sizes`
@@ -37,7 +53,7 @@ impl Rules {
         };
         let least = Game::min_win(size);
         match win.map_or(Ok(size), usize::try_from) {
-            Ok(win) if Game::win_lengths(size).contains(&win) => Ok(Rules { size, win }),
+            Ok(win) if Game::win_lengths(size).contains(&win) => Ok(Rules { size, win, clock: None }),
             _ if least == size => Err((
                 ErrorCode::InvalidWin,
                 format!("a {size}x{size} board is only won by a whole line: leave win out, or send {size}"),
@@ -61,9 +77,9 @@ mod tests {
     fn sizes_and_wins_are_checked_against_the_range_and_the_board() {
         let ok = |s, w| Rules::checked(s, w, 2..=100).map_err(|e| e.0);
         assert_eq!(ok(None, None), Ok(Rules::classic(3)));
-        assert_eq!(ok(Some(15), Some(5)), Ok(Rules { size: 15, win: 5 }));
+        assert_eq!(ok(Some(15), Some(5)), Ok(Rules { clock: None, size: 15, win: 5 }));
         assert_eq!(ok(Some(2), None), Ok(Rules::classic(2)));
-        assert_eq!(ok(Some(100), Some(3)), Ok(Rules { size: 100, win: 3 }));
+        assert_eq!(ok(Some(100), Some(3)), Ok(Rules { clock: None, size: 100, win: 3 }));
         for size in [0, 1, 101, -1, i64::MAX, i64::MIN] {
             assert_eq!(ok(Some(size), None), Err(ErrorCode::InvalidSize), "{size}");
         }

@@ -61,7 +61,12 @@ fn room_move(c: &mut Criterion) {
                 let start = Instant::now();
                 for i in 0..batch as usize {
                     let conn = ConnId::new(0, if i % 2 == 0 { 1 } else { 2 });
-                    room.request(conn, Request::Move { row: (i / n) as i64, col: (i % n) as i64 }, None, now);
+                    room.request(
+                        conn,
+                        Request::Move { lag_ms: 0, row: (i / n) as i64, col: (i % n) as i64 },
+                        None,
+                        now,
+                    );
                     // Serialized as the room's task does: each message once.
                     room.drain().0.for_each(|out| match out {
                         Output::Send { msg, .. } | Output::Broadcast { msg, .. } => {

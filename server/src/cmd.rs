@@ -149,6 +149,10 @@ pub enum Request {
         row: i64,
         /// 0-based column as sent.
         col: i64,
+        /// The mover's network lag as its connection last measured it
+        /// (a WebSocket ping's round trip): a Fischer clock credits it.
+        #[serde(default)]
+        lag_ms: u32,
     },
     /// Concede the game.
     Resign,

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 use metrics::{counter, gauge};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use tictactoe_protocol::{EndReason, ErrorCode};
+use tictactoe_protocol::{EndReason, ErrorCode, Fischer};
 
 use crate::core::stats::Stats;
 use crate::store::StoreStats;
@@ -39,6 +39,28 @@ pub fn refused(code: ErrorCode) {
     let name =
         serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
     counter!("ttt_refusals_total", "code" => name).increment(1);
+}
+
+/// Counts a game started, by its time control's speed as Lichess names it
+/// from the estimated duration (initial + 40 × increment): `ultrabullet`,
+/// `bullet`, `blitz`, `rapid`, `classical`; `per_move` for the per-move
+/// timer. A label per speed, not per clock: clients choose any clock.
+pub fn game_started(clock: Option<Fischer>) {
+    counter!("ttt_games_by_time_control_total", "speed" => speed(clock)).increment(1);
+}
+
+/// The speed category of a time control (see [`game_started`]).
+pub fn speed(clock: Option<Fischer>) -> &'static str {
+    let Some(c) = clock else { return "per_move" };
+    let estimate = c.initial_ms.saturating_add(c.increment_ms.saturating_mul(40));
+    let bounds = [(29_000, "ultrabullet"), (180_000, "bullet"), (480_000, "blitz"), (1_500_000, "rapid")];
+    bounds.iter().find(|&&(below, _)| estimate < below).map_or("classical", |&(_, name)| name)
+}
+
+/// Counts a flag: a Fischer clock ran out, losing the game or, when the
+/// opponent could complete no line, drawing it.
+pub fn flagged(draw: bool) {
+    counter!("ttt_flags_total", "result" => if draw { "draw" } else { "loss" }).increment(1);
 }
 
 /// The page: the counters copied in, then everything rendered. `refused`

@@ -58,7 +58,7 @@ pub fn pool_key(rules: Rules) -> String {
 /// The rules a pool key names, if it is one.
 pub fn parse_pool_key(key: &str) -> Option<Rules> {
     match key.split_once('/') {
-        Some((size, win)) => Some(Rules { size: size.parse().ok()?, win: win.parse().ok()? }),
+        Some((size, win)) => Some(Rules { clock: None, size: size.parse().ok()?, win: win.parse().ok()? }),
         None => key.parse().ok().map(Rules::classic),
     }
 }
@@ -104,7 +104,7 @@ pub struct RatingBook {
 impl RatingBook {
     /// An account's standing in the pool of `rules`, if the book knows it.
     pub fn get(&self, account: AccountId, rules: Rules) -> Option<Standing> {
-        match self.standings.get(&(account, rules)) {
+        match self.standings.get(&(account, rules.pool())) {
             Some(s) => Some(*s),
             None => self.whole.contains(&account).then(Standing::default),
         }
@@ -112,7 +112,7 @@ impl RatingBook {
 
     /// Keeps an account's standing in a pool.
     pub fn put(&mut self, account: AccountId, rules: Rules, standing: Standing) {
-        self.standings.insert((account, rules), standing);
+        self.standings.insert((account, rules.pool()), standing);
     }
 
     /// Forgets what the book has of an account (a record of its was
@@ -130,7 +130,7 @@ impl RatingBook {
             return;
         }
         for &(rules, standing) in standings {
-            self.standings.entry((account, rules)).or_insert(standing);
+            self.standings.entry((account, rules.pool())).or_insert(standing);
         }
     }
 }
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_win_moves_both_ratings_and_the_book_keeps_them() {
-        let rules = Rules { size: 15, win: 5 };
+        let rules = Rules { clock: None, size: 15, win: 5 };
         let [a, b] = rate([Standing::default(); 2], Some(0));
         assert_eq!(a.before.shown(), 1500);
         assert!(a.after.rating.rating > 1500.0 && b.after.rating.rating < 1500.0);
@@ -186,8 +186,8 @@ mod tests {
     #[test]
     fn pool_keys() {
         assert_eq!(pool_key(Rules::classic(3)), "3");
-        assert_eq!(pool_key(Rules { size: 15, win: 5 }), "15/5");
-        assert_eq!(parse_pool_key("15/5"), Some(Rules { size: 15, win: 5 }));
+        assert_eq!(pool_key(Rules { clock: None, size: 15, win: 5 }), "15/5");
+        assert_eq!(parse_pool_key("15/5"), Some(Rules { clock: None, size: 15, win: 5 }));
         assert_eq!(parse_pool_key("7"), Some(Rules::classic(7)));
         assert_eq!(parse_pool_key("x"), None);
     }

@@ -46,12 +46,14 @@ impl Identity {
     /// none for a guest.
     pub fn rating(&self, rules: Rules) -> Option<i64> {
         self.account?;
+        let rules = rules.pool();
         let found = self.ratings.iter().find(|(r, _)| *r == rules);
         Some(found.map_or(NEW_RATING, |&(_, shown)| shown))
     }
 
     /// The same player with its rating in the pool of `rules` now `shown`.
     pub fn rated(&self, rules: Rules, shown: i64) -> Identity {
+        let rules = rules.pool();
         let mut ratings: Vec<_> = self.ratings.iter().copied().filter(|(r, _)| *r != rules).collect();
         ratings.push((rules, shown));
         Identity { ratings: ratings.into(), ..self.clone() }

@@ -141,7 +141,7 @@ impl<C: Peer> Lobby<C> {
     fn ask(&mut self, conn: C, ask: Ask, now: Instant) {
         match ask {
             Ask::QuickMatch { who, rules, house, id } => {
-                let msg = ServerMessage::Queued { clock: None, size: rules.size, win: rules.win, id };
+                let msg = ServerMessage::Queued { clock: rules.clock, size: rules.size, win: rules.win, id };
                 self.out.push(Output::Send { to: conn.clone(), msg });
                 self.quick_match(conn, who, rules, house, now)
             }

@@ -316,11 +316,14 @@ fn quick_match_pairs_only_the_same_win_length() {
     let (a, _ra) = conn(1);
     let (b, _rb) = conn(2);
     let (c, _rc) = conn(3);
-    assert!(quick_k(&mut lobby, &a, Rules { size: 15, win: 5 }).is_none());
-    assert!(quick_k(&mut lobby, &b, Rules { size: 15, win: 15 }).is_none(), "same size, other rule");
-    let new = quick_k(&mut lobby, &c, Rules { size: 15, win: 5 }).expect("the same rules pair");
+    assert!(quick_k(&mut lobby, &a, Rules { clock: None, size: 15, win: 5 }).is_none());
+    assert!(
+        quick_k(&mut lobby, &b, Rules { clock: None, size: 15, win: 15 }).is_none(),
+        "same size, other rule"
+    );
+    let new = quick_k(&mut lobby, &c, Rules { clock: None, size: 15, win: 5 }).expect("the same rules pair");
     assert_eq!(members(&new), [1, 3]);
-    assert_eq!(lobby.waiting(Rules { size: 15, win: 15 }), 1);
+    assert_eq!(lobby.waiting(Rules { clock: None, size: 15, win: 15 }), 1);
 }
 
 #[test]

@@ -39,6 +39,9 @@ pub(crate) struct Connection<S> {
     /// at shutdown so that the queue closes once every room has let go.
     me: Option<ConnHandle>,
     shared: Arc<Shared>,
+    /// When the unanswered ping went out: its pong measures the lag a
+    /// Fischer clock credits this connection's moves.
+    ping_sent: Option<Instant>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
@@ -57,6 +60,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             rx,
             me: Some(ConnHandle::new(id, tx)),
             shared,
+            ping_sent: None,
         }
     }
 
@@ -119,6 +123,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         debug!("no answer to pings; dropping");
                         Some(End::Drop)
                     } else {
+                        // The oldest unanswered ping: its pong comes first.
+                        self.ping_sent.get_or_insert_with(Instant::now);
                         self.write(Message::Ping(Default::default())).await
                     }
                 }
@@ -144,7 +150,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             Message::Text(text) => Frame::Text(text.as_str()),
             Message::Binary(_) => Frame::Binary,
             Message::Close(_) => return Some(End::Closed),
-            Message::Ping(_) | Message::Pong(_) => Frame::Control,
+            Message::Pong(_) => {
+                if let Some(sent) = self.ping_sent.take() {
+                    self.session.measured(now.saturating_duration_since(sent));
+                }
+                Frame::Control
+            }
+            Message::Ping(_) => Frame::Control,
             Message::Frame(_) => return None,
         };
         let store = &self.shared.store;

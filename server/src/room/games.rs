@@ -5,8 +5,11 @@ use std::time::Instant;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tictactoe_protocol::{EndReason, ErrorCode, Game, Line, Outcome, Player, RequestId, ServerMessage};
+use tictactoe_protocol::{
+    EndReason, ErrorCode, Game, Line, OpenLines, Outcome, Player, RequestId, ServerMessage,
+};
 
+use super::fischer::Clocks;
 use super::seats::new_token;
 use super::{NO_GAME_YET, Output, Phase, Room, ms, seat_player};
 use crate::core::account::{self, AccountId, TokenHash};
@@ -55,7 +58,12 @@ impl Room {
         self.phase = Phase::Playing;
         self.rematch = [false; 2];
         self.clock.restart(now, false);
+        self.fischer = self.rules.clock.map(Clocks::new);
+        self.lines = self.rules.clock.and_then(|_| OpenLines::new(self.rules.size, self.rules.win).ok());
+        self.times.clear();
+        let clocks = self.clocks_at(now);
         self.counts.started += 1;
+        crate::metrics::game_started(self.rules.clock);
         self.started = Some(now);
         let players = self.players();
         let mut hashes = [[0; 32]; 2];
@@ -69,8 +77,8 @@ impl Room {
             let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
-                clock: None,
-                clocks: None,
+                clock: self.rules.clock,
+                clocks,
                 running: None,
                 room: self.code.clone(),
                 size: self.rules.size,
@@ -80,7 +88,9 @@ impl Room {
                 players: players.clone(),
                 turn: Player::X,
                 resume_token: token.into(),
-                turn_timeout_ms: self.clock.per_move().map_or(0, ms),
+                // A Fischer clock has no time per move (`clock_ms` tells
+                // each first move's own).
+                turn_timeout_ms: self.clock.per_move().filter(|_| self.rules.clock.is_none()).map_or(0, ms),
             };
             // The signal first: a client that reads `game_started` and at
             // once sends a request finds its connection already in the game.
@@ -102,13 +112,14 @@ impl Room {
                 players: [x.who.clone(), o.who.clone()],
                 tokens: hashes,
                 moves: Vec::new(),
+                times: Vec::new(),
                 clock_left: None,
                 started_at_ms: 0,
                 house: self.house,
             };
             self.out.push(Output::Save(LiveWrite::Start(Box::new(game))));
         }
-        self.prompt_house();
+        self.prompt_house(now);
     }
 
     /// Ends the game in progress, telling everyone attached.
@@ -130,6 +141,9 @@ impl Room {
         };
         self.phase = Phase::Over;
         self.clock.stop();
+        if let Some(c) = self.fischer.as_mut() {
+            c.stop(now);
+        }
         self.counts.finished[reason as usize] += 1;
         let winner = outcome.and_then(Outcome::winner);
         // At debug: each game is in the records and the metrics already, and
@@ -155,7 +169,7 @@ impl Room {
             self.out.push(Output::Live { to, live: false });
         }
         let msg = ServerMessage::GameOver {
-            clocks: None,
+            clocks: self.clocks_at(now),
             running: None,
             room: self.code.clone(),
             winner,
@@ -194,6 +208,7 @@ impl Room {
             rules: self.rules,
             players,
             moves: self.game.moves().to_vec(),
+            times: self.times.clone(),
             winner,
             reason,
             line,

@@ -5,7 +5,7 @@
 //! has no resume token.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tictactoe_protocol::{ErrorCode, Game, HouseLevel, Player};
 
@@ -71,7 +71,7 @@ impl Room {
 
     /// When the house is to move in a game in progress, asks for its move
     /// (the house's turn runs no clock: it never times out itself).
-    pub(super) fn prompt_house(&mut self) {
+    pub(super) fn prompt_house(&mut self, now: Instant) {
         // Most rooms have no house: nothing more is looked at for them.
         let Some(level) = self.house else { return };
         let Some(seat) = self.house_seat() else { return };
@@ -85,7 +85,12 @@ impl Room {
             Some(account) => Asker::Account(account),
             None => Asker::Conn(human.map_or(HOUSE, |s| s.conn)),
         };
-        self.out.push(Output::Think { seq, game: Box::new(self.game.clone()), level, asker });
+        // On a Fischer clock the house spends its time as a bot would.
+        let budget = self.fischer.as_ref().and_then(|c| {
+            let side = c.running()?;
+            Some(self.rules.clock?.move_budget(super::ms(c.at(now)[side])))
+        });
+        self.out.push(Output::Think { seq, game: Box::new(self.game.clone()), level, asker, budget });
     }
 
     /// Whether the game still waits for the house's move number `seq`: a
@@ -112,7 +117,7 @@ impl Room {
         let empty = |&(r, c): &(usize, usize)| r < n && c < n && !self.game.is_occupied(r, c);
         let cell = cell.filter(empty).or_else(|| quick(&self.game));
         if let Some((r, c)) = cell {
-            self.play(seat, r as i64, c as i64, None, now);
+            self.play(seat, r as i64, c as i64, None, Duration::ZERO, now);
         }
     }
 }

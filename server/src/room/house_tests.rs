@@ -115,6 +115,7 @@ fn a_player_away_from_a_house_game_loses_by_disconnect_after_the_grace() {
 fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
     let t0 = Instant::now();
     let saved = crate::store::changes::LiveGame {
+        times: Vec::new(),
         id: "G1".into(),
         room: "HOUSE2".into(),
         rules: Rules::classic(3),
@@ -157,7 +158,7 @@ fn house_room_of(size: usize, t0: Instant) -> Room {
 fn the_house_is_asked_for_its_guest_by_connection_and_waits_until_the_game_ends() {
     let t0 = Instant::now();
     let mut room = house_room_of(3, t0);
-    room.request(A, Request::Move { row: 0, col: 0 }, None, t0);
+    room.request(A, Request::Move { lag_ms: 0, row: 0, col: 0 }, None, t0);
     let (outputs, _) = room.drain();
     let asked: Vec<_> = outputs
         .into_iter()

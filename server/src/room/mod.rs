@@ -10,6 +10,7 @@
 
 mod clock;
 mod close;
+mod fischer;
 mod games;
 mod house;
 mod moves;
@@ -39,8 +40,10 @@ use crate::core::account::{Identity, TokenHash};
 use crate::core::stats::Counts;
 use crate::store::changes::LiveWrite;
 use clock::TurnClock;
+use fischer::Clocks;
 use rand::rngs::StdRng;
 use seats::Seat;
+use tictactoe_protocol::{Fischer, OpenLines};
 
 use crate::cmd::Request;
 use crate::core::ids::ConnId;
@@ -70,6 +73,15 @@ pub struct Room {
     game: Game,
     phase: Phase,
     clock: TurnClock,
+    /// With a Fischer clock: both sides' clocks, once each side has moved
+    /// (the turn clock times the first moves).
+    fischer: Option<Clocks>,
+    /// With a Fischer clock: the lines each side can still complete, for
+    /// whether running out of time loses or draws.
+    lines: Option<OpenLines>,
+    /// With a Fischer clock: the mover's time left after each move of the
+    /// game in progress (its record shows both sides' after each move).
+    times: Vec<u64>,
     rematch: [bool; 2],
     spectators: Vec<ConnId>,
     out: Outbox,
@@ -111,10 +123,16 @@ impl Room {
             SizeError::OutOfRange(_) => ErrorCode::InvalidSize,
             SizeError::Win { .. } => ErrorCode::InvalidWin,
         })?;
+        // A Fischer game's first moves have a turn of their own.
+        let first_moves = Duration::from_millis(Fischer::FIRST_MOVE_MS);
+        let turn = if rules.clock.is_some() { Some(first_moves) } else { settings.turn_timeout };
         Ok(Room {
             code,
             rules,
-            clock: TurnClock::new(settings.turn_timeout),
+            clock: TurnClock::new(turn),
+            fischer: None,
+            lines: None,
+            times: Vec::new(),
             settings,
             seats: [None, None],
             game,
@@ -149,7 +167,7 @@ impl Room {
         let (creator, name) = creator;
         room.seats[0] = Some(Seat::new(creator, name));
         let msg = ServerMessage::RoomCreated {
-            clock: None,
+            clock: rules.clock,
             room: room.code.clone(),
             size: rules.size,
             win: rules.win,
@@ -204,7 +222,8 @@ impl Room {
     /// When the room next needs [`Room::tick`]: a turn running out or a grace ending.
     pub fn next_deadline(&self) -> Option<Instant> {
         let away = self.seats.iter().flatten().filter_map(|s| s.away_until);
-        away.chain(self.clock.deadline()).min()
+        let flag = self.fischer.as_ref().and_then(Clocks::deadline);
+        away.chain(self.clock.deadline()).chain(flag).min()
     }
 
     /// A request from a connection in the room.
@@ -230,7 +249,9 @@ impl Room {
         };
         let opponent = Outcome::Decisive { winner: seat_player(seat).other() };
         match request {
-            Request::Move { row, col } => self.play(seat, row, col, id, now),
+            Request::Move { row, col, lag_ms } => {
+                self.play(seat, row, col, id, Duration::from_millis(lag_ms.into()), now)
+            }
             Request::Resign => match self.phase {
                 Phase::Playing => {
                     self.finish(Some(opponent), EndReason::Resign, None, now);
@@ -264,8 +285,11 @@ impl Room {
     pub fn shutdown(&mut self, now: Instant, can_save: bool) {
         if self.phase == Phase::Playing {
             if self.saving() && can_save {
-                let left = self.clock.left(now);
-                self.out.push(Output::Save(LiveWrite::Clock { room: self.code.clone(), left }));
+                // A Fischer game's times are saved with its moves.
+                if self.fischer.is_none() {
+                    let left = self.clock.left(now);
+                    self.out.push(Output::Save(LiveWrite::Clock { room: self.code.clone(), left }));
+                }
             } else {
                 self.finish(None, EndReason::Shutdown, None, now);
             }
@@ -281,9 +305,6 @@ impl Room {
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {
         let playing = self.phase == Phase::Playing;
         ServerMessage::State {
-            clock: None,
-            clocks: None,
-            running: None,
             room: self.code.clone(),
             size: self.rules.size,
             win: self.rules.win,
@@ -292,9 +313,39 @@ impl Room {
             turn: if playing { self.game.turn() } else { None },
             players: self.players(),
             you: you.map(seat_player),
-            clock_ms: self.clock.left(now).filter(|_| playing).map(ms),
+            clock_ms: self.to_move_ms(now),
+            clock: self.rules.clock,
+            clocks: self.clocks_at(now),
+            running: self.running(),
             id,
         }
+    }
+
+    /// The time the player to move has: their Fischer clock once it runs,
+    /// else the turn clock (a first move, or the per-move timer).
+    fn to_move_ms(&self, now: Instant) -> Option<u64> {
+        if self.phase != Phase::Playing {
+            return None;
+        }
+        match self.fischer.as_ref().and_then(|c| Some((c, c.running()?))) {
+            Some((c, side)) => Some(ms(c.at(now)[side])),
+            None => self.clock.left(now).map(ms),
+        }
+    }
+
+    /// With a Fischer clock: each side's time left at `now`.
+    fn clocks_at(&self, now: Instant) -> Option<[u64; 2]> {
+        match (&self.fischer, self.rules.clock) {
+            (Some(c), _) => Some(c.at(now).map(ms)),
+            // Before a game: both sides' starting time.
+            (None, Some(terms)) => Some([terms.initial_ms; 2]),
+            (None, None) => None,
+        }
+    }
+
+    /// Whose Fischer clock runs.
+    fn running(&self) -> Option<Player> {
+        self.fischer.as_ref().and_then(Clocks::running).map(seat_player)
     }
 
     fn players(&self) -> Vec<PlayerInfo> {
@@ -337,3 +388,6 @@ mod tests;
 
 #[cfg(test)]
 mod house_tests;
+
+#[cfg(test)]
+mod fischer_tests;

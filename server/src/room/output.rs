@@ -40,6 +40,9 @@ pub enum Output {
         level: HouseLevel,
         /// Whom the house plays, for taking turns with other players' searches.
         asker: crate::house::Asker,
+        /// On a Fischer clock: the most this move may take, from the
+        /// house's time left (the search's own limit applies too).
+        budget: Option<Duration>,
     },
     /// A game finished: its record for the store, with how long it lasted
     /// (the task knows the wall clock).

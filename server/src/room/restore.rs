@@ -4,12 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{EndReason, ErrorCode, Outcome, Player, Status};
+use tictactoe_protocol::{EndReason, ErrorCode, Fischer, OpenLines, Outcome, Player, Status};
 
 use std::sync::Arc;
 
 use rand::rngs::StdRng;
 
+use super::fischer::Clocks;
 use super::house::{HOUSE, is_house};
 use super::seats::Seat;
 use super::{Phase, Room, Settings};
@@ -58,20 +59,52 @@ impl Room {
         room.counts.started = 1;
         room.counts.moves = room.game.moves().len() as u64;
         room.started = Some(now.checked_sub(age).unwrap_or(now));
-        room.clock.restart(now, true);
-        if let Some(left) = saved.clock_left {
-            room.clock.hold(left);
+        match room.rules.clock {
+            Some(terms) => room.restore_clocks(terms, &saved.times, now),
+            None => {
+                room.clock.restart(now, true);
+                if let Some(left) = saved.clock_left {
+                    room.clock.hold(left);
+                }
+            }
         }
         let (outcome, reason, line) = match last {
             Some(Status::Won { winner, line }) => (Outcome::Decisive { winner }, EndReason::Line, Some(line)),
             Some(Status::Draw) => (Outcome::Draw, EndReason::Draw, None),
             _ => {
-                room.prompt_house();
+                room.prompt_house(now);
                 return Ok(room);
             }
         };
         room.finish(Some(outcome), reason, line, now);
         room.close_if_away();
         Ok(room)
+    }
+
+    /// A Fischer game's clocks as saved with its moves (`times`: the mover's
+    /// time left after each): the time the server was away is charged to
+    /// nobody, and the clock of the side to move runs again from `now`,
+    /// whether or not its player is back.
+    fn restore_clocks(&mut self, terms: Fischer, times: &[u64], now: Instant) {
+        let mut lines = OpenLines::new(self.rules.size, self.rules.win).ok();
+        let mut left = [Duration::from_millis(terms.initial_ms); 2];
+        for (i, &[row, col]) in self.game.moves().iter().enumerate() {
+            let player = if i % 2 == 0 { Player::X } else { Player::O };
+            if let Some(lines) = lines.as_mut() {
+                lines.play(player, usize::from(row), usize::from(col));
+            }
+            if let Some(&ms) = times.get(i) {
+                left[i % 2] = Duration::from_millis(ms);
+            }
+        }
+        self.times = times.iter().copied().take(self.game.moves().len()).collect();
+        self.lines = lines;
+        let mut clocks = Clocks::saved(terms, left);
+        match (self.game.moves().len(), self.game.turn()) {
+            (0 | 1, _) => self.clock.restart(now, false),
+            (_, Some(next)) => clocks.start(usize::from(next == Player::O), now),
+            _ => {}
+        }
+        self.fischer = Some(clocks);
     }
 }

@@ -176,7 +176,10 @@ impl Room {
         let grace = self.settings.grace;
         if self.phase == Phase::Playing && !grace.is_zero() {
             self.mark_away(seat, now + grace);
-            self.clock.pause(now);
+            // A Fischer game's clocks run on while a player is away.
+            if self.rules.clock.is_none() {
+                self.clock.pause(now);
+            }
             self.send_seat(1 - seat, ServerMessage::OpponentDisconnected { grace_ms: ms(grace) });
             return;
         }
@@ -213,6 +216,22 @@ impl Room {
                 self.finish(Some(Outcome::Decisive { winner: late.other() }), EndReason::Timeout, None, now);
             }
         }
+        if self.fischer.as_ref().and_then(|c| c.deadline()).is_some_and(|d| d <= now) {
+            self.flag(now);
+        }
+    }
+
+    /// The player to move ran out of time on a Fischer clock: a loss, or a
+    /// draw when the opponent can no longer complete any line.
+    fn flag(&mut self, now: Instant) {
+        let Some(late) = self.game.turn() else { return };
+        let winner = late.other();
+        let draw = self.lines.as_ref().is_some_and(|l| !l.can_complete(winner));
+        crate::metrics::flagged(draw);
+        let outcome = if draw { Outcome::Draw } else { Outcome::Decisive { winner } };
+        self.finish(Some(outcome), EndReason::Timeout, None, now);
+        // An away player cannot rematch: the pairing ends with the game.
+        self.close_if_away();
     }
 
     pub(super) fn mark_away(&mut self, seat: usize, until: Instant) {

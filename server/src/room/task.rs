@@ -276,8 +276,9 @@ fn deliver(
                     store.save(write);
                     continue;
                 }
-                Output::Think { seq, game, level, asker } => {
-                    house.start(seq, game, level, asker, ctx.house_think, &ctx.searches);
+                Output::Think { seq, game, level, asker, budget } => {
+                    let think = budget.map_or(ctx.house_think, |b| b.min(ctx.house_think));
+                    house.start(seq, game, level, asker, think, &ctx.searches);
                     continue;
                 }
                 Output::Record { mut record, lasted, players } => {

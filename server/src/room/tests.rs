@@ -138,7 +138,7 @@ fn paired_with_token(t0: Instant, seat: ConnId) -> (Room, Arc<str>) {
 }
 
 pub(super) fn mv(room: &mut Room, conn: ConnId, row: i64, col: i64, now: Instant) -> Vec<(ConnId, Got)> {
-    room.request(conn, Request::Move { row, col }, None, now);
+    room.request(conn, Request::Move { lag_ms: 0, row, col }, None, now);
     out(room)
 }
 
@@ -176,7 +176,7 @@ fn moves_alternate_and_both_see_them() {
 fn mover_alone_gets_the_id() {
     let t0 = Instant::now();
     let mut room = started(t0);
-    room.request(A, Request::Move { row: 0, col: 0 }, Some(RequestId::Int(7)), t0);
+    room.request(A, Request::Move { lag_ms: 0, row: 0, col: 0 }, Some(RequestId::Int(7)), t0);
     let got = out(&mut room);
     assert!(matches!(msgs_to(&got, A)[..], [ServerMessage::Moved { id: Some(RequestId::Int(7)), .. }]));
     assert!(matches!(msgs_to(&got, B)[..], [ServerMessage::Moved { id: None, .. }]));
@@ -468,7 +468,7 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
         msgs_to(&got, A)[..],
         [ServerMessage::RoomCreated { size: 4, id: Some(RequestId::Int(1)), .. }]
     ));
-    room.request(A, Request::Move { row: 0, col: 0 }, None, t0);
+    room.request(A, Request::Move { lag_ms: 0, row: 0, col: 0 }, None, t0);
     assert_eq!(error_code(&out(&mut room), A), Some(ErrorCode::NotInGame));
     room.join(B, Identity::guest("b"), None, false, t0);
     let got = out(&mut room);
@@ -697,7 +697,7 @@ fn account(name: &str, id: i64) -> Arc<Identity> {
 fn finished_games_are_recorded_and_rated_between_accounts() {
     let t0 = Instant::now();
     let with_records = Settings { records: true, ..settings() };
-    let rules = Rules { size: 4, win: 3 };
+    let rules = Rules { clock: None, size: 4, win: 3 };
     for (o, rated) in [(account("bob", 2), true), (Identity::guest("bob"), false)] {
         let mut room = Room::paired(
             "ROOM".into(),
@@ -710,7 +710,12 @@ fn finished_games_are_recorded_and_rated_between_accounts() {
         )
         .unwrap();
         for (conn, r, c) in [(A, 0, 0), (B, 1, 0), (A, 0, 1), (B, 1, 1), (A, 0, 2)] {
-            room.request(conn, Request::Move { row: r, col: c }, None, t0 + Duration::from_secs(3));
+            room.request(
+                conn,
+                Request::Move { lag_ms: 0, row: r, col: c },
+                None,
+                t0 + Duration::from_secs(3),
+            );
         }
         let got = out(&mut room);
         let record = got.iter().find_map(|(_, g)| match g {
@@ -792,10 +797,10 @@ fn a_saved_game_goes_on_after_a_restart() {
     assert!(account::matches(&ta, &start.tokens[0]) && account::matches(&tb, &start.tokens[1]));
     assert_eq!(start.turn_timeout, Some(TURN));
     let mut game = (**start).clone();
-    room.request(A, Request::Move { row: 1, col: 1 }, None, t0 + s(1));
-    room.request(B, Request::Move { row: 0, col: 0 }, None, t0 + s(2));
+    room.request(A, Request::Move { lag_ms: 0, row: 1, col: 1 }, None, t0 + s(1));
+    room.request(B, Request::Move { lag_ms: 0, row: 0, col: 0 }, None, t0 + s(2));
     // A refused move is not saved.
-    room.request(A, Request::Move { row: 0, col: 0 }, None, t0 + s(3));
+    room.request(A, Request::Move { lag_ms: 0, row: 0, col: 0 }, None, t0 + s(3));
     let got = out(&mut room);
     for w in saved(&got) {
         let LiveWrite::Move { seq, cell, .. } = w else { panic!("{w:?}") };
@@ -832,7 +837,7 @@ fn a_saved_game_goes_on_after_a_restart() {
     out(&mut room);
     // Both back: ann's clock runs from what it had.
     assert_eq!(room.next_deadline(), Some(t1 + s(8)));
-    room.request(A, Request::Move { row: 2, col: 2 }, None, t1 + s(3));
+    room.request(A, Request::Move { lag_ms: 0, row: 2, col: 2 }, None, t1 + s(3));
     let got = out(&mut room);
     assert!(
         msgs_to(&got, B).iter().any(|m| matches!(m, ServerMessage::Moved { seq: 3, row: 2, col: 2, .. }))
@@ -848,6 +853,7 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let t0 = Instant::now();
     let with_records = Settings { records: true, ..settings() };
     let game = |moves: Vec<[u16; 2]>| LiveGame {
+        times: Vec::new(),
         id: "GAME1234".into(),
         room: "ROOM".into(),
         rules: Rules::classic(3),

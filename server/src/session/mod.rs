@@ -18,6 +18,7 @@ pub(crate) use shared::Shared;
 use std::net::IpAddr;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
+use std::time::Duration;
 
 use smallvec::SmallVec;
 use tokio::time::Instant;
@@ -159,6 +160,8 @@ pub struct Session {
     shown: Status,
     rate: RateLimit,
     limits: Arc<Limits>,
+    /// The last WebSocket ping's round trip, in ms (0 before one).
+    lag_ms: u32,
 }
 
 impl Session {
@@ -173,7 +176,14 @@ impl Session {
             shown: Status::Idle,
             rate: RateLimit::new(limits.rate, now),
             limits,
+            lag_ms: 0,
         }
+    }
+
+    /// A ping's answer came back after `round_trip`: the lag a Fischer
+    /// clock credits this connection's moves (at most 250 ms each).
+    pub fn measured(&mut self, round_trip: Duration) {
+        self.lag_ms = u32::try_from(round_trip.as_millis()).unwrap_or(u32::MAX);
     }
 
     /// The peer's address: registrations are limited per address.
@@ -222,7 +232,7 @@ impl Session {
                 actions.extend(self.sync_presence());
                 actions
             }
-            Err(e) => refuse(ErrorCode::BadMessage, e.message, e.id),
+            Err(e) => refuse(e.code, e.message, e.id),
         }
     }
 

@@ -14,7 +14,7 @@ use crate::core::presence::Status;
 use crate::core::text::look_alike_key;
 use crate::room::HOUSE_NAME;
 use crate::store::{Account, StoreError};
-use tictactoe_protocol::Rules;
+use tictactoe_protocol::{Fischer, Rules};
 
 /// When a client refused with `unavailable` should ask again.
 const RETRY_UNAVAILABLE_MS: u64 = 2000;
@@ -45,8 +45,8 @@ impl Session {
                 }
                 one(Action::Register { name: name.to_owned(), bot, id })
             }
-            ClientMessage::QuickMatch { size, win, house_after_ms, level, clock: _ } => {
-                let rules = match self.rules(size, win) {
+            ClientMessage::QuickMatch { size, win, house_after_ms, level, clock } => {
+                let rules = match self.rules(size, win, clock) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
                 };
@@ -55,8 +55,8 @@ impl Session {
                 let ask = Ask::QuickMatch { who: self.who.clone(), rules, house, id: id.clone() };
                 self.lobby_request(id, Some(rules), false, ask)
             }
-            ClientMessage::CreateRoom { size, win, mark, clock: _ } => {
-                let rules = match self.rules(size, win) {
+            ClientMessage::CreateRoom { size, win, mark, clock } => {
+                let rules = match self.rules(size, win, clock) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
                 };
@@ -73,7 +73,9 @@ impl Session {
             ClientMessage::Resume { token } => {
                 self.lobby_request(id.clone(), None, false, Ask::Resume { token, id })
             }
-            ClientMessage::Move { row, col } => self.to_room(RoomRequest::Move { row, col }, id),
+            ClientMessage::Move { row, col } => {
+                self.to_room(RoomRequest::Move { row, col, lag_ms: self.lag_ms }, id)
+            }
             ClientMessage::Resign {} => self.to_room(RoomRequest::Resign, id),
             ClientMessage::Rematch {} => self.to_room(RoomRequest::Rematch, id),
             ClientMessage::Sync {} => self.to_room(RoomRequest::Sync, id),
@@ -83,7 +85,7 @@ impl Session {
             }
             ClientMessage::Ping {} => one(Action::Reply(ServerMessage::Pong { id })),
             ClientMessage::Who {} => one(Action::Lobby(Ask::Who { id })),
-            ClientMessage::Challenge { name, size, win, clock: _ } => self.challenge(name, size, win, id),
+            ClientMessage::Challenge { name, size, win, clock } => self.challenge(name, size, win, clock, id),
             ClientMessage::Accept { challenge } => {
                 let mut actions = Actions::new();
                 // Waiting for a game is no bar to accepting: the wait ends.
@@ -99,8 +101,8 @@ impl Session {
             ClientMessage::Decline { challenge, reason } => {
                 one(Action::Lobby(Ask::Decline { challenge, reason, id }))
             }
-            ClientMessage::PlayHouse { size, win, level, clock: _ } => {
-                let rules = match self.rules(size, win) {
+            ClientMessage::PlayHouse { size, win, level, clock } => {
+                let rules = match self.rules(size, win, clock) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
                 };
@@ -126,9 +128,10 @@ impl Session {
         name: String,
         size: Option<i64>,
         win: Option<i64>,
+        clock: Option<Fischer>,
         id: Option<RequestId>,
     ) -> Actions {
-        let rules = match self.rules(size, win) {
+        let rules = match self.rules(size, win, clock) {
             Ok(rules) => rules,
             Err((code, text)) => return refuse(code, text, id),
         };
@@ -252,10 +255,16 @@ impl Session {
         self.who.account
     }
 
-    /// The rules a `quick_match`, `create_room`, `challenge` or
-    /// `play_house` asks for, within the server's sizes; else the refusal.
-    fn rules(&self, size: Option<i64>, win: Option<i64>) -> Result<Rules, (ErrorCode, String)> {
-        Rules::checked(size, win, self.limits.sizes.clone())
+    /// The terms a `quick_match`, `create_room`, `challenge` or
+    /// `play_house` asks for, within the server's sizes (the decoder
+    /// checked the clock); else the refusal.
+    fn rules(
+        &self,
+        size: Option<i64>,
+        win: Option<i64>,
+        clock: Option<Fischer>,
+    ) -> Result<Rules, (ErrorCode, String)> {
+        Ok(Rules::checked(size, win, self.limits.sizes.clone())?.with_clock(clock))
     }
 
     /// A request that puts the connection somewhere new (`ask`), if it is

@@ -60,7 +60,10 @@ fn a_move_outside_a_game_is_refused_and_one_inside_goes_to_the_room() {
     assert!(
         matches!(
             &actions[..],
-            [Action::InRoom(RoomCmd::Request { request: RoomRequest::Move { row: 1, col: 2 }, .. })]
+            [Action::InRoom(RoomCmd::Request {
+                request: RoomRequest::Move { row: 1, col: 2, lag_ms: 0 },
+                ..
+            })]
         ),
         "{actions:?}"
     );

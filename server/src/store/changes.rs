@@ -25,6 +25,9 @@ pub struct LiveGame {
     pub tokens: [TokenHash; 2],
     /// The moves accepted, in order.
     pub moves: Vec<[u16; 2]>,
+    /// With a Fischer clock (`rules.clock`): the mover's time left after
+    /// each move, in ms, like `moves`; empty without one.
+    pub times: Vec<u64>,
     /// What the player to move had left when the server stopped gracefully.
     pub clock_left: Option<Duration>,
     /// Wall-clock start, milliseconds since the Unix epoch.
@@ -46,6 +49,8 @@ pub enum LiveWrite {
         seq: u32,
         /// `[row, col]`.
         cell: [u16; 2],
+        /// With a Fischer clock: the mover's time left after it, in ms.
+        left: Option<u64>,
         /// When the room accepted it: how long it took to be durable is measured from here.
         at: Instant,
     },
@@ -75,7 +80,7 @@ pub(crate) fn saved_rules(size: i64, win: i64) -> Result<Rules, String> {
     };
     tictactoe_protocol::Game::with_win(size, win)
         .map_err(|_| format!("size {size} and win {win} are not a board"))?;
-    Ok(Rules { size, win })
+    Ok(Rules { clock: None, size, win })
 }
 
 impl LiveGame {

@@ -33,6 +33,8 @@ struct Delta {
     first: u32,
     /// New moves, contiguous.
     moves: Vec<[u16; 2]>,
+    /// With a Fischer clock: the movers' times left after `moves`.
+    times: Vec<u64>,
     /// A clock to save.
     clock: Option<Option<Duration>>,
     /// When the oldest of `moves` was accepted.
@@ -54,6 +56,8 @@ pub struct RoomChange<'a> {
     pub first: u32,
     /// New moves, contiguous; empty for none.
     pub moves: &'a [[u16; 2]],
+    /// With a Fischer clock: the movers' times left after `moves` (ms), like them.
+    pub times: &'a [u64],
     /// A clock to save: what the player to move has left, if timed.
     pub clock: Option<Option<Duration>>,
 }
@@ -89,7 +93,7 @@ impl Fold {
                 let room = game.room.clone();
                 self.replace(room, Delta { reset: true, start: Some(game), ..Delta::default() });
             }
-            LiveWrite::Move { room, seq, cell, at } => {
+            LiveWrite::Move { room, seq, cell, left, at } => {
                 let delta = self.rooms.entry(room).or_default();
                 let index = seq.saturating_sub(1);
                 if delta.moves.is_empty() {
@@ -99,6 +103,7 @@ impl Fold {
                 // it cannot be replayed, so they are not saved either.
                 if delta.first + delta.moves.len() as u32 == index {
                     delta.moves.push(cell);
+                    delta.times.extend(left);
                 }
                 delta.oldest_move = Some(delta.oldest_move.map_or(at, |s| s.min(at)));
             }
@@ -187,6 +192,7 @@ impl Fold {
                 start: d.start.as_deref(),
                 first: d.first,
                 moves: &d.moves,
+                times: &d.times,
                 clock: d.clock,
             };
             if d.reset {

@@ -162,7 +162,7 @@ pub enum Query {
 #[serde(untagged)]
 pub enum QueryAnswer {
     /// `/api/games/{id}`.
-    Game(api::GameRecord),
+    Game(Box<api::GameRecord>),
     /// `/api/players/{name}`.
     Player(api::PlayerProfile),
     /// `/api/players/{name}/games`.

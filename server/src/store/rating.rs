@@ -29,7 +29,7 @@ pub(super) fn rate(db: &mut impl Backend, book: &mut RatingBook, record: &mut Ga
     for (standing, &account) in before.iter_mut().zip(&accounts) {
         *standing = match book.get(account, record.rules) {
             Some(known) => known,
-            None => match db.standing(account, record.rules) {
+            None => match db.standing(account, record.rules.pool()) {
                 Ok(stored) => stored.unwrap_or_default(),
                 Err(e) => {
                     tracing::error!(game = %record.id, "game not rated: a standing could not be read: {e}");
@@ -50,7 +50,7 @@ pub(super) fn rate(db: &mut impl Backend, book: &mut RatingBook, record: &mut Ga
 fn moved(records: &[GameRecord]) -> impl Iterator<Item = (StandingKey, Rated)> + '_ {
     records.iter().flat_map(|g| {
         let rated = g.ratings.iter().flatten().copied();
-        g.players.iter().zip(rated).filter_map(move |(who, r)| Some(((who.account?, g.rules), r)))
+        g.players.iter().zip(rated).filter_map(move |(who, r)| Some(((who.account?, g.rules.pool()), r)))
     })
 }
 
@@ -109,7 +109,7 @@ fn rerate(records: &[GameRecord], mut stored: FxHashMap<StandingKey, Standing>) 
         let (Some(_), [Some(x), Some(o)]) = (&g.ratings, [g.players[0].account, g.players[1].account]) else {
             continue;
         };
-        let keys = [x, o].map(|a| (a, g.rules));
+        let keys = [x, o].map(|a| (a, g.rules.pool()));
         let before = keys.map(|k| stored.get(&k).copied().unwrap_or_default());
         let rated = ratings::rate(before, winner_index(g));
         for (k, r) in keys.iter().zip(&rated) {
@@ -137,9 +137,10 @@ mod tests {
             })
         };
         GameRecord {
+            times: Vec::new(),
             id: id.into(),
             room: "R".into(),
-            rules: Rules { size: 3, win: 3 },
+            rules: Rules { clock: None, size: 3, win: 3 },
             players: [who(1), who(2)],
             moves: Vec::new(),
             winner: Some(Player::X),

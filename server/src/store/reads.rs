@@ -73,7 +73,7 @@ fn answer(
             Some(game) => Some(game),
             None => reader.game(&id)?,
         }
-        .map(QueryAnswer::Game),
+        .map(|g| QueryAnswer::Game(Box::new(g))),
         Query::Player(name) => reader.player(&name)?.map(QueryAnswer::Player),
         Query::PlayerGames { name, limit, before } => {
             reader.player_games(&name, limit, before.as_deref())?.map(QueryAnswer::PlayerGames)

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::{EndReason, Line, Player};
+use tictactoe_protocol::{EndReason, Fischer, Line, Player};
 
 use crate::core::account::Identity;
 use crate::ratings::Rated;
@@ -22,6 +22,9 @@ pub struct GameRecord {
     pub players: [Arc<Identity>; 2],
     /// In play order, as the API gives them.
     pub moves: Vec<[u16; 2]>,
+    /// With a Fischer clock (`rules.clock`): the mover's time left after
+    /// each move, in ms, like `moves`; empty without one.
+    pub times: Vec<u64>,
     /// `None` for a draw, or a game that ended without a winner (aborted, shut down).
     pub winner: Option<Player>,
     /// How it ended: a game ended by play is rated, one aborted or shut down is not.
@@ -34,6 +37,29 @@ pub struct GameRecord {
     pub started_at_ms: i64,
     /// Wall-clock end, milliseconds since the Unix epoch.
     pub ended_at_ms: i64,
+}
+
+impl GameRecord {
+    /// Its clock as the `clock` column holds it: JSON, or NULL without one.
+    pub(crate) fn clock_text(&self) -> Option<String> {
+        self.rules.clock.map(|c| serde_json::to_string(&c).unwrap_or_default())
+    }
+
+    /// The movers' times as the `times` column holds them: JSON, or NULL without a clock.
+    pub(crate) fn times_text(&self) -> Option<String> {
+        self.rules.clock.map(|_| serde_json::to_string(&self.times).unwrap_or_default())
+    }
+}
+
+/// Both sides' time left after each move (`[player 1, player 2]`), from
+/// the mover's after each: the other side's is what it had.
+pub fn both_sides(clock: Fischer, times: &[u64]) -> Vec<[u64; 2]> {
+    let mut left = [clock.initial_ms; 2];
+    let each = |(i, &t): (usize, &u64)| {
+        left[i % 2] = t;
+        left
+    };
+    times.iter().enumerate().map(each).collect()
 }
 
 /// The characters of ids, in ASCII order (so that ids sort as their numbers do).

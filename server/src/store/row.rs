@@ -5,10 +5,11 @@
 //! (a record's with [`record_columns!`]).
 
 use skillratings::glicko2::Glicko2Rating;
-use tictactoe_protocol::Rules;
 use tictactoe_protocol::api::{self, GamePlayer, LeaderboardEntry, PoolStanding, RatingMove, Results};
+use tictactoe_protocol::{Fischer, Rules};
 
 use crate::ratings::Standing;
+use crate::store::record::both_sides;
 use crate::store::spelling::{parse_reason, rfc3339, rounded};
 
 /// The columns of a stored record, from `games g`, each under the name
@@ -21,7 +22,7 @@ macro_rules! record_columns {
          g.o_name AS o_name, g.o_account AS o_account, g.o_bot AS o_bot, \
          g.moves AS moves, g.winner AS winner, g.reason AS reason, g.line AS line, g.rated AS rated, \
          g.x_before AS x_before, g.x_after AS x_after, g.o_before AS o_before, g.o_after AS o_after, \
-         g.started_at AS started_at, g.ended_at AS ended_at"
+         g.started_at AS started_at, g.ended_at AS ended_at, g.clock AS clock, g.times AS times"
     };
 }
 pub(super) use record_columns;
@@ -92,9 +93,17 @@ pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         None => None,
         Some(text) => Some(serde_json::from_str(&text).map_err(|_| r.broken("line", "not a line"))?),
     };
+    let clock: Option<Fischer> = match r.opt_text("clock")? {
+        None => None,
+        Some(text) => Some(serde_json::from_str(&text).map_err(|_| r.broken("clock", "not a clock"))?),
+    };
+    let times: Vec<u64> = match r.opt_text("times")? {
+        None => Vec::new(),
+        Some(text) => serde_json::from_str(&text).map_err(|_| r.broken("times", "not a list of times"))?,
+    };
     Ok(api::GameRecord {
-        clock: None,
-        clocks: None,
+        clocks: clock.map(|c| both_sides(c, &times)),
+        clock,
         ended_at: rfc3339(r.int8("ended_at")?),
         id: r.text("id")?,
         line,
@@ -124,7 +133,7 @@ fn count<R: StoredRow>(r: &R, column: &str) -> Result<u64, R::Error> {
 
 /// The pool of a row's `size` and `win`.
 pub(super) fn pool<R: StoredRow>(r: &R) -> Result<Rules, R::Error> {
-    Ok(Rules { size: side_length(r, "size")?, win: side_length(r, "win")? })
+    Ok(Rules { clock: None, size: side_length(r, "size")?, win: side_length(r, "win")? })
 }
 
 /// A standing from a row's `rating`, `rd`, `volatility` and `games`.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use skillratings::glicko2::Glicko2Rating;
-use tictactoe_protocol::{EndReason, Line, Player};
+use tictactoe_protocol::{EndReason, Fischer, Line, Player};
 
 use crate::core::account::Identity;
 use crate::ratings::{Rated, Standing};
@@ -36,6 +36,12 @@ struct Spilled {
     ratings: Option<[[SpilledStanding; 2]; 2]>,
     started_at_ms: i64,
     ended_at_ms: i64,
+    /// A Fischer game's clock (files before time controls have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    clock: Option<Fischer>,
+    /// With a clock: the mover's time left after each move.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    times: Vec<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -88,6 +94,8 @@ fn line_of(g: &GameRecord) -> String {
         ratings: g.ratings.map(|r| r.map(|p| [p.before.into(), p.after.into()])),
         started_at_ms: g.started_at_ms,
         ended_at_ms: g.ended_at_ms,
+        clock: g.rules.clock,
+        times: g.times.clone(),
     };
     serde_json::to_string(&spilled).unwrap_or_default()
 }
@@ -109,9 +117,10 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
     Ok(GameRecord {
         id: s.id.into(),
         room: s.room.into(),
-        rules: Rules { size: s.size, win: s.win },
+        rules: Rules { clock: s.clock, size: s.size, win: s.win },
         players: [player(x), player(o)],
         moves: s.moves,
+        times: s.times,
         winner,
         reason: s.reason,
         line: s.line,
@@ -184,9 +193,10 @@ mod tests {
     fn a_spilled_game_reads_back_the_same() {
         let ratings = Some(rate([Standing::default(); 2], Some(0)));
         let game = GameRecord {
+            times: Vec::new(),
             id: "abcdEFGH".into(),
             room: "ROOM1".into(),
-            rules: Rules { size: 15, win: 5 },
+            rules: Rules { clock: None, size: 15, win: 5 },
             players: [
                 Arc::new(Identity {
                     name: "ann".into(),

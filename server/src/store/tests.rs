@@ -83,6 +83,7 @@ async fn without_a_database_reads_say_so() {
 fn record(id: &str) -> GameRecord {
     use crate::core::account::Identity;
     GameRecord {
+        times: Vec::new(),
         id: id.into(),
         room: "ROOM1".into(),
         rules: Rules::classic(3),

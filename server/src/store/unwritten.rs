@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rustc_hash::FxHashMap;
 use tictactoe_protocol::api::{self, GamePlayer, RatingMove};
 
-use crate::store::record::GameRecord;
+use crate::store::record::{GameRecord, both_sides};
 use crate::store::spelling::{rfc3339, rounded};
 
 /// The records waiting in memory, by game id.
@@ -63,8 +63,8 @@ pub(super) fn shown(g: &GameRecord) -> api::GameRecord {
     let change =
         |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
     api::GameRecord {
-        clock: None,
-        clocks: None,
+        clock: g.rules.clock,
+        clocks: g.rules.clock.map(|c| both_sides(c, &g.times)),
         ended_at: rfc3339(g.ended_at_ms),
         id: g.id.to_string(),
         line: g.line,

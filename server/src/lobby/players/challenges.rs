@@ -62,7 +62,7 @@ impl<C: Peer> Players<C> {
         };
         let (size, win) = (rules.size, rules.win);
         let sent = ServerMessage::ChallengeSent {
-            clock: None,
+            clock: rules.clock,
             challenge: challenge.clone(),
             name: to_name,
             size,
@@ -70,7 +70,7 @@ impl<C: Peer> Players<C> {
             id,
         };
         let offer = ServerMessage::Challenged {
-            clock: None,
+            clock: rules.clock,
             challenge: challenge.clone(),
             from: info,
             size,

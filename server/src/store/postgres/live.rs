@@ -115,18 +115,27 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, whose: &Whose) -
         Whose::All => tx.execute(orphans, &[]).await?,
         Whose::Own | Whose::Dead(_) => tx.execute(orphans, &[&taken]).await?,
     };
-    let mut moves: FxHashMap<String, Vec<[u16; 2]>> = FxHashMap::default();
+    let mut moves: FxHashMap<String, SavedMoves> = FxHashMap::default();
     let mut unused = Vec::new();
     let chunks = tx
-        .query("SELECT room, seq, cells FROM live_moves WHERE room = ANY($1) ORDER BY room, seq", &[&taken])
+        .query(
+            "SELECT room, seq, cells, times FROM live_moves WHERE room = ANY($1) ORDER BY room, seq",
+            &[&taken],
+        )
         .await?;
     for r in chunks {
         let (room, seq, cells): (String, i32, Vec<u8>) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-        let list = moves.entry(room.clone()).or_default();
+        let times: Option<Vec<u8>> = r.try_get(3)?;
+        let (list, list_times) = moves.entry(room.clone()).or_default();
         // Moves after a gap (or a broken chunk) cannot be replayed; kept,
         // they would be taken for moves of this game's future.
-        if usize::try_from(seq).is_ok_and(|s| s == list.len()) && cells.len() % 4 == 0 {
+        // A chunk's times, if any, are 8 bytes for each move's 4.
+        let whole = cells.len() % 4 == 0 && times.as_ref().is_none_or(|t| t.len() == cells.len() * 2);
+        if usize::try_from(seq).is_ok_and(|s| s == list.len()) && whole {
             list.extend(decode_cells(&cells));
+            let times = times.unwrap_or_default();
+            list_times
+                .extend(times.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())));
         } else {
             unused.push((room, seq));
         }
@@ -138,7 +147,7 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, whose: &Whose) -
     let rows = tx
         .query(
             "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level, clock
              FROM live_games WHERE room = ANY($1)",
             &[&taken],
         )
@@ -231,7 +240,10 @@ async fn set_aside_moves(tx: &Transaction<'_>, room: &str, seq: i32) -> Result<(
 
 /// One saved game from its row (and its moves, taken from `moves`), or why
 /// it cannot be played on.
-fn live_game(r: &Row, moves: &mut FxHashMap<String, Vec<[u16; 2]>>) -> Result<LiveGame, String> {
+/// A saved game's moves and, with a Fischer clock, the movers' times after them.
+type SavedMoves = (Vec<[u16; 2]>, Vec<u64>);
+
+fn live_game(r: &Row, moves: &mut FxHashMap<String, SavedMoves>) -> Result<LiveGame, String> {
     let room: String = r.get(0);
     let identity = |i: usize| -> Arc<Identity> {
         Arc::new(Identity {
@@ -253,14 +265,20 @@ fn live_game(r: &Row, moves: &mut FxHashMap<String, Vec<[u16; 2]>>) -> Result<Li
             }
         }
     };
-    let rules = saved_rules(r.get::<_, i32>(1).into(), r.get::<_, i32>(2).into())?;
+    let mut rules = saved_rules(r.get::<_, i32>(1).into(), r.get::<_, i32>(2).into())?;
+    if let Some(text) = r.get::<_, Option<String>>(16) {
+        rules.clock =
+            Some(serde_json::from_str(&text).map_err(|_| format!("clock {text:?} is not a clock"))?);
+    }
+    let (moves, times) = moves.remove(&room).unwrap_or_default();
     let house = match r.get::<_, Option<String>>(15) {
         None => None,
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
     };
     let game = LiveGame {
         id: r.get::<_, String>(14).into(),
-        moves: moves.remove(&room).unwrap_or_default(),
+        moves,
+        times,
         room: room.into(),
         rules,
         turn_timeout: ms(3)?,

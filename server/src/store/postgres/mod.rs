@@ -40,9 +40,10 @@ use tictactoe_protocol::Rules;
 /// `server/migrations/postgres/`: version N is the first N applied. The
 /// table `ttt_schema` records the version of a database; a newer one than
 /// this list is refused.
-const MIGRATIONS: [(&str, &str); 2] = [
+const MIGRATIONS: [(&str, &str); 3] = [
     ("0001_schema.sql", include_str!("../../../migrations/postgres/0001_schema.sql")),
     ("0002_record_holder.sql", include_str!("../../../migrations/postgres/0002_record_holder.sql")),
+    ("0003_fischer_clock.sql", include_str!("../../../migrations/postgres/0003_fischer_clock.sql")),
 ];
 
 /// How long an instance that stopped saying it is alive still holds its

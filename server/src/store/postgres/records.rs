@@ -15,10 +15,11 @@ use crate::store::spelling;
 pub(super) const INSERT_GAMES: &str =
     "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account,
         o_bot, moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at,
-        holder)
-    SELECT u.*, $22 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
+        clock, times, holder)
+    SELECT u.*, $24 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
         $7::bool[], $8::text[], $9::int8[], $10::bool[], $11::text[], $12::int4[], $13::text[], $14::text[],
-        $15::bool[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::int8[], $21::int8[]) AS u
+        $15::bool[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::int8[], $21::int8[],
+        $22::text[], $23::text[]) AS u
     ON CONFLICT (id) DO NOTHING";
 
 /// A standing only moves forward (`games` grows). A commit has locked the
@@ -64,6 +65,8 @@ pub(super) struct RecordColumns<'a> {
     ratings: [Vec<Option<f64>>; 4],
     started_at: Vec<i64>,
     ended_at: Vec<i64>,
+    clock: Vec<Option<String>>,
+    times: Vec<Option<String>>,
 }
 
 impl<'a> RecordColumns<'a> {
@@ -88,12 +91,14 @@ impl<'a> RecordColumns<'a> {
             c.ratings[3].push(r.map(|r| r[1].after.rating.rating));
             c.started_at.push(g.started_at_ms);
             c.ended_at.push(g.ended_at_ms);
+            c.clock.push(g.clock_text());
+            c.times.push(g.times_text());
         }
         c
     }
 
     /// The parameters of [`INSERT_GAMES`], `holder` last.
-    pub(super) fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 22] {
+    pub(super) fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 24] {
         [
             &self.id,
             &self.room,
@@ -116,6 +121,8 @@ impl<'a> RecordColumns<'a> {
             &self.ratings[3],
             &self.started_at,
             &self.ended_at,
+            &self.clock,
+            &self.times,
             holder,
         ]
     }

@@ -15,25 +15,28 @@ const DELETE_MOVES: &str = "DELETE FROM live_moves WHERE room = ANY($1::text[])"
 
 const DELETE_GAMES: &str = "DELETE FROM live_games WHERE room = ANY($1::text[])";
 
-/// `owner` and `epoch` (`$17`, `$18`) hold the games that start.
-const INSERT_LIVE: &str = "INSERT INTO live_games (room, game_id, size, win, turn_timeout_ms, x_name, x_account,
-        x_bot, x_token, o_name, o_account, o_bot, o_token, clock_left_ms, started_at, house_level, owner, epoch)
-    SELECT u.*, $17, $18 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::int8[], $6::text[],
+/// `owner` and `epoch` (`$18`, `$19`) hold the games that start.
+const INSERT_LIVE: &str =
+    "INSERT INTO live_games (room, game_id, size, win, turn_timeout_ms, x_name, x_account,
+        x_bot, x_token, o_name, o_account, o_bot, o_token, clock_left_ms, started_at, house_level, clock,
+        owner, epoch)
+    SELECT u.*, $18, $19 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::int8[], $6::text[],
         $7::int8[], $8::bool[], $9::bytea[], $10::text[], $11::int8[], $12::bool[], $13::bytea[], $14::int8[],
-        $15::int8[], $16::text[]) AS u
+        $15::int8[], $16::text[], $17::text[]) AS u
     ON CONFLICT (room) DO UPDATE SET game_id = excluded.game_id, size = excluded.size, win = excluded.win,
         turn_timeout_ms = excluded.turn_timeout_ms, x_name = excluded.x_name, x_account = excluded.x_account,
         x_bot = excluded.x_bot, x_token = excluded.x_token, o_name = excluded.o_name,
         o_account = excluded.o_account, o_bot = excluded.o_bot, o_token = excluded.o_token,
         clock_left_ms = excluded.clock_left_ms, started_at = excluded.started_at,
-        house_level = excluded.house_level";
+        house_level = excluded.house_level, clock = excluded.clock";
 
 /// A chunk of moves of a game the database does not hold (its start was
 /// lost on a full queue) is left out: it could never be replayed.
-const INSERT_MOVES: &str = "INSERT INTO live_moves (room, seq, cells)
-    SELECT u.room, u.seq, u.cells FROM unnest($1::text[], $2::int4[], $3::bytea[]) AS u(room, seq, cells)
+const INSERT_MOVES: &str = "INSERT INTO live_moves (room, seq, cells, times)
+    SELECT u.room, u.seq, u.cells, u.times
+    FROM unnest($1::text[], $2::int4[], $3::bytea[], $4::bytea[]) AS u(room, seq, cells, times)
     WHERE EXISTS (SELECT 1 FROM live_games g WHERE g.room = u.room)
-    ON CONFLICT (room, seq) DO UPDATE SET cells = excluded.cells
+    ON CONFLICT (room, seq) DO UPDATE SET cells = excluded.cells, times = excluded.times
         WHERE live_moves.cells IS DISTINCT FROM excluded.cells";
 
 const UPDATE_CLOCKS: &str = "UPDATE live_games g SET clock_left_ms = u.left_ms
@@ -52,6 +55,8 @@ pub(super) struct Round<'a> {
     move_rooms: Vec<&'a str>,
     move_seqs: Vec<i32>,
     move_cells: Vec<Vec<u8>>,
+    /// With a Fischer clock: the movers' times left, a little-endian u64 per move.
+    move_times: Vec<Option<Vec<u8>>>,
     clock_rooms: Vec<&'a str>,
     clock_ms: Vec<Option<i64>>,
 }
@@ -71,6 +76,7 @@ struct StartColumns<'a> {
     clock_ms: Vec<Option<i64>>,
     started_at: Vec<i64>,
     house: Vec<Option<&'static str>>,
+    fischer: Vec<Option<String>>,
 }
 
 fn millis(d: std::time::Duration) -> i64 {
@@ -106,11 +112,14 @@ pub(super) fn rounds<'a>(changes: &[RoomChange<'a>]) -> Vec<Round<'a>> {
             s.clock_ms.push(g.clock_left.map(millis));
             s.started_at.push(g.started_at_ms);
             s.house.push(g.house.map(|h| h.name()));
+            s.fischer.push(g.rules.clock.map(|c| serde_json::to_string(&c).unwrap_or_default()));
         }
         if !ch.moves.is_empty() {
             r.move_rooms.push(ch.room);
             r.move_seqs.push(i32::try_from(ch.first).unwrap_or(i32::MAX));
             r.move_cells.push(encode_cells(ch.moves));
+            let times = ch.times.iter().flat_map(|t| t.to_le_bytes()).collect();
+            r.move_times.push(Some(times).filter(|_| !ch.times.is_empty()));
         }
         if let Some(left) = ch.clock {
             r.clock_rooms.push(ch.room);
@@ -166,7 +175,7 @@ impl<'a> Round<'a> {
         if !self.starts.room.is_empty() {
             steps.push(Box::pin(async move {
                 let s = &self.starts;
-                let params: [&(dyn ToSql + Sync); 18] = [
+                let params: [&(dyn ToSql + Sync); 19] = [
                     &s.room,
                     &s.game_id,
                     &s.size,
@@ -183,6 +192,7 @@ impl<'a> Round<'a> {
                     &s.clock_ms,
                     &s.started_at,
                     &s.house,
+                    &s.fischer,
                     &owner,
                     &epoch,
                 ];
@@ -191,7 +201,8 @@ impl<'a> Round<'a> {
         }
         if !self.move_rooms.is_empty() {
             steps.push(Box::pin(async move {
-                let params: [&(dyn ToSql + Sync); 3] = [&self.move_rooms, &self.move_seqs, &self.move_cells];
+                let params: [&(dyn ToSql + Sync); 4] =
+                    [&self.move_rooms, &self.move_seqs, &self.move_cells, &self.move_times];
                 client.execute(&st.moves, &params).await.map(|_| None)
             }));
         }
@@ -208,7 +219,16 @@ mod tests {
     use super::*;
 
     fn change<'a>(room: &'a str, delete: bool, first: u32, moves: &'a [[u16; 2]]) -> RoomChange<'a> {
-        RoomChange { room, delete_game: delete, delete_moves: delete, start: None, first, moves, clock: None }
+        RoomChange {
+            room,
+            delete_game: delete,
+            delete_moves: delete,
+            start: None,
+            first,
+            moves,
+            times: &[],
+            clock: None,
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap;
 use crate::core::account::{Identity, TokenHash};
 use crate::store::changes::{LiveGame, decode_cells, encode_cells, saved_rules};
 use crate::store::live::RoomChange;
-use tictactoe_protocol::HouseLevel;
+use tictactoe_protocol::{Fischer, HouseLevel};
 
 /// A row of one commit's changes.
 pub(super) const CHANGES: u8 = 1;
@@ -29,6 +29,11 @@ const START: u8 = 1;
 const MOVES: u8 = 2;
 const CLOCK: u8 = 3;
 const END: u8 = 4;
+/// A game's Fischer clock, after its `START` (rows of servers before time
+/// controls have none).
+const FISCHER: u8 = 5;
+/// The movers' times left after moves, after their `MOVES`.
+const TIMES: u8 = 6;
 
 /// The journal's rows are replaced by a snapshot once they hold this many
 /// bytes more than one, and at least [`SNAPSHOT_MIN`]: each byte of changes
@@ -85,6 +90,10 @@ pub(super) enum Entry {
     Moves { room: Arc<str>, first: u32, cells: Vec<[u16; 2]> },
     /// What the player to move has left (saved at a graceful stop).
     Clock { room: Arc<str>, left: Option<Duration> },
+    /// The room's game is played on this Fischer clock.
+    Fischer { room: Arc<str>, clock: Fischer },
+    /// The movers' times left (ms) after moves from the `first`-th (0-based) on.
+    Times { room: Arc<str>, first: u32, times: Vec<u64> },
     /// The room's game ended (or another replaces it): it goes.
     End { room: Arc<str> },
 }
@@ -109,6 +118,18 @@ pub(super) fn apply(games: &mut FxHashMap<Arc<str>, LiveGame>, entry: Entry) {
                 game.clock_left = left;
             }
         }
+        Entry::Fischer { room, clock } => {
+            if let Some(game) = games.get_mut(&room) {
+                game.rules.clock = Some(clock);
+            }
+        }
+        Entry::Times { room, first, times } => {
+            if let Some(game) = games.get_mut(&room) {
+                if game.times.len() == first as usize {
+                    game.times.extend(times);
+                }
+            }
+        }
         Entry::End { room } => {
             games.remove(&room);
         }
@@ -130,6 +151,9 @@ pub(super) fn encode_changes(changes: &[RoomChange<'_>]) -> Option<Vec<u8>> {
         if !c.moves.is_empty() {
             out.moves(c.room, c.first, c.moves);
         }
+        if !c.times.is_empty() {
+            out.times(c.room, c.first, c.times);
+        }
         if let Some(left) = c.clock {
             out.u8(CLOCK);
             out.str(c.room);
@@ -146,6 +170,9 @@ pub(super) fn encode_snapshot<'a>(games: impl Iterator<Item = &'a LiveGame>) -> 
         out.start(game);
         if !game.moves.is_empty() {
             out.moves(&game.room, 0, &game.moves);
+        }
+        if !game.times.is_empty() {
+            out.times(&game.room, 0, &game.times);
         }
         if game.clock_left.is_some() {
             out.u8(CLOCK);
@@ -177,6 +204,23 @@ pub(super) fn decode(row: &[u8]) -> Result<(u8, Vec<Entry>), String> {
                 Entry::Moves { room, first, cells }
             }
             CLOCK => Entry::Clock { room: r.str()?, left: r.duration()? },
+            FISCHER => {
+                let room = r.str()?;
+                let (initial, increment) = (r.i64()?, r.i64()?);
+                let clock = Fischer::checked(Some(initial), Some(increment))?;
+                Entry::Fischer { room, clock }
+            }
+            TIMES => {
+                let room = r.str()?;
+                let first = r.u32()?;
+                let n = r.u32()? as usize;
+                let bytes = r.take(n.checked_mul(8).ok_or("too many times")?)?;
+                let times = bytes
+                    .chunks_exact(8)
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+                    .collect();
+                Entry::Times { room, first, times }
+            }
             END => Entry::End { room: r.str()? },
             tag => return Err(format!("entry tag {tag} at byte {at} is unknown")),
         };
@@ -226,6 +270,22 @@ impl Writer {
         }
         self.i64(g.started_at_ms);
         self.str(g.house.map_or("", HouseLevel::name));
+        if let Some(clock) = g.rules.clock {
+            self.u8(FISCHER);
+            self.str(&g.room);
+            self.i64(i64::try_from(clock.initial_ms).unwrap_or(i64::MAX));
+            self.i64(i64::try_from(clock.increment_ms).unwrap_or(i64::MAX));
+        }
+    }
+
+    fn times(&mut self, room: &str, first: u32, times: &[u64]) {
+        self.u8(TIMES);
+        self.str(room);
+        self.u32(first);
+        self.u32(u32::try_from(times.len()).unwrap_or(u32::MAX));
+        for t in times {
+            self.0.extend_from_slice(&t.to_le_bytes());
+        }
     }
 
     fn moves(&mut self, room: &str, first: u32, moves: &[[u16; 2]]) {
@@ -309,6 +369,7 @@ impl RowCursor<'_> {
             players: [x, o],
             tokens: [x_token, o_token],
             moves: Vec::new(),
+            times: Vec::new(),
             clock_left: None,
             started_at_ms,
             house,

@@ -13,6 +13,7 @@ use tictactoe_protocol::Rules;
 
 fn game(room: &str) -> LiveGame {
     LiveGame {
+        times: Vec::new(),
         id: format!("G{room}").into(),
         room: room.into(),
         rules: Rules::classic(3),
@@ -27,7 +28,7 @@ fn game(room: &str) -> LiveGame {
 }
 
 fn mv(room: &str, seq: u32, cell: [u16; 2]) -> LiveWrite {
-    LiveWrite::Move { room: room.into(), seq, cell, at: Instant::now() }
+    LiveWrite::Move { left: None, room: room.into(), seq, cell, at: Instant::now() }
 }
 
 /// A database and the journal its writer keeps, as the backend holds them.
@@ -125,9 +126,9 @@ fn a_game_between_two_commits_writes_nothing_to_the_journal() {
     let mut fold = Fold::default();
     let t0 = Instant::now();
     fold.add(LiveWrite::Start(Box::new(game("R1"))));
-    fold.add(LiveWrite::Move { room: "R1".into(), seq: 1, cell: [0, 0], at: t0 });
+    fold.add(LiveWrite::Move { left: None, room: "R1".into(), seq: 1, cell: [0, 0], at: t0 });
     fold.add(LiveWrite::Start(Box::new(game("R2"))));
-    fold.add(LiveWrite::Move { room: "R2".into(), seq: 1, cell: [1, 1], at: t0 + HOLD / 2 });
+    fold.add(LiveWrite::Move { left: None, room: "R2".into(), seq: 1, cell: [1, 1], at: t0 + HOLD / 2 });
     fold.end(&"R2".into());
     fold.take();
     let tx = db.conn.transaction().expect("tx");

@@ -29,13 +29,14 @@ use tictactoe_protocol::Rules;
 /// `server/migrations/`: version N is the first N applied. `PRAGMA
 /// user_version` records the version of a file; one newer than this list
 /// is refused.
-const MIGRATIONS: [(&str, &str); 6] = [
+const MIGRATIONS: [(&str, &str); 7] = [
     ("0001_accounts_games_ratings.sql", include_str!("../../../migrations/0001_accounts_games_ratings.sql")),
     ("0002_live_games.sql", include_str!("../../../migrations/0002_live_games.sql")),
     ("0003_house_level.sql", include_str!("../../../migrations/0003_house_level.sql")),
     ("0004_quarantine_heartbeat.sql", include_str!("../../../migrations/0004_quarantine_heartbeat.sql")),
     ("0005_name_skeleton.sql", include_str!("../../../migrations/0005_name_skeleton.sql")),
     ("0006_live_log.sql", include_str!("../../../migrations/0006_live_log.sql")),
+    ("0007_fischer_clock.sql", include_str!("../../../migrations/0007_fischer_clock.sql")),
 ];
 
 impl From<rusqlite::Error> for BackendError {

@@ -15,6 +15,7 @@ use tictactoe_protocol::Rules;
 
 fn record(id: &str, rated: bool) -> GameRecord {
     GameRecord {
+        times: Vec::new(),
         id: id.into(),
         room: "ROOM1".into(),
         rules: Rules::classic(3),
