@@ -53,7 +53,10 @@ impl Timed {
         b.send(json!({"type": "join_room", "room": room})).await;
         let (sa, sb) = (a.recv_type("game_started").await, b.recv_type("game_started").await);
         for s in [&sa, &sb] {
-            assert_eq!((&s["clock"], &s["clocks"], &s["running"]), (&clock(), &json!([60_000, 60_000]), &Value::Null));
+            assert_eq!(
+                (&s["clock"], &s["clocks"], &s["running"]),
+                (&clock(), &json!([60_000, 60_000]), &Value::Null)
+            );
         }
         let (players, tokens) = match sa["you"] == 1 {
             true => ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()]),
@@ -76,7 +79,11 @@ impl Timed {
             let own = self.players[i % 2].play(r, c).await;
             let seen = self.players[(i + 1) % 2].recv_type("moved").await;
             assert_eq!(own["seq"], i + 1, "{own}");
-            assert_eq!((&own["clocks"], &own["running"]), (&seen["clocks"], &seen["running"]), "{own} {seen}");
+            assert_eq!(
+                (&own["clocks"], &own["running"]),
+                (&seen["clocks"], &seen["running"]),
+                "{own} {seen}"
+            );
             let clocks = pair(&own["clocks"]);
             let running = match (i, i + 1 == GAME.len()) {
                 (0, _) | (_, true) => Value::Null,
@@ -119,18 +126,34 @@ fn pair(clocks: &Value) -> [u64; 2] {
 /// has lost between `at_least` and the time since `since` (just before the
 /// server holding it again started to); the other side has exactly its
 /// saved time. Returns how much the running side lost.
-fn restored(state: &Value, you: u64, moves: usize, saved: [u64; 2], at_least: Duration, since: Instant) -> u64 {
+fn restored(
+    state: &Value,
+    you: u64,
+    moves: usize,
+    saved: [u64; 2],
+    at_least: Duration,
+    since: Instant,
+) -> u64 {
     let bound = since.elapsed().as_millis() as u64 + 1;
     let side = moves % 2;
     assert_eq!(state["moves"], json!(GAME[..moves]), "{state}");
     assert_eq!(state["you"], you, "{state}");
-    assert_eq!((&state["clock"], &state["turn"], &state["running"]), (&clock(), &json!(side + 1), &json!(side + 1)));
+    assert_eq!(
+        (&state["clock"], &state["turn"], &state["running"]),
+        (&clock(), &json!(side + 1), &json!(side + 1))
+    );
     let clocks = pair(&state["clocks"]);
     assert_eq!(clocks[1 - side], saved[1 - side], "the side not to move has its saved time: {state}");
     assert_eq!(state["clock_ms"], clocks[side], "{state}");
     let lost = saved[side].checked_sub(clocks[side]).unwrap_or_else(|| panic!("more than saved: {state}"));
-    assert!(lost >= at_least.as_millis() as u64, "the clock did not run since the restart: lost {lost} ms: {state}");
-    assert!(lost <= bound, "lost {lost} ms, more than the {bound} ms since the restart: the outage was charged: {state}");
+    assert!(
+        lost >= at_least.as_millis() as u64,
+        "the clock did not run since the restart: lost {lost} ms: {state}"
+    );
+    assert!(
+        lost <= bound,
+        "lost {lost} ms, more than the {bound} ms since the restart: the outage was charged: {state}"
+    );
     lost
 }
 
@@ -219,4 +242,29 @@ async fn after_a_failover_the_clocks_are_as_saved_and_the_game_plays_on_to_its_r
     game.players = back.try_into().unwrap_or_else(|_| panic!("two players"));
     game.finish(&b).await;
     drop(a);
+}
+
+#[tokio::test]
+async fn a_game_handed_over_at_sigterm_keeps_its_clocks() {
+    let Two { a, b, redis: _redis, spill: _spill, .. } = Two::start("clock-handover");
+    let n = 4;
+    let mut game = Timed::start(&a, n).await;
+    let saved_clocks = game.clocks[n - 1];
+    a.signal("TERM");
+    let stopped = Instant::now();
+    for c in &mut game.players {
+        let (before, close) = c.until_close().await;
+        assert!(!before.iter().any(|m| m["type"] == "game_over"), "{before:?}");
+        assert_eq!(close, Some(CloseCode::Restart));
+    }
+    // Handed over before the close, the game is `b`'s at once, its clock
+    // running there since.
+    let mut back = Vec::new();
+    for (token, you) in game.tokens.iter().zip([1, 2]) {
+        let (c, state) = resume_by(&b, token, stopped + ADOPTION).await;
+        restored(&state, you, n, saved_clocks, Duration::ZERO, stopped);
+        back.push(c);
+    }
+    game.players = back.try_into().unwrap_or_else(|_| panic!("two players"));
+    game.finish(&b).await;
 }
