@@ -123,7 +123,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         debug!("no answer to pings; dropping");
                         Some(End::Drop)
                     } else {
-                        self.ping_sent = Some(Instant::now());
+                        // The oldest unanswered ping: its pong comes first.
+                        self.ping_sent.get_or_insert_with(Instant::now);
                         self.write(Message::Ping(Default::default())).await
                     }
                 }
