@@ -9,10 +9,11 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tictactoe_protocol::ErrorCode;
 use tictactoe_tests::cluster::{ADOPTION, Two, resume_by, saved};
 use tictactoe_tests::postgres::shared;
 use tictactoe_tests::process::ServerProcess;
-use tictactoe_tests::{Client, TempDir, assert_judged, record_of};
+use tictactoe_tests::{Client, TempDir, assert_judged, http_get, record_of};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 /// 60+2: a minute each, two seconds added to every move once the clocks run.
@@ -36,6 +37,7 @@ const NOBODY_BACK: Duration = Duration::from_secs(1);
 /// A Fischer game between two players: X then O, their resume tokens, its
 /// room, and both sides' clocks after each move as `moved` said them.
 struct Timed {
+    terms: Value,
     players: [Client; 2],
     tokens: [Value; 2],
     room: String,
@@ -45,24 +47,27 @@ struct Timed {
 impl Timed {
     /// A room on `server` with the 60+2 clock, joined, and played to its `n`th move.
     async fn start(server: &ServerProcess, n: usize) -> Timed {
+        Timed::start_with(server, clock(), n).await
+    }
+
+    /// A room on `server` with the clock `terms`, joined, and played to its `n`th move.
+    async fn start_with(server: &ServerProcess, terms: Value, n: usize) -> Timed {
         let (mut a, mut b) = (server.client().await, server.client().await);
-        a.send(json!({"type": "create_room", "clock": clock()})).await;
+        a.send(json!({"type": "create_room", "clock": terms})).await;
         let created = a.recv_type("room_created").await;
-        assert_eq!(created["clock"], clock(), "{created}");
+        assert_eq!(created["clock"], terms, "{created}");
         let room = created["room"].as_str().expect("a code").to_owned();
         b.send(json!({"type": "join_room", "room": room})).await;
         let (sa, sb) = (a.recv_type("game_started").await, b.recv_type("game_started").await);
+        let before = (&terms, &json!([terms["initial_ms"], terms["initial_ms"]]), &Value::Null);
         for s in [&sa, &sb] {
-            assert_eq!(
-                (&s["clock"], &s["clocks"], &s["running"]),
-                (&clock(), &json!([60_000, 60_000]), &Value::Null)
-            );
+            assert_eq!((&s["clock"], &s["clocks"], &s["running"]), before, "{s}");
         }
         let (players, tokens) = match sa["you"] == 1 {
             true => ([a, b], [sa["resume_token"].clone(), sb["resume_token"].clone()]),
             false => ([b, a], [sb["resume_token"].clone(), sa["resume_token"].clone()]),
         };
-        let mut game = Timed { players, tokens, room, clocks: Vec::new() };
+        let mut game = Timed { terms, players, tokens, room, clocks: Vec::new() };
         game.play_to(n).await;
         game
     }
@@ -111,50 +116,44 @@ impl Timed {
         let id = over["game_id"].as_str().expect("a game id");
         let record = record_of(server.addr, id).await;
         assert_eq!(record["moves"], json!(GAME), "{record}");
-        assert_eq!(record["clock"], clock(), "{record}");
+        assert_eq!(record["clock"], self.terms, "{record}");
         assert_eq!(record["clocks"], json!(self.clocks), "{record}");
+    }
+}
+
+impl Timed {
+    /// Checks `state` (sent to `you`) of the game restored as of its last
+    /// move: the side to move runs, and has lost between `at_least` and the
+    /// time since `since` (just before the server holding it again started
+    /// to) of the time `moved` said it had; the other side has exactly its
+    /// time as of its last move. Returns how much the running side lost.
+    fn restored(&self, state: &Value, you: u64, at_least: Duration, since: Instant) -> u64 {
+        let bound = since.elapsed().as_millis() as u64 + 1;
+        let (moves, saved) = (self.clocks.len(), self.clocks[self.clocks.len() - 1]);
+        let side = moves % 2;
+        assert_eq!(state["moves"], json!(GAME[..moves]), "{state}");
+        assert_eq!(state["you"], you, "{state}");
+        let terms = (&state["clock"], &state["turn"], &state["running"]);
+        assert_eq!(terms, (&self.terms, &json!(side + 1), &json!(side + 1)), "{state}");
+        let clocks = pair(&state["clocks"]);
+        assert_eq!(clocks[1 - side], saved[1 - side], "the side not to move has its saved time: {state}");
+        assert_eq!(state["clock_ms"], clocks[side], "{state}");
+        let lost =
+            saved[side].checked_sub(clocks[side]).unwrap_or_else(|| panic!("more than saved: {state}"));
+        let since_restart = at_least.as_millis() as u64;
+        assert!(lost >= since_restart, "the clock did not run since the restart: lost {lost} ms: {state}");
+        let charged = "the outage was charged";
+        assert!(
+            lost <= bound,
+            "lost {lost} ms, more than the {bound} ms since the restart: {charged}: {state}"
+        );
+        lost
     }
 }
 
 /// `[ms, ms]` from a message's `clocks`.
 fn pair(clocks: &Value) -> [u64; 2] {
     serde_json::from_value(clocks.clone()).unwrap_or_else(|e| panic!("clocks {clocks}: {e}"))
-}
-
-/// Checks `state` (sent to `you`) of a game restored from the clocks
-/// `saved` with its last move, `moves` played: the side to move runs, and
-/// has lost between `at_least` and the time since `since` (just before the
-/// server holding it again started to); the other side has exactly its
-/// saved time. Returns how much the running side lost.
-fn restored(
-    state: &Value,
-    you: u64,
-    moves: usize,
-    saved: [u64; 2],
-    at_least: Duration,
-    since: Instant,
-) -> u64 {
-    let bound = since.elapsed().as_millis() as u64 + 1;
-    let side = moves % 2;
-    assert_eq!(state["moves"], json!(GAME[..moves]), "{state}");
-    assert_eq!(state["you"], you, "{state}");
-    assert_eq!(
-        (&state["clock"], &state["turn"], &state["running"]),
-        (&clock(), &json!(side + 1), &json!(side + 1))
-    );
-    let clocks = pair(&state["clocks"]);
-    assert_eq!(clocks[1 - side], saved[1 - side], "the side not to move has its saved time: {state}");
-    assert_eq!(state["clock_ms"], clocks[side], "{state}");
-    let lost = saved[side].checked_sub(clocks[side]).unwrap_or_else(|| panic!("more than saved: {state}"));
-    assert!(
-        lost >= at_least.as_millis() as u64,
-        "the clock did not run since the restart: lost {lost} ms: {state}"
-    );
-    assert!(
-        lost <= bound,
-        "lost {lost} ms, more than the {bound} ms since the restart: the outage was charged: {state}"
-    );
-    lost
 }
 
 /// A Fischer game played to its `n`th move, the server stopped with
@@ -167,7 +166,6 @@ async fn clocks_outlive(signal: &str, n: usize) {
     let args = ["--database", &db, "--reconnect-grace-ms", "30000"];
     let server = ServerProcess::start(&args);
     let mut game = Timed::start(&server, n).await;
-    let saved = game.clocks[n - 1];
     if signal == "KILL" {
         // The contract lets a crash lose the last 100 ms: this waits past
         // them (the time is what is tested, not a condition to wait for).
@@ -194,7 +192,7 @@ async fn clocks_outlive(signal: &str, n: usize) {
         c.send(json!({"type": "resume", "token": token})).await;
         let state = c.recv_type("state").await;
         // The second sees the running clock at least where the first did.
-        lost = restored(&state, you, n, saved, NOBODY_BACK.max(Duration::from_millis(lost)), restarted);
+        lost = game.restored(&state, you, NOBODY_BACK.max(Duration::from_millis(lost)), restarted);
         back.push(c);
     }
     game.players = back.try_into().unwrap_or_else(|_| panic!("two players"));
@@ -217,7 +215,6 @@ async fn after_a_failover_the_clocks_are_as_saved_and_the_game_plays_on_to_its_r
     let Two { a, b, url, redis: _redis, spill: _spill } = Two::start("clock-failover");
     let n = 3;
     let mut game = Timed::start(&a, n).await;
-    let saved_clocks = game.clocks[n - 1];
     // The contract lets a crash lose the last 100 ms: this waits for them.
     saved(pg, &url, &game.room, n).await;
     a.signal("KILL");
@@ -232,7 +229,7 @@ async fn after_a_failover_the_clocks_are_as_saved_and_the_game_plays_on_to_its_r
     for (token, you) in game.tokens.iter().zip([1, 2]) {
         let (c, state) = resume_by(&b, token, killed + ADOPTION).await;
         let outage = killed.elapsed();
-        let lost = restored(&state, you, n, saved_clocks, Duration::ZERO, killed);
+        let lost = game.restored(&state, you, Duration::ZERO, killed);
         assert!(lost < 1_000, "lost {lost} ms of an outage of {outage:?}: {state}");
         // Adoption waits for the dead instance's lease: the outage is long
         // enough that charging it would show.
@@ -249,7 +246,6 @@ async fn a_game_handed_over_at_sigterm_keeps_its_clocks() {
     let Two { a, b, redis: _redis, spill: _spill, .. } = Two::start("clock-handover");
     let n = 4;
     let mut game = Timed::start(&a, n).await;
-    let saved_clocks = game.clocks[n - 1];
     a.signal("TERM");
     let stopped = Instant::now();
     for c in &mut game.players {
@@ -262,9 +258,55 @@ async fn a_game_handed_over_at_sigterm_keeps_its_clocks() {
     let mut back = Vec::new();
     for (token, you) in game.tokens.iter().zip([1, 2]) {
         let (c, state) = resume_by(&b, token, stopped + ADOPTION).await;
-        restored(&state, you, n, saved_clocks, Duration::ZERO, stopped);
+        game.restored(&state, you, Duration::ZERO, stopped);
         back.push(c);
     }
     game.players = back.try_into().unwrap_or_else(|_| panic!("two players"));
     game.finish(&b).await;
+}
+
+/// Whether `server`'s `/metrics` has counted a flag that lost a game.
+async fn flagged(server: &ServerProcess) -> bool {
+    let (_, metrics) = http_get(server.addr, "/metrics").await;
+    metrics.lines().any(|l| l.starts_with("ttt_flags_total{result=\"loss\"}") && l.ends_with(" 1"))
+}
+
+#[tokio::test]
+async fn after_a_restart_the_running_clock_flags_on_time_with_nobody_back() {
+    let dir = TempDir::new("clock-restore-flag");
+    let db = dir.database("ttt.db").to_string();
+    let args = ["--database", &db, "--reconnect-grace-ms", "30000"];
+    let server = ServerProcess::start(&args);
+    // O's clock starts with X's second move, at its whole 3 s.
+    let mut game = Timed::start_with(&server, json!({"initial_ms": 3_000, "increment_ms": 0}), 3).await;
+    let left = Duration::from_millis(game.clocks[2][1]);
+    server.signal("TERM");
+    for c in &mut game.players {
+        assert_eq!(c.until_close().await.1, Some(CloseCode::Restart));
+    }
+    server.exits_within(Duration::from_secs(5)).await;
+    tokio::time::sleep(OUTAGE).await;
+
+    // Nobody comes back: the restored room flags by its own deadline, as
+    // of the restart (the metrics are read over HTTP, which no room hears).
+    let restarted = Instant::now();
+    let server = ServerProcess::start(&args);
+    let listening = Instant::now();
+    while !flagged(&server).await {
+        assert!(listening.elapsed() < left + Duration::from_secs(2), "no flag {left:?} after the restart");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (seen, bound) = (restarted.elapsed(), listening.elapsed());
+    assert!(seen >= left, "flagged {seen:?} after the restart, with {left:?} left: the outage was charged");
+    let late = bound.saturating_sub(left);
+    assert!(late <= Duration::from_millis(100 + 50), "flagged {late:?} late (of 100 ms, and a 50 ms poll)");
+    // At once: the room that ended may still be committing its record.
+    let mut x = server.client().await;
+    x.send(json!({"type": "resume", "token": game.tokens[0]})).await;
+    let refused = x.expect_error(ErrorCode::InvalidToken, None).await;
+    let id = refused["game_id"].as_str().unwrap_or_else(|| panic!("the ended game's id: {refused}"));
+    let record = record_of(server.addr, id).await;
+    let ended = (&record["winner"], &record["reason"], &record["moves"]);
+    assert_eq!(ended, (&json!(1), &json!("timeout"), &json!(GAME[..3])), "{record}");
+    assert_eq!((&record["clock"], &record["clocks"]), (&game.terms, &json!(game.clocks)), "{record}");
 }
