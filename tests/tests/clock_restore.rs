@@ -1,10 +1,11 @@
 //! Fischer clocks survive what a game survives (compete.md, "Time
-//! controls"): after SIGTERM and SIGKILL of the real `ttt-server` and after
-//! a cluster instance dies, each side has the time saved with its last
-//! move; the outage is charged to nobody; the clock of the side to move runs
-//! again from the moment a server holds the game, whether or not anyone
-//! resumed; and the record keeps both sides' time after every move, as the
-//! `moved` messages said it.
+//! controls"): after SIGTERM and SIGKILL of the real `ttt-server`, and after
+//! a cluster instance dies or hands its games over, each side has the time
+//! saved with its last move; the outage is charged to nobody; the clock of
+//! the side to move runs again from the moment a server holds the game,
+//! whether or not anyone resumed, and flags on time with nobody back; and
+//! the record keeps both sides' time after every move, as the `moved`
+//! messages said it.
 
 use std::time::{Duration, Instant};
 
@@ -75,12 +76,11 @@ impl Timed {
     /// Plays on from the moves played so far to the `n`th, each player's
     /// `moved` and its opponent's checked against each other.
     async fn play_to(&mut self, n: usize) {
-        for i in self.clocks.len()..n {
+        for (i, &[r, c]) in GAME.iter().enumerate().take(n).skip(self.clocks.len()) {
             // The first move of each side is on its 30 s turn: no clock runs yet.
             if i >= 2 {
                 tokio::time::sleep(THINK).await;
             }
-            let [r, c] = GAME[i];
             let own = self.players[i % 2].play(r, c).await;
             let seen = self.players[(i + 1) % 2].recv_type("moved").await;
             assert_eq!(own["seq"], i + 1, "{own}");
@@ -119,14 +119,13 @@ impl Timed {
         assert_eq!(record["clock"], self.terms, "{record}");
         assert_eq!(record["clocks"], json!(self.clocks), "{record}");
     }
-}
 
-impl Timed {
     /// Checks `state` (sent to `you`) of the game restored as of its last
-    /// move: the side to move runs, and has lost between `at_least` and the
-    /// time since `since` (just before the server holding it again started
-    /// to) of the time `moved` said it had; the other side has exactly its
-    /// time as of its last move. Returns how much the running side lost.
+    /// move: the side to move runs, and has lost at least `at_least` of the
+    /// time its last `moved` said it had, and at most the time since
+    /// `since` (an instant before the server that holds the game now took
+    /// it); the other side has exactly its time as of its own last move.
+    /// Returns how much the running side lost.
     fn restored(&self, state: &Value, you: u64, at_least: Duration, since: Instant) -> u64 {
         let bound = since.elapsed().as_millis() as u64 + 1;
         let (moves, saved) = (self.clocks.len(), self.clocks[self.clocks.len() - 1]);
