@@ -15,6 +15,10 @@
 # TARGETS names what is measured besides the relay, space-separated:
 #   default       ttt-server as it ships (SQLite in a fresh temp dir)
 #   none          ttt-server --database none
+#   timer         ttt-server as it ships with today's per-move timer on
+#                 (--turn-timeout-ms 30000: every other target runs without)
+#   fischer       ttt-server as it ships, every game on a Fischer clock (3+2):
+#                 against `timer`, what the clock costs the move path
 #   tasks         not ttt-server: the relay with the server's data flow (a task
 #                 per connection and per pair, bounded queues between them), to
 #                 tell the cost of that flow from the server's own work
@@ -118,6 +122,9 @@ command_of() {
     # The load comes from one address: lift the per-address cap (older builds have none).
     default) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/default.db $SERVER_FLAGS" ;;
     none) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database none $SERVER_FLAGS" ;;
+    timer) echo "$BIN/ttt-server ${common/--turn-timeout-ms 0/--turn-timeout-ms 30000} --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/timer.db $SERVER_FLAGS" ;;
+    # The clock comes with the load's requests (see run).
+    fischer) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database sqlite:$work/fischer.db $SERVER_FLAGS" ;;
     postgres) echo "$BIN/ttt-server $common --spill-dir $work --max-connections-per-ip 100000 --database $PG_URL $SERVER_FLAGS" ;;
     # Another build: the same spill dir and per-address cap, if it has them.
     *=*) echo "${1#*=} $common $(flags_of "${1#*=}") --database sqlite:$work/${1%%=*}.db $SERVER_FLAGS" ;;
@@ -162,7 +169,10 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # One run against target $1: closed loop or paced ($2), output to $3.
 run() {
   local target=$1 mode=$2 out=$3 extra=() load
-  case "$target" in relay | tasks) extra+=(--baseline) ;; esac
+  case "$target" in
+    relay | tasks) extra+=(--baseline) ;;
+    fischer) extra+=(--clock 3+2) ;;
+  esac
   [ "$mode" = paced ] && extra+=(--rate "$RATE")
   start "$target"
   local cpu_before

@@ -3,8 +3,9 @@
 import * as result from './result.js';
 import { hello } from './messages.js';
 import { $, page } from './page.js';
+import { start, wirePicker } from './picker.js';
 import {
-  cellButton, fillWins, render, renderBoard, renderClock, route, rules, view,
+  cellButton, fillWins, render, renderBoard, route, rules, view,
 } from './render.js';
 import {
   forgetAccount, forgetSeat, guestName, keepAccount, keepName,
@@ -66,15 +67,16 @@ function wireAccount() {
   });
 }
 
-/** The home screen: a quick match, a room, the house, a room code, who is online and a challenge. */
+/** The home screen: a quick match, a room, the house (each on the clock picked), a room code, who is online and a challenge. */
 function wireHome() {
   $('size').addEventListener('change', fillWins);
+  wirePicker();
   $('start').addEventListener('submit', (e) => {
     e.preventDefault();
-    send({ type: 'quick_match', ...rules() });
+    start({ type: 'quick_match', ...rules() });
   });
-  $('create').addEventListener('click', () => send({ type: 'create_room', ...rules() }));
-  $('house').addEventListener('click', () => send({ type: 'play_house', ...rules(), level: $('level').value }));
+  $('create').addEventListener('click', () => start({ type: 'create_room', ...rules() }));
+  $('house').addEventListener('click', () => start({ type: 'play_house', ...rules(), level: $('level').value }));
   const typedRoom = () => $('room-code').value.trim().toUpperCase();
   const joinTyped = () => {
     const room = typedRoom();
@@ -103,7 +105,7 @@ function wireHome() {
     const b = e.target.closest('button[data-challenge]');
     if (!b) return;
     const { size, win } = rules();
-    send({ type: 'challenge', name: b.dataset.challenge, size, win });
+    start({ type: 'challenge', name: b.dataset.challenge, size, win });
   });
   $('offer-accept').addEventListener('click', () => page.state.offer && send({ type: 'accept', challenge: page.state.offer.id }));
   $('offer-decline').addEventListener('click', () => {
@@ -117,7 +119,7 @@ function wireHome() {
     page.state.screen = 'home';
     render();
   });
-  $('gone-new').addEventListener('click', () => send({ type: 'quick_match', ...rules() }));
+  $('gone-new').addEventListener('click', () => start({ type: 'quick_match', ...rules() }));
 }
 
 /** The game screen: rematch, resign (asked twice), leave, a new game, and the board by mouse or keys. */
@@ -143,13 +145,15 @@ function wireGame() {
     send({ type: 'leave' });
     home();
   });
-  // A new game on the board just played: the house again after the house,
-  // else a quick match (as the terminal's `n`); the finished room is left.
+  // A new game on the board and clock just played: the house again after
+  // the house, else a quick match (as the terminal's `n`); the finished
+  // room is left.
   $('new-game').addEventListener('click', () => {
-    const { size, win } = page.state;
+    const { size, win, clock } = page.state;
     const house = result.againstHouse(page.state);
     home();
-    send(house ? { type: 'play_house', size, win, level: $('level').value } : { type: 'quick_match', size, win });
+    const msg = house ? { type: 'play_house', size, win, level: $('level').value } : { type: 'quick_match', size, win };
+    send(clock ? { ...msg, clock } : msg);
   });
   $('board').addEventListener('click', (e) => {
     const b = e.target.closest('button.cell');
@@ -174,7 +178,6 @@ export function wire() {
     route();
   });
   window.addEventListener('hashchange', route);
-  setInterval(renderClock, 200);
   window.addEventListener('resize', () => {
     if (view().what === 'play' && page.state.screen === 'game') renderBoard();
   });

@@ -2,6 +2,7 @@
 // board's cell size, the turn clock and the move list. Text only: names are
 // never markup.
 import * as board from './board.js';
+import * as fischer from './fischer.js';
 import { clockText } from './state.js';
 import { moveRows, shown } from './words.js';
 
@@ -34,6 +35,26 @@ export function clock(state, now) {
   clock.textContent = shown ? shown.text : '';
   clock.classList.toggle('low', !!shown?.low);
   clock.classList.toggle('paused', !!shown?.paused);
+}
+
+/**
+ * Both Fischer clocks at `now`, each with its player's mark and name: the
+ * running one highlighted (and `aria-current`), low time in the warning
+ * colour. Hidden for a game on the per-move timer.
+ */
+export function faces(state, now) {
+  const shown = state.screen === 'game' ? fischer.faces(state, now) : null;
+  $('clocks').hidden = !shown;
+  if (!shown) return;
+  shown.forEach((f, i) => {
+    const el = $(`clock-${i + 1}`);
+    el.querySelector('.who').textContent = `${'XO'[i]} ${state.players[i]?.name ?? ''}`;
+    el.querySelector('.time').textContent = f.text;
+    el.classList.toggle('running', f.running);
+    el.classList.toggle('low', f.low);
+    if (f.running) el.setAttribute('aria-current', 'true');
+    else el.removeAttribute('aria-current');
+  });
 }
 
 /** The move list: one row per X move and the O move after it, scrolled to the last. */

@@ -1,7 +1,9 @@
 // The records views, from the server's HTTP API: a leaderboard per board,
 // a player's profile and recent games, and a step-by-step replay of any
-// game. Everything shown is text; names link to profiles.
+// game (with each side's time after each move, for a game on a Fischer
+// clock). Everything shown is text; names link to profiles.
 import * as board from './board.js';
+import * as fischer from './fischer.js';
 import { apply, initial } from './state.js';
 import {
   boardName, cellName, count, ending, shown,
@@ -122,6 +124,8 @@ export async function replay(out, id) {
   const wrap = el('div', undefined, { className: 'board-wrap' });
   wrap.append(grid);
   const where = el('p', '', { role: 'status' });
+  const times = el('p', '', { className: 'replay-clocks' });
+  times.hidden = !game.clock;
   const buttons = ['First', 'Back', 'Forward', 'Last'].map((t) => el('button', t, { type: 'button' }));
   // Each move in the list jumps to the position after it.
   const list = el('ol', undefined, { className: 'moves' });
@@ -145,6 +149,10 @@ export async function replay(out, id) {
     board.fit(grid, game.size, room.width - (wide ? 20 * 16 : 16), window.innerHeight - room.top - 140);
     board.paint(grid, s);
     where.textContent = at === total ? `Move ${at} of ${total}: ${ending(game)}.` : `Move ${at} of ${total}.`;
+    if (game.clock) {
+      const [x, o] = fischer.recorded(game, at).map(fischer.face);
+      times.textContent = `Time left: X ${x}, O ${o}`;
+    }
     jumps.forEach((b, i) => (i + 1 === at ? b.setAttribute('aria-current', 'step') : b.removeAttribute('aria-current')));
   };
   function go(delta) {
@@ -159,11 +167,12 @@ export async function replay(out, id) {
   const actions = el('div', undefined, { className: 'actions' });
   actions.append(...buttons, el('span', '← → step through the moves', { className: 'hint' }));
   const side = el('div');
-  side.append(where, actions, list);
+  side.append(where, times, actions, list);
   const layout = el('div', undefined, { className: 'replay-grid' });
   layout.append(wrap, side);
+  const clock = game.clock ? `, ${fischer.label(game.clock)}` : '';
   out.replaceChildren(
-    el('h3', `${shown(game.players[0])} (X) – ${shown(game.players[1])} (O), ${boardName(game.size, game.win)}`),
+    el('h3', `${shown(game.players[0])} (X) – ${shown(game.players[1])} (O), ${boardName(game.size, game.win)}${clock}`),
     layout,
   );
   current = { out, go };

@@ -2,13 +2,14 @@
 // the home, room, waiting and game screens, who is online, the account and
 // the connection's banner. Text only: names are never markup.
 import * as board from './board.js';
+import * as fischer from './fischer.js';
 import * as game from './game.js';
 import * as invites from './invite.js';
 import * as records from './records.js';
 import * as result from './result.js';
 import { $, now, page } from './page.js';
 import { account } from './saved.js';
-import { myTurn, sizes } from './state.js';
+import { clockLeft, myTurn, sizes } from './state.js';
 import { boardName, shown, statusText } from './words.js';
 
 /** The name this tab plays as: the account's, else the one typed. */
@@ -79,9 +80,25 @@ export function renderBoard() {
   board.paint($('board'), page.state, page.focus);
 }
 
-/** The turn clock as it stands now. */
+/** Redraws the clocks while one runs (every 100 ms, for tenths); null while none does. */
+let ticker = null;
+
+/** Whether a clock on screen runs: a Fischer clock, or the per-move timer while not paused. */
+function running(state) {
+  const perMove = state.screen === 'game' && !state.over && !state.paused && clockLeft(state, now()) !== null;
+  return fischer.ticks(state) || perMove;
+}
+
+/** The clocks as they stand now: the per-move timer and both Fischer clocks; kept ticking while one runs. */
 export function renderClock() {
   game.clock(page.state, now());
+  game.faces(page.state, now());
+  const runs = running(page.state);
+  if (runs && !ticker) ticker = setInterval(renderClock, 100);
+  if (!runs && ticker) {
+    clearInterval(ticker);
+    ticker = null;
+  }
 }
 
 /** Who is online, each with a Play or Challenge button (its `data-challenge` names whom) unless it is us or busy. */
@@ -138,7 +155,10 @@ export function render() {
   else if (back) conn.textContent = back.restart ? 'The server restarted; you are back.' : 'Reconnected; you are back.';
   const offer = state.offer;
   $('offer').hidden = !offer;
-  if (offer) $('offer-text').textContent = `${offer.from} challenges you to ${boardName(offer.size, offer.win)}.`;
+  if (offer) {
+    const clock = offer.clock ? `, ${fischer.label(offer.clock)}` : '';
+    $('offer-text').textContent = `${offer.from} challenges you to ${boardName(offer.size, offer.win)}${clock}.`;
+  }
   $('waiting-text').textContent = state.note;
   $('home-note').textContent = state.screen === 'home' ? state.note : '';
   $('gone').hidden = !(play && state.screen === 'home' && state.gone);

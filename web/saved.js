@@ -1,9 +1,11 @@
 // What this browser keeps between page loads: the tab's seat (a reload
-// takes it back), the account signed in, and the guest name.
+// takes it back), the account signed in, the guest name and the clock
+// chosen.
 const SEAT = 'ttt.seat'; // sessionStorage: this tab's seat { token, you }, taken back after a reload
 const NAME = 'ttt.name'; // localStorage: the name last chosen
 const GUEST = 'ttt.guest'; // sessionStorage: this tab's guest name, kept until the user changes it
 const ACCOUNT = 'ttt.account'; // localStorage: { name, token } of the account signed in
+const CLOCK = 'ttt.clock'; // localStorage: the clock picker's choice { pick, minutes, increment }
 
 /** The account signed in in this browser, `{ name, token }`, or null for a guest. */
 export function account() {
@@ -55,4 +57,20 @@ export function guestName() {
 export function keepName(name) {
   localStorage.setItem(NAME, name);
   sessionStorage.setItem(GUEST, name);
+}
+
+/** The clock picker's last choice, `{ pick, minutes, increment }` (`pick`: `per-move`, a preset `3+2`, or `custom`). */
+export function savedClock() {
+  let saved = null;
+  try {
+    saved = JSON.parse(localStorage.getItem(CLOCK) ?? 'null');
+  } catch {
+    // kept by some other page: the default
+  }
+  return saved && typeof saved.pick === 'string' ? saved : { pick: 'per-move', minutes: '', increment: '' };
+}
+
+/** Keeps the clock picker's choice for the next visit. */
+export function keepClock(choice) {
+  localStorage.setItem(CLOCK, JSON.stringify(choice));
 }

@@ -1,6 +1,7 @@
 // The page's picture of the game, kept up to date from server messages:
 // pure functions, no DOM and no socket, so `node --test` checks them. What
 // the picture is said in (names, endings, refusals) is in words.js.
+import * as fischer from './fischer.js';
 import { boardName, refusal, shown } from './words.js';
 
 /** A fresh state: nothing known yet. */
@@ -21,6 +22,11 @@ export function initial() {
     over: null, // { winner, reason }
     clockMs: null,
     clockAt: 0, // when clockMs was read (ms, the caller's clock)
+    clock: null, // the game's Fischer clock { initial_ms, increment_ms }, or null for the per-move timer
+    clocks: null, // with a Fischer clock: each side's time left [ms_1, ms_2] at clocksAt
+    running: null, // whose Fischer clock runs (1, 2), or null
+    clocksAt: 0, // when clocks was read (ms, the caller's clock)
+    clocksHeld: false, // the Fischer clocks stand still (the server is restarting)
     paused: false,
     pausedBy: null, // why the clock stands still: 'opponent' | 'connection' | 'restart'
     note: '',
@@ -80,13 +86,19 @@ export function apply(prev, msg, now = 0) {
   return state;
 }
 
-/** The waiting screen, for a quick match's opponent or a friend to join, on the board `msg` names. */
+/** The waiting screen, for a quick match's opponent or a friend to join, on the board and clock `msg` names. */
 function waiting(state, msg, note) {
   state.gone = null;
   state.screen = 'waiting';
   state.size = msg.size;
   state.win = msg.win;
+  state.clock = msg.clock ?? null;
   state.note = note;
+}
+
+/** The board and the clock, as people say them: `3×3, 3+2`, or `3×3` on the per-move timer. */
+function terms(msg) {
+  return msg.clock ? `${boardName(msg.size, msg.win)}, ${fischer.label(msg.clock)}` : boardName(msg.size, msg.win);
 }
 
 /** `apply` on `state` (a copy of `prev`, changed in place). */
@@ -96,16 +108,19 @@ function fold(state, prev, msg, now) {
       state.limits = msg.limits;
       break;
     case 'queued':
-      waiting(state, msg, `Waiting for an opponent on ${boardName(msg.size, msg.win)}…`);
+      waiting(state, msg, `Waiting for an opponent on ${terms(msg)}…`);
       break;
     case 'room_created':
-      waiting(state, msg, `Room ${msg.room} is open: waiting for a friend to join.`);
+      waiting(state, msg, `Room ${msg.room} is open${msg.clock ? ` (${fischer.label(msg.clock)})` : ''}: waiting for a friend to join.`);
       state.room = msg.room;
       break;
     case 'game_started':
       newGame(state, msg, [], now);
+      fischer.take(state, msg, now);
       state.token = msg.resume_token;
-      state.clockMs = msg.turn_timeout_ms > 0 ? msg.turn_timeout_ms : null;
+      // A Fischer clock starts once each side has moved: its first move has the per-move 30 s.
+      if (msg.clock) state.clockMs = msg.running ? null : fischer.FIRST_MOVE_MS;
+      else state.clockMs = msg.turn_timeout_ms > 0 ? msg.turn_timeout_ms : null;
       state.offer = null;
       state.sent = null;
       state.note = 'Game started.';
@@ -124,6 +139,7 @@ function fold(state, prev, msg, now) {
         break;
       }
       newGame(state, msg, msg.moves, now);
+      fischer.take(state, msg, now);
       state.clockMs = msg.clock_ms;
       if (msg.turn === null && msg.moves.length > 0) state.note = 'The game is over.';
       break;
@@ -134,14 +150,16 @@ function fold(state, prev, msg, now) {
       state.turn = msg.next;
       state.clockMs = msg.clock_ms;
       state.clockAt = now;
+      fischer.take(state, msg, now);
       state.note = '';
       break;
     case 'record':
       // Our game as its record tells it (`msg.game`, from /api/games/{id}):
       // it ended while we were away, so its room is gone and nothing more
       // can happen in it. `msg.you` is the seat we had.
+      // Its `clocks` are each side's time after each move: the last pair is where they stopped.
       newGame(state, { ...msg.game, turn: null, you: msg.you ?? null }, [], now);
-      fold(state, prev, { ...msg.game, type: 'game_over' }, now);
+      fold(state, prev, { ...msg.game, type: 'game_over', clocks: msg.game.clocks?.at(-1) ?? null, running: null }, now);
       state.closed = true;
       state.ended = null;
       state.note = `This game ended while you were away.${state.note ? ` ${state.note}` : ''}`;
@@ -150,6 +168,7 @@ function fold(state, prev, msg, now) {
       replay(state, msg.moves);
       state.turn = null;
       state.clockMs = null;
+      fischer.take(state, msg, now);
       state.over = { winner: msg.winner, reason: msg.reason, ratings: msg.ratings };
       state.line = msg.line ? msg.line.cells : null;
       state.token = null;
@@ -160,10 +179,14 @@ function fold(state, prev, msg, now) {
       }
       break;
     case 'opponent_disconnected':
-      state.paused = true;
-      state.pausedBy = 'opponent';
-      state.clockMs = clockLeft(prev, now);
-      state.clockAt = now;
+      // The per-move timer waits for an away player; a Fischer game's
+      // first-move time runs on, as its clocks do.
+      if (!state.clock) {
+        state.paused = true;
+        state.pausedBy = 'opponent';
+        state.clockMs = clockLeft(prev, now);
+        state.clockAt = now;
+      }
       state.note = `Your opponent disconnected; they have ${Math.round(msg.grace_ms / 1000)} s to come back.`;
       break;
     case 'opponent_reconnected':
@@ -189,7 +212,7 @@ function fold(state, prev, msg, now) {
       state.note = `Challenge sent to ${msg.name}; waiting for an answer…`;
       break;
     case 'challenged':
-      state.offer = { id: msg.challenge, from: shown(msg.from), size: msg.size, win: msg.win };
+      state.offer = { id: msg.challenge, from: shown(msg.from), size: msg.size, win: msg.win, clock: msg.clock ?? null };
       break;
     case 'challenge_ended':
       if (state.offer && state.offer.id === msg.challenge) state.offer = null;
@@ -225,7 +248,16 @@ function fold(state, prev, msg, now) {
  */
 export function connectionDown(prev, now, restart) {
   const state = structuredClone(prev);
-  if (state.screen !== 'game' || state.over || state.clockMs === null) return state;
+  if (state.screen !== 'game' || state.over) return state;
+  // A Fischer clock runs on the server while we are away (an away player's
+  // clock runs), so it ticks on here too — but a restarting server charges
+  // its outage to nobody: then it stands still.
+  if (restart && fischer.ticks(state)) {
+    state.clocks = fischer.left(state, now);
+    state.clocksAt = now;
+    state.clocksHeld = true;
+  }
+  if (state.clockMs === null) return state;
   state.clockMs = clockLeft(prev, now);
   state.clockAt = now;
   state.paused = true;
@@ -240,8 +272,12 @@ export function connectionDown(prev, now, restart) {
 export function clockText(state, now) {
   const left = clockLeft(state, now);
   if (left === null || state.screen !== 'game' || state.over) return null;
+  // Once a Fischer clock runs, the two clock faces say it all.
+  if (state.clock && state.running) return null;
   const secs = Math.ceil(left / 1000);
-  if (!state.paused) return { text: `Time to move: ${secs} s`, low: left < 5000, paused: false };
+  // On a Fischer clock, each side's first move has this timer; the clocks start after.
+  const what = state.clock ? 'Time for the first move' : 'Time to move';
+  if (!state.paused) return { text: `${what}: ${secs} s`, low: left < 5000, paused: false };
   const why = {
     opponent: 'your opponent is away',
     connection: 'reconnecting',

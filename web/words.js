@@ -53,7 +53,7 @@ export function count(n, one, many) {
 
 /** How a record ended, in words: `a draw`, `ann won`, `bob won on time`. */
 export function ending(g) {
-  if (g.winner === 0) return { draw: 'a draw', aborted: 'aborted' }[g.reason] ?? 'no result';
+  if (g.winner === 0) return { draw: 'a draw', timeout: 'a draw on time', aborted: 'aborted' }[g.reason] ?? 'no result';
   const how = { resign: ' by resignation', timeout: ' on time', disconnect: ' by disconnection' }[g.reason] ?? '';
   return `${g.players[g.winner - 1].name} won${how}`;
 }
@@ -76,6 +76,7 @@ export function refusal(msg, limits) {
     player_not_found: 'Nobody by that name is online right now.',
     room_not_found: 'No room has that code: it may have closed.',
     invalid_token: 'Your last game is over (it ended while you were away): start a new one.',
+    invalid_clock: 'This server does not play that clock: from 1 s to 180 min, plus 0 to 180 s a move.',
   };
   return words[msg.code] ?? msg.message;
 }
@@ -101,10 +102,13 @@ export function outcome(state) {
   if (!winner) {
     const none = {
       draw: ['Draw', 'the board is full'],
+      // A flag fell, but the other side could no longer complete any line.
+      timeout: ['Draw', 'time ran out, but no line was left to win it'],
       aborted: ['Aborted', 'the game ended before both players had moved'],
       shutdown: ['No winner', 'the server shut down'],
     }[reason] ?? ['No winner', ''];
-    return { score: reason === 'draw' ? '½-½' : '', headline: none[0], how: none[1], tone: reason === 'draw' ? 'draw' : 'neutral' };
+    const drawn = reason === 'draw' || reason === 'timeout';
+    return { score: drawn ? '½-½' : '', headline: none[0], how: none[1], tone: drawn ? 'draw' : 'neutral' };
   }
   const score = winner === 1 ? '1-0' : '0-1';
   const loser = 3 - winner;

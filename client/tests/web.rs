@@ -3,9 +3,9 @@
 //! `web/node_modules`, installed with `npm ci` on first use) against a real
 //! server, with `ttt bot` as an opponent. A failing browser scenario saves
 //! screenshots under `target/web-failures/`; the screenshots a scenario takes
-//! on purpose (a 15×15 board at laptop and phone sizes, a paused clock, the
-//! end-of-game banner, a room's invite, a room code that does not exist) go
-//! to `$SCREENS`, or `target/web-screens/`.
+//! on purpose (a 15×15 board at laptop and phone sizes, a paused clock, both
+//! Fischer clocks of a timed game, the end-of-game banner, a room's invite, a
+//! room code that does not exist) go to `$SCREENS`, or `target/web-screens/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -87,28 +87,33 @@ impl OpenLines {
             Player::X => 0,
             Player::O => self.plane,
         };
-        // Per direction: the line through the cell, the cell's place along
-        // it, and the line's length.
+        // Per direction, the first bit of the line through the cell, the
+        // cell's place along the line and the line's length. Only the
+        // diagonals at most `size - win` off the long ones have a line.
+        let rows = self.close(me + self.base[0] + row * span, col, n);
+        let cols = self.close(me + self.base[1] + col * span, row, n);
         let diagonal = (col + span - 1).checked_sub(row).filter(|&k| k < 2 * span - 1);
+        let diagonal = diagonal
+            .map_or(0, |k| self.close(me + self.base[2] + k * span, row.min(col), n - k.abs_diff(span - 1)));
         let anti = (row + col + span - 1).checked_sub(n - 1).filter(|&k| k < 2 * span - 1);
-        let lines = [
-            Some((row, col, n)),
-            Some((col, row, n)),
-            diagonal.map(|k| (k, row.min(col), n - k.abs_diff(span - 1))),
-            anti.map(|k| (k, row - k.saturating_sub(span - 1), n - k.abs_diff(span - 1))),
-        ];
-        let mut closed = 0;
-        for (base, line) in self.base.into_iter().zip(lines) {
-            let Some((line, at, len)) = line else { continue };
-            // The windows through the cell start from `win - 1` cells back
-            // (or the line's start) to the cell itself (or the last start).
-            let first = at.saturating_sub(self.win - 1);
-            let last = at.min(len - self.win);
-            let bit = me + base + line * span;
-            closed += set_bits(&mut self.marked, bit + first, bit + last + 1);
-        }
+        let anti = anti.map_or(0, |k| {
+            let at = row - k.saturating_sub(span - 1);
+            self.close(me + self.base[3] + k * span, at, n - k.abs_diff(span - 1))
+        });
+        let closed = rows + cols + diagonal + anti;
         let theirs = &mut self.open[usize::from(player.other().number() - 1)];
         *theirs = theirs.saturating_sub(closed);
+    }
+
+    /// Marks the windows through the cell at `at` of the line of length
+    /// `len` whose bits start at `line`: from `win - 1` cells back (or the
+    /// line's start) to the cell itself (or the last start). Returns how
+    /// many held no such mark before.
+    #[inline]
+    fn close(&mut self, line: usize, at: usize, len: usize) -> usize {
+        let first = at.saturating_sub(self.win - 1);
+        let last = at.min(len - self.win);
+        set_bits(&mut self.marked, line + first, line + last + 1)
     }
 
     /// How many lines are still open to `player`: hold no mark of the
@@ -125,21 +130,38 @@ impl OpenLines {
     }
 }
 
-/// Sets bits `from..to` of `words`, returning how many of them were clear.
+/// Sets bits `from..to` (not empty) of `words`, returning how many of them
+/// were clear.
 fn set_bits(words: &mut [u64], from: usize, to: usize) -> usize {
-    let mut turned = 0;
-    let mut at = from;
-    while at < to {
-        let low = at % 64;
-        let count = (64 - low).min(to - at);
-        let mask = (u64::MAX >> (64 - count)) << low;
-        if let Some(word) = words.get_mut(at / 64) {
-            turned += (mask & !*word).count_ones() as usize;
-            *word |= mask;
-        }
-        at += count;
+    // A whole line's one window per direction, and a connect-k cell at a
+    // line's end: one bit, tested without counting ones (no `popcnt` in
+    // the baseline x86-64 target).
+    if to - from == 1 {
+        return words.get_mut(from / 64).map_or(0, |word| {
+            let bit = 1 << (from % 64);
+            let clear = usize::from(*word & bit == 0);
+            *word |= bit;
+            clear
+        });
     }
-    turned
+    let (first, last) = (from / 64, (to - 1) / 64);
+    let low = u64::MAX << (from % 64);
+    let high = u64::MAX >> (63 - (to - 1) % 64);
+    // One word holds the range mostly.
+    if first == last {
+        return set_word(words, first, low & high);
+    }
+    let middle = (first + 1..last).map(|at| set_word(words, at, u64::MAX)).sum::<usize>();
+    set_word(words, first, low) + middle + set_word(words, last, high)
+}
+
+/// Sets the `mask` bits of word `at`, returning how many were clear.
+fn set_word(words: &mut [u64], at: usize, mask: u64) -> usize {
+    words.get_mut(at).map_or(0, |word| {
+        let clear = (mask & !*word).count_ones() as usize;
+        *word |= mask;
+        clear
+    })
 }
 
 #[cfg(test)]
@@ -154,7 +176,8 @@ mod tests {
         assert_eq!(set_bits(&mut words, 62, 130), 68 - 8);
         assert_eq!(words, [0xF << 60, u64::MAX, 0x3]);
         assert_eq!(set_bits(&mut words, 0, 192), 192 - 70);
-        assert_eq!(set_bits(&mut words, 5, 5), 0);
+        assert_eq!(set_bits(&mut words, 5, 6), 0);
+        assert_eq!(set_bits(&mut words, 191, 192), 0);
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct LoadConfig {
     pub rate: Option<f64>,
     /// Board size.
     pub size: usize,
+    /// A Fischer clock for every game; `None`: the server's per-move timer.
+    pub clock: Option<tictactoe_protocol::Fischer>,
     /// The target is the bare relay (no rooms, no rules), not the game server.
     pub relay: bool,
     /// Where the second player of each game connects (another instance of
@@ -198,11 +200,16 @@ struct Pair {
     o: Ws,
 }
 
-async fn open_game_pair(url: &str, join_url: &str, size: usize) -> Result<Pair, String> {
+async fn open_game_pair(
+    url: &str,
+    join_url: &str,
+    size: usize,
+    clock: Option<tictactoe_protocol::Fischer>,
+) -> Result<Pair, String> {
     // Named, as real clients are: the server lists them (who, challenges).
     let mut a = connect(url).await?;
     send(&mut a, &json!({"type": "hello", "name": "load-a"})).await?;
-    send(&mut a, &json!({"type": "create_room", "size": size})).await?;
+    send(&mut a, &json!({"type": "create_room", "size": size, "clock": clock})).await?;
     let room = read_type(&mut a, "room_created").await?["room"].clone();
     let mut b = connect(join_url).await?;
     send(&mut b, &json!({"type": "hello", "name": "load-b"})).await?;
@@ -225,9 +232,9 @@ async fn open_pairs(cfg: &LoadConfig) -> Result<Vec<Pair>, String> {
     }
     let mut tasks = Vec::new();
     for _ in 0..cfg.pairs {
-        let (url, size) = (cfg.url.clone(), cfg.size);
+        let (url, size, clock) = (cfg.url.clone(), cfg.size, cfg.clock);
         let join = cfg.join_url.clone().unwrap_or_else(|| url.clone());
-        tasks.push(tokio::spawn(async move { open_game_pair(&url, &join, size).await }));
+        tasks.push(tokio::spawn(async move { open_game_pair(&url, &join, size, clock).await }));
     }
     for t in tasks {
         pairs.push(t.await.map_err(|e| e.to_string())??);

@@ -197,6 +197,15 @@ async fn running_out_of_time_draws_when_the_opponent_can_complete_no_line_and_lo
     play_fast(&mut pair, &[[0, 0], [1, 1]]).await;
     let over = pair.o.recv_type("game_over").await;
     assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("timeout")), "{over}");
+    // The counters are the process's: other tests here add to them too.
+    let (_, metrics) = tictactoe_tests::http_get(server.addr, "/metrics").await;
+    let count = |name: &str| -> u64 {
+        let line = metrics.lines().find(|l| l.starts_with(name));
+        line.and_then(|l| l.rsplit(' ').next()?.parse().ok()).unwrap_or(0)
+    };
+    assert!(count("ttt_flags_total{result=\"draw\"}") >= 1, "{metrics}");
+    assert!(count("ttt_flags_total{result=\"loss\"}") >= 1, "{metrics}");
+    assert!(count("ttt_games_by_time_control_total{speed=\"ultrabullet\"}") >= 2, "{metrics}");
 }
 
 #[tokio::test]

@@ -60,7 +60,7 @@ async fn win_lengths_outside_three_to_the_size_are_invalid_win() {
     c.expect_error(ErrorCode::BadMessage, Some(json!(4))).await;
     // Nothing was queued: a valid request now is queued at once.
     c.send(json!({"type": "quick_match", "size": 5, "win": 3})).await;
-    assert_eq!(c.recv_json().await, json!({"type": "queued", "size": 5, "win": 3}));
+    assert_eq!(c.recv_json().await, json!({"type": "queued", "size": 5, "win": 3, "clock": null}));
     server.shutdown().await;
 }
 
@@ -74,7 +74,7 @@ async fn quick_match_pairs_only_players_asking_for_the_same_size_and_win() {
     a.recv_type("queued").await;
     // The same size with the classic rule waits apart.
     b.send(json!({"type": "quick_match", "size": 7})).await;
-    assert_eq!(b.recv_json().await, json!({"type": "queued", "size": 7, "win": 7}));
+    assert_eq!(b.recv_json().await, json!({"type": "queued", "size": 7, "win": 7, "clock": null}));
     c.send(json!({"type": "quick_match", "size": 7, "win": 4})).await;
     let started = c.recv_type("game_started").await;
     assert_eq!((started["size"].clone(), started["win"].clone()), (json!(7), json!(4)));

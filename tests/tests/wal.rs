@@ -60,6 +60,7 @@ async fn the_log_stays_below_64_mib_under_games_and_a_registration_flood() {
         duration: Duration::from_secs(secs),
         rate: None,
         size: 3,
+        clock: None,
         relay: false,
         join_url: None,
     };

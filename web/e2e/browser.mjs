@@ -443,6 +443,70 @@ const scenarios = {
     return [a];
   },
 
+  async 'a game on a Fischer clock: the picker, both clocks ticking for the players and a spectator'() {
+    const host = await open();
+    const picker = host.getByLabel('Clock');
+    await picker.selectOption('custom');
+    // Out of range: said as an error, nothing sent.
+    await host.getByLabel('Minutes').fill('999');
+    await host.getByRole('button', { name: 'Create a room' }).click();
+    await host.locator('#home-note.error').getByText('from 1 second to 180 minutes').waitFor();
+    if ((await host.getByLabel('Minutes').getAttribute('aria-invalid')) !== 'true') throw new Error('the bad box is not marked');
+    await host.getByLabel('Minutes').fill('1');
+    await host.getByLabel('Increment (s)').fill('2');
+    // The choice is kept: a new tab of this browser starts with it.
+    const again = await host.context().newPage();
+    await again.goto(server);
+    await again.getByLabel('Clock').waitFor();
+    const kept = [await again.getByLabel('Clock').inputValue(), await again.getByLabel('Minutes').inputValue(), await again.getByLabel('Increment (s)').inputValue()];
+    if (kept.join() !== 'custom,1,2') throw new Error(`the picker kept ${kept.join()}`);
+    await again.close();
+    await host.getByRole('button', { name: 'Create a room' }).click();
+    await host.getByText(/Room [A-Z0-9]+ is open \(1\+2\)/).waitFor();
+    const link = await inviteLink(host);
+    const friend = await open(new URL(link).pathname);
+    await friend.getByRole('button', { name: 'Take the seat and play' }).click();
+    await says(host, /turn/);
+    const watcher = await open(new URL(link).pathname);
+    await says(watcher, /to move/);
+    const faces = (page) => page.evaluate(() => [1, 2].map((p) => {
+      const el = document.getElementById(`clock-${p}`);
+      return { text: el.querySelector('.time').textContent, who: el.querySelector('.who').textContent, running: el.classList.contains('running') };
+    }));
+    // Before each side has moved: both initial times, none running, and the first-move countdown.
+    for (const page of [host, friend, watcher]) {
+      const f = await faces(page);
+      expect('the clocks before the first moves', { texts: f.map((x) => x.text).join(), running: f.some((x) => x.running) }, { texts: '1:00,1:00', running: false });
+      if (!f[0].who.startsWith('X ') || !f[1].who.startsWith('O ')) throw new Error(`clock names ${f[0].who} / ${f[1].who}`);
+    }
+    await host.locator('#clock').getByText('Time for the first move').waitFor();
+    const [x, o] = await playOut(host, friend, ['a1', 'b1']);
+    // Each side has moved: X's clock runs, on every page, and O's stands.
+    const seconds = (t) => t.split(':').reduce((a, v) => a * 60 + Number(v), 0);
+    const ticking = async (who, still) => {
+      for (const page of [x, o, watcher]) await page.locator(`#clock-${who}.running`).waitFor();
+      const before = await Promise.all([x, o, watcher].map(faces));
+      await x.waitForTimeout(1300);
+      const after = await Promise.all([x, o, watcher].map(faces));
+      before.forEach((b, i) => {
+        const [was, now] = [b[who - 1].text, after[i][who - 1].text];
+        if (!(seconds(now) < seconds(was))) throw new Error(`page ${i}: the running clock went ${was} → ${now}`);
+        if (b[still - 1].text !== after[i][still - 1].text) throw new Error(`page ${i}: the other clock moved ${b[still - 1].text} → ${after[i][still - 1].text}`);
+        if (after[i][still - 1].running) throw new Error(`page ${i}: both clocks are marked running`);
+      });
+      return after[0];
+    };
+    await ticking(1, 2);
+    mkdirSync(screens, { recursive: true });
+    await x.screenshot({ path: `${screens}/fischer-clocks-1000x800.png` });
+    await cell(x, 'a2').click();
+    await x.getByRole('button', { name: 'a2 X', exact: true }).waitFor();
+    // After X's move O's clock runs, and X's stands with the increment added.
+    const f = await ticking(2, 1);
+    if (!(seconds(f[0].text) > 59)) throw new Error(`X's clock after the increment: ${f[0].text}`);
+    return [host, friend, watcher];
+  },
+
   async 'keyboard play: arrows and Enter'() {
     const [a, b] = await quickPair();
     const aIsX = (await status(a).textContent()).includes('Your turn (X)');

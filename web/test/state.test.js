@@ -84,7 +84,7 @@ test('challenges: offered, then ended', () => {
     type: 'challenged', challenge: 'c1', from: { name: '<b>eve</b>', account: false, bot: false, rating: null },
     size: 15, win: 5, expires_ms: 30000,
   });
-  assert.deepEqual(s.offer, { id: 'c1', from: '<b>eve</b>', size: 15, win: 5 });
+  assert.deepEqual(s.offer, { id: 'c1', from: '<b>eve</b>', size: 15, win: 5, clock: null });
   s = apply(s, { type: 'challenge_ended', challenge: 'c1', reason: 'expired', message: 'nobody answered' });
   assert.equal(s.offer, null);
   assert.equal(s.note, 'nobody answered');

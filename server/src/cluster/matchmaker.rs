@@ -116,6 +116,23 @@ mod tests {
     }
 
     #[test]
+    fn players_on_two_instances_asking_different_clocks_are_not_paired() {
+        let (mut mm, now) = (Matchmaker::default(), Instant::now());
+        let on = |clock| {
+            let rules = Rules::classic(3).with_clock(clock);
+            serde_json::to_string(&[Waiting { rules, conn: 1, since: 10, movable: true }]).ok()
+        };
+        let three_two = Some(tictactoe_protocol::Fischer { initial_ms: 180_000, increment_ms: 2_000 });
+        let one_zero = Some(tictactoe_protocol::Fischer { initial_ms: 60_000, increment_ms: 0 });
+        for (a, b) in [(three_two, one_zero), (three_two, None), (None, one_zero)] {
+            assert!(mm.pass(vec![("a".into(), on(a)), ("b".into(), on(b))], now).is_empty(), "{a:?} {b:?}");
+        }
+        let moves = mm.pass(vec![("a".into(), on(three_two)), ("b".into(), on(three_two))], now);
+        let [Outgoing { msg: Wire::Pair { rules, .. }, .. }] = &moves[..] else { panic!("{moves:?}") };
+        assert_eq!(rules.clock, three_two, "the pairing keeps the clock");
+    }
+
+    #[test]
     fn the_younger_moves_to_the_olders_instance_and_is_not_paired_again_at_once() {
         let (mut mm, now) = (Matchmaker::default(), Instant::now());
         let lists = || vec![("a".into(), list(&[(1, 100, true)])), ("b".into(), list(&[(7, 50, true)]))];

@@ -19,14 +19,16 @@ const PAGE: &str = include_str!("../../../web/index.html");
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-const ASSETS: [Asset; 16] = [
+const ASSETS: [Asset; 18] = [
     Asset { path: "app.js", kind: JS, body: include_str!("../../../web/app.js") },
     Asset { path: "board.js", kind: JS, body: include_str!("../../../web/board.js") },
     Asset { path: "controls.js", kind: JS, body: include_str!("../../../web/controls.js") },
+    Asset { path: "fischer.js", kind: JS, body: include_str!("../../../web/fischer.js") },
     Asset { path: "game.js", kind: JS, body: include_str!("../../../web/game.js") },
     Asset { path: "invite.js", kind: JS, body: include_str!("../../../web/invite.js") },
     Asset { path: "messages.js", kind: JS, body: include_str!("../../../web/messages.js") },
     Asset { path: "page.js", kind: JS, body: include_str!("../../../web/page.js") },
+    Asset { path: "picker.js", kind: JS, body: include_str!("../../../web/picker.js") },
     Asset { path: "records.js", kind: JS, body: include_str!("../../../web/records.js") },
     Asset { path: "render.js", kind: JS, body: include_str!("../../../web/render.js") },
     Asset { path: "result.js", kind: JS, body: include_str!("../../../web/result.js") },

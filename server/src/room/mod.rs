@@ -284,11 +284,12 @@ impl Room {
     /// is told anything; otherwise it ends with `shutdown`.
     pub fn shutdown(&mut self, now: Instant, can_save: bool) {
         if self.phase == Phase::Playing {
-            // A Fischer game's times are saved with its moves.
-            if self.saving() && can_save && self.fischer.is_some() {
-            } else if self.saving() && can_save {
-                let left = self.clock.left(now);
-                self.out.push(Output::Save(LiveWrite::Clock { room: self.code.clone(), left }));
+            if self.saving() && can_save {
+                // A Fischer game's times are saved with its moves.
+                if self.fischer.is_none() {
+                    let left = self.clock.left(now);
+                    self.out.push(Output::Save(LiveWrite::Clock { room: self.code.clone(), left }));
+                }
             } else {
                 self.finish(None, EndReason::Shutdown, None, now);
             }
@@ -387,3 +388,6 @@ mod tests;
 
 #[cfg(test)]
 mod house_tests;
+
+#[cfg(test)]
+mod fischer_tests;

@@ -41,6 +41,9 @@ struct Args {
     /// Board size.
     #[arg(long, default_value_t = 3)]
     size: usize,
+    /// Play every game on this Fischer clock (minutes+seconds, e.g. 3+2).
+    #[arg(long)]
+    clock: Option<tictactoe_protocol::Fischer>,
     /// Hold this many idle connections for --secs and report the server's RSS per connection.
     #[arg(long)]
     idle: Option<usize>,
@@ -90,6 +93,7 @@ async fn run(args: Args) -> Result<(), String> {
         duration: Duration::from_secs_f64(args.secs),
         rate: args.rate,
         size: args.size,
+        clock: args.clock,
         relay,
         join_url: args.join_url.clone(),
     };
