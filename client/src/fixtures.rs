@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tictactoe_protocol::{Limits, Player, PlayerInfo, ServerMessage};
+use tictactoe_protocol::{Fischer, Limits, Player, PlayerInfo, ServerMessage};
 
 /// A server's limits with a reconnect grace of `grace`.
 pub fn limits(grace: Duration) -> Limits {
@@ -34,6 +34,41 @@ pub fn game_started(token: &str) -> ServerMessage {
         turn: Player::X,
         resume_token: Arc::from(token),
         turn_timeout_ms: 0,
+    }
+}
+
+/// `msg` (a `game_started`) on a Fischer clock: both sides at its initial
+/// time, no clock running before the first moves, no time per move.
+pub fn on_clock(mut msg: ServerMessage, fischer: Fischer) -> ServerMessage {
+    if let ServerMessage::GameStarted { clock, clocks, running, turn_timeout_ms, .. } = &mut msg {
+        *clock = Some(fischer);
+        *clocks = Some([fischer.initial_ms; 2]);
+        *running = None;
+        *turn_timeout_ms = 0;
+    }
+    msg
+}
+
+/// `moved` of move `seq` (from 1) at `cell` in room `R`, on a Fischer
+/// clock: `clocks` and `running` as reported, `clock_ms` the next player's.
+pub fn moved(
+    seq: usize,
+    cell: (usize, usize),
+    clocks: [u64; 2],
+    running: Option<Player>,
+    clock_ms: u64,
+) -> ServerMessage {
+    ServerMessage::Moved {
+        room: Arc::from("R"),
+        row: cell.0,
+        col: cell.1,
+        player: Player::for_move(seq - 1),
+        seq,
+        next: Some(Player::for_move(seq)),
+        clock_ms: Some(clock_ms),
+        clocks: Some(clocks),
+        running,
+        id: None,
     }
 }
 

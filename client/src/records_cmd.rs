@@ -2,7 +2,7 @@
 //! what the server remembers, over the protocol and the HTTP API.
 
 use std::io::{BufRead, IsTerminal};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tictactoe_protocol::api::{GamePlayer, GameRecord, Leaderboard, PlayerGames, PlayerProfile};
 use tictactoe_protocol::{ClientMessage, EndReason, MoveError, Player, ServerMessage};
@@ -13,8 +13,9 @@ use crate::net::{Event, Link};
 use crate::say::clean;
 use crate::servers::segment;
 use crate::ui::board::render;
+use crate::ui::clocks::clock_line;
 use crate::ui::input::cell_name;
-use crate::view::View;
+use crate::view::{Clocks, View};
 
 /// Why a records command failed, in words for the user.
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +97,11 @@ fn who(url: &str, name: Option<String>) -> Result<String, RecordsError> {
 /// The pool a record's rules belong to, as players read it.
 fn rules(game: &GameRecord) -> String {
     let (size, win) = (game.size, game.win);
-    if size == win { format!("{size}x{size}") } else { format!("{size}x{size}, {win} in a row") }
+    let board = if size == win { format!("{size}x{size}") } else { format!("{size}x{size}, {win} in a row") };
+    match game.clock {
+        Some(clock) => format!("{board}, {clock}"),
+        None => board,
+    }
 }
 
 /// A time from the records (RFC 3339, UTC) in the user's own time zone,
@@ -264,6 +269,13 @@ pub async fn replay(url: &str, id: &str, delay: Option<Duration>) -> Result<(), 
         }
         for l in render(&view, None, colour) {
             println!("{l}");
+        }
+        // On a Fischer clock, each side's time left after this move.
+        if let (Some(fischer), Some(left)) = (g.clock, g.clocks.as_ref().and_then(|c| c.get(i))) {
+            view.fischer = Some(fischer);
+            view.clocks = Some(Clocks::new(*left, None, Instant::now()));
+            let line = clock_line(&view, Instant::now(), colour).unwrap_or_default();
+            println!("Clocks: {}", line.trim());
         }
         if let Some(d) = delay {
             tokio::time::sleep(d).await;

@@ -2,7 +2,7 @@
 //! win length left to the server when not given) and how to get into it,
 //! as the requests that say so.
 
-use tictactoe_protocol::{ClientMessage, HouseLevel, Player};
+use tictactoe_protocol::{ClientMessage, Fischer, HouseLevel, Player};
 
 /// The rules a game is asked for. Unlike the protocol's `Rules` (the rules
 /// a game has), the win length may be left out: the server then plays a
@@ -12,13 +12,15 @@ pub struct RequestedRules {
     pub size: usize,
     /// Marks in a row that win; `None` leaves it to the server.
     pub win: Option<usize>,
+    /// The Fischer clock asked for; `None` plays on the per-move timer.
+    pub clock: Option<Fischer>,
 }
 
 impl RequestedRules {
     /// A `quick_match` for these rules.
     pub fn quick_match(self) -> ClientMessage {
         let (size, win) = self.wire();
-        ClientMessage::QuickMatch { clock: None, size, win, house_after_ms: None, level: None }
+        ClientMessage::QuickMatch { clock: self.clock, size, win, house_after_ms: None, level: None }
     }
 
     /// The `size` and `win` fields of a request for these rules.
@@ -52,7 +54,10 @@ impl Start {
     /// the same command line (a room code in any case, a win length left
     /// out or given as the size), different for different ones.
     pub fn key(&self) -> String {
-        let rules = |r: &RequestedRules| format!("{} {}", r.size, r.win.unwrap_or(r.size));
+        let rules = |r: &RequestedRules| {
+            let clock = r.clock.map_or(String::new(), |c| format!(" {c}"));
+            format!("{} {}{clock}", r.size, r.win.unwrap_or(r.size))
+        };
         match self {
             Start::Quick(r) => format!("quick {}", rules(r)),
             Start::Create(r, mark) => {
@@ -80,17 +85,17 @@ impl Start {
             Start::Quick(rules) => rules.quick_match(),
             Start::Create(rules, mark) => {
                 let (size, win) = rules.wire();
-                ClientMessage::CreateRoom { clock: None, size, win, mark: *mark }
+                ClientMessage::CreateRoom { clock: rules.clock, size, win, mark: *mark }
             }
             Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
             Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },
             Start::House(rules, level) => {
                 let (size, win) = rules.wire();
-                ClientMessage::PlayHouse { clock: None, size, win, level: Some(*level) }
+                ClientMessage::PlayHouse { clock: rules.clock, size, win, level: Some(*level) }
             }
             Start::Challenge(name, rules) => {
                 let (size, win) = rules.wire();
-                ClientMessage::Challenge { clock: None, name: name.clone(), size, win }
+                ClientMessage::Challenge { clock: rules.clock, name: name.clone(), size, win }
             }
             Start::Await => return None,
         })
@@ -103,13 +108,15 @@ mod tests {
 
     #[test]
     fn the_same_command_line_asks_for_the_same_seat_and_others_do_not() {
-        let rules = |size, win| RequestedRules { size, win };
+        let rules = |size, win| RequestedRules { size, win, clock: None };
         // A room code in any case; a win length left out or given as the size.
         assert_eq!(Start::Join("abc ".into()).key(), Start::Join("ABC".into()).key());
         assert_eq!(Start::Quick(rules(4, None)).key(), Start::Quick(rules(4, Some(4))).key());
         let different = [
             Start::Quick(rules(3, None)),
             Start::Quick(rules(4, Some(3))),
+            Start::Quick(RequestedRules { clock: "3+2".parse().ok(), ..rules(3, None) }),
+            Start::Quick(RequestedRules { clock: "3+0".parse().ok(), ..rules(3, None) }),
             Start::Create(rules(3, None), None),
             Start::Create(rules(3, None), Some(Player::X)),
             Start::Join("ABC".into()),
@@ -122,5 +129,26 @@ mod tests {
         ];
         let keys: std::collections::HashSet<String> = different.iter().map(Start::key).collect();
         assert_eq!(keys.len(), different.len(), "{keys:?}");
+    }
+
+    #[test]
+    fn the_clock_asked_for_goes_on_every_request_for_a_new_game() {
+        let clock: Option<Fischer> = "3+2".parse().ok();
+        let rules = RequestedRules { size: 3, win: None, clock };
+        let asked = |start: Start| match start.request() {
+            Some(
+                ClientMessage::QuickMatch { clock, .. }
+                | ClientMessage::CreateRoom { clock, .. }
+                | ClientMessage::PlayHouse { clock, .. }
+                | ClientMessage::Challenge { clock, .. },
+            ) => clock,
+            other => panic!("not a request for a new game: {other:?}"),
+        };
+        let want = Some(Fischer { initial_ms: 180_000, increment_ms: 2_000 });
+        assert_eq!(asked(Start::Quick(rules)), want);
+        assert_eq!(asked(Start::Create(rules, None)), want);
+        assert_eq!(asked(Start::House(rules, HouseLevel::Perfect)), want);
+        assert_eq!(asked(Start::Challenge("ann".into(), rules)), want);
+        assert_eq!(asked(Start::Quick(RequestedRules { clock: None, ..rules })), None);
     }
 }

@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn a_win_length_is_checked_as_the_protocol_checks_it() {
-        let check = |size, win| check_win(RequestedRules { size, win });
+        let check = |size, win| check_win(RequestedRules { size, win, clock: None });
         assert_eq!(check(3, Some(4)), Err(BadWin::WholeLineOnly { n: 3 }));
         assert_eq!(check(2, Some(3)), Err(BadWin::WholeLineOnly { n: 2 }));
         assert_eq!(check(15, Some(2)), Err(BadWin::OutOfRange { n: 15, win: 2, least: 3 }));
@@ -159,16 +159,16 @@ mod tests {
 
     #[test]
     fn refusals_read_as_a_person_would_say_them() {
-        let three = Start::Quick(RequestedRules { size: 3, win: Some(4) });
+        let three = Start::Quick(RequestedRules { size: 3, win: Some(4), clock: None });
         let said = refusal(ErrorCode::InvalidWin, "win must be from 3 to 3", Some(&three), None);
         assert_eq!(
             said,
             "a 3×3 board is only won by 3 in a row (a whole line): leave out --win, or choose a bigger --size"
         );
-        let five = Start::Create(RequestedRules { size: 5, win: Some(9) }, None);
+        let five = Start::Create(RequestedRules { size: 5, win: Some(9), clock: None }, None);
         let said = refusal(ErrorCode::InvalidWin, "", Some(&five), None);
         assert!(said.starts_with("--win 9 does not fit a 5×5 board: choose 3 to 5 in a row"), "{said}");
-        let who = Start::Challenge("zed".into(), RequestedRules { size: 3, win: None });
+        let who = Start::Challenge("zed".into(), RequestedRules { size: 3, win: None, clock: None });
         let said = refusal(ErrorCode::PlayerNotFound, "send who", Some(&who), None);
         assert!(
             said.starts_with("nobody called \"zed\" is online right now (")

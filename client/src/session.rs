@@ -95,6 +95,7 @@ pub fn fatal(msg: &ServerMessage, start: &Start, limits: &Limits) -> Option<Stri
                 | ErrorCode::RoomFull
                 | ErrorCode::InvalidSize
                 | ErrorCode::InvalidWin
+                | ErrorCode::InvalidClock
                 | ErrorCode::InvalidName
                 | ErrorCode::PlayerNotFound
                 | ErrorCode::UnsupportedProtocol),

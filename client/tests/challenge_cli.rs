@@ -72,7 +72,7 @@ async fn a_bot_accepting_challenges_is_invited_by_name_plays_and_reports_its_tal
         .expect("ttt challenge");
     assert!(!declined.status.success());
     assert!(text(&declined).contains("this bot plays boards 3×3"), "{}", text(&declined));
-    // Another ttt challenges it by name and plays three games (rematches).
+    // Another ttt challenges it by name, on a 1+0 clock, and plays three games (rematches).
     let url2 = url.clone();
     let challenger = tokio::task::spawn_blocking(move || {
         ttt(&[
@@ -87,6 +87,8 @@ async fn a_bot_accepting_challenges_is_invited_by_name_plays_and_reports_its_tal
             "random",
             "--games",
             "3",
+            "--clock",
+            "1+0",
         ])
         .output()
         .expect("challenger")
@@ -106,7 +108,9 @@ async fn a_bot_accepting_challenges_is_invited_by_name_plays_and_reports_its_tal
     let (a, b) = (nums(&theirs), nums(&ours));
     assert_eq!((a[0], a[1], a[2]), (b[2], b[1], b[0]), "{theirs} / {ours}");
     assert_eq!(a.iter().sum::<u32>(), 3);
-    assert!(text(&waiter).contains("cy challenges on 3×3"), "{}", text(&waiter));
+    // The challenge's clock is said, and the games (rematches too) are played on it.
+    assert!(text(&waiter).contains("cy challenges on 3×3 (3 in a row, 1+0)"), "{}", text(&waiter));
+    assert_eq!(text(&waiter).matches("playing at 1+0").count(), 3, "{}", text(&waiter));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -227,6 +227,33 @@ async fn clear_errors_for_missing_servers_and_rooms() {
     server.shutdown().await;
 }
 
+#[test]
+fn a_bad_clock_is_refused_before_connecting_saying_how_to_write_one() {
+    for (args, want) in [
+        (vec!["play", "--clock", "3"], "write minutes+seconds, as in 3+2"),
+        (
+            vec!["play", "--clock", "181+0"],
+            "the base is 1/60 to 180 minutes and the increment 0 to 180 seconds",
+        ),
+        (vec!["challenge", "ann", "--clock", "3+x"], "write minutes+seconds"),
+        (vec!["bot", "--clock", "0+0"], "the base is 1/60 to 180 minutes"),
+        // A room's clock is its own: joining takes it.
+        (vec!["play", "--join", "ABCD", "--clock", "3+2"], "cannot be used with"),
+    ] {
+        // No server at this address: the command line is refused before any connection.
+        let out = Command::new(TTT)
+            .args(&args)
+            .args(["--server", "ws://127.0.0.1:1"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ttt");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a usage error: {err}");
+        assert!(err.contains("--clock") && err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("cannot reach the server"), "{args:?}: {err}");
+    }
+}
+
 /// Runs tmux with `args`, returning stdout.
 fn tmux(args: &[&str]) -> String {
     let out = Command::new(tictactoe_tests::tools::require("tmux")).args(args).output().expect("run tmux");
@@ -775,5 +802,66 @@ async fn a_server_restart_mid_game_is_a_pause_for_play_and_watch() {
     let text = watched(watcher).await;
     assert!(text.lines().any(|l| l.starts_with("Result:")), "the watcher saw the end: {text}");
     tmux(&["kill-session", "-t", &session]);
+    server.shutdown().await;
+}
+
+/// On a clock of 3 s each (0.05+0), a five-in-a-row game on 15×15 lasts
+/// dozens of moves: `ttt bot` spends its time by the clock (a second a move,
+/// its default without one, would flag by the fourth) and wins on the board
+/// against a player who takes the first empty cell at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_on_a_three_second_clock_wins_on_the_board_not_on_time() {
+    use serde_json::json;
+    let server = server().await;
+    let url = server.url();
+    let mut bot = tokio::process::Command::new(TTT)
+        .args(["bot", "--server", &url, "--create", "--seat", "o", "--size", "15", "--win", "5"])
+        .args(["--clock", "0.05+0", "--strategy", "perfect"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start ttt bot");
+    let mut out = tokio::io::BufReader::new(bot.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.expect("room line");
+    let code = line.trim().strip_prefix("room: ").expect("room: CODE").to_owned();
+    let mut cy = tictactoe_tests::Client::connect(&url).await;
+    cy.send(json!({"type": "hello", "name": "cy"})).await;
+    cy.send(json!({"type": "join_room", "room": code})).await;
+    let started = cy.recv_type("game_started").await;
+    assert_eq!(started["clock"], json!({"initial_ms": 3_000, "increment_ms": 0}), "{started}");
+    assert_eq!(started["you"], 1, "the bot asked for O: cy is X");
+    let mut taken = std::collections::HashSet::new();
+    let first_empty = |taken: &mut std::collections::HashSet<(u64, u64)>| {
+        let cell = (0..15 * 15).map(|i| (i / 15, i % 15)).find(|c| !taken.contains(c)).expect("a free cell");
+        taken.insert(cell);
+        cell
+    };
+    let (r, c) = first_empty(&mut taken);
+    cy.send(json!({"type": "move", "row": r, "col": c})).await;
+    let over = loop {
+        let msg = cy.recv_any(&["moved", "game_over"]).await;
+        if msg["type"] == "game_over" {
+            break msg;
+        }
+        taken.insert((msg["row"].as_u64().expect("row"), msg["col"].as_u64().expect("col")));
+        if msg["next"] == 1 {
+            let (r, c) = first_empty(&mut taken);
+            cy.send(json!({"type": "move", "row": r, "col": c})).await;
+        }
+    };
+    assert_eq!((&over["winner"], &over["reason"]), (&json!(2), &json!("line")), "{over}");
+    let moves = over["moves"].as_array().map_or(0, Vec::len);
+    assert!(moves >= 9, "a game long enough to need the clock spent well: {moves} moves");
+    let left = over["clocks"][1].as_u64().expect("the bot's time left");
+    assert!(left > 0 && left < 3_000, "it used its clock and kept some: {left} ms");
+    let done = tokio::time::timeout(Duration::from_secs(20), bot.wait_with_output()).await;
+    let done = done.expect("the bot ends after its game").expect("bot output");
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(said.contains("playing at 0.05+0"), "it echoes the time control: {said}");
+    let mut tally = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut out, &mut tally).await.expect("the tally");
+    assert!(tally.contains("wins: 1, draws: 0, losses: 0"), "{tally}");
     server.shutdown().await;
 }

@@ -214,21 +214,30 @@ async fn a_slow_engine_does_not_stop_the_bridge_answering_pings() {
     server.shutdown().await;
 }
 
-/// An example bot and `ttt bot --strategy heuristic` meet in quick match on
-/// 9×9, four in a row, and agree on the result.
-async fn plays_connect_k(mut bot: tokio::process::Command) {
+/// An example bot (`bot`) and `ttt bot --strategy heuristic` given `args`
+/// meet in quick match on a fresh server and agree on the result; returns
+/// the example bot's output.
+async fn meets_ttt_bot(mut bot: tokio::process::Command, args: &[&str]) -> String {
     let server = fast_server().await;
     let url = server.url();
-    bot.args(["--server", &url, "--size", "9", "--win", "4"]);
+    bot.args(["--server", &url]);
     let player = tokio::spawn(async move { run(&mut bot, Duration::from_secs(60)).await });
     let mut ttt = tokio::process::Command::new(TTT);
-    ttt.args(["bot", "--server", &url, "--size", "9", "--win", "4", "--strategy", "heuristic"]);
+    ttt.args(["bot", "--server", &url, "--strategy", "heuristic"]).args(args);
     let (ok, summary, err) = run(&mut ttt, Duration::from_secs(60)).await;
     assert!(ok, "ttt bot: {summary}{err}");
     let (ok, out, err) = player.await.expect("bot task");
     assert!(ok, "example bot: {out}{err}");
     agree(&out, summary.trim());
     server.shutdown().await;
+    out
+}
+
+/// An example bot and `ttt bot` meet on 9×9, four in a row.
+async fn plays_connect_k(mut bot: tokio::process::Command) {
+    let args = ["--size", "9", "--win", "4"];
+    bot.args(args);
+    meets_ttt_bot(bot, &args).await;
 }
 
 #[tokio::test]
@@ -244,6 +253,32 @@ async fn javascript_example_bot_plays_connect_k() {
     let mut bot = tokio::process::Command::new("node");
     bot.arg(js_ready().await.join("bot.js"));
     plays_connect_k(bot).await;
+}
+
+/// An example bot that asks quick match for a 3 s Fischer clock (0.05+0),
+/// with `--clock` or `TTT_CLOCK`, meets `ttt bot` asking the same (quick
+/// match pairs only equal clocks); the game is played to a result on the
+/// board, neither side flagging.
+async fn plays_on_a_clock(bot: tokio::process::Command) {
+    let out = meets_ttt_bot(bot, &["--clock", "0.05+0"]).await;
+    assert!(out.contains(" at 0.05+0"), "the game is on the clock asked for: {out}");
+    let result = out.lines().find(|l| l.starts_with("result: ")).expect("a result line");
+    assert!(!result.contains("(timeout)"), "{result}");
+}
+
+#[tokio::test]
+async fn python_example_bot_plays_on_a_clock() {
+    python_ready().await;
+    let mut bot = tokio::process::Command::new("python3");
+    bot.arg(examples().join("bots/python/bot.py")).args(["--clock", "0.05+0"]);
+    plays_on_a_clock(bot).await;
+}
+
+#[tokio::test]
+async fn javascript_example_bot_plays_on_a_clock() {
+    let mut bot = tokio::process::Command::new("node");
+    bot.arg(js_ready().await.join("bot.js")).env("TTT_CLOCK", "0.05+0");
+    plays_on_a_clock(bot).await;
 }
 
 /// Runs an example bot twice against `ttt bot` on a server that keeps

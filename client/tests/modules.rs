@@ -22,7 +22,7 @@ const ORDER: &[&[&str]] = &[
     &["session"],
     &["ui", "who_cmd", "bot_cmd"],
     &["records_cmd"],
-    &["error"],
+    &["error", "cli"],
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;

@@ -49,7 +49,18 @@ async fn registered_bots_play_rated_and_the_records_show_in_history_top_profile_
         }
         // Two bots, signed in from the saved tokens, play one game.
         let mut a = Command::new(TTT)
-            .args(["bot", "--server", &url, "--name", "ann", "--strategy", "random", "--create"])
+            .args([
+                "bot",
+                "--server",
+                &url,
+                "--name",
+                "ann",
+                "--strategy",
+                "random",
+                "--create",
+                "--clock",
+                "3+2",
+            ])
             .env("TTT_CONFIG_DIR", &config)
             .stdout(Stdio::piped())
             .spawn()
@@ -112,6 +123,12 @@ async fn registered_bots_play_rated_and_the_records_show_in_history_top_profile_
     assert_eq!(rows.len(), 2, "{top}");
     assert!(top.contains("robo (bot)"), "{top}");
     assert!(replay.contains("Move 1/") && replay.contains("X plays "), "{replay}");
+    // The game's clock, and each side's time after each move: no increment
+    // for the first moves, so both still have 3:00 after move 2.
+    assert!(replay.contains("on 3x3, 3+2, "), "{replay}");
+    let clocks: Vec<&str> = replay.lines().filter(|l| l.starts_with("Clocks: ")).collect();
+    assert_eq!(clocks.len(), replay.matches("Move ").count(), "a clock line a move: {replay}");
+    assert!(clocks[1].contains("X (ann) 3:00") && clocks[1].contains("O (robo (bot)) 3:00"), "{replay}");
     assert!(replay.contains("Rated: X 1500 → "), "{replay}");
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no game has that id"));

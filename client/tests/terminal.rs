@@ -261,3 +261,74 @@ async fn a_hostile_decline_reason_leaves_the_terminals_title_and_screen_alone() 
     assert_eq!(term.title(), "calm-title", "the title was set by the other player");
     server.shutdown().await;
 }
+
+/// A clock as the clock line shows it (`2:58`, `0:09.4`, with the running
+/// clock's `]` after it), in ms.
+fn shown_ms(time: &str) -> Option<u64> {
+    let (minutes, seconds) = time.trim_end_matches(']').split_once(':')?;
+    let seconds: f64 = seconds.parse().ok()?;
+    Some(minutes.parse::<u64>().ok()? * 60_000 + (seconds * 1000.0).round() as u64)
+}
+
+/// The times on `screen`'s clock line (`X (ann) 2:58   O (cy) 3:00`), X's
+/// then O's, in ms; `None` while there is no clock line.
+fn clocks_on(screen: &str) -> Option<(u64, u64)> {
+    let line = screen.lines().find(|l| l.contains("X (") && l.contains("O (") && !l.contains("You are"))?;
+    let after = |mark: &str| {
+        let rest = &line[line.find(mark)?..];
+        shown_ms(rest[rest.find(')')? + 1..].split_whitespace().next()?)
+    };
+    Some((after("X (")?, after("O (")?))
+}
+
+/// Waits until `session`'s clock line shows `running` (`[X (` or `[O (`:
+/// the running clock, bracketed without colour) and returns both times.
+async fn running_clock(session: &Session, running: &str) -> (u64, u64) {
+    let screen = session.shows(running, 10).await;
+    clocks_on(&screen).unwrap_or_else(|| panic!("a clock line:\n{screen}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_game_shows_both_clocks_and_the_running_one_ticks() {
+    tictactoe_tests::tools::require("tmux");
+    let server = TestServer::start(test_config()).await;
+    let url = server.url();
+    let home = TempDir::new("clocks");
+    // Without colour, the running clock is the one in brackets.
+    let cmd = in_home(&home, &format!("play --server {url} --name ann --create --seat x --clock 3+2"));
+    let ann = Session::start("ttt-clocks", (80, 24), &format!("NO_COLOR=1 {cmd}"));
+    let code = code_on(&ann).await;
+    let mut cy = Client::connect(&url).await;
+    cy.send(json!({"type": "hello", "name": "cy"})).await;
+    cy.send(json!({"type": "join_room", "room": code})).await;
+    let started = cy.recv_type("game_started").await;
+    assert_eq!(started["clock"], json!({"initial_ms": 180_000, "increment_ms": 2_000}), "{started}");
+
+    // Before each side has moved no clock runs: both show the initial time,
+    // and the first move's own time is on the status line.
+    let screen = ann.shows("first move", 10).await;
+    assert_eq!(clocks_on(&screen), Some((180_000, 180_000)), "{screen}");
+    assert!(!screen.contains("[X (") && !screen.contains("[O ("), "none running:\n{screen}");
+    ann.keys(&["b2", "Enter"]);
+    cy.recv_type("moved").await;
+    cy.play(0, 0).await;
+
+    // Now X's clock runs, and ticks down on screen between messages; O's stands.
+    let (x1, o1) = running_clock(&ann, "[X (ann)").await;
+    assert!(x1 <= 180_000 && o1 == 180_000, "no increment for a first move: {x1} {o1}");
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let screen = ann.screen();
+    let (x2, o2) = clocks_on(&screen).unwrap_or_else(|| panic!("a clock line:\n{screen}"));
+    assert!(x2 + 1_000 <= x1 && x2 + 4_000 >= x1, "X's clock ticked about 2 s: {x1} → {x2}\n{screen}");
+    assert_eq!(o2, o1, "O's clock stands:\n{screen}");
+
+    // X moves: the increment is added to X, and O's clock runs.
+    ann.keys(&["c3", "Enter"]);
+    cy.recv_type("moved").await;
+    let (x3, o3) = running_clock(&ann, "[O (cy)").await;
+    assert!(x3 > x2 && x3 <= x2 + 2_000, "X gained its 2 s increment (less its thinking): {x2} → {x3}");
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let (x4, o4) = clocks_on(&ann.screen()).expect("a clock line");
+    assert!(o4 + 1_000 <= o3 && x4 == x3, "O's clock ticks, X's stands: {x3} {o3} → {x4} {o4}");
+    server.shutdown().await;
+}

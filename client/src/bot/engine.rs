@@ -39,7 +39,7 @@ pub enum EngineError {
     #[error("engine stopped reading: {0}")]
     StoppedReading(std::io::Error),
     /// No answer within the time to think.
-    #[error("engine did not answer within {} ms (--think-ms)", within.as_millis())]
+    #[error("engine did not answer within {} ms (--think-ms, or the time its clock left)", within.as_millis())]
     TooSlow {
         /// The time it had.
         within: Duration,

@@ -1,11 +1,12 @@
 //! Who chooses `ttt bot`'s moves: a strategy of the shared `tictactoe-bots`
 //! crate, or an external engine.
 
+pub mod budget;
 pub mod engine;
 
-use std::time::Duration;
 use tictactoe_protocol::Game;
 
+pub use budget::Budget;
 pub use tictactoe_bots::{Strategy, by_name};
 
 /// Why a mover cannot choose a move.
@@ -23,9 +24,9 @@ pub enum MoverError {
 }
 
 /// Who chooses a bot's moves: an in-process strategy, run on a blocking
-/// thread, or an engine process, awaited with `--think-ms` as its limit.
-/// Either way the client's task stays free to read the server (and answer
-/// its pings) while a move is being chosen.
+/// thread, or an engine process, awaited with the budget's limit. Either
+/// way the client's task stays free to read the server (and answer its
+/// pings) while a move is being chosen.
 pub enum Mover {
     /// A strategy of this crate.
     Local(Box<dyn Strategy>),
@@ -34,18 +35,29 @@ pub enum Mover {
 }
 
 impl Mover {
-    /// Chooses a move for `game`, giving the mover back with it; an error
-    /// means the mover cannot go on.
-    pub async fn choose(self, game: Game, think: Duration) -> Result<(Mover, (usize, usize)), MoverError> {
+    /// Chooses a move for `game` within `budget`, giving the mover back
+    /// with it; an error means the mover cannot go on. A move that wins at
+    /// once is played without asking the mover, and a strategy with too
+    /// little time to search answers with the instant heuristic.
+    pub async fn choose(self, game: Game, budget: Budget) -> Result<(Mover, (usize, usize)), MoverError> {
         match self {
             Mover::Local(mut s) => {
-                let chosen =
-                    tokio::task::spawn_blocking(move || s.choose(&game, think).map(|cell| (s, cell)));
+                let chosen = tokio::task::spawn_blocking(move || {
+                    let cell = match budget::winning_move(&game) {
+                        Some(cell) => Ok(cell),
+                        None if budget.fast() => Ok(tictactoe_bots::heuristic::choose(&game)),
+                        None => s.choose(&game, budget.think),
+                    };
+                    cell.map(|cell| (s, cell))
+                });
                 let (s, cell) = chosen.await.map_err(MoverError::Failed)?.map_err(MoverError::Strategy)?;
                 Ok((Mover::Local(s), cell))
             }
             Mover::Engine(mut e) => {
-                let cell = e.choose(&game, think).await?;
+                let cell = match budget::winning_move(&game) {
+                    Some(cell) => cell,
+                    None => e.choose(&game, budget.limit).await?,
+                };
                 Ok((Mover::Engine(e), cell))
             }
         }

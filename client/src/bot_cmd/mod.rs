@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tictactoe_protocol::ClientMessage;
 
-use crate::bot::{Mover, MoverError};
+use crate::bot::{Budget, Mover, MoverError};
 use crate::net::{Link, SendError};
 use crate::request::Start;
 use crate::session::SessionError;
@@ -101,7 +101,7 @@ pub async fn run(
     start: &Start,
     mover: Mover,
     games: u32,
-    think: Duration,
+    think: Option<Duration>,
     sizes: &Sizes,
 ) -> Result<Tally, BotError> {
     let mut bot = Bot::new(start, games, sizes.clone(), &link.limits);
@@ -129,7 +129,8 @@ pub async fn run(
                 }
                 Do::Think => {
                     if thinking.is_none() {
-                        thinking = idle.take().map(|m| think_about(m, bot.view(), think));
+                        let budget = bot.budget(think, Instant::now());
+                        thinking = idle.take().map(|m| think_about(m, bot.view(), budget));
                     }
                 }
                 Do::Print(line) => println!("{line}"),
@@ -155,9 +156,9 @@ pub async fn run(
 /// A move being chosen off the client's task.
 type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), MoverError>>>>;
 
-/// Starts choosing a move for the position in `view`.
-fn think_about(mover: Mover, view: &View, think: Duration) -> (Thinking, usize) {
-    (Box::pin(mover.choose(view.game.clone(), think)), view.game.moves().len())
+/// Starts choosing a move for the position in `view`, within `budget`.
+fn think_about(mover: Mover, view: &View, budget: Budget) -> (Thinking, usize) {
+    (Box::pin(mover.choose(view.game.clone(), budget)), view.game.moves().len())
 }
 
 /// Completes when the move being chosen is ready (never, while none is).

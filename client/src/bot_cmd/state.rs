@@ -8,6 +8,7 @@ use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
 
 use super::{BotError, Sizes, Tally};
 use crate::bot::MoverError;
+use crate::bot::budget::{Budget, DEFAULT_THINK};
 use crate::net::Event;
 use crate::request::Start;
 use crate::session::{SessionError, challenge_over, fatal};
@@ -84,6 +85,19 @@ impl Bot {
         &self.view
     }
 
+    /// The time the bot's move may take at `now`: by the game's Fischer
+    /// clock when it has one (`cap`, `--think-ms`, bounding it when given),
+    /// else `cap` or [`DEFAULT_THINK`].
+    pub(super) fn budget(&self, cap: Option<Duration>, now: Instant) -> Budget {
+        let view = &self.view;
+        let (Some(fischer), Some(clocks), Some(me)) = (view.fischer, view.clocks, view.you) else {
+            return Budget::fixed(cap.unwrap_or(DEFAULT_THINK));
+        };
+        // No clock runs during each side's first move: its own time does.
+        let first_move = clocks.running.is_none().then(|| view.clock_ms()).flatten();
+        Budget::fischer(fischer, clocks.left(me, now), first_move, cap)
+    }
+
     /// When to give up on the rematch asked for, if one is.
     pub(super) fn rematch_deadline(&self) -> Option<Instant> {
         self.rematch_until
@@ -116,15 +130,21 @@ impl Bot {
                 out.push(Do::Print(format!("room: {}", crate::say::clean(room))));
                 out.push(Do::Invite(room.to_string()));
             }
-            ServerMessage::GameStarted { .. } => self.rematch_until = None,
-            ServerMessage::Challenged { challenge, size, win, from, .. } if self.waiting => {
+            ServerMessage::GameStarted { clock, .. } => {
+                self.rematch_until = None;
+                if let Some(clock) = clock {
+                    out.push(Do::Say(format!("ttt bot: playing at {clock}, spending its time by the clock")));
+                }
+            }
+            ServerMessage::Challenged { challenge, size, win, from, clock, .. } if self.waiting => {
                 let challenge = challenge.to_string();
                 let free = self.view.over.is_some() || self.view.you.is_none();
                 let reply = if !free {
                     ClientMessage::Decline { challenge, reason: Some("in a game; try again after it".into()) }
                 } else if self.sizes.accepts(*size) {
+                    let clock = clock.map_or(String::new(), |c| format!(", {c}"));
                     out.push(Do::Say(format!(
-                        "ttt bot: {} challenges on {size}×{size} ({win} in a row): accepted",
+                        "ttt bot: {} challenges on {size}×{size} ({win} in a row{clock}): accepted",
                         crate::say::clean(&from.name)
                     )));
                     ClientMessage::Accept { challenge }

@@ -178,11 +178,19 @@ pub fn status_parts(view: &View) -> Vec<(String, Tone)> {
         } else {
             parts.push((format!("{} to move", turn.mark()), Tone::of(turn)));
         }
-        if let Some(ms) = view.clock_ms() {
+        // On a Fischer clock the clock line shows the time once the clocks
+        // run; until then each side's first move has its own time, shown here.
+        let first_move = view.clocks.is_some_and(|c| c.running.is_none());
+        if let Some(ms) = view.clock_ms().filter(|_| view.fischer.is_none() || first_move) {
             let paused = if view.paused.is_some() { " (clock paused)" } else { "" };
             let low = ms < LOW_TIME_MS && view.my_turn();
-            let clock =
-                format!("{}{}.{}s{paused}", if low { "LOW TIME " } else { "" }, ms / 1000, (ms % 1000) / 100);
+            let clock = format!(
+                "{}{}{}.{}s{paused}",
+                if low { "LOW TIME " } else { "" },
+                if first_move { "first move " } else { "" },
+                ms / 1000,
+                (ms % 1000) / 100
+            );
             parts.push((clock, if low { Tone::Warn } else { Tone::Plain }));
         }
     }

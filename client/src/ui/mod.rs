@@ -2,6 +2,7 @@
 //! front ends (full-screen when on a terminal, plain lines otherwise).
 
 pub mod board;
+pub mod clocks;
 pub mod input;
 pub mod lines;
 pub mod palette;

@@ -2,11 +2,17 @@
 
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{ClosedReason, EndReason, ErrorCode, Game, Line, Player, PlayerInfo, ServerMessage};
+use tictactoe_protocol::{
+    ClosedReason, EndReason, ErrorCode, Fischer, Game, Line, Player, PlayerInfo, ServerMessage,
+};
 
+use crate::request::RequestedRules;
 use crate::say::clean;
 
+mod clocks;
 mod ending;
+
+pub use clocks::Clocks;
 
 /// One client's picture of the room it is in.
 #[derive(Debug, Clone)]
@@ -38,6 +44,10 @@ pub struct View {
     pub gone: Option<String>,
     /// The latest challenge received and still open.
     pub offer: Option<Offer>,
+    /// The game's Fischer clock; `None` for the per-move timer.
+    pub fischer: Option<Fischer>,
+    /// Both sides' time, once a game with a Fischer clock has started.
+    pub clocks: Option<Clocks>,
 }
 
 /// A challenge received, to accept or decline.
@@ -49,16 +59,23 @@ pub struct Offer {
     pub size: usize,
     /// Marks in a row that win.
     pub win: usize,
+    /// The game's Fischer clock, if it has one.
+    pub clock: Option<Fischer>,
 }
 
 impl Offer {
-    /// The board, as people say it: `3×3`, or `15×15, 5 in a row`.
+    /// The board, as people say it: `3×3`, or `15×15, 5 in a row`, with
+    /// the time control when there is one (`3×3, 3+2`).
     pub fn board(&self) -> String {
         let n = self.size;
-        match self.win == n {
+        let mut board = match self.win == n {
             true => format!("{n}×{n}"),
             false => format!("{n}×{n}, {} in a row", self.win),
+        };
+        if let Some(clock) = self.clock {
+            board.push_str(&format!(", {clock}"));
         }
+        board
     }
 }
 
@@ -118,7 +135,15 @@ impl View {
             connection: Connection::Connected,
             gone: None,
             offer: None,
+            fischer: None,
+            clocks: None,
         }
+    }
+
+    /// The rules of the game in view (its board and clock), for a new
+    /// quick match like it.
+    pub fn rules(&self) -> RequestedRules {
+        RequestedRules { size: self.game.size(), win: Some(self.game.win()), clock: self.fischer }
     }
 
     /// The connection's state changed: while it is down the server has our
@@ -130,9 +155,7 @@ impl View {
         }
         match (self.connection, now) {
             (Connection::Connected, Connection::Reconnecting { restart, .. }) => {
-                if let Some(deadline) = self.deadline.take() {
-                    self.paused = Some(deadline.saturating_duration_since(Instant::now()));
-                }
+                self.pause();
                 self.note = if restart { RESTARTING } else { "connection lost; reconnecting…" }.into();
             }
             (
@@ -147,6 +170,17 @@ impl View {
             _ => {}
         }
         self.connection = now;
+    }
+
+    /// The server pauses the per-move timer while a player is away; a
+    /// Fischer clock runs on (the first-move time with it).
+    fn pause(&mut self) {
+        if self.fischer.is_some() {
+            return;
+        }
+        if let Some(deadline) = self.deadline.take() {
+            self.paused = Some(deadline.saturating_duration_since(Instant::now()));
+        }
     }
 
     /// Whether a game is in progress and it is our move.
@@ -170,8 +204,14 @@ impl View {
         let offer = self.offer.take();
         self.apply_game(msg);
         self.offer = match msg {
-            ServerMessage::Challenged { challenge, from, size, win, .. } => {
-                let offer = Offer { id: challenge.to_string(), from: shown(from), size: *size, win: *win };
+            ServerMessage::Challenged { challenge, from, size, win, clock, .. } => {
+                let offer = Offer {
+                    id: challenge.to_string(),
+                    from: shown(from),
+                    size: *size,
+                    win: *win,
+                    clock: *clock,
+                };
                 self.note =
                     format!("{} challenges you to {}: a: accept, d: decline", offer.from, offer.board());
                 Some(offer)
@@ -188,30 +228,49 @@ impl View {
 
     fn apply_game(&mut self, msg: &ServerMessage) {
         match msg {
-            ServerMessage::RoomCreated { room, size, win, .. } => {
+            ServerMessage::RoomCreated { room, size, win, clock, .. } => {
                 *self = View::new(*size, *win);
+                self.fischer = *clock;
                 self.room = Some(clean(room));
                 self.note = format!("room {} is open: share the code", clean(room));
             }
-            ServerMessage::Queued { size, win, .. } => {
+            ServerMessage::Queued { size, win, clock, .. } => {
                 *self = View::new(*size, *win);
+                self.fischer = *clock;
                 self.note = "waiting for an opponent…".into();
             }
-            ServerMessage::GameStarted { room, size, win, you, players, turn_timeout_ms, .. } => {
+            ServerMessage::GameStarted {
+                room,
+                size,
+                win,
+                you,
+                players,
+                turn_timeout_ms,
+                clock,
+                clocks,
+                running,
+                ..
+            } => {
                 *self = View::new(*size, *win);
+                self.set_clocks(*clock, *clocks, *running);
                 self.room = Some(clean(room));
                 self.you = Some(*you);
                 self.names = players.iter().map(shown).collect();
-                self.deadline = clock(Some(*turn_timeout_ms).filter(|&t| t > 0));
+                // On a Fischer clock `turn_timeout_ms` is 0: X's first move has its own 30 s.
+                let first = clock.map(|_| Fischer::FIRST_MOVE_MS);
+                self.deadline = deadline_in(first.or(Some(*turn_timeout_ms).filter(|&t| t > 0)));
                 self.note = "game started".into();
             }
-            ServerMessage::Moved { row, col, clock_ms, .. } => {
+            ServerMessage::Moved { row, col, clock_ms, clocks, running, .. } => {
+                self.set_clocks(self.fischer, *clocks, *running);
                 let _ = self.game.play(*row, *col);
                 self.last = Some((*row, *col));
-                self.deadline = clock(*clock_ms);
+                self.deadline = deadline_in(*clock_ms);
                 self.note.clear();
             }
-            ServerMessage::GameOver { winner, reason, line, moves, ratings, .. } => {
+            ServerMessage::GameOver { winner, reason, line, moves, ratings, clocks, running, .. } => {
+                self.set_clocks(self.fischer, *clocks, *running);
+                self.stop_clocks();
                 if moves.len() != self.game.moves().len() {
                     self.replay(moves);
                 }
@@ -225,22 +284,33 @@ impl View {
                 self.over = Some((*winner, *reason, *line));
                 self.deadline = None;
             }
-            ServerMessage::State { room, size, win, moves, players, you, clock_ms, turn, .. } => {
+            ServerMessage::State {
+                room,
+                size,
+                win,
+                moves,
+                players,
+                you,
+                clock_ms,
+                turn,
+                clock,
+                clocks,
+                running,
+                ..
+            } => {
                 *self = View::new(*size, *win);
+                self.set_clocks(*clock, *clocks, *running);
                 self.room = Some(clean(room));
                 self.replay(moves);
                 self.names = players.iter().map(shown).collect();
                 self.you = *you;
-                self.deadline = clock(*clock_ms);
+                self.deadline = deadline_in(*clock_ms);
                 if turn.is_none() && !moves.is_empty() && !self.game.status().is_over() {
                     self.note = "the game is over".into();
                 }
             }
             ServerMessage::OpponentDisconnected { grace_ms } => {
-                // The server pauses the turn clock while a player is away.
-                if let Some(deadline) = self.deadline.take() {
-                    self.paused = Some(deadline.saturating_duration_since(Instant::now()));
-                }
+                self.pause();
                 self.note = format!("opponent disconnected; they have {}s to come back", grace_ms / 1000);
             }
             ServerMessage::OpponentReconnected {} => {
@@ -253,6 +323,7 @@ impl View {
             ServerMessage::RoomClosed { reason, .. } => {
                 self.closed = Some(*reason);
                 self.deadline = None;
+                self.stop_clocks();
                 self.note = match (reason, self.you) {
                     (ClosedReason::Left, Some(_)) => "your opponent has left the room".into(),
                     (ClosedReason::Disconnect, Some(_)) => {
@@ -281,6 +352,20 @@ impl View {
         }
     }
 
+    /// The game's clock and both sides' time as a message reports them,
+    /// counted from now; without `clocks` the last report stands.
+    fn set_clocks(&mut self, fischer: Option<Fischer>, clocks: Option<[u64; 2]>, running: Option<Player>) {
+        self.fischer = fischer;
+        if let Some(left) = clocks.filter(|_| fischer.is_some()) {
+            self.clocks = Some(Clocks::new(left, running, Instant::now()));
+        }
+    }
+
+    /// No clock runs any more (the game is over, the room closed).
+    fn stop_clocks(&mut self) {
+        self.clocks = self.clocks.map(|c| c.stopped(Instant::now()));
+    }
+
     fn replay(&mut self, moves: &[[u16; 2]]) {
         let Ok(mut game) = Game::with_win(self.game.size(), self.game.win()) else {
             return;
@@ -302,7 +387,7 @@ impl View {
     }
 }
 
-fn clock(ms: Option<u64>) -> Option<Instant> {
+fn deadline_in(ms: Option<u64>) -> Option<Instant> {
     ms.map(|ms| Instant::now() + Duration::from_millis(ms))
 }
 

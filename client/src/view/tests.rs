@@ -151,3 +151,73 @@ fn results_are_told_in_words() {
     watching.over = Some((Some(Player::X), EndReason::Resign, None));
     assert_eq!(watching.result_line().as_deref(), Some("Result: X (ann) won — O resigned"));
 }
+
+/// `moved` of a 3×3 game in room R, reporting `clocks` and `running`.
+fn moved(seq: usize, cell: (usize, usize), clocks: [u64; 2], running: Option<Player>) -> ServerMessage {
+    let next = usize::from(Player::for_move(seq).number() - 1);
+    crate::fixtures::moved(seq, cell, clocks, running, clocks[next])
+}
+
+#[test]
+fn a_fischer_game_keeps_its_clock_through_moves_and_runs_on_while_a_player_is_away() {
+    let fischer = Fischer { initial_ms: 180_000, increment_ms: 2_000 };
+    let mut v = View::default();
+    v.apply(&ServerMessage::GameStarted {
+        clock: Some(fischer),
+        clocks: Some([180_000, 180_000]),
+        running: None,
+        room: Arc::from("R"),
+        size: 3,
+        win: 3,
+        you: Player::O,
+        mark: Player::O,
+        players: vec![PlayerInfo::guest("ann"), PlayerInfo::guest("bob")],
+        turn: Player::X,
+        resume_token: Arc::from("t"),
+        // No time per move on a Fischer clock.
+        turn_timeout_ms: 0,
+    });
+    assert_eq!(v.fischer, Some(fischer));
+    let first = v.clock_ms().expect("X's first move has its own time");
+    assert!(first > 29_000 && first <= Fischer::FIRST_MOVE_MS, "{first}");
+    let clocks = v.clocks.expect("clocks from game_started");
+    assert_eq!(
+        (clocks.left, clocks.running),
+        ([180_000, 180_000], None),
+        "no clock runs before the first moves"
+    );
+    v.apply(&moved(1, (1, 1), [180_000, 180_000], None));
+    v.apply(&moved(2, (0, 0), [180_000, 180_000], Some(Player::X)));
+    v.apply(&moved(3, (2, 2), [179_000, 180_000], Some(Player::O)));
+    let clocks = v.clocks.expect("clocks from moved");
+    assert_eq!((clocks.left, clocks.running), ([179_000, 180_000], Some(Player::O)));
+    assert_eq!(v.fischer, Some(fischer), "moved carries no clock: the game's stays");
+    // Away players' clocks run on: nothing is paused.
+    v.apply(&ServerMessage::OpponentDisconnected { grace_ms: 60_000 });
+    v.set_connection(Connection::Reconnecting { until: Instant::now(), restart: false });
+    assert!(v.paused.is_none() && v.clock_ms().is_some());
+    assert_eq!(v.clocks.map(|c| c.running), Some(Some(Player::O)));
+    v.apply(&ServerMessage::GameOver {
+        room: Arc::from("R"),
+        winner: Some(Player::X),
+        reason: EndReason::Timeout,
+        line: None,
+        moves: vec![[1, 1], [0, 0], [2, 2]],
+        game_id: None,
+        ratings: None,
+        clocks: Some([179_000, 0]),
+        running: None,
+    });
+    let clocks = v.clocks.expect("the clocks as the game ended");
+    assert_eq!((clocks.left, clocks.running), ([179_000, 0], None));
+    // A new quick match from here asks for the same clock.
+    assert_eq!(v.rules().clock, Some(fischer));
+}
+
+#[test]
+fn without_a_fischer_clock_no_clocks_are_kept() {
+    let mut v = started(Player::X, 30_000);
+    v.apply(&moved(1, (1, 1), [5, 5], Some(Player::O)));
+    assert_eq!((v.fischer, v.clocks), (None, None));
+    assert_eq!(v.rules().clock, None);
+}

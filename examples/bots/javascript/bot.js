@@ -6,6 +6,7 @@
 //   node bot.js --join K7QM3XPA2B                   # a friend's room
 //   node bot.js --games 10                          # rematch, or find someone new
 //   node bot.js --accept-challenges 1 --sizes 3,4   # wait to be challenged by name
+//   node bot.js --clock 3+2                         # quick match on a Fischer clock (or TTT_CLOCK=3+2)
 //
 // It plays as a bot account: the first run registers its name (`register`,
 // `bot: true`) and keeps the token in ~/.config/ttt/bots/NAME.token (or under
@@ -24,6 +25,14 @@
 // and declines the rest with a reason, agrees to every rematch, and after
 // each game waits for the next challenge.
 //
+// With --clock MINUTES+SECONDS (Lichess's way of writing a time control: 3+2
+// is three minutes each and two seconds added per move) it asks quick match
+// for a game on that Fischer clock. On a clock it spends its time as engines
+// do: a budget per move of a twentieth of the time left plus three quarters
+// of the increment, never more than half of the time left nor the time left
+// less a safety margin, read from the `clocks` and `running` the server sends
+// with every move (the house bot and `ttt bot` spend theirs the same way).
+//
 // The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 // can, blocks when it must, and otherwise takes the free cell closest to the centre.
 'use strict';
@@ -36,6 +45,33 @@ const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'j
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const accepting = Boolean(args['accept-challenges']);
 const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : []; // empty: any
+
+// `minutes+seconds` (3+2, 0.5+0, 10+0.1) as the wire's Fischer clock.
+function parseClock(text) {
+  const [minutes, seconds] = String(text).split('+').map(Number);
+  if (!Number.isFinite(minutes) || !Number.isFinite(seconds)) {
+    console.error(`error: ${JSON.stringify(text)} is not a time control: write minutes+seconds, as in 3+2`);
+    process.exit(2);
+  }
+  return { initial_ms: Math.round(minutes * 60000), increment_ms: Math.round(seconds * 1000) };
+}
+const askedClock = (args.clock || process.env.TTT_CLOCK) ? parseClock(args.clock || process.env.TTT_CLOCK) : null;
+
+const SAFETY = 500; // ms kept back from the time left for the move's trip to the server
+
+// Milliseconds the move asked for by `msg` (game_started, state, moved) may
+// take. On a Fischer clock (`control`, from game_started or state): a twentieth
+// of our time left plus 3/4 of the increment, at most half of what is left
+// past 250 ms, and at most the time left less SAFETY. No clock runs during
+// each side's first move (`running` is null): that move's own time
+// (`clock_ms`) bounds it. Without a clock, a second.
+function budget(msg, control) {
+  if (!control || !msg.clocks) return 1000;
+  const left = msg.clocks[(msg.next ?? msg.turn) - 1];
+  const firstMove = msg.clock_ms || 30000; // game_started has none: X's first move has 30 s
+  const limit = (msg.running ? left : firstMove) - SAFETY;
+  return Math.max(0, Math.min(left / 20 + (control.increment_ms * 3) / 4, (left - 250) / 2, limit));
+}
 
 // Every run of `win` cells in a row, column or diagonal of an n x n board, as arrays of [row, col].
 function lines(n, win) {
@@ -52,11 +88,13 @@ function lines(n, win) {
   return all;
 }
 
-// Win now, else block, else the free cell nearest the centre.
-function choose(board, me, avoid, win) {
+// Win now, else block, else the free cell nearest the centre. Past
+// `deadline` (Date.now()) it stops looking and takes the centre.
+function choose(board, me, avoid, win, deadline) {
   const n = board.length;
   const isFree = ([r, c]) => board[r][c] === 0 && !avoid.has(`${r},${c}`);
   for (const who of [me, 3 - me]) {
+    if (Date.now() > deadline) break;
     for (const line of lines(n, win)) {
       const empty = line.filter(isFree);
       if (line.filter(([r, c]) => board[r][c] === who).length === win - 1 && empty.length === 1) return empty[0];
@@ -78,11 +116,15 @@ const send = (msg) => {
 let queued = false; // waiting in quick match: a restart keeps no queue, so queue again
 const newGame = () => {
   queued = true;
-  send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}) });
+  // Quick match pairs only players asking the same clock.
+  const asked = askedClock ? { clock: askedClock } : {};
+  send({ type: 'quick_match', size: Number(args.size), ...(args.win ? { win: Number(args.win) } : {}), ...asked });
 };
 let board = null;
 let me = null;
 let win = null; // marks in a row that win; the size is the classic rule
+let clock = null; // the game's Fischer clock, or null for the per-move timer
+let deadline = 0; // when the move being chosen must be sent (Date.now())
 let played = 0;
 let rematchWait = 30000; // an unanswered rematch is given up after a turn's time
 let rematchTimer = null;
@@ -96,8 +138,10 @@ let giveUpAt = null; // while reconnecting: when to stop trying
 let backoff = 100;
 const RESTART_WAIT = 60000; // a restarting server is given this long to come back
 
-function move() {
-  const [row, col] = choose(board, me, avoid, win);
+// The budget counts from when the message asking for the move arrived.
+function move(msg) {
+  if (msg) deadline = Date.now() + budget(msg, clock);
+  const [row, col] = choose(board, me, avoid, win, deadline);
   // The id comes back on our own `moved`, or on the `error` that refuses it.
   send({ type: 'move', row, col, id: `${row},${col}` });
 }
@@ -164,8 +208,9 @@ function onMessage(data) {
       msg.moves.forEach(([r, c], i) => { board[r][c] = (i % 2) + 1; });
       me = msg.you;
       win = msg.win ?? msg.size;
+      clock = msg.clock ?? null;
       console.log(`back in room ${msg.room} after ${msg.moves.length} moves`);
-      if (msg.turn === me) move();
+      if (msg.turn === me) move(msg);
       break;
     case 'registered':
       fs.mkdirSync(path.dirname(tokenFile), { recursive: true });
@@ -180,13 +225,14 @@ function onMessage(data) {
       win = msg.win ?? msg.size;
       seat = msg.resume_token;
       queued = false;
-      console.log(`playing ${'XO'[me - 1]} in room ${msg.room}`);
-      if (msg.turn === me) move();
+      clock = msg.clock ?? null;
+      console.log(`playing ${'XO'[me - 1]} in room ${msg.room}${clock ? ` at ${clock.initial_ms / 60000}+${clock.increment_ms / 1000}` : ''}`);
+      if (msg.turn === me) move(msg);
       break;
     case 'moved':
       board[msg.row][msg.col] = msg.player;
       avoid.clear();
-      if (msg.next === me) move();
+      if (msg.next === me) move(msg);
       break;
     case 'game_over': {
       seat = null;

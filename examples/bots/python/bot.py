@@ -6,6 +6,7 @@
     python3 bot.py --join K7QM3XPA2B                        # a friend's room
     python3 bot.py --games 10                               # rematch, or find someone new
     python3 bot.py --accept-challenges --sizes 3,4          # wait to be challenged by name
+    python3 bot.py --clock 3+2                              # quick match on a Fischer clock (or TTT_CLOCK=3+2)
 
 It plays as a bot account: the first run registers its name (`register`,
 `bot: true`) and keeps the token in ~/.config/ttt/bots/NAME.token (or under
@@ -24,6 +25,14 @@ challenges it by name (`challenged`), accepts boards of the --sizes it plays
 and declines the rest with a reason, agrees to every rematch, and after each
 game waits for the next challenge.
 
+With --clock MINUTES+SECONDS (Lichess's way of writing a time control: 3+2
+is three minutes each and two seconds added per move) it asks quick match for
+a game on that Fischer clock. On a clock it spends its time as engines do: a
+budget per move of a twentieth of the time left plus three quarters of the
+increment, never more than half of the time left nor the time left less a
+safety margin, read from the `clocks` and `running` the server sends with
+every move (the house bot and `ttt bot` spend theirs the same way).
+
 The protocol is in PROTOCOL.md at the repository root. This bot wins when it
 can, blocks when it must, and otherwise takes the free cell closest to the centre.
 """
@@ -33,6 +42,7 @@ import json
 import os
 import random
 import sys
+import time
 
 import websockets
 
@@ -84,12 +94,46 @@ async def sign_in(ws, args):
     await ws.send(json.dumps(hello))
 
 
-def choose(board, me, avoid, win):
-    """Pick a cell: win now, else block, else the free cell nearest the centre."""
+def parse_clock(text):
+    """`minutes+seconds` (3+2, 0.5+0, 10+0.1) as the wire's Fischer clock."""
+    try:
+        minutes, seconds = text.split("+")
+        return {"initial_ms": round(float(minutes) * 60000), "increment_ms": round(float(seconds) * 1000)}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time control: write minutes+seconds, as in 3+2")
+
+
+# Seconds kept back from the time left for the move's trip to the server.
+SAFETY = 0.5
+
+
+def budget(msg, control):
+    """Seconds the move asked for by `msg` (game_started, state, moved) may
+    take. On a Fischer clock (`control`, from game_started or state): a
+    twentieth of our time left plus 3/4 of the increment, at most half of
+    what is left past 250 ms, and at most the time left less SAFETY. No
+    clock runs during each side's first move (`running` is null): that
+    move's own time (`clock_ms`; 30 s for X's first) bounds it. Without a
+    clock, a second (the per-move timer gives far more)."""
+    clocks = msg.get("clocks")
+    if not control or not clocks:
+        return 1.0
+    mover = msg.get("next") or msg.get("turn")
+    left = clocks[mover - 1] / 1000
+    first_move = msg.get("clock_ms") or 30000
+    limit = (left if msg.get("running") else first_move / 1000) - SAFETY
+    return max(0.0, min(left / 20 + control["increment_ms"] / 1000 * 3 / 4, (left - 0.25) / 2, limit))
+
+
+def choose(board, me, avoid, win, deadline):
+    """Pick a cell: win now, else block, else the free cell nearest the centre.
+    Past `deadline` (time.monotonic()) it stops looking and takes the centre."""
     n = len(board)
     free = [(r, c) for r in range(n) for c in range(n) if board[r][c] is None and (r, c) not in avoid]
     them = 3 - me
     for who in (me, them):  # first try to win, then to block
+        if time.monotonic() > deadline:
+            break
         for line in lines(n, win):
             marks = [board[r][c] for r, c in line]
             empty = [cell for cell in line if board[cell[0]][cell[1]] is None and cell in free]
@@ -113,7 +157,8 @@ async def play(args):
     """Connects, and connects again while a game is on and the grace lasts."""
     # What outlives a connection: the seat's resume token while a game is on,
     # the board, and the games played.
-    s = {"token": None, "queued": False, "board": None, "me": None, "win": None, "played": 0, "grace": 60.0}
+    s = {"token": None, "queued": False, "board": None, "me": None, "win": None, "played": 0, "grace": 60.0,
+         "clock": None}
     clock = asyncio.get_running_loop().time
     give_up_at, backoff = None, 0.1
     while True:
@@ -162,6 +207,8 @@ async def session(ws, args, s):
     new_game = {"type": "quick_match", "size": args.size}
     if args.win:
         new_game["win"] = args.win
+    if args.clock:
+        new_game["clock"] = args.clock  # quick match pairs only the same clock
     await sign_in(ws, args)
     if s["token"]:
         await send({"type": "resume", "token": s["token"]})  # back after a drop
@@ -177,8 +224,11 @@ async def session(ws, args, s):
     rematch_until = None
     clock = asyncio.get_running_loop().time
 
-    async def move():
-        row, col = choose(s["board"], s["me"], avoid, s["win"])
+    async def move(msg=None):
+        # The budget counts from when the message asking for the move arrived.
+        if msg is not None:
+            s["deadline"] = time.monotonic() + budget(msg, s["clock"])
+        row, col = choose(s["board"], s["me"], avoid, s["win"], s["deadline"])
         # The id comes back on our own `moved`, or on the `error` that refuses it.
         await send({"type": "move", "row": row, "col": col, "id": f"{row},{col}"})
 
@@ -208,25 +258,27 @@ async def session(ws, args, s):
             n = msg["size"]
             s["board"], s["me"], rematch_until = [[None] * n for _ in range(n)], msg["you"], None
             s["win"] = msg.get("win", n)  # marks in a row that win; n is the classic rule
-            s["token"], s["queued"] = msg["resume_token"], False
-            print(f"playing {'XO'[s['me'] - 1]} in room {msg['room']}", flush=True)
+            s["token"], s["queued"], s["clock"] = msg["resume_token"], False, msg.get("clock")
+            tc = msg.get("clock")  # the game's time control, if any
+            at = f" at {tc['initial_ms'] / 60000:g}+{tc['increment_ms'] / 1000:g}" if tc else ""
+            print(f"playing {'XO'[s['me'] - 1]} in room {msg['room']}{at}", flush=True)
             if msg["turn"] == s["me"]:
-                await move()
+                await move(msg)
         elif kind == "state":
             # Our seat back after a reconnect: the board as the server has it.
             n = msg["size"]
             s["board"] = [[None] * n for _ in range(n)]
             for i, (r, c) in enumerate(msg["moves"]):
                 s["board"][r][c] = i % 2 + 1
-            s["me"], s["win"], s["resumed"] = msg["you"], msg.get("win", n), True
+            s["me"], s["win"], s["resumed"], s["clock"] = msg["you"], msg.get("win", n), True, msg.get("clock")
             print(f"back in room {msg['room']} after {len(msg['moves'])} moves", flush=True)
             if msg["turn"] == s["me"]:
-                await move()
+                await move(msg)
         elif kind == "moved":
             s["board"][msg["row"]][msg["col"]] = msg["player"]
             avoid.clear()
             if msg["next"] == s["me"]:
-                await move()
+                await move(msg)
         elif kind == "game_over":
             s["token"] = None
             winner = msg["winner"]
@@ -293,6 +345,8 @@ def main():
     p.add_argument("--accept-challenges", action="store_true", help="wait to be challenged by name instead of queueing")
     p.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=[],
                    help="with --accept-challenges: board sizes to accept, e.g. 3,4 (default: any)")
+    p.add_argument("--clock", type=parse_clock, default=os.environ.get("TTT_CLOCK") or None,
+                   help="quick match on a Fischer clock, minutes+seconds, e.g. 3+2 (default: $TTT_CLOCK, else none)")
     sys.exit(asyncio.run(play(p.parse_args())))
 
 

@@ -21,7 +21,7 @@ fn limits(turn_timeout_ms: u64) -> Limits {
 }
 
 fn quick() -> Start {
-    Start::Quick(RequestedRules { size: 3, win: None })
+    Start::Quick(RequestedRules { size: 3, win: None, clock: None })
 }
 
 fn started(you: Player) -> Event {
@@ -127,14 +127,14 @@ fn an_unanswered_rematch_queues_again_or_ends_a_private_room() {
 #[test]
 fn a_closed_room_finds_another_opponent_or_ends_a_private_room() {
     let t0 = Instant::now();
-    let house = Start::House(RequestedRules { size: 3, win: None }, HouseLevel::default());
+    let house = Start::House(RequestedRules { size: 3, win: None, clock: None }, HouseLevel::default());
     let mut bot = Bot::new(&house, 3, Sizes::default(), &limits(0));
     assert!(matches!(
         bot.on_event(closed(), &limits(0), t0).as_slice(),
         [Do::Send(ClientMessage::PlayHouse { .. })]
     ));
     let mut bot = Bot::new(
-        &Start::Create(RequestedRules { size: 3, win: None }, None),
+        &Start::Create(RequestedRules { size: 3, win: None, clock: None }, None),
         3,
         Sizes::default(),
         &limits(0),
@@ -214,4 +214,37 @@ fn a_connection_gone_or_a_mover_giving_up_ends_the_run() {
     let out = bot.on_gave_up(MoverError::Strategy("stuck".into()));
     let [Do::Quietly(ClientMessage::Resign {}), Do::Fail(e)] = out.as_slice() else { panic!("{out:?}") };
     assert_eq!(e.to_string(), "the strategy gave up: stuck");
+}
+
+#[test]
+fn its_budget_follows_the_clocks_the_server_reports() {
+    use crate::bot::budget::{Budget, DEFAULT_THINK};
+    use tictactoe_protocol::Fischer;
+    let ms = Duration::from_millis;
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&quick(), 1, Sizes::default(), &limits(0));
+    bot.on_event(started(Player::O), &limits(0), t0);
+    assert_eq!(bot.budget(None, t0), Budget::fixed(DEFAULT_THINK), "the per-move timer");
+    assert_eq!(bot.budget(Some(ms(300)), t0), Budget::fixed(ms(300)));
+
+    // A 1+1 game, the bot O: during its first move (no clock runs) that
+    // move's 30 s bound it; then its clock does, ticking from the report.
+    let fischer = Fischer { initial_ms: 60_000, increment_ms: 1_000 };
+    let Event::Msg(plain) = started(Player::O) else { unreachable!("game_started") };
+    bot.on_event(Event::Msg(crate::fixtures::on_clock(plain, fischer)), &limits(0), t0);
+    let moved = |seq, cell, clocks, running, clock_ms| {
+        Event::Msg(crate::fixtures::moved(seq, cell, clocks, running, clock_ms))
+    };
+    let out = bot.on_event(moved(1, (1, 1), [60_000, 60_000], None, 30_000), &limits(0), t0);
+    assert!(matches!(out[..], [Do::Think]));
+    let first = bot.budget(None, t0);
+    assert_eq!(first.think, ms(3_750), "60 s / 20 + 3/4 of 1 s");
+    assert!(first.limit <= ms(29_500) && first.limit > ms(29_000), "the first move's own 30 s: {first:?}");
+    // Later: O's clock runs with 40 s reported; 2 s after, 38 s are left.
+    bot.on_event(moved(2, (0, 0), [60_000, 60_000], Some(Player::X), 60_000), &limits(0), t0);
+    bot.on_event(moved(3, (2, 2), [59_000, 40_000], Some(Player::O), 40_000), &limits(0), t0);
+    let b = bot.budget(None, Instant::now() + Duration::from_secs(2));
+    assert!(b.think <= ms(2_650) && b.think > ms(2_500), "38 s / 20 + 750 ms: {b:?}");
+    assert!(b.limit <= ms(37_500) && b.limit > ms(37_000), "{b:?}");
+    assert_eq!(bot.budget(Some(ms(1_000)), Instant::now()).think, ms(1_000), "--think-ms caps it");
 }

@@ -6,6 +6,7 @@ use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
 use super::super::board::{render, status};
+use super::super::clocks::clock_line;
 use super::super::input::{cell_name, parse_cell};
 use crate::net::{Event, NOT_CONNECTED};
 use crate::request::Start;
@@ -175,15 +176,7 @@ impl Lines {
                 if answer == "y" && rematch {
                     vec![Do::Send(ClientMessage::Rematch {}), print("Waiting for the opponent to accept…")]
                 } else if answer == "n" {
-                    let (size, win) = (self.view.game.size() as i64, self.view.game.win() as i64);
-                    let again = ClientMessage::QuickMatch {
-                        clock: None,
-                        size: Some(size),
-                        win: Some(win),
-                        house_after_ms: None,
-                        level: None,
-                    };
-                    vec![Do::Send(again)]
+                    vec![Do::Send(self.view.rules().quick_match())]
                 } else {
                     vec![Do::Leave, Do::End(Ok(()))]
                 }
@@ -251,6 +244,9 @@ fn show(
             }
             render(view, None, false).into_iter().for_each(&mut say);
             say(status(view));
+            if let Some(clocks) = clock_line(view, std::time::Instant::now(), false) {
+                say(format!("Clocks: {}", clocks.trim()));
+            }
             if view.my_turn() && !watch {
                 say(PROMPT.into());
                 return Awaiting::Move;

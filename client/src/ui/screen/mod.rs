@@ -2,7 +2,7 @@
 //! board redrawn on every event and the clock ticking down.
 
 use std::io::{Write, stdout};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as Term, EventStream, KeyEventKind};
 use crossterm::{cursor, execute, queue, terminal};
@@ -14,6 +14,7 @@ use tictactoe_protocol::{ClientMessage, ServerMessage};
 mod state;
 
 use super::board::{LOW_TIME_MS, Window, cell_width, render_window, status, status_parts};
+use super::clocks::clock_line;
 use super::input::column_name;
 use crate::net::{Event, Link};
 use crate::request::Start;
@@ -75,12 +76,21 @@ pub async fn run(
     // SIGTERM and SIGHUP end the session like `q`: the terminal is restored.
     let mut term = signal(SignalKind::terminate()).map_err(TerminalError::Signals)?;
     let mut hangup = signal(SignalKind::hangup()).map_err(TerminalError::Signals)?;
-    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    // Often enough for a clock's tenths; a frame that has not changed is not redrawn.
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut shown: Vec<String> = Vec::new();
+    let mut ticked = false;
     loop {
         s.view.set_connection(s.connection(link.reconnecting(), link.restarting()));
         let window = s.fit();
         s.cue();
-        draw(&s, window);
+        let lines = frame(&s, window);
+        if !ticked || lines != shown {
+            paint(&lines);
+        }
+        let _ = stdout().flush();
+        shown = lines;
+        ticked = false;
         let todo = tokio::select! {
             event = link.next(), if !s.lost => s.on_link(event, &link.limits, &link.servers()),
             key = keys.next() => match key {
@@ -93,7 +103,10 @@ pub async fn run(
             },
             _ = term.recv() => Do::End(Ok(s.view.result_line())),
             _ = hangup.recv() => Do::End(Ok(s.view.result_line())),
-            _ = tick.tick() => Do::Wait,
+            _ = tick.tick() => {
+                ticked = true;
+                Do::Wait
+            }
         };
         match todo {
             Do::Wait => {}
@@ -176,7 +189,11 @@ impl Screen {
             self.cued = mine;
             self.warned = false;
         }
-        if mine && !self.warned && self.view.clock_ms().is_some_and(|ms| ms < LOW_TIME_MS) {
+        let low = match (self.view.you, self.view.clocks.is_some_and(|c| c.running.is_some())) {
+            (Some(me), true) => super::clocks::low(&self.view, me, Instant::now()),
+            _ => self.view.clock_ms().is_some_and(|ms| ms < LOW_TIME_MS),
+        };
+        if mine && !self.warned && low {
             let _ = queue!(out, crossterm::style::Print("\u{7}"));
             self.warned = true;
         }
@@ -193,7 +210,7 @@ impl Screen {
         let wrapped = |text: &str| text.chars().count().saturating_sub(1) / width.max(1);
         // The status line is cut to the width (see `fit_line`); the note wraps.
         let long = wrapped(&self.view.note) + wrapped(self.help());
-        let rows = height.saturating_sub(CHROME_ROWS + long);
+        let rows = height.saturating_sub(chrome_rows(&self.view) + long);
         // One more column for the closing bracket of the monochrome cursor.
         let cols = width.saturating_sub(label_w + 2) / cell_w;
         if rows < n.min(3) || cols < n.min(3) {
@@ -206,6 +223,12 @@ impl Screen {
         self.window = window.follow(n, rows, cols, self.cursor);
         Some(self.window)
     }
+}
+
+/// Screen lines that are not board rows: [`CHROME_ROWS`], and the clock
+/// line of a game on a Fischer clock.
+fn chrome_rows(view: &View) -> usize {
+    CHROME_ROWS + usize::from(view.fischer.is_some() && view.clocks.is_some())
 }
 
 /// `text` cut to `width` columns (with `…`), so that it never wraps.
@@ -231,20 +254,25 @@ fn status_line(view: &View, width: usize, colour: bool) -> String {
     coloured.join(" — ")
 }
 
-fn draw(s: &Screen, window: Option<Window>) {
+/// Clears the screen and writes `lines` from the top.
+fn paint(lines: &[String]) {
     let mut out = stdout();
     let _ = queue!(out, terminal::Clear(terminal::ClearType::All), cursor::MoveTo(0, 0));
+    let _ = write!(out, "{}", lines.join("\r\n"));
+}
+
+/// The screen's lines: the title, the part of the board in `window`, the
+/// clock line (on a Fischer clock), status, note, prompt and help; or what
+/// to do when no window fits.
+fn frame(s: &Screen, window: Option<Window>) -> Vec<String> {
     let n = s.view.game.size();
     let Some(window) = window else {
         let (cell_w, label_w) = cell_width(n);
-        let need = (label_w + 2 + 3 * cell_w, CHROME_ROWS + 3);
-        let text = format!(
+        let need = (label_w + 2 + 3 * cell_w, chrome_rows(&s.view) + 3);
+        return vec![format!(
             "The terminal is too small for this board: make it at least {} columns by {} rows. (q: quit)",
             need.0, need.1
-        );
-        let _ = queue!(out, crossterm::style::Print(text));
-        let _ = out.flush();
-        return;
+        )];
     };
     let width = terminal::size().map_or(80, |(w, _)| usize::from(w));
     let mut title = match &s.view.room {
@@ -267,14 +295,14 @@ fn draw(s: &Screen, window: Option<Window>) {
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     lines.extend(render_window(&s.view, cursor, colour, window));
     lines.push(String::new());
+    lines.extend(clock_line(&s.view, Instant::now(), colour));
     lines.push(status_line(&s.view, width, colour));
     lines.push(clean(&s.view.note));
     lines.push(format!("> {}", s.typed));
     lines.push(s.help().to_owned());
-    for line in lines {
-        let _ = write!(out, "{line}\r\n");
-    }
-    let _ = out.flush();
+    // The last newline, as every line had one.
+    lines.push(String::new());
+    lines
 }
 
 #[cfg(test)]

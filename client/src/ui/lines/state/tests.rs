@@ -43,7 +43,7 @@ fn printed(out: &[Do]) -> Vec<&str> {
 
 /// A quick-match session whose game started with this side to move.
 fn playing() -> Lines {
-    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
     let out = lines.on_link(Event::Msg(started()), &limits(), URL);
     let said = printed(&out);
     assert!(said[0].starts_with("Game started in room R: "), "{said:?}");
@@ -148,7 +148,7 @@ fn a_refused_start_ends_the_session() {
 
 #[test]
 fn a_challenge_between_games_is_answered_with_a_or_d() {
-    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None }));
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
     let offer = fixtures::challenged(3);
     let _ = lines.on_link(Event::Msg(offer), &limits(), URL);
     assert!(lines.wants_input());
@@ -176,4 +176,18 @@ fn a_game_that_ended_while_reconnecting_is_printed_from_its_record() {
     let mut lines = playing();
     let said = printed(&lines.ended(Err("unreachable".into()), "ann")).join("\n");
     assert_eq!(said, "! the server no longer holds your seat");
+}
+
+#[test]
+fn a_game_on_a_fischer_clock_prints_both_clocks_after_the_board() {
+    let mut lines = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
+    let fischer = tictactoe_protocol::Fischer { initial_ms: 60_000, increment_ms: 1_000 };
+    let timed = fixtures::on_clock(started(), fischer);
+    let out = lines.on_link(Event::Msg(timed), &limits(), URL);
+    let said = printed(&out);
+    assert!(said.contains(&"Clocks: X (ann) 1:00    O (bob) 1:00"), "{said:?}");
+    // Without a clock, no such line.
+    let mut untimed = Lines::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }));
+    let out = untimed.on_link(Event::Msg(started()), &limits(), URL);
+    assert!(!printed(&out).iter().any(|l| l.starts_with("Clocks:")), "{:?}", printed(&out));
 }

@@ -7,7 +7,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tictactoe_protocol::ClientMessage;
 
 use super::{Do, Screen};
-use crate::request::RequestedRules;
 use crate::ui::input::parse_cell;
 
 /// What a key asks for.
@@ -36,15 +35,8 @@ impl Screen {
         let request = match action {
             Action::None => return Do::Wait,
             Action::Quit => return Do::Quit,
-            Action::NewMatch if self.lost => {
-                return Do::NewConnection(RequestedRules {
-                    size: self.view.game.size(),
-                    win: Some(self.view.game.win()),
-                });
-            }
-            Action::NewMatch => {
-                RequestedRules { size: self.view.game.size(), win: Some(self.view.game.win()) }.quick_match()
-            }
+            Action::NewMatch if self.lost => return Do::NewConnection(self.view.rules()),
+            Action::NewMatch => self.view.rules().quick_match(),
             Action::Move(row, col) => ClientMessage::Move { row: row as i64, col: col as i64 },
             Action::Rematch => ClientMessage::Rematch {},
             Action::Resign => ClientMessage::Resign {},

@@ -28,7 +28,7 @@ fn key(code: KeyCode) -> KeyEvent {
 }
 
 fn playing() -> Screen {
-    let mut s = Screen::new(&Start::Quick(RequestedRules { size: 3, win: None }), None);
+    let mut s = Screen::new(&Start::Quick(RequestedRules { size: 3, win: None, clock: None }), None);
     s.view.apply(&started());
     s.cursor = (1, 1);
     s.window = Window::whole(3);
@@ -108,7 +108,7 @@ fn a_connection_lost_mid_game_stays_for_a_new_game_or_quit() {
     s.view.over.get_or_insert((None, EndReason::Disconnect, None));
     let action = s.on_key(key(KeyCode::Char('n')));
     let Do::NewConnection(rules) = s.act(action) else { panic!("expected a new connection") };
-    assert_eq!(rules, RequestedRules { size: 3, win: Some(3) });
+    assert_eq!(rules, RequestedRules { size: 3, win: Some(3), clock: None });
     s.reconnected();
     assert!(!s.lost);
     assert_eq!(s.view.note, "connected again; looking for an opponent");
@@ -150,7 +150,7 @@ fn a_refused_start_ends_the_session_in_words() {
 
 #[test]
 fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
-    let start = Start::Quick(RequestedRules { size: 3, win: None });
+    let start = Start::Quick(RequestedRules { size: 3, win: None, clock: None });
     let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     assert!(s.view.note.starts_with("taking back your seat"));
     let Do::Fallback(Some(request)) = s.on_link(Event::Msg(error(ErrorCode::InvalidToken)), &limits(), URL)
@@ -168,7 +168,7 @@ fn a_seat_kept_on_disk_is_taken_back_or_replaced_by_a_new_game() {
 
 #[test]
 fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
-    let mut s = Screen::new(&Start::Create(RequestedRules { size: 3, win: None }, None), None);
+    let mut s = Screen::new(&Start::Create(RequestedRules { size: 3, win: None, clock: None }, None), None);
     let created =
         ServerMessage::RoomCreated { clock: None, room: Arc::from("ABCD"), size: 3, win: 3, id: None };
     assert!(matches!(s.on_link(Event::Msg(created.clone()), &limits(), URL), Do::Wait));
@@ -192,7 +192,7 @@ fn a_new_room_tells_the_friend_the_command_and_the_web_page() {
 
 #[test]
 fn a_seat_kept_on_disk_whose_game_ended_shows_how_it_ended() {
-    let start = Start::Quick(RequestedRules { size: 3, win: None });
+    let start = Start::Quick(RequestedRules { size: 3, win: None, clock: None });
     let mut s = Screen::new(&start, Some(TakingBack { mark: None }));
     let Do::Ended(id) = s.on_link(Event::Msg(fixtures::ended_while_away()), &limits(), URL) else {
         panic!("expected the record to be fetched")
