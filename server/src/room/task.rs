@@ -159,22 +159,30 @@ async fn run(mut room: Box<Room>, mut conns: Conns, mut inbox: queue::Receiver<R
             }
         }
     }
-    // Requests that reached the inbox after the room closed are answered, not
+    // Requests that reach the inbox after the room closed are answered, not
     // lost: a player who asked for a rematch as the other left hears why.
+    // Until its record is committed the room goes on reading them: a player
+    // resuming a game that ended while they were away is told its id (once
+    // the record is there), not that the room is gone.
+    while held.waiting() {
+        tokio::select! {
+            biased;
+            _ = held.committed() => {
+                if !unwritten_still_ours(&held, &ctx, &mut checked).await
+                    || release(&mut room, &mut conns, &mut held) == Outcome::Refused
+                {
+                    return let_go(&mut room, &conns, &ctx).await;
+                }
+            }
+            Recv::Item(cmd) = inbox.recv() => handle(&mut room, &mut conns, cmd, Instant::now().into_std()),
+        }
+        deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
+    }
     let now = Instant::now().into_std();
     for cmd in inbox.close() {
         handle(&mut room, &mut conns, cmd, now);
     }
     deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
-    while held.waiting() {
-        held.committed().await;
-        if !unwritten_still_ours(&held, &ctx, &mut checked).await
-            || release(&mut room, &mut conns, &mut held) == Outcome::Refused
-        {
-            return let_go(&mut room, &conns, &ctx).await;
-        }
-        deliver(&mut room, &code, &mut conns, &ctx, &mut house, &mut held);
-    }
     let counts = room.counts();
     tracing::info!(games_started = counts.started, games_finished = counts.finished(), "room closed");
     let _ =
