@@ -177,12 +177,15 @@ pub enum Command {
         /// The room code.
         room: String,
     },
-    /// Play games as a bot and print wins, draws and losses.
+    /// Play games as a bot and print wins, draws and losses. Started by a
+    /// match runner with TTT_SERVER, TTT_JOIN (a room code) and TTT_NAME in
+    /// its environment, it joins that room under that name and plays every
+    /// game until the room closes.
     Bot {
         #[command(flatten)]
         server: ServerArg,
         /// Display name.
-        #[arg(long)]
+        #[arg(long, env = "TTT_NAME")]
         name: Option<String>,
         /// How it chooses moves.
         #[arg(long, default_value = "perfect", value_parser = ["perfect", "heuristic", "random"])]
@@ -191,7 +194,7 @@ pub enum Command {
         /// see PROTOCOL.md, "Engine bridge"). Overrides --strategy.
         #[arg(long, value_name = "CMD")]
         engine: Option<String>,
-        /// How many games to play.
+        /// How many games to play; 0: every game of the room until it closes.
         #[arg(long, default_value_t = 1)]
         games: u32,
         /// Time to think per move, in ms (the perfect strategy searches
@@ -214,6 +217,9 @@ pub enum Command {
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Play one bot against another in game pairs and measure them (Elo,
+    /// pentanomial counts, SPRT), as fastchess does for chess engines.
+    Arena(crate::arena::MatchArgs),
     /// Replay a move list and print A, B, Draw or Pending.
     Judge(judge_cmd::JudgeArgs),
     /// Create an account on the server; its token is saved for `play` and `bot`.

@@ -47,6 +47,9 @@ pub enum Error {
         /// This program as it was started, for the command to type.
         ttt: String,
     },
+    /// `ttt arena` could not start or go on, in its own words.
+    #[error("{0}")]
+    Arena(String),
     /// An account or records command failed, in its own words.
     #[error(transparent)]
     Records(#[from] RecordsError),

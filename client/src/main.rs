@@ -2,6 +2,7 @@
 
 mod accounts;
 mod api;
+mod arena;
 mod bot;
 mod bot_cmd;
 mod cli;
@@ -39,6 +40,7 @@ async fn main() -> ExitCode {
     let result: Result<(), Error> = async {
         match cli.command {
             Command::Judge(args) => Ok(judge_cmd::run(&args)?),
+            Command::Arena(args) => arena::run(args).await.map_err(Error::Arena),
             Command::Register { server, name, bot } => {
                 records_cmd::register(server.url()?, &name, bot).await.map_err(Error::Records)
             }
@@ -98,6 +100,11 @@ async fn main() -> ExitCode {
                     (false, Some(player)) => Start::Challenge(player, game.rules()),
                     (false, None) => game.start(),
                 };
+                // Started by a match runner (`ttt arena`): that room's games, until it closes.
+                let (start, games) = match (start, arena_room()) {
+                    (Start::Quick(_), Some(room)) => (Start::Join(room), 0),
+                    (start, _) => (start, games),
+                };
                 let sizes = bot_cmd::Sizes(sizes);
                 let think = think_ms.map(Duration::from_millis);
                 Ok(run_bot(server.url()?, &name, mover, games, think, &start, sizes).await?)
@@ -113,6 +120,12 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The room a match runner started this bot for (`TTT_JOIN`), to play
+/// every game of until it closes.
+fn arena_room() -> Option<String> {
+    std::env::var("TTT_JOIN").ok().filter(|room| !room.trim().is_empty())
 }
 
 /// The name to play under: the one given, else the person's account saved
@@ -152,7 +165,7 @@ async fn run_bot(
     if matches!(start, Start::Await) {
         eprintln!("ttt bot: {name} is waiting for challenges ({sizes})");
     }
-    let tally = bot_cmd::run(link, start, mover, games.max(1), think, &sizes).await?;
+    let tally = bot_cmd::run(link, start, mover, games, think, &sizes).await?;
     println!("{tally}");
     Ok(())
 }

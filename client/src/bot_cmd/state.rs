@@ -49,6 +49,9 @@ pub(super) struct Bot {
     waiting: bool,
     /// How many games to play.
     games: u32,
+    /// Playing every game of the room until it closes (`--games 0`, the
+    /// arena's players): its closing ends the run, not a failure.
+    until_closed: bool,
     /// The board sizes accepted from challengers.
     sizes: Sizes,
     view: View,
@@ -62,12 +65,14 @@ pub(super) struct Bot {
 }
 
 impl Bot {
-    /// A run of `games` games asked for by `start`, on a server with `limits`.
+    /// A run of `games` games (0: every game until the room closes) asked
+    /// for by `start`, on a server with `limits`.
     pub(super) fn new(start: &Start, games: u32, sizes: Sizes, limits: &Limits) -> Bot {
         Bot {
             start: start.clone(),
             waiting: matches!(start, Start::Await),
-            games,
+            games: if games == 0 { u32::MAX } else { games },
+            until_closed: games == 0,
             sizes,
             view: View::default(),
             tally: Tally::default(),
@@ -169,7 +174,8 @@ impl Bot {
                 }
                 // Waiting for challenges, a rematch comes from the challenger.
                 if self.view.closed.is_none() && !self.waiting {
-                    self.rematch_until = Some(now + self.rematch_wait);
+                    // Until the room closes, its closing ends the wait.
+                    self.rematch_until = (!self.until_closed).then(|| now + self.rematch_wait);
                     return vec![self.send(ClientMessage::Rematch {})];
                 }
                 return Vec::new();
@@ -177,6 +183,9 @@ impl Bot {
             ServerMessage::RoomClosed { .. } => {
                 // The opponent is gone: find another, or stop.
                 self.rematch_until = None;
+                if self.until_closed {
+                    return vec![Do::Done(self.tally)];
+                }
                 return match (&self.start, again(&self.start)) {
                     (Start::Await, _) => Vec::new(),
                     (_, Some(request)) => vec![self.send(request)],
