@@ -20,6 +20,12 @@
 // restarts (close code 1012), it reconnects and resumes its seat; waiting in
 // the queue, it queues again.
 //
+// Started by a match runner (`ttt arena 'bot:node bot.js' …`) with TTT_SERVER,
+// TTT_JOIN (a room code) and TTT_NAME in its environment, it joins that room
+// as a guest under that name, plays every game (rematch after each) and exits
+// 0 when the room closes. A game from an opening starts with moves on the
+// board: `game_started` lists them in `moves`.
+//
 // With `--accept-challenges 1` it queues for nothing: it waits until someone
 // challenges it by name (`challenged`), accepts boards of the --sizes it plays
 // and declines the rest with a reason, agrees to every rematch, and after
@@ -41,7 +47,12 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const args = { server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: 'js-bot', size: 3, win: null, join: null, games: 1 };
+// A match runner starts the bot with these three: that room, that name, every game (0).
+const arena = process.env.TTT_JOIN || null;
+const args = {
+  server: process.env.TTT_SERVER || 'ws://127.0.0.1:7878', name: process.env.TTT_NAME || 'js-bot', size: 3, win: null,
+  join: arena, games: arena ? 0 : 1, guest: arena ? 1 : undefined,
+};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const accepting = Boolean(args['accept-challenges']);
 const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : []; // empty: any
@@ -221,6 +232,7 @@ function onMessage(data) {
     case 'game_started':
       clearTimeout(rematchTimer);
       board = Array.from({ length: msg.size }, () => Array(msg.size).fill(0));
+      (msg.moves || []).forEach(([r, c], i) => { board[r][c] = (i % 2) + 1; }); // an opening's moves, X first
       me = msg.you;
       win = msg.win ?? msg.size;
       seat = msg.resume_token;
@@ -239,12 +251,13 @@ function onMessage(data) {
       const outcome = msg.winner === 0 ? 'draw' : msg.winner === me ? 'win' : 'loss';
       console.log(`result: ${outcome} (${msg.reason}) moves=${JSON.stringify(msg.moves)}`);
       played += 1;
-      if (played >= Number(args.games)) {
+      if (Number(args.games) && played >= Number(args.games)) {
         send({ type: 'leave' });
         finish(0, `played ${played} games`);
       } else if (!accepting) { // a challenged bot leaves rematches to its challenger
         send({ type: 'rematch' });
-        rematchTimer = setTimeout(() => {
+        // Playing until the room closes, its closing ends the wait.
+        if (Number(args.games)) rematchTimer = setTimeout(() => {
           send({ type: 'leave' });
           opponentGone('the rematch went unanswered');
         }, rematchWait);
@@ -252,7 +265,8 @@ function onMessage(data) {
       break;
     }
     case 'room_closed': // the opponent left or dropped: no rematch is coming
-      if (!accepting) opponentGone('the opponent left the room');
+      if (!Number(args.games)) finish(0, `played ${played} games`); // every game of the room is played
+      else if (!accepting) opponentGone('the opponent left the room');
       break;
     case 'challenged': {
       const playing = seat !== null;

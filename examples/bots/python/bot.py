@@ -20,6 +20,12 @@ private room stops. If the connection drops mid-game, or the server restarts
 (close code 1012), it reconnects with a jittered backoff and resumes its seat
 while the grace period lasts; waiting in the queue, it queues again.
 
+Started by a match runner (`ttt arena bot:python3 bot.py …`) with TTT_SERVER,
+TTT_JOIN (a room code) and TTT_NAME in its environment, it joins that room as
+a guest under that name, plays every game (rematch after each) and exits 0
+when the room closes. A game from an opening starts with moves on the board:
+`game_started` lists them in `moves`.
+
 With --accept-challenges it queues for nothing: it waits until someone
 challenges it by name (`challenged`), accepts boards of the --sizes it plays
 and declines the rest with a reason, agrees to every rematch, and after each
@@ -257,6 +263,8 @@ async def session(ws, args, s):
         if kind == "game_started":
             n = msg["size"]
             s["board"], s["me"], rematch_until = [[None] * n for _ in range(n)], msg["you"], None
+            for i, (r, c) in enumerate(msg.get("moves") or []):  # an opening's moves, X first
+                s["board"][r][c] = i % 2 + 1
             s["win"] = msg.get("win", n)  # marks in a row that win; n is the classic rule
             s["token"], s["queued"], s["clock"] = msg["resume_token"], False, msg.get("clock")
             tc = msg.get("clock")  # the game's time control, if any
@@ -285,12 +293,13 @@ async def session(ws, args, s):
             outcome = "draw" if winner == 0 else ("win" if winner == s["me"] else "loss")
             print(f"result: {outcome} ({msg['reason']}) moves={json.dumps(msg['moves'])}", flush=True)
             s["played"] += 1
-            if s["played"] >= args.games:
+            if args.games and s["played"] >= args.games:
                 await send({"type": "leave"})
                 return 0
             if not args.accept_challenges:  # a challenged bot leaves rematches to its challenger
                 await send({"type": "rematch"})
-                rematch_until = clock() + rematch_wait
+                # Playing until the room closes, its closing ends the wait.
+                rematch_until = clock() + rematch_wait if args.games else None
         elif kind == "challenged":
             n, sizes = msg["size"], args.sizes
             playing = s["token"] is not None
@@ -307,6 +316,8 @@ async def session(ws, args, s):
             rematch_until = None
             if args.accept_challenges:
                 continue  # wait for the next challenge
+            if not args.games:
+                return 0  # every game of the room is played
             if (code := await opponent_gone("the opponent left the room")) is not None:
                 return code
         elif kind == "error":
@@ -335,13 +346,16 @@ async def session(ws, args, s):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # A match runner starts the bot with these three: that room, that name, every game.
+    arena = os.environ.get("TTT_JOIN") or None
     p.add_argument("--server", default=os.environ.get("TTT_SERVER", "ws://127.0.0.1:7878"))
-    p.add_argument("--name", default="python-bot")
+    p.add_argument("--name", default=os.environ.get("TTT_NAME") or "python-bot")
     p.add_argument("--size", type=int, default=3)
     p.add_argument("--win", type=int, help="marks in a row that win (default: the size)")
-    p.add_argument("--join", help="room code to join instead of quick match")
-    p.add_argument("--games", type=int, default=1, help="games to play (rematch, or find a new opponent)")
-    p.add_argument("--guest", action="store_true", help="play without an account")
+    p.add_argument("--join", default=arena, help="room code to join instead of quick match (default: $TTT_JOIN)")
+    p.add_argument("--games", type=int, default=0 if arena else 1,
+                   help="games to play (rematch, or find a new opponent); 0: every game until the room closes")
+    p.add_argument("--guest", action="store_true", default=bool(arena), help="play without an account")
     p.add_argument("--accept-challenges", action="store_true", help="wait to be challenged by name instead of queueing")
     p.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=[],
                    help="with --accept-challenges: board sizes to accept, e.g. 3,4 (default: any)")
