@@ -71,20 +71,7 @@ async fn fast_server() -> TestServer {
 
 /// Installs the Python bot's package if it is missing.
 async fn python_ready() {
-    tictactoe_tests::tools::require("python3");
-    let (have, _, _) = run(
-        tokio::process::Command::new("python3").args(["-c", "import websockets"]),
-        Duration::from_secs(30),
-    )
-    .await;
-    if !have {
-        let (ok, out, err) = run(
-            tokio::process::Command::new("python3").args(["-m", "pip", "install", "--quiet", "websockets"]),
-            Duration::from_secs(300),
-        )
-        .await;
-        assert!(ok, "pip install websockets: {out}{err}");
-    }
+    tokio::task::spawn_blocking(tictactoe_tests::tools::python_websockets).await.expect("pip");
 }
 
 /// Installs the JavaScript bot's package if it is missing; returns its folder.

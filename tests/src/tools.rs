@@ -57,6 +57,19 @@ pub fn require(tool: &str) -> PathBuf {
     }
 }
 
+/// Makes sure `python3` can `import websockets` (the Python example bot's
+/// one package), installing it with pip when it is missing.
+pub fn python_websockets() {
+    require("python3");
+    let python = || std::process::Command::new("python3");
+    if python().args(["-c", "import websockets"]).output().is_ok_and(|out| out.status.success()) {
+        return;
+    }
+    let out = python().args(["-m", "pip", "install", "--quiet", "websockets"]).output().expect("run pip");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "pip install websockets: {said}");
+}
+
 /// The line a missing `tool` fails with.
 pub fn missing(tool: &str) -> String {
     let hint = if tool == "chromium" { " (or set CHROMIUM to a Chromium binary)" } else { "" };

@@ -64,6 +64,7 @@ pub mod stats {
         pub elo1: f64,
         pub alpha: f64,
         pub beta: f64,
+        #[allow(dead_code)]
         pub model: Model,
     }
 

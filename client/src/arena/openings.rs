@@ -17,7 +17,7 @@ pub enum Openings {
     /// These openings, in order, cycling.
     Listed(Vec<Opening>),
     /// Random openings of this many moves, from this seed.
-    Random { plies: usize, rng: StdRng },
+    Random { plies: usize, rng: Box<StdRng> },
 }
 
 impl Openings {
@@ -32,7 +32,7 @@ impl Openings {
 
     /// Random openings of `plies` moves from `seed`: the same seed, the same openings.
     pub fn random(plies: usize, seed: u64) -> Openings {
-        Openings::Random { plies, rng: StdRng::seed_from_u64(seed) }
+        Openings::Random { plies, rng: Box::new(StdRng::seed_from_u64(seed)) }
     }
 }
 
@@ -79,9 +79,8 @@ pub fn parse(text: &str, size: usize, win: usize) -> Result<Vec<Opening>, String
 pub fn check(opening: &[[u16; 2]], size: usize, win: usize) -> Result<(), String> {
     let mut game = Game::with_win(size, win).map_err(|e| e.to_string())?;
     for (index, &[row, col]) in opening.iter().enumerate() {
-        let status = game
-            .play(row.into(), col.into())
-            .map_err(|e| format!("move {index} ({row},{col}): {e}"))?;
+        let status =
+            game.play(row.into(), col.into()).map_err(|e| format!("move {index} ({row},{col}): {e}"))?;
         if status.is_over() {
             return Err(format!("move {index} ({row},{col}) ends the game"));
         }

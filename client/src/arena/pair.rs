@@ -23,6 +23,10 @@ use super::results::{GameResult, result_text};
 /// How long a player's program has to leave after its room closed.
 const LEAVE: Duration = Duration::from_secs(3);
 
+/// How long the server has to open the room, and the players to join it
+/// (for its first game, or the rematch) before the match stops.
+const JOIN: Duration = Duration::from_secs(60);
+
 /// What every pair of a match shares.
 pub struct Terms {
     /// The server's WebSocket URL.
@@ -83,6 +87,14 @@ impl Running {
     }
 }
 
+/// Completes at `until`, or never.
+async fn sleep_until(until: Option<tokio::time::Instant>) {
+    match until {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Waits for either seat's program to exit: which, and how.
 async fn exited(seats: &mut [Option<Running>; 2]) -> (usize, std::process::ExitStatus) {
     let [a, b] = seats;
@@ -106,7 +118,8 @@ async fn one_exited(running: &mut Option<Running>) -> std::process::ExitStatus {
 /// Plays the pair from `opening`: its games, in order (both, unless the
 /// room closed early).
 pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, PairError> {
-    let (mut ws, _) = crate::net::open_ws(&terms.server).await.map_err(|e| PairError::Server(e.to_string()))?;
+    let (mut ws, _) =
+        crate::net::open_ws(&terms.server).await.map_err(|e| PairError::Server(e.to_string()))?;
     let names = [terms.players[0].name.as_str(), terms.players[1].name.as_str()];
     let mut create = json!({"type": "create_room", "size": terms.size, "win": terms.win, "host": true,
         "players": names, "opening": opening, "games": 2});
@@ -122,8 +135,14 @@ pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, P
     let mut games = Vec::new();
     let mut in_game = false;
     let mut room = String::new();
+    // Until when a game must start: the players are joining.
+    let mut joining = Some(tokio::time::Instant::now() + JOIN);
     loop {
         tokio::select! {
+            _ = sleep_until(joining) => {
+                let what = if room.is_empty() { "open the room".to_owned() } else { format!("start a game in room {room}") };
+                return Err(PairError::Server(format!("the server did not {what} within {} s", JOIN.as_secs())));
+            }
             frame = ws.next() => {
                 let msg: Value = match frame {
                     Some(Ok(Message::Text(text))) => serde_json::from_str(&text).unwrap_or(Value::Null),
@@ -134,6 +153,7 @@ pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, P
                 match msg["type"].as_str().unwrap_or("") {
                     "room_created" => {
                         room = msg["room"].as_str().unwrap_or_default().to_owned();
+                        joining = Some(tokio::time::Instant::now() + JOIN);
                         for (seat, player) in seats.iter_mut().zip(&terms.players) {
                             *seat = Some(Running::start(player, terms, &room)?);
                         }
@@ -141,9 +161,13 @@ pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, P
                     "error" if room.is_empty() => {
                         return Err(PairError::Refused(msg["message"].as_str().unwrap_or("").to_owned()));
                     }
-                    "state" if !in_game && msg["turn"].is_number() => in_game = true,
+                    "state" if !in_game && msg["turn"].is_number() => {
+                        in_game = true;
+                        joining = None;
+                    }
                     "game_over" => {
                         in_game = false;
+                        joining = Some(tokio::time::Instant::now() + JOIN);
                         let first = games.len() % 2 == 0;
                         games.push(judged(&msg, terms, opening, first, &crashed));
                         // Programs that died are started again for the next game.

@@ -130,11 +130,8 @@ fn program_name(cmd: &str) -> String {
         .or(words.first())
         .map_or_else(|| "player".to_owned(), |w| base(w));
     let stem = chosen.split('.').next().filter(|s| !s.is_empty()).unwrap_or(&chosen);
-    let clean: String = stem
-        .chars()
-        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_'))
-        .take(NAME_CHARS)
-        .collect();
+    let clean: String =
+        stem.chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_')).take(NAME_CHARS).collect();
     if clean.is_empty() { "player".to_owned() } else { clean }
 }
 

@@ -35,8 +35,8 @@ pub fn result_text(winner: Option<u8>) -> &'static str {
 }
 
 impl GameResult {
-    /// PLAYER1's points from this game, in half points (0, 1 or 2), where
-    /// `player1` is PLAYER1's argument.
+    /// PLAYER1's points from this game in half points (0, 1 or 2), PLAYER1
+    /// having played X when `player1_was_x`.
     fn half_points(&self, player1_was_x: bool) -> usize {
         match (self.result, player1_was_x) {
             ("1-0", true) | ("0-1", false) => 2,
@@ -82,7 +82,9 @@ pub struct ResultsFile(std::fs::File);
 impl ResultsFile {
     /// Creates (or truncates) the file.
     pub fn create(path: &std::path::Path) -> Result<ResultsFile, String> {
-        std::fs::File::create(path).map(ResultsFile).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::File::create(path)
+            .map(ResultsFile)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Appends one game.

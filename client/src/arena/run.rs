@@ -50,8 +50,10 @@ pub async fn run(args: MatchArgs) -> Result<(), String> {
     let clock = args.clock.map_or("per-move timer".to_owned(), |c| {
         format!("{}+{}", c.initial_ms as f64 / 1000.0, c.increment_ms as f64 / 1000.0)
     });
-    let title =
-        format!("{} vs {} ({size}x{size} win {win}, {clock}, {openings_name})", players[0].name, players[1].name);
+    let title = format!(
+        "{} vs {} ({size}x{size} win {win}, {clock}, {openings_name})",
+        players[0].name, players[1].name
+    );
     let terms = Terms { server, size, win, clock: args.clock, players };
     let outcome = play_pairs(&args, &terms, &mut openings, sprt.as_ref(), results.as_mut(), &title).await;
     if let Some(private) = private {
@@ -80,7 +82,10 @@ async fn play_pairs(
     let interrupt = tokio::signal::ctrl_c();
     tokio::pin!(interrupt);
     loop {
-        while decision.is_none() && failed.is_none() && started < args.pairs && running.len() < args.concurrency.max(1)
+        while decision.is_none()
+            && failed.is_none()
+            && started < args.pairs
+            && running.len() < args.concurrency.max(1)
         {
             let opening = openings.next(started as usize, terms.size, terms.win);
             running.push(async move { pair::play(terms, &opening).await });

@@ -39,7 +39,9 @@ impl PrivateServer {
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("cannot start {} (the server, beside ttt or on PATH): {e}", program.display()))?;
+            .map_err(|e| {
+                format!("cannot start {} (the server, beside ttt or on PATH): {e}", program.display())
+            })?;
         let stdout = child.stdout.take().ok_or("the server's log is not readable")?;
         let mut lines = BufReader::new(stdout).lines();
         let addr = tokio::time::timeout(START, async {

@@ -14,11 +14,11 @@ use tokio_tungstenite::tungstenite::Message;
 use tictactoe_protocol::{ClientMessage, Limits};
 
 pub use connect::ConnectError;
+use connect::Ws;
 /// Opens a bare WebSocket to one server, past its `welcome`, for a caller
 /// that speaks the protocol itself (the arena's host, whose requests are
 /// newer than this client's typed messages).
 pub use connect::open as open_ws;
-use connect::Ws;
 pub use machine::{Event, Gone, NOT_CONNECTED, SendError};
 use machine::{Input, Machine, Seat, Step};
 
