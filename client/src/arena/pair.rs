@@ -161,7 +161,8 @@ pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, P
                     "error" if room.is_empty() => {
                         return Err(PairError::Refused(msg["message"].as_str().unwrap_or("").to_owned()));
                     }
-                    "state" if !in_game && msg["turn"].is_number() => {
+                    // A game starts: the host is sent its `state`.
+                    "state" | "game_started" if !in_game && msg["turn"].is_number() => {
                         in_game = true;
                         joining = None;
                     }
