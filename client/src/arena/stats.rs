@@ -67,9 +67,8 @@ impl Pentanomial {
     pub fn estimates(&self) -> Estimates {
         let pairs = self.pairs() as f64;
         let share = self.0.map(|c| c as f64 / pairs);
-        let points = [0.0, 0.25, 0.5, 0.75, 1.0];
-        let score: f64 = (0..5).map(|i| share[i] * points[i]).sum();
-        let variance: f64 = (0..5).map(|i| share[i] * (points[i] - score).powi(2)).sum();
+        let score: f64 = (0..5).map(|i| share[i] * llr::SCORES[i]).sum();
+        let variance: f64 = (0..5).map(|i| share[i] * (llr::SCORES[i] - score).powi(2)).sum();
         let per_pair = variance / pairs;
         let half_width = CI95_Z * per_pair.sqrt();
         let (upper, lower) = (score + half_width, score - half_width);

@@ -7,7 +7,7 @@
 
 /// What a game pair scores for PLAYER1, as a fraction of the pair's two
 /// points: LL, LD, WL+DD, WD, WW.
-const SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+pub(super) const SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// Stands in for an empty bucket, so every likelihood stays positive (the
 /// regularization Fishtest and fastchess use).
