@@ -3,6 +3,7 @@
 //! module; this gathers them for `main`, at the top of the client's order
 //! (it imports the commands, and no module imports it).
 
+use crate::arena::stats_cmd::StatsCmdError;
 use crate::bot::engine::EngineError;
 use crate::bot_cmd::BotError;
 use crate::judge_cmd::JudgeCmdError;
@@ -50,6 +51,9 @@ pub enum Error {
     /// `ttt arena` could not start or go on, in its own words.
     #[error("{0}")]
     Arena(String),
+    /// `ttt arena stats` was given counts that do not fit together.
+    #[error(transparent)]
+    ArenaStats(#[from] StatsCmdError),
     /// An account or records command failed, in its own words.
     #[error(transparent)]
     Records(#[from] RecordsError),

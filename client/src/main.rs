@@ -40,7 +40,10 @@ async fn main() -> ExitCode {
     let result: Result<(), Error> = async {
         match cli.command {
             Command::Judge(args) => Ok(judge_cmd::run(&args)?),
-            Command::Arena(args) => arena::run(args).await.map_err(Error::Arena),
+            Command::Arena(args) => match args.command {
+                Some(arena::args::ArenaCommand::Stats(stats)) => Ok(arena::stats_cmd::run(&stats)?),
+                None => arena::run(args).await.map_err(Error::Arena),
+            },
             Command::Register { server, name, bot } => {
                 records_cmd::register(server.url()?, &name, bot).await.map_err(Error::Records)
             }

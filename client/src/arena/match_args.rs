@@ -1,25 +1,18 @@
-//! `ttt arena`'s flags for playing a match.
+//! `ttt arena`'s flags for playing a match (besides the players and the
+//! SPRT, which `ttt arena stats` shares: see [`super::args`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 use tictactoe_protocol::Fischer;
 
-use super::stats::{Model, Sprt};
-
-/// Plays PLAYER1 against PLAYER2 in game pairs and measures the difference.
+/// How PLAYER1 and PLAYER2 play: where, on what board, from which openings, how many pairs.
 #[derive(Args, Debug)]
 pub struct MatchArgs {
     /// The server to play on (ws://HOST:PORT); without it, a private
     /// ttt-server is started on a free loopback port and stopped at the end.
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// builtin:perfect|heuristic|random, engine:CMD, gomocup:CMD or bot:CMD.
-    #[arg(value_name = "PLAYER1")]
-    pub player1: String,
-    /// The opponent, as PLAYER1.
-    #[arg(value_name = "PLAYER2")]
-    pub player2: String,
     /// Board size.
     #[arg(long, default_value_t = 3)]
     pub size: usize,
@@ -44,13 +37,6 @@ pub struct MatchArgs {
     /// Game pairs to play at most (fewer when the SPRT decides first).
     #[arg(long, default_value_t = 100)]
     pub pairs: u64,
-    /// A sequential probability ratio test: elo0=E0,elo1=E1[,alpha=A,beta=B];
-    /// the match stops when it accepts H0 or H1.
-    #[arg(long, value_name = "elo0=E0,elo1=E1")]
-    pub sprt: Option<Sprt>,
-    /// The Elo model of the SPRT.
-    #[arg(long, default_value = "normalized")]
-    pub model: Model,
     /// Game pairs played at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,

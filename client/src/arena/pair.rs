@@ -171,10 +171,11 @@ pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, P
                         joining = Some(tokio::time::Instant::now() + JOIN);
                         let first = games.len() % 2 == 0;
                         games.push(judged(&msg, terms, opening, first, &crashed));
-                        // Programs that died are started again for the next game.
-                        for i in 0..2 {
-                            if crashed[i].take().is_some() && games.len() < 2 {
-                                seats[i] = Some(Running::start(&terms.players[i], terms, &room)?);
+                        // Programs gone during the game are started again for the next.
+                        crashed = [None, None];
+                        for (seat, player) in seats.iter_mut().zip(&terms.players) {
+                            if seat.is_none() && games.len() < 2 {
+                                *seat = Some(Running::start(player, terms, &room)?);
                             }
                         }
                     }
@@ -194,8 +195,10 @@ pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, P
 }
 
 /// A player's program exited while the room is open: before any game, the
-/// match stops; during a game, it loses it (once the game ends) and is
-/// started again; between the games, it is started again at once.
+/// match stops; failing during a game, it loses it (once the game ends)
+/// and is started again; between the games, it is started again at once.
+/// One that ended well during a game saw the room close (the host may not
+/// have read the last `game_over` yet): it lost nothing.
 #[allow(clippy::too_many_arguments)]
 fn on_exit(
     seat: usize,
@@ -214,7 +217,9 @@ fn on_exit(
         return Err(PairError::PlayerFailed { spec: player.spec.clone(), why });
     }
     if in_game {
-        crashed[seat] = Some(why);
+        if !status.success() {
+            crashed[seat] = Some(why);
+        }
     } else if games.len() < 2 {
         seats[seat] = Some(Running::start(player, terms, room)?);
     }

@@ -33,8 +33,8 @@ impl Progress {
             let _ = write!(err, "\r\x1b[2K{line}");
             let _ = err.flush();
             self.drawn = true;
-        } else if tally.pairs() >= self.shown + EVERY {
-            self.shown = tally.pairs();
+        } else if tally.ptnml.pairs() >= self.shown + EVERY {
+            self.shown = tally.ptnml.pairs();
             let _ = writeln!(err, "{line}");
         }
     }
@@ -50,7 +50,7 @@ impl Progress {
 
 /// The progress line's text.
 fn line(tally: &Tally, of: u64, in_flight: usize, sprt: Option<&Sprt>) -> String {
-    let mut line = format!("Pairs: {}/{of}, games in flight: {in_flight}", tally.pairs());
+    let mut line = format!("Pairs: {}/{of}, games in flight: {in_flight}", tally.ptnml.pairs());
     if let Some(test) = sprt {
         let (lower, upper) = test.bounds();
         line.push_str(&format!(", LLR: {:.2} ({lower:.2}, {upper:.2})", test.llr(&tally.ptnml)));

@@ -68,11 +68,6 @@ impl Tally {
         }
         self.ptnml.0[points[0] + points[1]] += 1;
     }
-
-    /// Pairs counted.
-    pub fn pairs(&self) -> u64 {
-        self.ptnml.0.iter().sum()
-    }
 }
 
 /// Where `--results` lines go: flushed per line, so a stopped match keeps
@@ -121,7 +116,7 @@ mod tests {
         tally.add_pair(&game("1/2-1/2"), &game("1-0"));
         assert_eq!(tally.ptnml.0, [0, 1, 1, 0, 1]);
         assert_eq!((tally.wdl.wins, tally.wdl.draws, tally.wdl.losses), (3, 1, 2));
-        assert_eq!(tally.pairs(), 3);
+        assert_eq!(tally.ptnml.pairs(), 3);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tictactoe_protocol::Game;
 
+use super::args::ArenaArgs;
 use super::match_args::MatchArgs;
 use super::openings::{self, Openings};
 use super::pair::{self, Terms};
@@ -14,14 +15,22 @@ use super::players::Player;
 use super::progress::Progress;
 use super::results::{ResultsFile, Tally};
 use super::server::PrivateServer;
-use super::stats::{self, Decision, Sprt};
+use super::stats::{self, Sprt};
 
 /// The statistics are printed every this many pairs.
 const REPORT_EVERY: u64 = 10;
 
-/// Plays the match `args` asks for; the error says why it could not go on.
-pub async fn run(args: MatchArgs) -> Result<(), String> {
-    let players = Player::pair(&args.player1, &args.player2)?;
+/// Plays the match `arena` asks for; the error says why it could not go on.
+pub async fn run(arena: ArenaArgs) -> Result<(), String> {
+    let [first, second] = arena.players.as_slice() else {
+        return Err(format!(
+            "a match is between two players (ttt arena PLAYER1 PLAYER2 …), not {}",
+            arena.players.len()
+        ));
+    };
+    let players = Player::pair(first, second)?;
+    let sprt = arena.sprt.sprt();
+    let args = arena.play;
     let size = args.size;
     let win = args.win.unwrap_or(size);
     Game::with_win(size, win).map_err(|e| format!("--size {size} --win {win}: {e}"))?;
@@ -40,7 +49,6 @@ pub async fn run(args: MatchArgs) -> Result<(), String> {
         }
         (None, None) => (Openings::Empty, "no openings".to_owned()),
     };
-    let sprt = args.sprt.map(|t| Sprt { model: args.model, ..t });
     let mut results = args.results.as_deref().map(ResultsFile::create).transpose()?;
     let private = match &args.server {
         Some(_) => None,
@@ -107,10 +115,10 @@ async fn play_pairs(
                         tally.add_pair(first, second);
                     }
                     decision = sprt.and_then(|t| t.decision(&tally.ptnml));
-                    if tally.pairs() >= reported + REPORT_EVERY && decision.is_none() {
-                        reported = tally.pairs();
+                    if tally.ptnml.pairs() >= reported + REPORT_EVERY && decision.is_none() {
+                        reported = tally.ptnml.pairs();
                         progress.clear();
-                        println!("{}\n", stats::report(title, &tally.ptnml, &tally.wdl, sprt));
+                        println!("{}", stats::report(title, &tally.ptnml, &tally.wdl, sprt));
                     }
                 }
                 Err(e) => failed = Some(e.to_string()),
@@ -128,11 +136,9 @@ async fn play_pairs(
     }
     drop(running);
     progress.clear();
-    println!("{}", stats::report(title, &tally.ptnml, &tally.wdl, sprt));
-    match decision {
-        Some(Decision::H1) => println!("H1 was accepted"),
-        Some(Decision::H0) => println!("H0 was accepted"),
-        None => {}
+    print!("{}", stats::report(title, &tally.ptnml, &tally.wdl, sprt));
+    if let Some(decision) = decision {
+        println!("{decision}");
     }
     failed.map_or(Ok(()), Err)
 }

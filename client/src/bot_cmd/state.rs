@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, ServerMessage};
+use tictactoe_protocol::{ClientMessage, ClosedReason, ErrorCode, Limits, ServerMessage};
 
 use super::{BotError, Sizes, Tally};
 use crate::bot::MoverError;
@@ -180,10 +180,11 @@ impl Bot {
                 }
                 return Vec::new();
             }
-            ServerMessage::RoomClosed { .. } => {
+            ServerMessage::RoomClosed { reason, .. } => {
                 // The opponent is gone: find another, or stop.
                 self.rematch_until = None;
-                if self.until_closed {
+                // The organiser's games are played, or every game asked for.
+                if self.until_closed || *reason == ClosedReason::Finished {
                     return vec![Do::Done(self.tally)];
                 }
                 return match (&self.start, again(&self.start)) {

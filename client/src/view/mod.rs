@@ -249,11 +249,13 @@ impl View {
                 clock,
                 clocks,
                 running,
+                moves,
                 ..
             } => {
                 *self = View::new(*size, *win);
                 self.set_clocks(*clock, *clocks, *running);
                 self.room = Some(clean(room));
+                self.replay(moves); // an organised room's opening, on the board from the start
                 self.you = Some(*you);
                 self.names = players.iter().map(shown).collect();
                 // On a Fischer clock `turn_timeout_ms` is 0: X's first move has its own 30 s.
@@ -328,6 +330,9 @@ impl View {
                     (ClosedReason::Left, Some(_)) => "your opponent has left the room".into(),
                     (ClosedReason::Disconnect, Some(_)) => {
                         "your opponent's connection is gone; the room has closed".into()
+                    }
+                    (ClosedReason::Finished, _) => {
+                        "the organiser's games are played; the room has closed".into()
                     }
                     (_, None) => "the room has closed: a player left".into(),
                 };

@@ -460,6 +460,7 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
         seeded(),
         (A, Identity::guest("a")),
         None,
+        None,
         Some(RequestId::Int(1)),
     )
     .unwrap();
@@ -499,6 +500,7 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
         settings(),
         seeded(),
         (A, Identity::guest("a")),
+        None,
         None,
         None,
     )
@@ -598,6 +600,7 @@ fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
             settings(),
             seeded(),
             (A, Identity::guest("a")),
+            None,
             None,
             None,
         )
@@ -853,6 +856,7 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let t0 = Instant::now();
     let with_records = Settings { records: true, ..settings() };
     let game = |moves: Vec<[u16; 2]>| LiveGame {
+        opening: 0,
         times: Vec::new(),
         id: "GAME1234".into(),
         room: "ROOM".into(),
