@@ -115,142 +115,168 @@ async fn one_exited(running: &mut Option<Running>) -> std::process::ExitStatus {
     }
 }
 
-/// Plays the pair from `opening`: its games, in order (both, unless the
-/// room closed early).
+/// Plays the pair from `opening`: its games in order, PLAYER1 X in the
+/// first. When the room closes after one game (the server closes it when a
+/// player's program dies between games), the rematch is played in a room
+/// of its own; a pair that still lacks a game has fewer than two.
 pub async fn play(terms: &Terms, opening: &Opening) -> Result<Vec<GameResult>, PairError> {
-    let (mut ws, _) =
-        crate::net::open_ws(&terms.server).await.map_err(|e| PairError::Server(e.to_string()))?;
-    let names = [terms.players[0].name.as_str(), terms.players[1].name.as_str()];
-    let mut create = json!({"type": "create_room", "size": terms.size, "win": terms.win, "host": true,
-        "players": names, "opening": opening, "games": 2});
-    if let Some(clock) = terms.clock {
-        create["clock"] = json!({"initial_ms": clock.initial_ms, "increment_ms": clock.increment_ms});
-    }
-    for request in [json!({"type": "hello", "name": "arena", "protocol": 1}), create] {
-        ws.send(Message::text(request.to_string())).await.map_err(|e| PairError::Server(e.to_string()))?;
-    }
-    let mut seats: [Option<Running>; 2] = [None, None];
-    // The programs that died during the game being played, and why.
-    let mut crashed: [Option<String>; 2] = [None, None];
-    let mut games = Vec::new();
-    let mut in_game = false;
-    let mut room = String::new();
-    // Until when a game must start: the players are joining.
-    let mut joining = Some(tokio::time::Instant::now() + JOIN);
-    loop {
-        tokio::select! {
-            _ = sleep_until(joining) => {
-                let what = if room.is_empty() { "open the room".to_owned() } else { format!("start a game in room {room}") };
-                return Err(PairError::Server(format!("the server did not {what} within {} s", JOIN.as_secs())));
-            }
-            frame = ws.next() => {
-                let msg: Value = match frame {
-                    Some(Ok(Message::Text(text))) => serde_json::from_str(&text).unwrap_or(Value::Null),
-                    Some(Ok(_)) => continue,
-                    Some(Err(e)) => return Err(PairError::Server(format!("the connection failed: {e}"))),
-                    None => return Err(PairError::Server("the server closed the connection".into())),
-                };
-                match msg["type"].as_str().unwrap_or("") {
-                    "room_created" => {
-                        room = msg["room"].as_str().unwrap_or_default().to_owned();
-                        joining = Some(tokio::time::Instant::now() + JOIN);
-                        for (seat, player) in seats.iter_mut().zip(&terms.players) {
-                            *seat = Some(Running::start(player, terms, &room)?);
-                        }
-                    }
-                    "error" if room.is_empty() => {
-                        return Err(PairError::Refused(msg["message"].as_str().unwrap_or("").to_owned()));
-                    }
-                    // A game starts: the host is sent its `state`.
-                    "state" | "game_started" if !in_game && msg["turn"].is_number() => {
-                        in_game = true;
-                        joining = None;
-                    }
-                    "game_over" => {
-                        in_game = false;
-                        joining = Some(tokio::time::Instant::now() + JOIN);
-                        let first = games.len() % 2 == 0;
-                        games.push(judged(&msg, terms, opening, first, &crashed));
-                        // Programs gone during the game are started again for the next.
-                        crashed = [None, None];
-                        for (seat, player) in seats.iter_mut().zip(&terms.players) {
-                            if seat.is_none() && games.len() < 2 {
-                                *seat = Some(Running::start(player, terms, &room)?);
-                            }
-                        }
-                    }
-                    "room_closed" => break,
-                    _ => {}
-                }
-            }
-            (seat, status) = exited(&mut seats) => {
-                on_exit(seat, status, &mut seats, &mut crashed, &games, in_game, terms, &room)?;
-            }
-        }
-    }
-    for mut running in seats.into_iter().flatten() {
-        let _ = tokio::time::timeout(LEAVE, running.child.wait()).await;
+    let mut games = Room { terms, opening, order: [0, 1], wanted: 2 }.play().await?;
+    if games.len() == 1 {
+        games.extend(Room { terms, opening, order: [1, 0], wanted: 1 }.play().await?);
     }
     Ok(games)
 }
 
-/// A player's program exited while the room is open: before any game, the
-/// match stops; failing during a game, it loses it (once the game ends)
-/// and is started again; between the games, it is started again at once.
-/// One that ended well during a game saw the room close (the host may not
-/// have read the last `game_over` yet): it lost nothing.
-#[allow(clippy::too_many_arguments)]
-fn on_exit(
-    seat: usize,
-    status: std::process::ExitStatus,
-    seats: &mut [Option<Running>; 2],
-    crashed: &mut [Option<String>; 2],
-    games: &[GameResult],
-    in_game: bool,
-    terms: &Terms,
-    room: &str,
-) -> Result<(), PairError> {
-    let Some(running) = seats[seat].take() else { return Ok(()) };
-    let why = running.why(status);
-    let player = &terms.players[seat];
-    if games.is_empty() && !in_game {
-        return Err(PairError::PlayerFailed { spec: player.spec.clone(), why });
-    }
-    if in_game {
-        if !status.success() {
-            crashed[seat] = Some(why);
-        }
-    } else if games.len() < 2 {
-        seats[seat] = Some(Running::start(player, terms, room)?);
-    }
-    Ok(())
+/// An organised room of the pair.
+struct Room<'a> {
+    terms: &'a Terms,
+    opening: &'a Opening,
+    /// The players (0: PLAYER1) as X and O in its first game; swapped in the next.
+    order: [usize; 2],
+    /// Its games.
+    wanted: usize,
 }
 
-/// The game in `game_over` as the results keep it. A player whose
-/// program died during it lost it, whatever the server made of its leaving.
-fn judged(
-    msg: &Value,
-    terms: &Terms,
-    opening: &Opening,
-    first: bool,
-    crashed: &[Option<String>; 2],
-) -> GameResult {
-    // PLAYER1 is X in the first game of the pair, O in the rematch.
-    let (x, o) = if first { (0, 1) } else { (1, 0) };
-    let mut winner = msg["winner"].as_u64().filter(|w| *w == 1 || *w == 2).map(|w| w as u8);
-    let mut reason = msg["reason"].as_str().unwrap_or("unknown").to_owned();
-    for (seat, loser_is) in [(x, 1u8), (o, 2u8)] {
-        if let Some(why) = &crashed[seat] {
-            winner = Some(3 - loser_is);
-            reason = format!("{} crashed: {why}", terms.players[seat].name);
+/// What the host has seen of a room so far.
+#[derive(Default)]
+struct Seen {
+    /// The room's code, once created.
+    room: String,
+    games: Vec<GameResult>,
+    in_game: bool,
+    /// The programs, by player, that died during the game being played, and why.
+    crashed: [Option<String>; 2],
+}
+
+impl Room<'_> {
+    /// Opens the room, starts the players' programs, and watches its games.
+    async fn play(&self) -> Result<Vec<GameResult>, PairError> {
+        let terms = self.terms;
+        let (mut ws, _) =
+            crate::net::open_ws(&terms.server).await.map_err(|e| PairError::Server(e.to_string()))?;
+        let names = self.order.map(|i| terms.players[i].name.as_str());
+        let mut create = json!({"type": "create_room", "size": terms.size, "win": terms.win, "host": true,
+            "players": names, "opening": self.opening, "games": self.wanted});
+        if let Some(clock) = terms.clock {
+            create["clock"] = json!({"initial_ms": clock.initial_ms, "increment_ms": clock.increment_ms});
         }
+        for request in [json!({"type": "hello", "name": "arena", "protocol": 1}), create] {
+            ws.send(Message::text(request.to_string()))
+                .await
+                .map_err(|e| PairError::Server(e.to_string()))?;
+        }
+        // The programs playing, by player (0: PLAYER1).
+        let mut seats: [Option<Running>; 2] = [None, None];
+        let mut seen = Seen::default();
+        // Until when a game must start: the players are joining.
+        let mut joining = Some(tokio::time::Instant::now() + JOIN);
+        loop {
+            tokio::select! {
+                _ = sleep_until(joining) => {
+                    let what = match seen.room.as_str() {
+                        "" => "open the room".to_owned(),
+                        room => format!("start a game in room {room}"),
+                    };
+                    return Err(PairError::Server(format!("the server did not {what} within {} s", JOIN.as_secs())));
+                }
+                frame = ws.next() => {
+                    let msg: Value = match frame {
+                        Some(Ok(Message::Text(text))) => serde_json::from_str(&text).unwrap_or(Value::Null),
+                        Some(Ok(_)) => continue,
+                        Some(Err(e)) => return Err(PairError::Server(format!("the connection failed: {e}"))),
+                        None => return Err(PairError::Server("the server closed the connection".into())),
+                    };
+                    match msg["type"].as_str().unwrap_or("") {
+                        "room_created" => {
+                            seen.room = msg["room"].as_str().unwrap_or_default().to_owned();
+                            joining = Some(tokio::time::Instant::now() + JOIN);
+                            for (seat, player) in seats.iter_mut().zip(&terms.players) {
+                                *seat = Some(Running::start(player, terms, &seen.room)?);
+                            }
+                        }
+                        "error" if seen.room.is_empty() => {
+                            return Err(PairError::Refused(msg["message"].as_str().unwrap_or("").to_owned()));
+                        }
+                        // A game starts: the host is sent its `state`.
+                        "state" | "game_started" if !seen.in_game && msg["turn"].is_number() => {
+                            seen.in_game = true;
+                            joining = None;
+                        }
+                        "game_over" => {
+                            seen.in_game = false;
+                            joining = Some(tokio::time::Instant::now() + JOIN);
+                            let game = self.judged(&msg, seen.games.len(), &seen.crashed);
+                            seen.games.push(game);
+                            seen.crashed = [None, None];
+                            // Programs gone during the game are started again for the next.
+                            for (seat, player) in seats.iter_mut().zip(&terms.players) {
+                                if seat.is_none() && seen.games.len() < self.wanted {
+                                    *seat = Some(Running::start(player, terms, &seen.room)?);
+                                }
+                            }
+                        }
+                        "room_closed" => break,
+                        _ => {}
+                    }
+                }
+                (seat, status) = exited(&mut seats) => self.on_exit(seat, status, &mut seats, &mut seen)?,
+            }
+        }
+        for mut running in seats.into_iter().flatten() {
+            let _ = tokio::time::timeout(LEAVE, running.child.wait()).await;
+        }
+        Ok(seen.games)
     }
-    GameResult {
-        game_id: msg["game_id"].as_str().map(str::to_owned),
-        opening: opening.clone(),
-        x: terms.players[x].spec.clone(),
-        o: terms.players[o].spec.clone(),
-        result: result_text(winner),
-        reason,
+
+    /// A player's program exited while the room is open: before any game,
+    /// the match stops; failing during a game, it loses it (once the game
+    /// ends) and is started again; between the games, it is started again
+    /// at once. One that ended well during a game saw the room close (the
+    /// host may not have read the last `game_over` yet): it lost nothing.
+    fn on_exit(
+        &self,
+        seat: usize,
+        status: std::process::ExitStatus,
+        seats: &mut [Option<Running>; 2],
+        seen: &mut Seen,
+    ) -> Result<(), PairError> {
+        let Some(running) = seats[seat].take() else { return Ok(()) };
+        let why = running.why(status);
+        let player = &self.terms.players[seat];
+        if seen.games.is_empty() && !seen.in_game {
+            return Err(PairError::PlayerFailed { spec: player.spec.clone(), why });
+        }
+        if seen.in_game {
+            if !status.success() {
+                seen.crashed[seat] = Some(why);
+            }
+        } else if seen.games.len() < self.wanted {
+            seats[seat] = Some(Running::start(player, self.terms, &seen.room)?);
+        }
+        Ok(())
+    }
+
+    /// Game `index` of the room, as `game_over` says, as the results keep
+    /// it. A player whose program died during it lost it, whatever the
+    /// server made of its leaving.
+    fn judged(&self, msg: &Value, index: usize, crashed: &[Option<String>; 2]) -> GameResult {
+        let x = self.order[index % 2];
+        let o = 1 - x;
+        let mut winner = msg["winner"].as_u64().filter(|w| *w == 1 || *w == 2).map(|w| w as u8);
+        let mut reason = msg["reason"].as_str().unwrap_or("unknown").to_owned();
+        for (player, loser) in [(x, 1u8), (o, 2u8)] {
+            if let Some(why) = &crashed[player] {
+                winner = Some(3 - loser);
+                reason = format!("{} crashed: {why}", self.terms.players[player].name);
+            }
+        }
+        GameResult {
+            game_id: msg["game_id"].as_str().map(str::to_owned),
+            opening: self.opening.clone(),
+            x: self.terms.players[x].spec.clone(),
+            o: self.terms.players[o].spec.clone(),
+            result: result_text(winner),
+            reason,
+        }
     }
 }
