@@ -115,7 +115,9 @@ async fn play_pairs(
                         tally.add_pair(first, second);
                     }
                     decision = sprt.and_then(|t| t.decision(&tally.ptnml));
-                    if tally.ptnml.pairs() >= reported + REPORT_EVERY && decision.is_none() {
+                    // The last pairs' block is the one printed at the end.
+                    let last = tally.ptnml.pairs() >= args.pairs;
+                    if tally.ptnml.pairs() >= reported + REPORT_EVERY && decision.is_none() && !last {
                         reported = tally.ptnml.pairs();
                         progress.clear();
                         println!("{}", stats::report(title, &tally.ptnml, &tally.wdl, sprt));
