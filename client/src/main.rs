@@ -97,14 +97,18 @@ async fn main() -> ExitCode {
                         bot::by_name(&strategy).ok_or_else(|| Error::UnknownStrategy(strategy.clone()))?,
                     ),
                 };
-                game.check()?;
+                // Started by a match runner (`ttt arena`): that room's games,
+                // on its rules, until it closes.
+                let arena = arena_room();
+                if arena.is_none() {
+                    game.check()?;
+                }
                 let start = match (accept_challenges, challenge) {
                     (true, _) => Start::Await,
                     (false, Some(player)) => Start::Challenge(player, game.rules()),
                     (false, None) => game.start(),
                 };
-                // Started by a match runner (`ttt arena`): that room's games, until it closes.
-                let (start, games) = match (start, arena_room()) {
+                let (start, games) = match (start, arena) {
                     (Start::Quick(_), Some(room)) => (Start::Join(room), 0),
                     (start, _) => (start, games),
                 };
