@@ -250,3 +250,31 @@ fn its_budget_follows_the_clocks_the_server_reports() {
     assert!(b.limit <= ms(37_500) && b.limit > ms(37_000), "{b:?}");
     assert_eq!(bot.budget(Some(ms(1_000)), Instant::now()).think, ms(1_000), "--think-ms caps it");
 }
+
+#[test]
+fn started_for_a_room_it_plays_every_game_until_the_room_closes() {
+    let t0 = Instant::now();
+    // `--games 0`, as `ttt arena` starts it (TTT_JOIN).
+    let mut bot = Bot::new(&Start::Join("ABCD".into()), 0, Sizes::default(), &limits(0));
+    for (you, winner) in [(Player::X, Some(Player::X)), (Player::O, None)] {
+        let _ = bot.on_event(started(you), &limits(0), t0);
+        let out = bot.on_event(over(winner), &limits(0), t0);
+        assert!(matches!(out.as_slice(), [Do::Send(ClientMessage::Rematch {})]), "{out:?}");
+        // The room's closing ends the wait, not a deadline.
+        assert_eq!(bot.rematch_deadline(), None);
+    }
+    let out = bot.on_event(closed(), &limits(0), t0);
+    let [Do::Done(tally)] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(*tally, Tally { wins: 1, draws: 1, losses: 0 });
+}
+
+#[test]
+fn an_organised_room_closing_after_its_games_ends_the_run_well() {
+    let t0 = Instant::now();
+    let mut bot = Bot::new(&Start::Join("ABCD".into()), 5, Sizes::default(), &limits(0));
+    let _ = bot.on_event(started(Player::X), &limits(0), t0);
+    let _ = bot.on_event(over(None), &limits(0), t0);
+    let finished = ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Finished };
+    let out = bot.on_event(Event::Msg(finished), &limits(0), t0);
+    assert!(matches!(out.as_slice(), [Do::Done(Tally { wins: 0, draws: 1, losses: 0 })]), "{out:?}");
+}
