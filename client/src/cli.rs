@@ -82,6 +82,18 @@ impl GameArgs {
         say::check_win(self.rules())
     }
 
+    /// Five in a row, as a Gomocup brain plays: the win length when none
+    /// is given; another is refused in words.
+    pub fn five_in_a_row(&mut self) -> Result<(), say::BadWin> {
+        match self.win {
+            None | Some(5) => {
+                self.win = Some(5);
+                Ok(())
+            }
+            Some(win) => Err(say::BadWin::NotFive { win }),
+        }
+    }
+
     /// The rules (board, win length, clock) asked for.
     pub fn rules(&self) -> RequestedRules {
         RequestedRules { size: self.size, win: self.win, clock: self.clock }
@@ -191,6 +203,15 @@ pub enum Command {
         /// see PROTOCOL.md, "Engine bridge"). Overrides --strategy.
         #[arg(long, value_name = "CMD")]
         engine: Option<String>,
+        /// How --engine speaks: `line` (PROTOCOL.md, "Engine bridge") or
+        /// `gomocup`, a Gomocup brain (`pbrain-…`, the Piskvork protocol;
+        /// five in a row only, and its ABOUT name is the bot's name unless
+        /// --name says otherwise; see PROTOCOL.md, "The Gomocup bridge").
+        #[arg(long, default_value = "line", value_parser = ["line", "gomocup"], requires = "engine")]
+        engine_protocol: String,
+        /// A Gomocup brain's memory limit in MB (`INFO max_memory`).
+        #[arg(long, value_name = "MB", default_value_t = crate::bot::gomocup::DEFAULT_MEMORY_MB)]
+        engine_memory_mb: u64,
         /// How many games to play.
         #[arg(long, default_value_t = 1)]
         games: u32,
