@@ -168,17 +168,16 @@ impl Brain {
 }
 
 /// What the brain is told of its time: `timeout_turn` the budget's
-/// thinking time, `timeout_match` the clock's initial time (0 without a
-/// clock) and `time_left` the most this move can take.
+/// thinking time, but at most four fifths of the most the move may take (a
+/// brain may overrun its turn time a little); `timeout_match` the clock's
+/// initial time (0, no match limit, on the per-move timer); `time_left`
+/// the most this move may take.
 fn timing(budget: Budget) -> Timing {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let turn_ms = ms(budget.think).min(ms(budget.limit) / 5 * 4);
     match budget.clock {
-        Some(clock) => Timing {
-            turn_ms: ms(budget.think),
-            match_ms: clock.initial_ms,
-            left_ms: ms(budget.limit),
-        },
-        None => Timing { turn_ms: ms(budget.think), match_ms: 0, left_ms: UNLIMITED_MS },
+        Some(clock) => Timing { turn_ms, match_ms: clock.initial_ms, left_ms: ms(budget.limit) },
+        None => Timing { turn_ms, match_ms: 0, left_ms: UNLIMITED_MS },
     }
 }
 
