@@ -124,3 +124,84 @@ async fn rapfi_plays_a_whole_game_against_the_heuristic_bot_and_the_judge_confir
     let record: Value = serde_json::from_str(&body).expect("a record");
     assert_eq!((status, record["players"][0]["name"].clone()), (200, json!("Rapfi")), "{body}");
 }
+
+/// Plays one game as `them` from its `game_started` (junk moves whenever it
+/// is their turn), resigning once the bot has made `resign_after` moves;
+/// the `game_over`.
+async fn opponent(them: &mut Client, started: &Value, resign_after: usize) -> Value {
+    let me = started["you"].clone();
+    let mut taken: Vec<[usize; 2]> = Vec::new();
+    let mut theirs = 0;
+    let mut to_move = started["turn"] == me;
+    loop {
+        if to_move {
+            them.send(json!({"type": "move", "row": junk_move(&taken)[0], "col": junk_move(&taken)[1]})).await;
+            to_move = false;
+        }
+        let msg = tokio::time::timeout(Duration::from_secs(30), them.recv_json()).await.expect("the game goes on");
+        match msg["type"].as_str() {
+            Some("moved") => {
+                taken.push(cell(&msg));
+                if msg["player"] != me {
+                    theirs += 1;
+                    if theirs >= resign_after {
+                        them.send(json!({"type": "resign"})).await;
+                    }
+                }
+                to_move = msg["next"] == me && theirs < resign_after;
+            }
+            Some("state") => {
+                taken = serde_json::from_value(msg["moves"].clone()).expect("moves");
+                to_move = msg["turn"] == me;
+            }
+            Some("game_over") => return msg,
+            _ => {}
+        }
+    }
+}
+
+/// The lines a scripted brain's `life` was sent.
+fn life_log(dir: &TempDir, life: u32) -> String {
+    std::fs::read_to_string(dir.path.join(format!("life-{life}.log"))).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_brain_that_fails_loses_that_game_and_a_restarted_brain_plays_the_next() {
+    let server = TestServer::start(test_config()).await;
+    let url = server.url();
+    let cases = [
+        ("crash", "engine exited"),
+        ("error", "brain answered \"ERROR cannot think\""),
+        ("illegal", "a taken cell"),
+        ("garbage", "brain answered \"hello there\", not a move \"x,y\""),
+        ("silent", "did not answer within"),
+    ];
+    for (mode, said) in cases {
+        let dir = TempDir::new(&format!("gomocup-{mode}"));
+        let brain = scripted(mode, &dir, 0);
+        let args = ["--create", "--seat", "x", "--size", "15", "--games", "2", "--think-ms", "500"];
+        let mut bot = gomocup_bot(&url, &brain, &args);
+        let (code, out) = room_of(&mut bot);
+        let mut them = server.client().await;
+        them.send(json!({"type": "join_room", "room": code})).await;
+        let started = them.recv_type("game_started").await;
+        assert_eq!(started["players"][0]["name"], format!("scripted {mode}"), "ABOUT names the bot");
+        // Its first move is good, its second fails: that game is lost, by resigning.
+        let over = opponent(&mut them, &started, usize::MAX).await;
+        assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("resign")), "{mode}: {over}");
+        assert_eq!(over["moves"].as_array().map(Vec::len), Some(2), "{mode}: {over}");
+        // The rematch: a new process plays it (and moves), then the opponent resigns.
+        them.send(json!({"type": "rematch"})).await;
+        let started = them.recv_type("game_started").await;
+        let over = opponent(&mut them, &started, 1).await;
+        assert_eq!(over["reason"], "resign", "{mode}: {over}");
+        assert_ne!(over["winner"], started["you"], "{mode}: the restarted brain won game 2");
+        let (tally, log) = ended(bot, out, 20).await;
+        assert_eq!(tally, "wins: 1, draws: 0, losses: 1", "{mode}: {log}");
+        assert!(log.contains("the brain lost this game") && log.contains(said), "{mode}: {log}");
+        let second = life_log(&dir, 2);
+        assert!(second.starts_with("START 15\n"), "{mode}: the second life starts the game: {second}");
+        assert!(second.contains("INFO rule 0") && second.contains("INFO timeout_turn"), "{mode}: {second}");
+        assert!(second.trim_end().ends_with("END"), "{mode}: the session ends with END: {second}");
+    }
+}

@@ -15,7 +15,9 @@ use super::engine::EngineError;
 /// file), and how long it has to exit when told to.
 pub const START_CHECK: Duration = Duration::from_millis(100);
 
-/// A running program and its pipes; killed when dropped.
+/// A running program and its pipes. It runs in a process group of its own
+/// (the `sh` and what it starts), killed whole when this is dropped: a
+/// brain that hangs is not left thinking after the bot gave up on it.
 #[derive(Debug)]
 pub struct Process {
     child: Child,
@@ -27,11 +29,11 @@ impl Process {
     /// Starts `command` through `sh -c`, so it may carry arguments; one that
     /// ends at once is an error now, not when the first move is due.
     pub async fn spawn(command: &str) -> Result<Process, EngineError> {
-        let mut child = Command::new("sh")
-            .args(["-c", command])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
+        let mut child = Command::new("sh");
+        child.args(["-c", command]).stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
+        #[cfg(unix)]
+        child.process_group(0);
+        let mut child = child
             .spawn()
             .map_err(|error| EngineError::Start { command: command.to_owned(), error })?;
         tokio::time::sleep(START_CHECK).await;
@@ -68,5 +70,15 @@ impl Process {
     pub async fn quit(mut self, last: &str) {
         let _ = self.say(last).await;
         let _ = tokio::time::timeout(START_CHECK, self.child.wait()).await;
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // The group's id is the `sh`'s own pid (process_group(0)); gone already, nothing to do.
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id().and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?)) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
     }
 }
