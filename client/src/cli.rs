@@ -42,9 +42,9 @@ impl ServerArg {
 /// Which game to enter.
 #[derive(Args)]
 pub struct GameArgs {
-    /// Board size for quick match or a new room.
-    #[arg(long, default_value_t = 3)]
-    size: usize,
+    /// Board size for quick match or a new room [default: 3; 15 for a Gomocup brain].
+    #[arg(long)]
+    size: Option<usize>,
     /// Marks in a row that win (3 up to the size; default: the size, a whole line).
     #[arg(long)]
     win: Option<usize>,
@@ -83,8 +83,9 @@ impl GameArgs {
     }
 
     /// Five in a row, as a Gomocup brain plays: the win length when none
-    /// is given; another is refused in words.
+    /// is given (on 15×15 when no size is); another is refused in words.
     pub fn five_in_a_row(&mut self) -> Result<(), say::BadWin> {
+        self.size.get_or_insert(15);
         match self.win {
             None | Some(5) => {
                 self.win = Some(5);
@@ -96,7 +97,7 @@ impl GameArgs {
 
     /// The rules (board, win length, clock) asked for.
     pub fn rules(&self) -> RequestedRules {
-        RequestedRules { size: self.size, win: self.win, clock: self.clock }
+        RequestedRules { size: self.size.unwrap_or(3), win: self.win, clock: self.clock }
     }
 
     /// What the flags ask for: the house, a room to join or open, or quick match.

@@ -130,7 +130,7 @@ async fn rapfi_plays_a_whole_game_against_the_heuristic_bot_and_the_judge_confir
 /// the `game_over`.
 async fn opponent(them: &mut Client, started: &Value, resign_after: usize) -> Value {
     let me = started["you"].clone();
-    let mut taken: Vec<[usize; 2]> = Vec::new();
+    let mut taken: Vec<[usize; 2]> = serde_json::from_value(started["moves"].clone()).unwrap_or_default();
     let mut theirs = 0;
     let mut to_move = started["turn"] == me;
     loop {
@@ -204,4 +204,113 @@ async fn a_brain_that_fails_loses_that_game_and_a_restarted_brain_plays_the_next
         assert!(second.contains("INFO rule 0") && second.contains("INFO timeout_turn"), "{mode}: {second}");
         assert!(second.trim_end().ends_with("END"), "{mode}: the session ends with END: {second}");
     }
+}
+
+/// A server that keeps its games across a restart, and its configuration.
+async fn lasting_server(dir: &TempDir) -> (TestServer, Config) {
+    let config = Config { database: dir.database("ttt.db"), reconnect_grace_ms: 30_000, ..test_config() };
+    (TestServer::start(config.clone()).await, config)
+}
+
+/// Restarts the server on its address (graceful, as a deploy does); a
+/// player `token` takes its seat back, and gets the room's `state`.
+async fn restarted(server: TestServer, config: Config, token: &Value) -> (TestServer, Client, Value) {
+    let addr = server.addr;
+    server.shutdown().await;
+    let server = TestServer::start_at(config, addr).await;
+    let mut them = server.client().await;
+    them.send(json!({"type": "resume", "token": token})).await;
+    let state = them.recv_type("state").await;
+    (server, them, state)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rapfi_takes_its_game_back_after_a_server_restart_and_wins_it() {
+    let rapfi = rapfi();
+    let dir = TempDir::new("gomocup-resume");
+    let (server, config) = lasting_server(&dir).await;
+    let args = ["--create", "--seat", "x", "--size", "15", "--think-ms", "100"];
+    let mut bot = gomocup_bot(&server.url(), &rapfi, &args);
+    let (code, out) = room_of(&mut bot);
+    let mut them = server.client().await;
+    them.send(json!({"type": "join_room", "room": code})).await;
+    let started = them.recv_type("game_started").await;
+    // Three moves each, then the server restarts mid-game.
+    let mut taken = Vec::new();
+    while taken.len() < 6 {
+        let moved = them.recv_type("moved").await;
+        taken.push(cell(&moved));
+        let own = them.play(junk_move(&taken)[0], junk_move(&taken)[1]).await;
+        taken.push(cell(&own));
+    }
+    let (_server, mut them, state) = restarted(server, config, &started["resume_token"]).await;
+    assert_eq!(state["moves"].as_array().map(Vec::len), Some(6), "{state}");
+    let over = opponent(&mut them, &state, usize::MAX).await;
+    assert_judged_k(15, 5, &over);
+    assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(1), json!("line")), "{over}");
+    assert!(over["moves"].as_array().map_or(0, Vec::len) > 7, "played on after the restart: {over}");
+    let (tally, log) = ended(bot, out, 30).await;
+    assert_eq!(tally, "wins: 1, draws: 0, losses: 0", "{log}");
+    assert!(log.contains("reconnecting"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_lost_in_a_restart_is_asked_again_with_the_whole_board() {
+    let dir = TempDir::new("gomocup-board");
+    let (server, config) = lasting_server(&dir).await;
+    // A brain that takes 1.5 s over each move: the restart comes while it thinks.
+    let brain = scripted("ok", &dir, 1_500);
+    let args = ["--create", "--seat", "x", "--size", "15", "--think-ms", "8000"];
+    let mut bot = gomocup_bot(&server.url(), &brain, &args);
+    let (code, out) = room_of(&mut bot);
+    let mut them = server.client().await;
+    them.send(json!({"type": "join_room", "room": code})).await;
+    let started = them.recv_type("game_started").await;
+    assert_eq!(cell(&them.recv_type("moved").await), [7, 7]);
+    // Row 2, column 0: x,y = 0,2.
+    them.play(2, 0).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_server, mut them, state) = restarted(server, config, &started["resume_token"]).await;
+    assert_eq!(state["moves"], json!([[7, 7], [2, 0]]), "the brain's answer came while the server was away");
+    // Asked again: the whole board, in move order, its own stones 1.
+    let moved = tokio::time::timeout(Duration::from_secs(15), them.recv_type("moved")).await.expect("a move");
+    assert_eq!(moved["player"], 1);
+    let log = life_log(&dir, 1);
+    assert!(log.contains("BOARD\n7,7,1\n0,2,2\nDONE\n"), "{log}");
+    assert!(log.contains("TURN 0,2\n"), "first asked with TURN: {log}");
+    them.send(json!({"type": "resign"})).await;
+    let (tally, err) = ended(bot, out, 20).await;
+    assert_eq!(tally, "wins: 1, draws: 0, losses: 0", "{err}");
+    assert!(!dir.path.join("life-2.log").exists(), "one brain process throughout");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boards_the_brain_does_not_play_are_declined_in_its_words() {
+    let rapfi = rapfi();
+    let server = TestServer::start(test_config()).await;
+    let url = server.url();
+    let mut bot = gomocup_bot(&url, &rapfi, &["--accept-challenges"]);
+    let mut c = server.client().await;
+    c.send(json!({"type": "hello", "name": "cy"})).await;
+    // Named by its ABOUT: Rapfi.
+    let mut asked = json!({"type": "challenge", "name": "Rapfi", "size": 40, "win": 5});
+    for (size, win, said) in [(40, 5, "Unsupported board size!"), (15, 4, "this bot plays five in a row, not 4")] {
+        asked["size"] = json!(size);
+        asked["win"] = json!(win);
+        let mut tries = 0;
+        let ended = loop {
+            c.send(asked.clone()).await;
+            let got = c.recv_any(&["challenge_ended", "error"]).await;
+            if got["type"] == "challenge_ended" {
+                break got;
+            }
+            // Not online yet.
+            tries += 1;
+            assert!(tries < 100, "Rapfi never online: {got}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert!(ended["message"].as_str().unwrap_or_default().contains(said), "{ended}");
+    }
+    let _ = bot.kill();
+    let _ = bot.wait();
 }

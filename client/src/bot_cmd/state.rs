@@ -169,8 +169,9 @@ impl Bot {
                     ClientMessage::Decline { challenge, reason: Some(reason) }
                 } else if self.sizes.accepts(*size) {
                     let clock = clock.map_or(String::new(), |c| format!(", {c}"));
+                    let verdict = if self.five_only { "asking the brain" } else { "accepted" };
                     out.push(Do::Say(format!(
-                        "ttt bot: {} challenges on {size}×{size} ({win} in a row{clock}): accepted",
+                        "ttt bot: {} challenges on {size}×{size} ({win} in a row{clock}): {verdict}",
                         crate::say::clean(&from.name)
                     )));
                     if self.five_only {

@@ -19,8 +19,15 @@ use talk::{Out, Talk, Timing, UNLIMITED_MS};
 /// `INFO max_memory` when `--engine-memory-mb` is not given: Gomocup's own limit.
 pub const DEFAULT_MEMORY_MB: u64 = 350;
 
-/// How long a brain has to answer `ABOUT`, and `START` for a challenge.
+/// How long a brain has to answer `ABOUT`, and `START` (for a challenge,
+/// or a game when the move's own time is longer).
 const ANSWER_WITHIN: Duration = Duration::from_secs(5);
+
+/// Waited past `--think-ms` for a brain's move in a game without a clock.
+const UNTIMED_GRACE: Duration = Duration::from_secs(1);
+
+/// The least a brain is given to start for a game, whatever the move's time.
+const START_AT_LEAST: Duration = Duration::from_secs(2);
 
 /// A game the brain cannot go on with: resign it; the brain is started
 /// afresh for the next game when it failed.
@@ -71,11 +78,13 @@ impl Brain {
     pub async fn vet(&mut self, size: usize) -> Result<(), String> {
         self.ensure_running().await.map_err(|e| e.to_string())?;
         let outs = self.talk.vet(size);
-        self.run(outs, Instant::now() + ANSWER_WITHIN, None).await.map(|_| ())
+        self.run(outs, Instant::now() + ANSWER_WITHIN, Duration::ZERO, None).await.map(|_| ())
     }
 
     /// Asks the brain for a move in `game`, game number `serial` of the run,
-    /// held to `budget`. A failure gives the brain back in the [`Forfeit`],
+    /// held to `budget` once it has the position (starting it for a new
+    /// game may take [`ANSWER_WITHIN`] besides: a game's first move has time
+    /// of its own). A failure gives the brain back in the [`Forfeit`],
     /// stopped, to be started afresh for the next game.
     pub async fn choose(
         mut self: Box<Self>,
@@ -83,13 +92,18 @@ impl Brain {
         budget: Budget,
         serial: u64,
     ) -> Result<(Box<Brain>, (usize, usize)), Forfeit> {
-        let deadline = Instant::now() + budget.limit;
+        let started_by = Instant::now() + ANSWER_WITHIN.min(budget.limit.max(START_AT_LEAST));
         if let Err(e) = self.ensure_running().await {
             return Err(self.forfeit(e.to_string()));
         }
         let timing = timing(budget);
         let outs = self.talk.ask(game, timing, serial);
-        match self.run(outs, deadline, Some((game, timing, serial))).await {
+        // Without a clock the limit is --think-ms itself: a brain told a little less may overrun it a little.
+        let think = match budget.clock {
+            Some(_) => budget.limit,
+            None => budget.limit + UNTIMED_GRACE,
+        };
+        match self.run(outs, started_by, think, Some((game, timing, serial))).await {
             Ok(Some(cell)) => Ok((self, cell)),
             Ok(None) => Err(self.forfeit("the brain gave no move".into())),
             Err(why) => Err(self.forfeit(why)),
@@ -105,14 +119,18 @@ impl Brain {
     }
 
     /// Does what the conversation asks until it gives a move, an
-    /// acceptance, or a failure; `ask` is the question to put again after a
-    /// respawn.
+    /// acceptance, or a failure: the brain has until `started_by` to be
+    /// ready, then `think` from when it has the position; `ask` is the
+    /// question to put again after a respawn.
     async fn run(
         &mut self,
         mut outs: Vec<Out>,
-        deadline: Instant,
+        started_by: Instant,
+        think: Duration,
         ask: Option<(&Game, Timing, u64)>,
     ) -> Result<Option<(usize, usize)>, String> {
+        let mut deadline = started_by;
+        let mut thinking = false;
         loop {
             for out in std::mem::take(&mut outs) {
                 match out {
@@ -128,6 +146,10 @@ impl Brain {
                         break;
                     }
                 }
+            }
+            if self.talk.thinking() && !thinking {
+                thinking = true;
+                deadline = Instant::now() + think;
             }
             if outs.is_empty() {
                 let line = self.process()?.hear(deadline).await.map_err(|e| e.to_string())?;

@@ -125,6 +125,11 @@ impl Talk {
         }
     }
 
+    /// Whether the brain has the position and a move is due.
+    pub fn thinking(&self) -> bool {
+        self.phase == Phase::Thinking
+    }
+
     /// The brain's process was replaced: it knows nothing.
     pub fn forget(&mut self) {
         self.known = None;
