@@ -57,15 +57,29 @@ export function faces(state, now) {
   });
 }
 
-/** The move list: one row per X move and the O move after it, scrolled to the last. */
+/**
+ * The move list: one row per X move and the O move after it, scrolled to
+ * the last; a room's opening moves are marked, and a line says where it ends.
+ */
 export function moves(state) {
-  const items = moveRows(state.moves).map(({ x, o }) => {
+  const opening = state.opening ?? 0;
+  const items = moveRows(state.moves).flatMap(({ x, o }, row) => {
     const li = document.createElement('li');
     const [a, b] = [document.createElement('span'), document.createElement('span')];
     a.textContent = x;
     b.textContent = o;
+    [a, b].forEach((span, side) => {
+      if (2 * row + side < opening) {
+        span.classList.add('opening');
+        span.title = 'a move of the room\'s opening';
+      }
+    });
     li.append(a, b);
-    return li;
+    if (opening === 0 || row !== Math.floor((opening - 1) / 2)) return [li];
+    const end = document.createElement('li');
+    end.className = 'opening-end';
+    end.textContent = `opening: ${opening} move${opening === 1 ? '' : 's'}; play from here`;
+    return [li, end];
   });
   const list = $('moves');
   list.replaceChildren(...items);

@@ -165,8 +165,11 @@ export function render() {
   if (state.gone) $('gone-text').textContent = `No room has the code ${state.gone}. It may have closed, or the code may be mistyped.`;
   for (const id of ['home-note', 'note', 'account-note']) $(id).classList.toggle('error', state.noteKind === 'error');
   if (state.screen === 'room') {
-    const host = state.players[0] ? shown(state.players[0]) : 'Nobody';
-    $('room-text').textContent = `${host} is waiting in room ${state.room} for an opponent on ${boardName(state.size, state.win)}.`
+    const waiting = state.players[0] ? shown(state.players[0]) : 'Nobody';
+    const seats = state.reserved ? ` Its seats are kept for ${state.reserved[0]} (X) and ${state.reserved[1]} (O).` : '';
+    $('room-text').textContent = (state.host
+      ? `${state.host} organises room ${state.room} on ${boardName(state.size, state.win)}.${seats}`
+      : `${waiting} is waiting in room ${state.room} for an opponent on ${boardName(state.size, state.win)}.`)
       + (account() ? ` You are signed in as ${account().name}.` : '');
     invites.show($('room-invite'), state.room, 'Or join from elsewhere with any of these:');
   }

@@ -16,6 +16,9 @@ export function initial() {
     players: [],
     board: [], // board[row][col]: 0 empty, 1 X, 2 O
     moves: [],
+    opening: 0, // how many of `moves` are the room's opening
+    host: null, // an organised room's organiser, when looking at it through its link
+    reserved: null, // the names its seats are kept for, X then O
     turn: null,
     last: null, // [row, col]
     line: null, // the winning run's cells
@@ -70,6 +73,7 @@ function newGame(state, msg, moves, now) {
   state.you = msg.you;
   state.players = msg.players;
   replay(state, moves);
+  state.opening = msg.opening ?? 0;
   state.turn = msg.turn;
   state.clockAt = now;
 }
@@ -115,7 +119,8 @@ function fold(state, prev, msg, now) {
       state.room = msg.room;
       break;
     case 'game_started':
-      newGame(state, msg, [], now);
+      // A room's opening is on the board before the first move.
+      newGame(state, msg, msg.moves ?? [], now);
       fischer.take(state, msg, now);
       state.token = msg.resume_token;
       // A Fischer clock starts once each side has moved: its first move has the per-move 30 s.
@@ -135,6 +140,9 @@ function fold(state, prev, msg, now) {
         state.win = msg.win ?? msg.size;
         state.players = msg.players;
         state.you = null;
+        // An organiser's room: who organises it, and for whom its seats are kept.
+        state.host = msg.host ?? null;
+        state.reserved = msg.reserved ?? null;
         state.note = '';
         break;
       }

@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use tictactoe_protocol::Fischer;
 
 use crate::request::{RequestedRules, Start};
-use crate::{judge_cmd, say, servers, tls};
+use crate::{arena, judge_cmd, say, servers, tls};
 
 /// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
 #[derive(Parser)]
@@ -238,6 +238,9 @@ pub enum Command {
     },
     /// Replay a move list and print A, B, Draw or Pending.
     Judge(judge_cmd::JudgeArgs),
+    /// Measure one bot against another in game pairs, with Elo and an SPRT
+    /// as fastchess prints them; `ttt arena stats` from counts alone.
+    Arena(arena::args::ArenaArgs),
     /// Create an account on the server; its token is saved for `play` and `bot`.
     Register {
         #[command(flatten)]

@@ -3,6 +3,7 @@
 //! module; this gathers them for `main`, at the top of the client's order
 //! (it imports the commands, and no module imports it).
 
+use crate::arena::stats_cmd::StatsCmdError;
 use crate::bot::engine::EngineError;
 use crate::bot_cmd::BotError;
 use crate::judge_cmd::JudgeCmdError;
@@ -47,6 +48,14 @@ pub enum Error {
         /// This program as it was started, for the command to type.
         ttt: String,
     },
+    /// `ttt arena stats` was given counts that do not fit together.
+    #[error(transparent)]
+    ArenaStats(#[from] StatsCmdError),
+    /// `ttt arena PLAYER1 PLAYER2`: the match runner is not in this build.
+    #[error(
+        "playing an arena match is not built yet; `ttt arena stats --ptnml …` prints the statistics from counts"
+    )]
+    ArenaMatchNotBuilt,
     /// An account or records command failed, in its own words.
     #[error(transparent)]
     Records(#[from] RecordsError),

@@ -22,6 +22,8 @@ pub fn limits(grace: Duration) -> Limits {
 /// `game_started` of a 3×3 game in room `R` between ann (X, you) and bob.
 pub fn game_started(token: &str) -> ServerMessage {
     ServerMessage::GameStarted {
+        moves: Vec::new(),
+        opening: 0,
         clock: None,
         clocks: None,
         running: None,
@@ -95,6 +97,8 @@ pub fn lost_on_time() -> tictactoe_protocol::api::GameRecord {
         rating: None,
     };
     tictactoe_protocol::api::GameRecord {
+        host: None,
+        opening: 0,
         clock: None,
         clocks: None,
         ended_at: "2026-11-27T20:00:00.000Z".into(),

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod api;
+mod arena;
 mod bot;
 mod bot_cmd;
 mod cli;
@@ -39,6 +40,10 @@ async fn main() -> ExitCode {
     let result: Result<(), Error> = async {
         match cli.command {
             Command::Judge(args) => Ok(judge_cmd::run(&args)?),
+            Command::Arena(args) => match &args.command {
+                Some(arena::args::ArenaCommand::Stats(stats)) => Ok(arena::stats_cmd::run(stats)?),
+                None => Err(Error::ArenaMatchNotBuilt),
+            },
             Command::Register { server, name, bot } => {
                 records_cmd::register(server.url()?, &name, bot).await.map_err(Error::Records)
             }

@@ -85,7 +85,16 @@ impl Start {
             Start::Quick(rules) => rules.quick_match(),
             Start::Create(rules, mark) => {
                 let (size, win) = rules.wire();
-                ClientMessage::CreateRoom { clock: rules.clock, size, win, mark: *mark }
+                ClientMessage::CreateRoom {
+                    players: None,
+                    games: None,
+                    host: false,
+                    opening: None,
+                    clock: rules.clock,
+                    size,
+                    win,
+                    mark: *mark,
+                }
             }
             Start::Join(room) => ClientMessage::JoinRoom { room: room.clone() },
             Start::Watch(room) => ClientMessage::Spectate { room: room.clone() },

@@ -254,6 +254,47 @@ fn a_bad_clock_is_refused_before_connecting_saying_how_to_write_one() {
     }
 }
 
+/// `ttt arena stats` with `args`: exit code, stdout, stderr.
+fn arena_stats(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(TTT).args(["arena", "stats"]).args(args).output().expect("run ttt arena stats");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+// The counts and games of a real SPRT run that fastchess ended with this
+// block (published in the Artemis chess engine's changelog; fastchess also
+// prints the LLR's share of the bound, which compete.md's block leaves out).
+#[test]
+fn arena_stats_prints_the_block_fastchess_printed_for_the_same_counts() {
+    let (code, out, err) =
+        arena_stats(&["--ptnml", "0,2,165,51,2", "--wdl", "55,383,2", "--sprt", "elo0=0,elo1=10"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        out,
+        "Results of PLAYER1 vs PLAYER2 (from counts):\n\
+         Elo: 42.05 +/- 10.91, nElo: 126.40 +/- 32.46\n\
+         LOS: 100.00 %, DrawRatio: 75.00 %, PairsRatio: 26.50\n\
+         Games: 440, Wins: 55, Losses: 2, Draws: 383, Points: 246.5 (56.02 %)\n\
+         Ptnml(0-2): [0, 2, 165, 51, 2], WL/DD Ratio: 0.00\n\
+         LLR: 2.95 (-2.94, 2.94) [0.00, 10.00]\n\
+         H1 was accepted\n"
+    );
+    // Counts alone: the WL+DD pairs are taken as two draws each; the
+    // logistic model, no decision yet.
+    let (code, out, err) =
+        arena_stats(&["--ptnml", "3,18,40,30,9", "--sprt", "elo0=0,elo1=10", "--model", "logistic"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("Games: 200, Wins: 48, Losses: 24, Draws: 128, Points: 112.0 (56.00 %)\n"), "{out}");
+    assert!(out.ends_with("LLR: 1.28 (-2.94, 2.94) [0.00, 10.00]\n"), "{out}");
+    // Games that cannot come from those pairs, and a test that cannot be run, are refused in one line.
+    let (code, out, err) = arena_stats(&["--ptnml", "0,2,165,51,2", "--wdl", "55,380,5"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert!(err.starts_with("ttt: --wdl 55,380,5 cannot be the games of --ptnml 0,2,165,51,2"), "{err}");
+    let (code, _, err) = arena_stats(&["--ptnml", "1,2,3,4,5", "--sprt", "elo0=5,elo1=0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("elo0 (5) must be less than elo1 (0)"), "{err}");
+}
+
 /// Runs tmux with `args`, returning stdout.
 fn tmux(args: &[&str]) -> String {
     let out = Command::new(tictactoe_tests::tools::require("tmux")).args(args).output().expect("run tmux");

@@ -21,7 +21,7 @@ const ORDER: &[&[&str]] = &[
     &["net"],
     &["session"],
     &["ui", "who_cmd", "bot_cmd"],
-    &["records_cmd"],
+    &["records_cmd", "arena"],
     &["error", "cli"],
 ];
 

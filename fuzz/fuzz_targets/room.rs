@@ -206,7 +206,7 @@ fuzz_target!(|input: Input| {
         Room::house(code, rules, settings, rng, (conns[0], name.clone()), level, now)
     } else {
         inside[0] = true;
-        Room::private(code, rules, settings, rng, (conns[0], name.clone()), input.mark.then_some(Player::O), None)
+        Room::private(code, rules, settings, rng, (conns[0], name.clone()), input.mark.then_some(Player::O), None, None)
     }
     .expect("a valid size");
     // A spectator that stays to the end sees every game_over, even of a game

@@ -28,13 +28,19 @@ pub struct GameRecord {
     pub clocks: Option<Vec<[u64; 2]>>,
     /// When it ended: RFC 3339, UTC, to the millisecond.
     pub ended_at: String,
+    /// The organiser's name, for a game of an organised room; else null.
+    #[serde(default)]
+    pub host: Option<String>,
     /// The id `game_over.game_id` carried.
     pub id: String,
     /// The winning run, when it ended by one.
     #[serde(serialize_with = "line_in_key_order")]
     pub line: Option<Line>,
-    /// The moves in play order, each `[row, col]`.
+    /// The moves in play order, each `[row, col]`, the opening's first.
     pub moves: Vec<[u16; 2]>,
+    /// How many of `moves` are the room's opening (0 for none).
+    #[serde(default)]
+    pub opening: usize,
     /// Player 1 (`X`), then player 2.
     pub players: [GamePlayer; 2],
     /// Whether it moved ratings.
@@ -201,6 +207,8 @@ mod tests {
             rating: rated.then_some(1500),
         };
         GameRecord {
+            host: None,
+            opening: 0,
             clock: None,
             clocks: None,
             ended_at: "2026-11-25T06:31:29.123Z".into(),
@@ -222,13 +230,15 @@ mod tests {
         }
     }
 
-    const RECORD_KEYS: [&str; 15] = [
+    const RECORD_KEYS: [&str; 17] = [
         "clock",
         "clocks",
         "ended_at",
+        "host",
         "id",
         "line",
         "moves",
+        "opening",
         "players",
         "rated",
         "ratings",

@@ -112,6 +112,18 @@ pub enum ClientMessage {
         /// A Fischer clock for the game; absent or null: the per-move timer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         clock: Option<Fischer>,
+        /// The creator organises and does not play: it watches every game.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        host: bool,
+        /// With `host`: the seats reserved for these two names, X then O.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        players: Option<[String; 2]>,
+        /// Moves `[row, col]` played at the start of every game, X first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opening: Option<Vec<[i64; 2]>>,
+        /// With `host`: the room closes after this many games (1 or more).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        games: Option<i64>,
     },
     /// Take the empty seat of a private room.
     JoinRoom {
@@ -361,6 +373,8 @@ pub enum ClosedReason {
     /// A player's connection dropped with no game in progress, or they did
     /// not come back within the grace period.
     Disconnect,
+    /// The organiser's `games` were played (since the organised rooms addition).
+    Finished,
 }
 
 /// Every refusal the server can send, as its snake_case `code`.
@@ -412,6 +426,10 @@ pub enum ErrorCode {
     /// `clock` is not `{initial_ms, increment_ms}` within the ranges (since
     /// the time controls addition): the message names the field.
     InvalidClock,
+    /// `opening` has a move off the board, on a taken cell or completing a
+    /// line, or fills the board (since the organised rooms addition): the
+    /// message names the move's index.
+    InvalidOpening,
 }
 
 /// Server → client messages (since v1).
@@ -487,6 +505,12 @@ pub enum ServerMessage {
         /// Whose clock runs now (1 or 2); null when none does.
         #[serde(default)]
         running: Option<Player>,
+        /// How many opening moves the room played before the first move (0 for none).
+        #[serde(default)]
+        opening: usize,
+        /// The opening's moves, already on the board (`[]` without one).
+        #[serde(default)]
+        moves: Vec<[u16; 2]>,
     },
     /// A move was accepted.
     Moved {
@@ -573,6 +597,15 @@ pub enum ServerMessage {
         /// Whose clock runs now (1 or 2); null when none does.
         #[serde(default)]
         running: Option<Player>,
+        /// How many of `moves` are the room's opening (0 for none).
+        #[serde(default)]
+        opening: usize,
+        /// The organiser's name, for an organised room; else null.
+        #[serde(default)]
+        host: Option<Arc<str>>,
+        /// The names the seats are reserved for (X, O), or null.
+        #[serde(default)]
+        reserved: Option<Box<[Arc<str>; 2]>>,
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,

@@ -6,7 +6,7 @@
 mod ask;
 mod outbound;
 
-pub use ask::{Ask, Where, player_not_found};
+pub use ask::{Ask, Organise, Where, player_not_found};
 pub use outbound::{ConnHandle, Outbound, RemoteRoom, RoomLink, encode};
 
 use std::sync::Arc;

@@ -230,3 +230,24 @@ test('a refusal stays marked as one while other messages say nothing new', () =>
   s = apply(s, { type: 'queued', size: 3, win: 3 });
   assert.equal(s.noteKind, '');
 });
+
+test('a game from an opening starts with the opening on the board; an organised room says who organises it', () => {
+  const started = {
+    type: 'game_started', room: 'R', size: 3, win: 3, you: 2, mark: 'O', turn: 2,
+    players: [{ name: 'ann' }, { name: 'bob' }], resume_token: 't', turn_timeout_ms: 0,
+    clock: null, clocks: null, running: null, opening: 3, moves: [[1, 1], [0, 0], [2, 2]],
+  };
+  const s = apply(initial(), started, 0);
+  assert.equal(s.opening, 3);
+  assert.deepEqual(s.moves, [[1, 1], [0, 0], [2, 2]]);
+  assert.equal(s.board[1][1], 1);
+  assert.equal(s.board[0][0], 2);
+  const look = apply(initial(), {
+    type: 'state', room: 'R', size: 3, win: 3, board: ['...', '...', '...'], moves: [], turn: 1,
+    players: [], you: null, clock_ms: null, clock: null, clocks: null, running: null,
+    opening: 0, host: 'organiser', reserved: ['ann', 'bob'],
+  }, 0);
+  assert.equal(look.screen, 'room');
+  assert.equal(look.host, 'organiser');
+  assert.deepEqual(look.reserved, ['ann', 'bob']);
+});

@@ -329,6 +329,9 @@ impl View {
                     (ClosedReason::Disconnect, Some(_)) => {
                         "your opponent's connection is gone; the room has closed".into()
                     }
+                    (ClosedReason::Finished, _) => {
+                        "the organiser's games are played; the room has closed".into()
+                    }
                     (_, None) => "the room has closed: a player left".into(),
                 };
             }

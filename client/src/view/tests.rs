@@ -7,6 +7,8 @@ use tictactoe_protocol::PlayerInfo;
 fn started(you: Player, clock_ms: u64) -> View {
     let mut v = View::default();
     v.apply(&ServerMessage::GameStarted {
+        moves: Vec::new(),
+        opening: 0,
         clock: None,
         clocks: None,
         running: None,
@@ -26,6 +28,9 @@ fn started(you: Player, clock_ms: u64) -> View {
 /// The room's `state` on an empty 3×3 board, X (us) to move with `clock_ms` left.
 fn state(clock_ms: Option<u64>) -> ServerMessage {
     ServerMessage::State {
+        host: None,
+        opening: 0,
+        reserved: None,
         clock: None,
         clocks: None,
         running: None,
@@ -163,6 +168,8 @@ fn a_fischer_game_keeps_its_clock_through_moves_and_runs_on_while_a_player_is_aw
     let fischer = Fischer { initial_ms: 180_000, increment_ms: 2_000 };
     let mut v = View::default();
     v.apply(&ServerMessage::GameStarted {
+        moves: Vec::new(),
+        opening: 0,
         clock: Some(fischer),
         clocks: Some([180_000, 180_000]),
         running: None,

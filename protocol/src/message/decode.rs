@@ -40,10 +40,14 @@ enum Key {
     Level,
     HouseAfterMs,
     Clock,
+    Host,
+    Players,
+    Opening,
+    Games,
     Other,
 }
 
-const KEYS: [(&str, Key); 17] = [
+const KEYS: [(&str, Key); 21] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -61,6 +65,10 @@ const KEYS: [(&str, Key); 17] = [
     ("level", Key::Level),
     ("house_after_ms", Key::HouseAfterMs),
     ("clock", Key::Clock),
+    ("host", Key::Host),
+    ("players", Key::Players),
+    ("opening", Key::Opening),
+    ("games", Key::Games),
 ];
 
 impl Key {
@@ -234,6 +242,10 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
             win: read.opt_int(Key::Win)?,
             mark: read.opt_mark(Key::Mark)?,
             clock: read.opt_clock()?,
+            host: read.opt_bool(Key::Host)?.unwrap_or(false),
+            players: read.opt_players()?,
+            opening: read.opt_moves(Key::Opening)?,
+            games: read.opt_count(Key::Games)?,
         },
         "join_room" => ClientMessage::JoinRoom { room: read.string(Key::Room)? },
         "spectate" => ClientMessage::Spectate { room: read.string(Key::Room)? },
@@ -361,6 +373,38 @@ impl Reader<'_, '_> {
         };
         let int = |v: Option<&RawValue>| v.and_then(|v| integer(v.get())).map(Int::saturated);
         Fischer::checked(int(raw.initial_ms), int(raw.increment_ms)).map(Some).map_err(refuse)
+    }
+
+    /// An optional pair of names `[X, O]`: absent and `null` are both `None`.
+    fn opt_players(&self) -> Result<Option<[String; 2]>, Refusal> {
+        let what = "a list of two names, [X, O]";
+        match self.fields.get(Key::Players).filter(|r| r.get() != "null") {
+            None => Ok(None),
+            Some(raw) => serde_json::from_str::<[String; 2]>(raw.get())
+                .map(Some)
+                .map_err(|_| self.mistyped(Key::Players, what)),
+        }
+    }
+
+    /// An optional list of moves `[[row, col], ...]` of integers (saturated
+    /// beyond 64 bits, as `move`'s): absent and `null` are both `None`.
+    fn opt_moves(&self, key: Key) -> Result<Option<Vec<[i64; 2]>>, Refusal> {
+        let what = "a list of moves [[row, col], ...] of integers";
+        let Some(raw) = self.fields.get(key).filter(|r| r.get() != "null") else {
+            return Ok(None);
+        };
+        let cells: Vec<[&RawValue; 2]> =
+            serde_json::from_str(raw.get()).map_err(|_| self.mistyped(key, what))?;
+        let int = |v: &RawValue| integer(v.get()).map(Int::saturated).ok_or_else(|| self.mistyped(key, what));
+        cells.iter().map(|[r, c]| Ok([int(r)?, int(c)?])).collect::<Result<_, _>>().map(Some)
+    }
+
+    /// An optional count, 1 or more: absent and `null` are both `None`.
+    fn opt_count(&self, key: Key) -> Result<Option<i64>, Refusal> {
+        match self.opt_int(key).map_err(|_| self.mistyped(key, "a positive integer"))? {
+            Some(n) if n < 1 => Err(self.mistyped(key, "a positive integer")),
+            other => Ok(other),
+        }
     }
 
     /// An optional boolean: absent and `null` are both `None`.

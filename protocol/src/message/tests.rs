@@ -53,11 +53,29 @@ fn every_client_message_decodes_from_contract_json() {
         ),
         (
             r#"{"type":"create_room","size":4}"#,
-            ClientMessage::CreateRoom { clock: None, size: Some(4), win: None, mark: None },
+            ClientMessage::CreateRoom {
+                players: None,
+                games: None,
+                host: false,
+                opening: None,
+                clock: None,
+                size: Some(4),
+                win: None,
+                mark: None,
+            },
         ),
         (
             r#"{"type":"create_room","size":4,"mark":"O"}"#,
-            ClientMessage::CreateRoom { clock: None, size: Some(4), win: None, mark: Some(Player::O) },
+            ClientMessage::CreateRoom {
+                players: None,
+                games: None,
+                host: false,
+                opening: None,
+                clock: None,
+                size: Some(4),
+                win: None,
+                mark: Some(Player::O),
+            },
         ),
         (
             r#"{"type":"quick_match","size":15,"win":5}"#,
@@ -216,6 +234,8 @@ fn every_server_message_encodes_to_contract_json() {
         ),
         (
             ServerMessage::GameStarted {
+                moves: Vec::new(),
+                opening: 0,
                 clock: None,
                 clocks: None,
                 running: None,
@@ -229,7 +249,7 @@ fn every_server_message_encodes_to_contract_json() {
                 resume_token: "00ff".into(),
                 turn_timeout_ms: 30000,
             },
-            json!({"type":"game_started","clock":null,"clocks":null,"running":null,"room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
+            json!({"type":"game_started","clock":null,"clocks":null,"running":null,"opening":0,"moves":[],"room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
                 "players":[{"name":"ann","account":false,"bot":false,"rating":null},
                     {"name":"bob","account":true,"bot":true,"rating":1612}],"turn":1,"resume_token":"00ff",
                 "turn_timeout_ms":30000}),
@@ -303,6 +323,9 @@ fn every_server_message_encodes_to_contract_json() {
         ),
         (
             ServerMessage::State {
+                host: None,
+                opening: 0,
+                reserved: None,
                 clock: None,
                 clocks: None,
                 running: None,
@@ -317,7 +340,7 @@ fn every_server_message_encodes_to_contract_json() {
                 clock_ms: Some(1200),
                 id: None,
             },
-            json!({"type":"state","clock":null,"clocks":null,"running":null,"room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
+            json!({"type":"state","clock":null,"clocks":null,"running":null,"opening":0,"host":null,"reserved":null,"room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
                 "moves":[[0,0]],"turn":2,"players":[{"name":"ann","account":false,"bot":false,"rating":null},
                     {"name":"bob","account":true,"bot":true,"rating":1612}],
                 "you":null,"clock_ms":1200}),
@@ -456,7 +479,16 @@ fn integers_beyond_64_bits_are_integers_that_saturate() {
         ),
         (
             r#"{"type":"create_room","size":-1e19}"#.to_owned(),
-            ClientMessage::CreateRoom { clock: None, size: Some(i64::MIN), win: None, mark: None },
+            ClientMessage::CreateRoom {
+                players: None,
+                games: None,
+                host: false,
+                opening: None,
+                clock: None,
+                size: Some(i64::MIN),
+                win: None,
+                mark: None,
+            },
         ),
         (
             r#"{"type":"quick_match","size":null}"#.to_owned(),
@@ -549,6 +581,7 @@ fn every_error_code_has_its_snake_case_name() {
         (ErrorCode::ChallengeNotFound, "challenge_not_found"),
         (ErrorCode::Unavailable, "unavailable"),
         (ErrorCode::InvalidClock, "invalid_clock"),
+        (ErrorCode::InvalidOpening, "invalid_opening"),
     ];
     for (code, name) in codes {
         assert_eq!(serde_json::to_value(code).unwrap(), Value::String(name.into()));

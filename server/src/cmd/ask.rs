@@ -47,6 +47,8 @@ pub enum Ask {
         rules: Rules,
         /// The creator's mark in the first game; random when `None`.
         mark: Option<Player>,
+        /// An organised room's set-up; `None` for a plain private room.
+        organise: Option<Box<Organise>>,
         /// Echoed in the answer, for the client to match it.
         id: Option<RequestId>,
     },
@@ -160,4 +162,18 @@ pub fn player_not_found(name: &str) -> (ErrorCode, String) {
         ErrorCode::PlayerNotFound,
         format!("nobody called {shown:?} is online right now; a `who` request lists who is"),
     )
+}
+
+/// What an organiser sets a room up with (`create_room` with `host`,
+/// `players`, `opening`, `games`), already checked.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Organise {
+    /// The creator watches and does not play.
+    pub host: bool,
+    /// The names the seats are reserved for, X then O.
+    pub players: Option<[Arc<str>; 2]>,
+    /// Moves played at the start of every game of the room.
+    pub opening: Vec<[u16; 2]>,
+    /// The room closes after this many games.
+    pub games: Option<u32>,
 }

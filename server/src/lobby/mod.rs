@@ -154,10 +154,11 @@ impl<C: Peer> Lobby<C> {
                     self.follow(conn, Ask::Cancel { rules });
                 }
             }
-            Ask::CreateRoom { who, rules, mark, id } => {
+            Ask::CreateRoom { who, rules, mark, organise, id } => {
                 let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
                 let seat = (conn.id(), who);
-                match Room::private(code, rules, self.settings.clone(), rng, seat, mark, id.clone()) {
+                let settings = self.settings.clone();
+                match Room::private(code, rules, settings, rng, seat, mark, organise, id.clone()) {
                     Ok(room) => self.open(room, vec![conn], None),
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }

@@ -33,6 +33,7 @@ pub(super) type Mailbox = Rc<RefCell<Vec<Got>>>;
 
 /// One thing the lobby's outputs gave a connection.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // a test's list of what arrived: a box would only add noise
 pub(super) enum Got {
     /// A message.
     Msg(ServerMessage),
@@ -357,7 +358,13 @@ fn a_private_room_is_found_by_its_code_as_typed() {
     let (b, mut rb) = conn(2);
     let cmd = LobbyCmd::Ask {
         conn: a.clone(),
-        ask: Ask::CreateRoom { who: Identity::guest("a"), rules: Rules::classic(3), mark: None, id: None },
+        ask: Ask::CreateRoom {
+            organise: None,
+            who: Identity::guest("a"),
+            rules: Rules::classic(3),
+            mark: None,
+            id: None,
+        },
     };
     let new = lobby.handle(cmd, Instant::now()).expect("a room");
     let code = new.room.code().clone();

@@ -17,18 +17,7 @@ fn ms(n: u64) -> Duration {
 fn timed(initial_ms: u64, increment_ms: u64, records: bool, t0: Instant) -> Room {
     let rules = Rules::classic(3).with_clock(Some(Fischer { initial_ms, increment_ms }));
     let settings = Settings { records, ..settings() };
-    let mut room = Room::paired(
-        "ROOM".into(),
-        rules,
-        settings,
-        seeded(),
-        (A, Identity::guest("a")),
-        (B, Identity::guest("b")),
-        t0,
-    )
-    .unwrap();
-    out(&mut room);
-    room
+    super::tests::paired_on(rules, settings, t0).0
 }
 
 /// The `clocks` and `running` of the `moved` that `conn` got.
@@ -94,6 +83,7 @@ fn each_move_is_saved_with_the_movers_time_and_a_restored_game_runs_from_it() {
     // First moves at the initial time; then 10 - 2 + 1 and 10 - 5 + 1.
     assert_eq!(lefts, [Some(10_000), Some(10_000), Some(9_000), Some(6_000)]);
     let saved = LiveGame {
+        opening: 0,
         id: "GAME1234".into(),
         room: "ROOM".into(),
         rules: room.rules(),

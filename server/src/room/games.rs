@@ -61,7 +61,13 @@ impl Room {
         self.fischer = self.rules.clock.map(Clocks::new);
         self.lines = self.rules.clock.and_then(|_| OpenLines::new(self.rules.size, self.rules.win).ok());
         self.times.clear();
+        self.play_opening();
+        // The opening's moves were made on the starting time.
+        if let Some(clock) = self.rules.clock {
+            self.times = vec![clock.initial_ms; self.opening_len()];
+        }
         let clocks = self.clocks_at(now);
+        let (opening, moves) = (self.opening_len(), self.game.moves().to_vec());
         self.counts.started += 1;
         crate::metrics::game_started(self.rules.clock);
         self.started = Some(now);
@@ -77,6 +83,8 @@ impl Room {
             let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
+                moves: moves.clone(),
+                opening,
                 clock: self.rules.clock,
                 clocks,
                 running: None,
@@ -111,8 +119,9 @@ impl Room {
                 turn_timeout: self.clock.per_move(),
                 players: [x.who.clone(), o.who.clone()],
                 tokens: hashes,
-                moves: Vec::new(),
-                times: Vec::new(),
+                moves: self.game.moves().to_vec(),
+                times: self.times.clone(),
+                opening: self.opening_len(),
                 clock_left: None,
                 started_at_ms: 0,
                 house: self.house,
@@ -134,9 +143,7 @@ impl Room {
         // move: nobody played, so nobody wins (and nobody farms a rating from
         // opponents who never showed up).
         let (outcome, reason) = match reason {
-            EndReason::Timeout | EndReason::Disconnect if self.game.moves().len() < 2 => {
-                (None, EndReason::Aborted)
-            }
+            EndReason::Timeout | EndReason::Disconnect if self.played() < 2 => (None, EndReason::Aborted),
             _ => (outcome, reason),
         };
         self.phase = Phase::Over;
@@ -182,6 +189,7 @@ impl Room {
             ratings: None,
         };
         self.broadcast(msg, None);
+        self.close_if_done();
     }
 
     /// With records kept: queues the game's record (the store rates it if
@@ -209,6 +217,8 @@ impl Room {
             players,
             moves: self.game.moves().to_vec(),
             times: self.times.clone(),
+            opening: self.opening_len(),
+            host: self.host_name(),
             winner,
             reason,
             line,

@@ -14,6 +14,7 @@ mod fischer;
 mod games;
 mod house;
 mod moves;
+mod organised;
 mod output;
 mod restore;
 mod seats;
@@ -82,6 +83,8 @@ pub struct Room {
     /// With a Fischer clock: the mover's time left after each move of the
     /// game in progress (its record shows both sides' after each move).
     times: Vec<u64>,
+    /// An organised room's host, reserved seats, opening and games.
+    organised: Option<Box<organised::Organised>>,
     rematch: [bool; 2],
     spectators: Vec<ConnId>,
     out: Outbox,
@@ -133,6 +136,7 @@ impl Room {
             fischer: None,
             lines: None,
             times: Vec::new(),
+            organised: None,
             settings,
             seats: [None, None],
             game,
@@ -152,7 +156,9 @@ impl Room {
     }
 
     /// A private room held by its creator, who is told the code
-    /// (`room_created`) and plays `mark` in the first game (random if `None`).
+    /// (`room_created`) and plays `mark` in the first game (random if `None`)
+    /// — or, organised as a host, watches every game.
+    #[allow(clippy::too_many_arguments)]
     pub fn private(
         code: Arc<str>,
         rules: Rules,
@@ -160,12 +166,17 @@ impl Room {
         rng: StdRng,
         creator: (ConnId, Arc<Identity>),
         mark: Option<Player>,
+        organise: Option<Box<crate::cmd::Organise>>,
         id: Option<RequestId>,
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, rules, settings, rng)?;
         room.creator_mark = mark;
         let (creator, name) = creator;
-        room.seats[0] = Some(Seat::new(creator, name));
+        room.organised = organise.map(|o| Box::new(organised::Organised::new(*o, (creator, &name))));
+        match room.host_name() {
+            Some(_) => room.spectators.push(creator),
+            None => room.seats[0] = Some(Seat::new(creator, name)),
+        }
         let msg = ServerMessage::RoomCreated {
             clock: rules.clock,
             room: room.code.clone(),
@@ -229,6 +240,9 @@ impl Room {
     /// A request from a connection in the room.
     pub fn request(&mut self, conn: ConnId, request: Request, id: Option<RequestId>, now: Instant) {
         let watching = self.spectators.contains(&conn);
+        if request == Request::Leave && watching && self.is_host(conn) {
+            return self.host_leaves(conn);
+        }
         if request == Request::Leave && watching {
             self.spectators.retain(|&c| c != conn);
             return self.out.push(Output::Release { to: conn });
@@ -264,7 +278,7 @@ impl Room {
             Request::Leave => {
                 if self.phase == Phase::Playing {
                     // Leaving before each side moved is no loss: the game is aborted.
-                    match self.game.moves().len() < 2 {
+                    match self.played() < 2 {
                         true => self.finish(None, EndReason::Aborted, None, now),
                         false => self.finish(Some(opponent), EndReason::Resign, None, now),
                     }
@@ -317,6 +331,9 @@ impl Room {
             clock: self.rules.clock,
             clocks: self.clocks_at(now),
             running: self.running(),
+            opening: self.opening_len(),
+            host: self.host_name(),
+            reserved: self.organised.as_ref().and_then(|o| o.reserved.clone()).map(Box::new),
             id,
         }
     }

@@ -126,12 +126,13 @@ impl Room {
         lag: Duration,
         now: Instant,
     ) -> Option<u64> {
+        let played = self.played();
         let clocks = self.fischer.as_mut()?;
         if let Some(lines) = self.lines.as_mut() {
             lines.play(player, r, c);
         }
         let mover = usize::from(player == Player::O);
-        let left = match self.game.moves().len() {
+        let left = match played {
             1 => {
                 self.clock.restart(now, false);
                 clocks.at(now)[mover]

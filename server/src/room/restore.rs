@@ -36,6 +36,13 @@ impl Room {
         let grace = settings.grace;
         let mut room = Room::empty(saved.room, saved.rules, settings, rng)?;
         room.game_id = Some(saved.id);
+        if saved.opening > 0 {
+            // The room's host and reservations went with the old process;
+            // its opening stays the game's (its first moves, unrated).
+            let opening = saved.moves.iter().take(saved.opening).copied().collect();
+            let organised = super::organised::Organised { host: None, reserved: None, opening, games: None };
+            room.organised = Some(Box::new(organised));
+        }
         let mut last = None;
         for &[row, col] in &saved.moves {
             let player = room.game.turn().unwrap_or(Player::X);

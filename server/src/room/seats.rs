@@ -92,6 +92,9 @@ impl Room {
         if self.refused_closed(conn, ErrorCode::RoomNotFound, id.clone()) {
             return;
         }
+        if self.host_name().is_some() {
+            return self.join_hosted(conn, name, id, now);
+        }
         if self.phase != Phase::Waiting || self.seats[1].is_some() {
             let msg = "both seats of this room are taken; spectate it, or create your own room";
             self.refuse(conn, ErrorCode::RoomFull, msg, id);

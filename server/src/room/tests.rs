@@ -93,16 +93,14 @@ pub(super) fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCod
 /// A 3×3 room where A is player 1 and B player 2, game started at `t0`, and
 /// what it said.
 fn paired(t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
-    let mut room = Room::paired(
-        "ROOM".into(),
-        Rules::classic(3),
-        settings(),
-        seeded(),
-        (A, Identity::guest("a")),
-        (B, Identity::guest("b")),
-        t0,
-    )
-    .unwrap();
+    paired_on(Rules::classic(3), settings(), t0)
+}
+
+/// A room on `rules` and `settings` where A is player 1 and B player 2,
+/// game started at `t0`, and what it said.
+pub(super) fn paired_on(rules: Rules, settings: Settings, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
+    let (a, b) = ((A, Identity::guest("a")), (B, Identity::guest("b")));
+    let mut room = Room::paired("ROOM".into(), rules, settings, seeded(), a, b, t0).unwrap();
     let got = out(&mut room);
     (room, got)
 }
@@ -460,6 +458,7 @@ fn private_room_waits_then_fills_and_refuses_a_third() {
         seeded(),
         (A, Identity::guest("a")),
         None,
+        None,
         Some(RequestId::Int(1)),
     )
     .unwrap();
@@ -499,6 +498,7 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
         settings(),
         seeded(),
         (A, Identity::guest("a")),
+        None,
         None,
         None,
     )
@@ -598,6 +598,7 @@ fn a_creator_leaving_or_dropping_from_a_waiting_room_tells_its_spectators() {
             settings(),
             seeded(),
             (A, Identity::guest("a")),
+            None,
             None,
             None,
         )
@@ -853,6 +854,7 @@ fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let t0 = Instant::now();
     let with_records = Settings { records: true, ..settings() };
     let game = |moves: Vec<[u16; 2]>| LiveGame {
+        opening: 0,
         times: Vec::new(),
         id: "GAME1234".into(),
         room: "ROOM".into(),

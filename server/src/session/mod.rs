@@ -7,6 +7,7 @@
 
 pub(crate) mod admission;
 pub(crate) mod membership;
+mod organise;
 pub(crate) mod rate;
 pub(crate) mod registrations;
 mod request;

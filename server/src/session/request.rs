@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tictactoe_protocol::{ClientMessage, ErrorCode, HouseLevel, PROTOCOL_VERSION, RequestId, ServerMessage};
 
+use super::organise::{Asked, organise};
 use super::{Action, Actions, Session, World, one, refuse};
 use crate::cmd::{Ask, Request as RoomRequest, RoomCmd};
 use crate::core::account::{self, Identity, TokenHash, name_key};
@@ -55,13 +56,18 @@ impl Session {
                 let ask = Ask::QuickMatch { who: self.who.clone(), rules, house, id: id.clone() };
                 self.lobby_request(id, Some(rules), false, ask)
             }
-            ClientMessage::CreateRoom { size, win, mark, clock } => {
+            ClientMessage::CreateRoom { size, win, mark, clock, host, players, opening, games } => {
                 let rules = match self.rules(size, win, clock) {
                     Ok(rules) => rules,
                     Err((code, text)) => return refuse(code, text, id),
                 };
-                let ask = Ask::CreateRoom { who: self.who.clone(), rules, mark, id: id.clone() };
-                self.lobby_request(id, None, false, ask)
+                let organise = match organise(rules, Asked { host, players, opening, games }) {
+                    Ok(organise) => organise.map(Box::new),
+                    Err((code, text)) => return refuse(code, text, id),
+                };
+                let ask = Ask::CreateRoom { who: self.who.clone(), rules, mark, organise, id: id.clone() };
+                // The host watches: it is in the room as a spectator is.
+                self.lobby_request(id, None, host, ask)
             }
             ClientMessage::JoinRoom { room } => {
                 let ask = Ask::JoinRoom { who: self.who.clone(), room, id: id.clone() };

@@ -28,6 +28,8 @@ pub struct LiveGame {
     /// With a Fischer clock (`rules.clock`): the mover's time left after
     /// each move, in ms, like `moves`; empty without one.
     pub times: Vec<u64>,
+    /// How many of `moves` are its room's opening.
+    pub opening: usize,
     /// What the player to move had left when the server stopped gracefully.
     pub clock_left: Option<Duration>,
     /// Wall-clock start, milliseconds since the Unix epoch.

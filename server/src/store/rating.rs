@@ -24,6 +24,10 @@ fn winner_index(record: &GameRecord) -> Option<usize> {
 /// standing would overwrite the real one.
 pub(super) fn rate(db: &mut impl Backend, book: &mut RatingBook, record: &mut GameRecord) {
     let players = [record.players[0].account, record.players[1].account];
+    // An organiser's games and games from an opening are not rated.
+    if record.opening > 0 || record.host.is_some() {
+        return;
+    }
     let Some(accounts) = ratings::rated_pair(players, record.reason) else { return };
     let mut before = [Standing::default(); 2];
     for (standing, &account) in before.iter_mut().zip(&accounts) {
@@ -137,6 +141,8 @@ mod tests {
             })
         };
         GameRecord {
+            host: None,
+            opening: 0,
             times: Vec::new(),
             id: id.into(),
             room: "R".into(),

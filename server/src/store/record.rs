@@ -25,6 +25,10 @@ pub struct GameRecord {
     /// With a Fischer clock (`rules.clock`): the mover's time left after
     /// each move, in ms, like `moves`; empty without one.
     pub times: Vec<u64>,
+    /// How many of `moves` are its room's opening (unrated when any).
+    pub opening: usize,
+    /// The organiser's name, for a game of an organised room (unrated).
+    pub host: Option<Arc<str>>,
     /// `None` for a draw, or a game that ended without a winner (aborted, shut down).
     pub winner: Option<Player>,
     /// How it ended: a game ended by play is rated, one aborted or shut down is not.

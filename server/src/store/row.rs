@@ -22,7 +22,8 @@ macro_rules! record_columns {
          g.o_name AS o_name, g.o_account AS o_account, g.o_bot AS o_bot, \
          g.moves AS moves, g.winner AS winner, g.reason AS reason, g.line AS line, g.rated AS rated, \
          g.x_before AS x_before, g.x_after AS x_after, g.o_before AS o_before, g.o_after AS o_after, \
-         g.started_at AS started_at, g.ended_at AS ended_at, g.clock AS clock, g.times AS times"
+         g.started_at AS started_at, g.ended_at AS ended_at, g.clock AS clock, g.times AS times, \
+         g.opening AS opening, g.host AS host"
     };
 }
 pub(super) use record_columns;
@@ -102,6 +103,8 @@ pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         Some(text) => serde_json::from_str(&text).map_err(|_| r.broken("times", "not a list of times"))?,
     };
     Ok(api::GameRecord {
+        host: r.opt_text("host")?,
+        opening: usize::try_from(r.int4("opening")?).unwrap_or(0),
         clocks: clock.map(|c| both_sides(c, &times)),
         clock,
         ended_at: rfc3339(r.int8("ended_at")?),

@@ -42,6 +42,12 @@ struct Spilled {
     /// With a clock: the mover's time left after each move.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     times: Vec<u64>,
+    /// How many of `moves` are its room's opening.
+    #[serde(default)]
+    opening: usize,
+    /// An organised room's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -96,6 +102,8 @@ fn line_of(g: &GameRecord) -> String {
         ended_at_ms: g.ended_at_ms,
         clock: g.rules.clock,
         times: g.times.clone(),
+        opening: g.opening,
+        host: g.host.as_deref().map(str::to_owned),
     };
     serde_json::to_string(&spilled).unwrap_or_default()
 }
@@ -115,6 +123,8 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
     };
     let [x, o] = s.players;
     Ok(GameRecord {
+        host: s.host.map(Arc::from),
+        opening: s.opening,
         id: s.id.into(),
         room: s.room.into(),
         rules: Rules { clock: s.clock, size: s.size, win: s.win },
@@ -193,6 +203,8 @@ mod tests {
     fn a_spilled_game_reads_back_the_same() {
         let ratings = Some(rate([Standing::default(); 2], Some(0)));
         let game = GameRecord {
+            host: None,
+            opening: 0,
             times: Vec::new(),
             id: "abcdEFGH".into(),
             room: "ROOM1".into(),

@@ -83,6 +83,8 @@ async fn without_a_database_reads_say_so() {
 fn record(id: &str) -> GameRecord {
     use crate::core::account::Identity;
     GameRecord {
+        host: None,
+        opening: 0,
         times: Vec::new(),
         id: id.into(),
         room: "ROOM1".into(),

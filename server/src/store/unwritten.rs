@@ -63,6 +63,8 @@ pub(super) fn shown(g: &GameRecord) -> api::GameRecord {
     let change =
         |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
     api::GameRecord {
+        host: g.host.as_deref().map(str::to_owned),
+        opening: g.opening,
         clock: g.rules.clock,
         clocks: g.rules.clock.map(|c| both_sides(c, &g.times)),
         ended_at: rfc3339(g.ended_at_ms),

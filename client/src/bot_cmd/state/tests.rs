@@ -26,6 +26,8 @@ fn quick() -> Start {
 
 fn started(you: Player) -> Event {
     Event::Msg(ServerMessage::GameStarted {
+        moves: Vec::new(),
+        opening: 0,
         clock: None,
         clocks: None,
         running: None,

@@ -147,7 +147,7 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, whose: &Whose) -
     let rows = tx
         .query(
             "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level, clock
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level, clock, opening
              FROM live_games WHERE room = ANY($1)",
             &[&taken],
         )
@@ -276,6 +276,7 @@ fn live_game(r: &Row, moves: &mut FxHashMap<String, SavedMoves>) -> Result<LiveG
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
     };
     let game = LiveGame {
+        opening: usize::try_from(r.get::<_, i32>(17)).unwrap_or(0),
         id: r.get::<_, String>(14).into(),
         moves,
         times,

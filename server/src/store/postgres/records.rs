@@ -15,11 +15,11 @@ use crate::store::spelling;
 pub(super) const INSERT_GAMES: &str =
     "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account,
         o_bot, moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at,
-        clock, times, holder)
-    SELECT u.*, $24 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
+        clock, times, opening, host, holder)
+    SELECT u.*, $26 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
         $7::bool[], $8::text[], $9::int8[], $10::bool[], $11::text[], $12::int4[], $13::text[], $14::text[],
         $15::bool[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::int8[], $21::int8[],
-        $22::text[], $23::text[]) AS u
+        $22::text[], $23::text[], $24::int4[], $25::text[]) AS u
     ON CONFLICT (id) DO NOTHING";
 
 /// A standing only moves forward (`games` grows). A commit has locked the
@@ -67,6 +67,8 @@ pub(super) struct RecordColumns<'a> {
     ended_at: Vec<i64>,
     clock: Vec<Option<String>>,
     times: Vec<Option<String>>,
+    opening: Vec<i32>,
+    host: Vec<Option<&'a str>>,
 }
 
 impl<'a> RecordColumns<'a> {
@@ -93,12 +95,14 @@ impl<'a> RecordColumns<'a> {
             c.ended_at.push(g.ended_at_ms);
             c.clock.push(g.clock_text());
             c.times.push(g.times_text());
+            c.opening.push(i32::try_from(g.opening).unwrap_or(i32::MAX));
+            c.host.push(g.host.as_deref());
         }
         c
     }
 
     /// The parameters of [`INSERT_GAMES`], `holder` last.
-    pub(super) fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 24] {
+    pub(super) fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 26] {
         [
             &self.id,
             &self.room,
@@ -123,6 +127,8 @@ impl<'a> RecordColumns<'a> {
             &self.ended_at,
             &self.clock,
             &self.times,
+            &self.opening,
+            &self.host,
             holder,
         ]
     }

@@ -15,20 +15,20 @@ const DELETE_MOVES: &str = "DELETE FROM live_moves WHERE room = ANY($1::text[])"
 
 const DELETE_GAMES: &str = "DELETE FROM live_games WHERE room = ANY($1::text[])";
 
-/// `owner` and `epoch` (`$18`, `$19`) hold the games that start.
+/// `owner` and `epoch` (`$19`, `$20`) hold the games that start.
 const INSERT_LIVE: &str =
     "INSERT INTO live_games (room, game_id, size, win, turn_timeout_ms, x_name, x_account,
         x_bot, x_token, o_name, o_account, o_bot, o_token, clock_left_ms, started_at, house_level, clock,
-        owner, epoch)
-    SELECT u.*, $18, $19 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::int8[], $6::text[],
+        opening, owner, epoch)
+    SELECT u.*, $19, $20 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::int8[], $6::text[],
         $7::int8[], $8::bool[], $9::bytea[], $10::text[], $11::int8[], $12::bool[], $13::bytea[], $14::int8[],
-        $15::int8[], $16::text[], $17::text[]) AS u
+        $15::int8[], $16::text[], $17::text[], $18::int4[]) AS u
     ON CONFLICT (room) DO UPDATE SET game_id = excluded.game_id, size = excluded.size, win = excluded.win,
         turn_timeout_ms = excluded.turn_timeout_ms, x_name = excluded.x_name, x_account = excluded.x_account,
         x_bot = excluded.x_bot, x_token = excluded.x_token, o_name = excluded.o_name,
         o_account = excluded.o_account, o_bot = excluded.o_bot, o_token = excluded.o_token,
         clock_left_ms = excluded.clock_left_ms, started_at = excluded.started_at,
-        house_level = excluded.house_level, clock = excluded.clock";
+        house_level = excluded.house_level, clock = excluded.clock, opening = excluded.opening";
 
 /// A chunk of moves of a game the database does not hold (its start was
 /// lost on a full queue) is left out: it could never be replayed.
@@ -77,6 +77,7 @@ struct StartColumns<'a> {
     started_at: Vec<i64>,
     house: Vec<Option<&'static str>>,
     fischer: Vec<Option<String>>,
+    opening: Vec<i32>,
 }
 
 fn millis(d: std::time::Duration) -> i64 {
@@ -113,6 +114,7 @@ pub(super) fn rounds<'a>(changes: &[RoomChange<'a>]) -> Vec<Round<'a>> {
             s.started_at.push(g.started_at_ms);
             s.house.push(g.house.map(|h| h.name()));
             s.fischer.push(g.rules.clock.map(|c| serde_json::to_string(&c).unwrap_or_default()));
+            s.opening.push(i32::try_from(g.opening).unwrap_or(i32::MAX));
         }
         if !ch.moves.is_empty() {
             r.move_rooms.push(ch.room);
@@ -175,7 +177,7 @@ impl<'a> Round<'a> {
         if !self.starts.room.is_empty() {
             steps.push(Box::pin(async move {
                 let s = &self.starts;
-                let params: [&(dyn ToSql + Sync); 19] = [
+                let params: [&(dyn ToSql + Sync); 20] = [
                     &s.room,
                     &s.game_id,
                     &s.size,
@@ -193,6 +195,7 @@ impl<'a> Round<'a> {
                     &s.started_at,
                     &s.house,
                     &s.fischer,
+                    &s.opening,
                     &owner,
                     &epoch,
                 ];

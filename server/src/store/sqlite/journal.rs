@@ -34,6 +34,8 @@ const END: u8 = 4;
 const FISCHER: u8 = 5;
 /// The movers' times left after moves, after their `MOVES`.
 const TIMES: u8 = 6;
+/// How many of a game's moves are its room's opening, after its `START`.
+const OPENING: u8 = 7;
 
 /// The journal's rows are replaced by a snapshot once they hold this many
 /// bytes more than one, and at least [`SNAPSHOT_MIN`]: each byte of changes
@@ -94,6 +96,8 @@ pub(super) enum Entry {
     Fischer { room: Arc<str>, clock: Fischer },
     /// The movers' times left (ms) after moves from the `first`-th (0-based) on.
     Times { room: Arc<str>, first: u32, times: Vec<u64> },
+    /// The first `moves` of the room's game are its opening.
+    Opening { room: Arc<str>, moves: u32 },
     /// The room's game ended (or another replaces it): it goes.
     End { room: Arc<str> },
 }
@@ -121,6 +125,11 @@ pub(super) fn apply(games: &mut FxHashMap<Arc<str>, LiveGame>, entry: Entry) {
         Entry::Fischer { room, clock } => {
             if let Some(game) = games.get_mut(&room) {
                 game.rules.clock = Some(clock);
+            }
+        }
+        Entry::Opening { room, moves } => {
+            if let Some(game) = games.get_mut(&room) {
+                game.opening = moves as usize;
             }
         }
         Entry::Times { room, first, times } => {
@@ -210,6 +219,7 @@ pub(super) fn decode(row: &[u8]) -> Result<(u8, Vec<Entry>), String> {
                 let clock = Fischer::checked(Some(initial), Some(increment))?;
                 Entry::Fischer { room, clock }
             }
+            OPENING => Entry::Opening { room: r.str()?, moves: r.u32()? },
             TIMES => {
                 let room = r.str()?;
                 let first = r.u32()?;
@@ -270,6 +280,11 @@ impl Writer {
         }
         self.i64(g.started_at_ms);
         self.str(g.house.map_or("", HouseLevel::name));
+        if g.opening > 0 {
+            self.u8(OPENING);
+            self.str(&g.room);
+            self.u32(u32::try_from(g.opening).unwrap_or(u32::MAX));
+        }
         if let Some(clock) = g.rules.clock {
             self.u8(FISCHER);
             self.str(&g.room);
@@ -362,6 +377,7 @@ impl RowCursor<'_> {
             level => Some(HouseLevel::from_name(level).ok_or(format!("house level {level:?}"))?),
         };
         Ok(LiveGame {
+            opening: 0,
             id,
             room,
             rules,

@@ -105,6 +105,7 @@ fn live_game(
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
     };
     let game = LiveGame {
+        opening: 0,
         times: Vec::new(),
         id: r.get::<_, String>(14).map_err(e)?.into(),
         moves: moves.remove(&room).unwrap_or_default(),

@@ -13,6 +13,7 @@ use tictactoe_protocol::Rules;
 
 fn game(room: &str) -> LiveGame {
     LiveGame {
+        opening: 0,
         times: Vec::new(),
         id: format!("G{room}").into(),
         room: room.into(),

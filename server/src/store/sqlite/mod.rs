@@ -29,7 +29,7 @@ use tictactoe_protocol::Rules;
 /// `server/migrations/`: version N is the first N applied. `PRAGMA
 /// user_version` records the version of a file; one newer than this list
 /// is refused.
-const MIGRATIONS: [(&str, &str); 7] = [
+const MIGRATIONS: [(&str, &str); 8] = [
     ("0001_accounts_games_ratings.sql", include_str!("../../../migrations/0001_accounts_games_ratings.sql")),
     ("0002_live_games.sql", include_str!("../../../migrations/0002_live_games.sql")),
     ("0003_house_level.sql", include_str!("../../../migrations/0003_house_level.sql")),
@@ -37,6 +37,7 @@ const MIGRATIONS: [(&str, &str); 7] = [
     ("0005_name_skeleton.sql", include_str!("../../../migrations/0005_name_skeleton.sql")),
     ("0006_live_log.sql", include_str!("../../../migrations/0006_live_log.sql")),
     ("0007_fischer_clock.sql", include_str!("../../../migrations/0007_fischer_clock.sql")),
+    ("0008_organised_rooms.sql", include_str!("../../../migrations/0008_organised_rooms.sql")),
 ];
 
 impl From<rusqlite::Error> for BackendError {

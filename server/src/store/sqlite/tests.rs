@@ -15,6 +15,8 @@ use tictactoe_protocol::Rules;
 
 fn record(id: &str, rated: bool) -> GameRecord {
     GameRecord {
+        host: None,
+        opening: 0,
         times: Vec::new(),
         id: id.into(),
         room: "ROOM1".into(),

@@ -47,9 +47,9 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
         let mut game = tx.prepare_cached(
             "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account, o_bot,
                 moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at,
-                clock, times)
+                clock, times, opening, host)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                ?22, ?23)
+                ?22, ?23, ?24, ?25)
              ON CONFLICT (id) DO NOTHING",
         )?;
         let mut standing = tx.prepare_cached(
@@ -88,6 +88,8 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
                 g.ended_at_ms,
                 g.clock_text(),
                 g.times_text(),
+                g.opening,
+                g.host.as_deref(),
             ])?;
         }
         // The standings the records leave; the guard keeps a newer one
