@@ -132,7 +132,8 @@ async fn opponent(them: &mut Client, started: &Value, resign_after: usize) -> Va
     let me = started["you"].clone();
     let mut taken: Vec<[usize; 2]> = serde_json::from_value(started["moves"].clone()).unwrap_or_default();
     let mut theirs = 0;
-    let mut to_move = started["turn"] == me;
+    // X moves when an even number of moves is on the board (an opening included).
+    let mut to_move = (taken.len() % 2 == 0) == (me == 1);
     loop {
         if to_move {
             them.send(json!({"type": "move", "row": junk_move(&taken)[0], "col": junk_move(&taken)[1]})).await;
@@ -313,4 +314,48 @@ async fn boards_the_brain_does_not_play_are_declined_in_its_words() {
     }
     let _ = bot.kill();
     let _ = bot.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rapfi_is_given_an_organised_rooms_opening_by_board_and_plays_both_colours() {
+    let rapfi = rapfi();
+    let dir = TempDir::new("gomocup-opening");
+    let server = TestServer::start(Config { database: dir.database("ttt.db"), ..test_config() }).await;
+    let mut host = server.client().await;
+    host.send(json!({"type": "hello", "name": "organiser"})).await;
+    let opening = json!([[7, 7], [7, 8], [8, 6]]);
+    host.send(json!({"type": "create_room", "host": true, "size": 15, "win": 5, "players": ["Rapfi", "opp"],
+        "opening": opening, "games": 2}))
+        .await;
+    let code = host.recv_type("room_created").await["room"].as_str().expect("a room").to_owned();
+    // What the brain is sent, kept by a tee in front of it.
+    let seen = dir.path.join("sent.log");
+    let brain = format!("tee -a {} | {rapfi}", seen.display());
+    let mut bot = gomocup_bot(&server.url(), &brain, &["--join", &code, "--games", "2", "--think-ms", "100"]);
+    let out = BufReader::new(bot.stdout.take().expect("stdout"));
+    let mut them = server.client().await;
+    them.send(json!({"type": "hello", "name": "opp"})).await;
+    them.send(json!({"type": "join_room", "room": code})).await;
+    for game in 0..2 {
+        let started = them.recv_type("game_started").await;
+        assert_eq!((started["opening"].clone(), started["moves"].clone()), (json!(3), opening.clone()));
+        assert_eq!(started["you"], 2 - game, "Rapfi is X, then O");
+        let over = opponent(&mut them, &started, usize::MAX).await;
+        assert_judged_k(15, 5, &over);
+        assert_eq!(Value::Array(over["moves"].as_array().expect("moves")[..3].to_vec()), opening);
+        assert_eq!(over["reason"], "line", "{over}");
+        assert_ne!(over["winner"], started["you"], "Rapfi wins game {game}: {over}");
+        if game == 0 {
+            them.send(json!({"type": "rematch"})).await;
+        }
+    }
+    let (tally, log) = ended(bot, out, 30).await;
+    assert_eq!(tally, "wins: 2, draws: 0, losses: 0", "{log}");
+    let sent = std::fs::read_to_string(&seen).expect("the brain's input");
+    // Game 1: X after the opening and O's first move (x,y = col,row; own stones 1).
+    assert!(sent.contains("START 15\n"), "{sent}");
+    assert!(sent.contains("BOARD\n7,7,1\n8,7,2\n6,8,1\n"), "{sent}");
+    // Game 2: O right after the opening, once the brain has restarted.
+    assert!(sent.contains("RESTART\n"), "{sent}");
+    assert!(sent.contains("BOARD\n7,7,2\n8,7,1\n6,8,2\nDONE\n"), "{sent}");
 }

@@ -249,9 +249,12 @@ impl View {
                 clock,
                 clocks,
                 running,
+                moves,
                 ..
             } => {
                 *self = View::new(*size, *win);
+                // An organised room's opening is on the board before the first move.
+                self.replay(moves);
                 self.set_clocks(*clock, *clocks, *running);
                 self.room = Some(clean(room));
                 self.you = Some(*you);
