@@ -99,10 +99,13 @@ async fn main() -> ExitCode {
                         let about = brain.about().await;
                         (bot::Mover::Gomocup(Box::new(brain)), about)
                     }
-                    (Some(cmd), _) => (bot::Mover::Engine(Box::new(bot::engine::Engine::spawn(&cmd).await?)), None),
+                    (Some(cmd), _) => {
+                        (bot::Mover::Engine(Box::new(bot::engine::Engine::spawn(&cmd).await?)), None)
+                    }
                     (None, _) => (
                         bot::Mover::Local(
-                            bot::by_name(&strategy).ok_or_else(|| Error::UnknownStrategy(strategy.clone()))?,
+                            bot::by_name(&strategy)
+                                .ok_or_else(|| Error::UnknownStrategy(strategy.clone()))?,
                         ),
                         None,
                     ),

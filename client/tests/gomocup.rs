@@ -21,9 +21,9 @@ const TTT: &str = env!("CARGO_BIN_EXE_ttt");
 /// Rapfi's binary: `$TTT_RAPFI`, else `target/engines/pbrain-rapfi` in the
 /// workspace; missing, the test fails at once saying how to build it.
 fn rapfi() -> String {
-    let path = std::env::var_os("TTT_RAPFI").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/engines/pbrain-rapfi")
-    });
+    let path = std::env::var_os("TTT_RAPFI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/engines/pbrain-rapfi"));
     assert!(
         path.is_file(),
         "{} is missing: build Rapfi with `../shared/engines/build-rapfi.sh target/engines` \
@@ -136,10 +136,12 @@ async fn opponent(them: &mut Client, started: &Value, resign_after: usize) -> Va
     let mut to_move = (taken.len() % 2 == 0) == (me == 1);
     loop {
         if to_move {
-            them.send(json!({"type": "move", "row": junk_move(&taken)[0], "col": junk_move(&taken)[1]})).await;
+            them.send(json!({"type": "move", "row": junk_move(&taken)[0], "col": junk_move(&taken)[1]}))
+                .await;
             to_move = false;
         }
-        let msg = tokio::time::timeout(Duration::from_secs(30), them.recv_json()).await.expect("the game goes on");
+        let msg =
+            tokio::time::timeout(Duration::from_secs(30), them.recv_json()).await.expect("the game goes on");
         match msg["type"].as_str() {
             Some("moved") => {
                 taken.push(cell(&msg));
@@ -189,7 +191,11 @@ async fn a_brain_that_fails_loses_that_game_and_a_restarted_brain_plays_the_next
         assert_eq!(started["players"][0]["name"], format!("scripted {mode}"), "ABOUT names the bot");
         // Its first move is good, its second fails: that game is lost, by resigning.
         let over = opponent(&mut them, &started, usize::MAX).await;
-        assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("resign")), "{mode}: {over}");
+        assert_eq!(
+            (over["winner"].clone(), over["reason"].clone()),
+            (json!(2), json!("resign")),
+            "{mode}: {over}"
+        );
         assert_eq!(over["moves"].as_array().map(Vec::len), Some(2), "{mode}: {over}");
         // The rematch: a new process plays it (and moves), then the opponent resigns.
         them.send(json!({"type": "rematch"})).await;
@@ -213,11 +219,17 @@ async fn lasting_server(dir: &TempDir) -> (TestServer, Config) {
     (TestServer::start(config.clone()).await, config)
 }
 
-/// Restarts the server on its address (graceful, as a deploy does); a
-/// player `token` takes its seat back, and gets the room's `state`.
-async fn restarted(server: TestServer, config: Config, token: &Value) -> (TestServer, Client, Value) {
+/// Restarts the server on its address (graceful, as a deploy does) after
+/// `down_for`; a player `token` takes its seat back, and gets the room's `state`.
+async fn restarted(
+    server: TestServer,
+    config: Config,
+    down_for: Duration,
+    token: &Value,
+) -> (TestServer, Client, Value) {
     let addr = server.addr;
     server.shutdown().await;
+    tokio::time::sleep(down_for).await;
     let server = TestServer::start_at(config, addr).await;
     let mut them = server.client().await;
     them.send(json!({"type": "resume", "token": token})).await;
@@ -244,7 +256,8 @@ async fn rapfi_takes_its_game_back_after_a_server_restart_and_wins_it() {
         let own = them.play(junk_move(&taken)[0], junk_move(&taken)[1]).await;
         taken.push(cell(&own));
     }
-    let (_server, mut them, state) = restarted(server, config, &started["resume_token"]).await;
+    let token = &started["resume_token"];
+    let (_server, mut them, state) = restarted(server, config, Duration::ZERO, token).await;
     assert_eq!(state["moves"].as_array().map(Vec::len), Some(6), "{state}");
     let over = opponent(&mut them, &state, usize::MAX).await;
     assert_judged_k(15, 5, &over);
@@ -270,8 +283,10 @@ async fn a_move_lost_in_a_restart_is_asked_again_with_the_whole_board() {
     assert_eq!(cell(&them.recv_type("moved").await), [7, 7]);
     // Row 2, column 0: x,y = 0,2.
     them.play(2, 0).await;
+    // The server goes away while the brain thinks, and stays away past its answer.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (_server, mut them, state) = restarted(server, config, &started["resume_token"]).await;
+    let token = &started["resume_token"];
+    let (_server, mut them, state) = restarted(server, config, Duration::from_secs(2), token).await;
     assert_eq!(state["moves"], json!([[7, 7], [2, 0]]), "the brain's answer came while the server was away");
     // Asked again: the whole board, in move order, its own stones 1.
     let moved = tokio::time::timeout(Duration::from_secs(15), them.recv_type("moved")).await.expect("a move");
@@ -295,7 +310,9 @@ async fn boards_the_brain_does_not_play_are_declined_in_its_words() {
     c.send(json!({"type": "hello", "name": "cy"})).await;
     // Named by its ABOUT: Rapfi.
     let mut asked = json!({"type": "challenge", "name": "Rapfi", "size": 40, "win": 5});
-    for (size, win, said) in [(40, 5, "Unsupported board size!"), (15, 4, "this bot plays five in a row, not 4")] {
+    for (size, win, said) in
+        [(40, 5, "Unsupported board size!"), (15, 4, "this bot plays five in a row, not 4")]
+    {
         asked["size"] = json!(size);
         asked["win"] = json!(win);
         let mut tries = 0;

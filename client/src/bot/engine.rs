@@ -85,7 +85,7 @@ impl Engine {
     }
 
     async fn hear(&mut self, within: Duration) -> Result<String, EngineError> {
-        self.process.hear(tokio::time::Instant::now() + within).await
+        self.process.hear(tokio::time::Instant::now() + within, within).await
     }
 
     /// Asks for a move in `game`, allowing `think` per answer.

@@ -33,9 +33,8 @@ impl Process {
         child.args(["-c", command]).stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
         #[cfg(unix)]
         child.process_group(0);
-        let mut child = child
-            .spawn()
-            .map_err(|error| EngineError::Start { command: command.to_owned(), error })?;
+        let mut child =
+            child.spawn().map_err(|error| EngineError::Start { command: command.to_owned(), error })?;
         tokio::time::sleep(START_CHECK).await;
         if let Ok(Some(status)) = child.try_wait() {
             return Err(EngineError::ExitedAtStart { command: command.to_owned(), status });
@@ -53,9 +52,9 @@ impl Process {
         written.and(self.stdin.flush().await).map_err(EngineError::StoppedReading)
     }
 
-    /// The next line, trimmed, if it comes before `deadline`.
-    pub async fn hear(&mut self, deadline: Instant) -> Result<String, EngineError> {
-        let within = deadline.saturating_duration_since(Instant::now());
+    /// The next line, trimmed, if it comes before `deadline`; `within` is
+    /// the time it was given, for the error that says it did not.
+    pub async fn hear(&mut self, deadline: Instant, within: Duration) -> Result<String, EngineError> {
         let mut line = String::new();
         match tokio::time::timeout_at(deadline, self.stdout.read_line(&mut line)).await {
             Err(_) => Err(EngineError::TooSlow { within }),
@@ -77,7 +76,9 @@ impl Drop for Process {
     fn drop(&mut self) {
         // The group's id is the `sh`'s own pid (process_group(0)); gone already, nothing to do.
         #[cfg(unix)]
-        if let Some(pid) = self.child.id().and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?)) {
+        if let Some(pid) =
+            self.child.id().and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?))
+        {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
     }

@@ -63,7 +63,7 @@ impl Brain {
         process.say("ABOUT").await.ok()?;
         let deadline = Instant::now() + ANSWER_WITHIN;
         loop {
-            let line = process.hear(deadline).await.ok()?;
+            let line = process.hear(deadline, ANSWER_WITHIN).await.ok()?;
             if let Some(name) = about_name(&line) {
                 return Some(name);
             }
@@ -129,6 +129,7 @@ impl Brain {
         think: Duration,
         ask: Option<(&Game, Timing, u64)>,
     ) -> Result<Option<(usize, usize)>, String> {
+        let asked_at = Instant::now();
         let mut deadline = started_by;
         let mut thinking = false;
         loop {
@@ -152,7 +153,8 @@ impl Brain {
                 deadline = Instant::now() + think;
             }
             if outs.is_empty() {
-                let line = self.process()?.hear(deadline).await.map_err(|e| e.to_string())?;
+                let within = if thinking { think } else { started_by.saturating_duration_since(asked_at) };
+                let line = self.process()?.hear(deadline, within).await.map_err(|e| e.to_string())?;
                 outs = self.talk.hear(&line);
             }
         }

@@ -168,7 +168,10 @@ impl Talk {
             Phase::Starting { restart: true, .. } => {
                 // A brain without RESTART is started afresh.
                 self.known = None;
-                vec![Out::Log(format!("brain answered RESTART with {line:?}: starting it again")), Out::Respawn]
+                vec![
+                    Out::Log(format!("brain answered RESTART with {line:?}: starting it again")),
+                    Out::Respawn,
+                ]
             }
             Phase::Starting { restart: false, .. } => {
                 self.known = None;
@@ -245,7 +248,9 @@ pub fn parse_cell(line: &str, size: usize) -> Result<[u16; 2], String> {
     let mut parts = line.split(',').map(|p| p.trim().parse::<u16>());
     match (parts.next(), parts.next(), parts.next()) {
         (Some(Ok(x)), Some(Ok(y)), None) if usize::from(x) < size && usize::from(y) < size => Ok([y, x]),
-        (Some(Ok(_)), Some(Ok(_)), None) => Err(format!("brain played {line:?}, off the {size}×{size} board")),
+        (Some(Ok(_)), Some(Ok(_)), None) => {
+            Err(format!("brain played {line:?}, off the {size}×{size} board"))
+        }
         _ => Err(format!("brain answered {line:?}, not a move \"x,y\"")),
     }
 }

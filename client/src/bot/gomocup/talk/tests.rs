@@ -114,7 +114,10 @@ fn failures_lose_the_game_in_words() {
 fn a_refused_board_is_refused_in_the_brains_words() {
     let mut talk = Talk::new(1);
     assert_eq!(sent(&talk.vet(40)), ["START 40"]);
-    assert_eq!(talk.hear("ERROR Unsupported board size!"), [Out::Refused("the brain says: Unsupported board size!".into())]);
+    assert_eq!(
+        talk.hear("ERROR Unsupported board size!"),
+        [Out::Refused("the brain says: Unsupported board size!".into())]
+    );
     assert_eq!(talk.vet(15).len(), 1);
     assert_eq!(talk.hear("OK"), [Out::Accepted]);
     // The game after a vetted START restarts the brain (its board is fresh anyway).
