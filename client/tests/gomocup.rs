@@ -61,6 +61,22 @@ fn room_of(bot: &mut Child) -> (String, BufReader<ChildStdout>) {
     (line.trim().strip_prefix("room: ").expect("room: CODE").to_owned(), out)
 }
 
+/// A `--create` bot with `brain` and `args`, and a client seated against it:
+/// the bot, its stdout, the client and its `game_started`.
+async fn seated(
+    server: &TestServer,
+    url: &str,
+    brain: &str,
+    args: &[&str],
+) -> (Child, BufReader<ChildStdout>, Client, Value) {
+    let mut bot = gomocup_bot(url, brain, args);
+    let (code, out) = room_of(&mut bot);
+    let mut them = server.client().await;
+    them.send(json!({"type": "join_room", "room": code})).await;
+    let started = them.recv_type("game_started").await;
+    (bot, out, them, started)
+}
+
 /// Waits (at most `secs`) for a bot to end; its tally line and its stderr.
 async fn ended(mut bot: Child, out: BufReader<ChildStdout>, secs: u64) -> (String, String) {
     let waited = tokio::task::spawn_blocking(move || {
@@ -183,11 +199,7 @@ async fn a_brain_that_fails_loses_that_game_and_a_restarted_brain_plays_the_next
         let dir = TempDir::new(&format!("gomocup-{mode}"));
         let brain = scripted(mode, &dir, 0);
         let args = ["--create", "--seat", "x", "--size", "15", "--games", "2", "--think-ms", "500"];
-        let mut bot = gomocup_bot(&url, &brain, &args);
-        let (code, out) = room_of(&mut bot);
-        let mut them = server.client().await;
-        them.send(json!({"type": "join_room", "room": code})).await;
-        let started = them.recv_type("game_started").await;
+        let (bot, out, mut them, started) = seated(&server, &url, &brain, &args).await;
         assert_eq!(started["players"][0]["name"], format!("scripted {mode}"), "ABOUT names the bot");
         // Its first move is good, its second fails: that game is lost, by resigning.
         let over = opponent(&mut them, &started, usize::MAX).await;
@@ -243,11 +255,7 @@ async fn rapfi_takes_its_game_back_after_a_server_restart_and_wins_it() {
     let dir = TempDir::new("gomocup-resume");
     let (server, config) = lasting_server(&dir).await;
     let args = ["--create", "--seat", "x", "--size", "15", "--think-ms", "100"];
-    let mut bot = gomocup_bot(&server.url(), &rapfi, &args);
-    let (code, out) = room_of(&mut bot);
-    let mut them = server.client().await;
-    them.send(json!({"type": "join_room", "room": code})).await;
-    let started = them.recv_type("game_started").await;
+    let (bot, out, mut them, started) = seated(&server, &server.url(), &rapfi, &args).await;
     // Three moves each, then the server restarts mid-game.
     let mut taken = Vec::new();
     while taken.len() < 6 {
@@ -275,11 +283,7 @@ async fn a_move_lost_in_a_restart_is_asked_again_with_the_whole_board() {
     // A brain that takes 1.5 s over each move: the restart comes while it thinks.
     let brain = scripted("ok", &dir, 1_500);
     let args = ["--create", "--seat", "x", "--size", "15", "--think-ms", "8000"];
-    let mut bot = gomocup_bot(&server.url(), &brain, &args);
-    let (code, out) = room_of(&mut bot);
-    let mut them = server.client().await;
-    them.send(json!({"type": "join_room", "room": code})).await;
-    let started = them.recv_type("game_started").await;
+    let (bot, out, mut them, started) = seated(&server, &server.url(), &brain, &args).await;
     assert_eq!(cell(&them.recv_type("moved").await), [7, 7]);
     // Row 2, column 0: x,y = 0,2.
     them.play(2, 0).await;
