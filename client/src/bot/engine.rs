@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tictactoe_protocol::Game;
 
-use super::process::Process;
+use super::process::{Process, ProcessError};
 
 /// Answers an engine may get wrong before the bridge gives up.
 const ATTEMPTS: usize = 3;
@@ -18,33 +18,9 @@ const ATTEMPTS: usize = 3;
 /// Why an engine cannot go on.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The command could not be started.
-    #[error("cannot start engine {command:?}: {error}")]
-    Start { command: String, error: std::io::Error },
-    /// The command ended at once (a typo, a missing file).
-    #[error("engine {command:?} exited at start ({status})")]
-    ExitedAtStart { command: String, status: std::process::ExitStatus },
-    /// The process was started without a pipe to its stdin.
-    #[error("engine has no stdin")]
-    NoStdin,
-    /// The process was started without a pipe from its stdout.
-    #[error("engine has no stdout")]
-    NoStdout,
-    /// Writing to the engine failed.
-    #[error("engine stopped reading: {0}")]
-    StoppedReading(std::io::Error),
-    /// No answer within the time to think.
-    #[error("engine did not answer within {} ms (--think-ms, or the time its clock left)", within.as_millis())]
-    TooSlow {
-        /// The time it had.
-        within: Duration,
-    },
-    /// The engine's stdout ended.
-    #[error("engine exited")]
-    Exited,
-    /// Reading from the engine failed.
-    #[error("cannot read the engine: {0}")]
-    Unreadable(std::io::Error),
+    /// The process failed: it did not start, answer in time, or stay.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     /// Every attempt got an unusable answer.
     #[error("engine answered badly {ATTEMPTS} times; last: {last}")]
     BadAnswers {
@@ -81,11 +57,11 @@ impl Engine {
     }
 
     async fn say(&mut self, line: &str) -> Result<(), EngineError> {
-        self.process.say(line).await
+        Ok(self.process.say(line).await?)
     }
 
     async fn hear(&mut self, within: Duration) -> Result<String, EngineError> {
-        self.process.hear(tokio::time::Instant::now() + within, within).await
+        Ok(self.process.hear(tokio::time::Instant::now() + within, within).await?)
     }
 
     /// Asks for a move in `game`, allowing `think` per answer.

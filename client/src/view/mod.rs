@@ -253,8 +253,7 @@ impl View {
                 ..
             } => {
                 *self = View::new(*size, *win);
-                // An organised room's opening is on the board before the first move.
-                self.replay(moves);
+                self.replay(moves); // an organised room's opening, on the board already
                 self.set_clocks(*clock, *clocks, *running);
                 self.room = Some(clean(room));
                 self.you = Some(*you);

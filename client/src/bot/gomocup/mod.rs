@@ -136,7 +136,8 @@ impl Brain {
             for out in std::mem::take(&mut outs) {
                 match out {
                     Out::Send(line) => self.process()?.say(&line).await.map_err(|e| e.to_string())?,
-                    Out::Log(line) => eprintln!("ttt bot: {}", crate::say::clean(&line)),
+                    // The brain's own text: never raw control characters on the terminal.
+                    Out::Log(line) => eprintln!("ttt bot: {}", line.replace(|c: char| c.is_control(), " ")),
                     Out::Chosen(cell) => return Ok(Some(cell)),
                     Out::Accepted => return Ok(None),
                     Out::Refused(why) | Out::Lost(why) => return Err(why),
