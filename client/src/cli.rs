@@ -42,9 +42,9 @@ impl ServerArg {
 /// Which game to enter.
 #[derive(Args)]
 pub struct GameArgs {
-    /// Board size for quick match or a new room.
-    #[arg(long, default_value_t = 3)]
-    size: usize,
+    /// Board size for quick match or a new room [default: 3; 15 for a Gomocup brain].
+    #[arg(long)]
+    size: Option<usize>,
     /// Marks in a row that win (3 up to the size; default: the size, a whole line).
     #[arg(long)]
     win: Option<usize>,
@@ -82,9 +82,22 @@ impl GameArgs {
         say::check_win(self.rules())
     }
 
+    /// Five in a row, as a Gomocup brain plays: the win length when none
+    /// is given (on 15×15 when no size is); another is refused in words.
+    pub fn five_in_a_row(&mut self) -> Result<(), say::BadWin> {
+        self.size.get_or_insert(15);
+        match self.win {
+            None | Some(5) => {
+                self.win = Some(5);
+                Ok(())
+            }
+            Some(win) => Err(say::BadWin::NotFive { win }),
+        }
+    }
+
     /// The rules (board, win length, clock) asked for.
     pub fn rules(&self) -> RequestedRules {
-        RequestedRules { size: self.size, win: self.win, clock: self.clock }
+        RequestedRules { size: self.size.unwrap_or(3), win: self.win, clock: self.clock }
     }
 
     /// What the flags ask for: the house, a room to join or open, or quick match.
@@ -194,6 +207,15 @@ pub enum Command {
         /// see PROTOCOL.md, "Engine bridge"). Overrides --strategy.
         #[arg(long, value_name = "CMD")]
         engine: Option<String>,
+        /// How --engine speaks: `line` (PROTOCOL.md, "Engine bridge") or
+        /// `gomocup`, a Gomocup brain (`pbrain-…`, the Piskvork protocol;
+        /// five in a row only, and its ABOUT name is the bot's name unless
+        /// --name says otherwise; see PROTOCOL.md, "The Gomocup bridge").
+        #[arg(long, default_value = "line", value_parser = ["line", "gomocup"], requires = "engine")]
+        engine_protocol: String,
+        /// A Gomocup brain's memory limit in MB (`INFO max_memory`).
+        #[arg(long, value_name = "MB", default_value_t = crate::bot::gomocup::DEFAULT_MEMORY_MB)]
+        engine_memory_mb: u64,
         /// How many games to play; 0: every game of the room until it closes.
         #[arg(long, default_value_t = 1)]
         games: u32,

@@ -82,21 +82,35 @@ async fn main() -> ExitCode {
                 name,
                 strategy,
                 engine,
+                engine_protocol,
+                engine_memory_mb,
                 games,
                 think_ms,
                 accept_challenges,
                 challenge,
                 sizes,
-                game,
+                mut game,
             } => {
                 let label = if engine.is_some() { "engine" } else { strategy.as_str() };
-                let name = name.unwrap_or_else(|| format!("{label}-bot"));
-                let mover = match engine {
-                    Some(cmd) => bot::Mover::Engine(Box::new(bot::engine::Engine::spawn(&cmd).await?)),
-                    None => bot::Mover::Local(
-                        bot::by_name(&strategy).ok_or_else(|| Error::UnknownStrategy(strategy.clone()))?,
+                let (mover, about) = match (engine, engine_protocol.as_str()) {
+                    (Some(cmd), "gomocup") => {
+                        game.five_in_a_row()?;
+                        let mut brain = bot::gomocup::Brain::spawn(&cmd, engine_memory_mb).await?;
+                        let about = brain.about().await;
+                        (bot::Mover::Gomocup(Box::new(brain)), about)
+                    }
+                    (Some(cmd), _) => {
+                        (bot::Mover::Engine(Box::new(bot::engine::Engine::spawn(&cmd).await?)), None)
+                    }
+                    (None, _) => (
+                        bot::Mover::Local(
+                            bot::by_name(&strategy)
+                                .ok_or_else(|| Error::UnknownStrategy(strategy.clone()))?,
+                        ),
+                        None,
                     ),
                 };
+                let name = name.or(about).unwrap_or_else(|| format!("{label}-bot"));
                 // Started by a match runner (`ttt arena`): that room's games,
                 // on its rules, until it closes.
                 let arena = arena_room();

@@ -57,6 +57,12 @@ pub enum BadWin {
         /// The shortest win length the board takes.
         least: usize,
     },
+    /// A Gomocup brain plays five in a row, and `--win` asked for another.
+    #[error("a Gomocup brain plays five in a row: leave out --win, or give --win 5 (not {win})")]
+    NotFive {
+        /// The win length asked for.
+        win: usize,
+    },
 }
 
 /// Refuses, in words, rules whose win length does not fit the board (the

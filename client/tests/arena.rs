@@ -221,3 +221,25 @@ async fn a_player_that_cannot_start_stops_the_match_with_its_error() {
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
 }
+
+#[tokio::test]
+async fn rapfi_beats_the_heuristic_on_fifteen_by_fifteen() {
+    let player = format!("gomocup:{}", tictactoe_tests::tools::rapfi());
+    let run = arena(
+        &[&player, "builtin:heuristic", "--size", "15", "--win", "5", "--clock", "5+0.05", "--pairs", "3"],
+        Duration::from_secs(240),
+    )
+    .await;
+    assert!(run.ok, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("Results of pbrain-rapfi vs heuristic (15x15 win 5, 5+0.05"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.games.len(), 6, "{:?}", run.games);
+    // A Gomocup champion against a one-ply heuristic: at most one game of six lost.
+    let points: f64 = player1_points(&run.games).iter().sum();
+    assert!(points >= 5.0, "{points} of 6: {:?}", run.games);
+    let counts = ptnml(&run.stdout);
+    assert_eq!(counts[..2], [0, 0], "no pair lost: {counts:?}");
+}

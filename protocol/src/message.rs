@@ -489,7 +489,7 @@ pub enum ServerMessage {
         mark: Player,
         /// Both players; index 0 is player 1.
         players: Vec<PlayerInfo>,
-        /// Who moves first: always 1.
+        /// Who is to move: 1, or after an opening whoever's turn it leaves.
         turn: Player,
         /// The token that `resume` takes to reclaim this seat.
         resume_token: Arc<str>,

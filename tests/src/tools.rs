@@ -70,6 +70,22 @@ pub fn python_websockets() {
     assert!(out.status.success(), "pip install websockets: {said}");
 }
 
+/// Rapfi's binary (the Gomocup brain the tests play): `$TTT_RAPFI`, else
+/// `target/engines/pbrain-rapfi` in the workspace; missing, the test fails
+/// at once saying how to build it (`.ci/run` does).
+pub fn rapfi() -> String {
+    let path = std::env::var_os("TTT_RAPFI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/engines/pbrain-rapfi"));
+    assert!(
+        path.is_file(),
+        "{} is missing: build Rapfi with `../shared/engines/build-rapfi.sh target/engines` \
+         (Debian packages cmake and g++)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
 /// The line a missing `tool` fails with.
 pub fn missing(tool: &str) -> String {
     let hint = if tool == "chromium" { " (or set CHROMIUM to a Chromium binary)" } else { "" };

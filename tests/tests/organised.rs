@@ -67,6 +67,7 @@ async fn an_opening_starts_every_game_and_the_rematch_replays_it_with_the_seats_
         let (sa, sb) = (ann.recv_type("game_started").await, bob.recv_type("game_started").await);
         let (mut x, mut o, started) = if x_name == "ann" { (ann, bob, sa) } else { (bob, ann, sb) };
         assert_eq!(started["you"], 1, "game {game}: {x_name} is X");
+        assert_eq!(started["turn"], 2, "O moves after an opening of three");
         assert_eq!((started["opening"].clone(), started["moves"].clone()), (json!(3), opening.clone()));
         let state = host.recv_type("state").await;
         assert_eq!(

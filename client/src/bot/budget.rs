@@ -27,12 +27,15 @@ pub struct Budget {
     /// The most the move can take before the time runs out, less the safety
     /// margin: what an engine (which cannot be told the budget) is held to.
     pub limit: Duration,
+    /// The game's Fischer clock, for a mover told the time control (a
+    /// Gomocup brain's `timeout_match`); `None` on the per-move timer.
+    pub clock: Option<Fischer>,
 }
 
 impl Budget {
     /// The same time to think and limit (the per-move timer's `--think-ms`).
     pub fn fixed(think: Duration) -> Budget {
-        Budget { think, limit: think }
+        Budget { think, limit: think, clock: None }
     }
 
     /// Too little time to search: answer with the fast strategy.
@@ -54,7 +57,7 @@ impl Budget {
     ) -> Budget {
         let limit = Duration::from_millis(first_move_ms.unwrap_or(left_ms).saturating_sub(SAFETY_MS));
         let think = clock.move_budget(left_ms).min(limit);
-        Budget { think: cap.map_or(think, |cap| think.min(cap)), limit }
+        Budget { think: cap.map_or(think, |cap| think.min(cap)), limit, clock: Some(clock) }
     }
 }
 

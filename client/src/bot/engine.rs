@@ -6,50 +6,21 @@
 //! An unusable answer is told back as `error REASON` and the position is sent
 //! again, up to three times. At the end the engine gets `quit`.
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-
 use tictactoe_protocol::Game;
+
+use super::process::{Process, ProcessError};
 
 /// Answers an engine may get wrong before the bridge gives up.
 const ATTEMPTS: usize = 3;
 
-/// How long a new engine is watched for failing at once (a typo, a missing file).
-const START_CHECK: Duration = Duration::from_millis(100);
-
 /// Why an engine cannot go on.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The command could not be started.
-    #[error("cannot start engine {command:?}: {error}")]
-    Start { command: String, error: std::io::Error },
-    /// The command ended at once (a typo, a missing file).
-    #[error("engine {command:?} exited at start ({status})")]
-    ExitedAtStart { command: String, status: std::process::ExitStatus },
-    /// The process was started without a pipe to its stdin.
-    #[error("engine has no stdin")]
-    NoStdin,
-    /// The process was started without a pipe from its stdout.
-    #[error("engine has no stdout")]
-    NoStdout,
-    /// Writing to the engine failed.
-    #[error("engine stopped reading: {0}")]
-    StoppedReading(std::io::Error),
-    /// No answer within the time to think.
-    #[error("engine did not answer within {} ms (--think-ms, or the time its clock left)", within.as_millis())]
-    TooSlow {
-        /// The time it had.
-        within: Duration,
-    },
-    /// The engine's stdout ended.
-    #[error("engine exited")]
-    Exited,
-    /// Reading from the engine failed.
-    #[error("cannot read the engine: {0}")]
-    Unreadable(std::io::Error),
+    /// The process failed: it did not start, answer in time, or stay.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     /// Every attempt got an unusable answer.
     #[error("engine answered badly {ATTEMPTS} times; last: {last}")]
     BadAnswers {
@@ -76,46 +47,21 @@ pub enum BadAnswer {
 /// answering the server's pings while the engine thinks.
 #[derive(Debug)]
 pub struct Engine {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    process: Process,
 }
 
 impl Engine {
     /// Starts `command` through `sh -c`, so it may carry arguments.
     pub async fn spawn(command: &str) -> Result<Engine, EngineError> {
-        let mut child = Command::new("sh")
-            .args(["-c", command])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|error| EngineError::Start { command: command.to_owned(), error })?;
-        // A command that fails at once is reported now, not when the first move is due.
-        tokio::time::sleep(START_CHECK).await;
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(EngineError::ExitedAtStart { command: command.to_owned(), status });
-        }
-        let stdin = child.stdin.take().ok_or(EngineError::NoStdin)?;
-        let stdout = BufReader::new(child.stdout.take().ok_or(EngineError::NoStdout)?);
-        Ok(Engine { child, stdin, stdout })
+        Ok(Engine { process: Process::spawn(command).await? })
     }
 
     async fn say(&mut self, line: &str) -> Result<(), EngineError> {
-        let mut bytes = line.as_bytes().to_vec();
-        bytes.push(b'\n');
-        let written = self.stdin.write_all(&bytes).await;
-        written.and(self.stdin.flush().await).map_err(EngineError::StoppedReading)
+        Ok(self.process.say(line).await?)
     }
 
     async fn hear(&mut self, within: Duration) -> Result<String, EngineError> {
-        let mut line = String::new();
-        match tokio::time::timeout(within, self.stdout.read_line(&mut line)).await {
-            Err(_) => Err(EngineError::TooSlow { within }),
-            Ok(Ok(0)) => Err(EngineError::Exited),
-            Ok(Ok(_)) => Ok(line.trim().to_owned()),
-            Ok(Err(e)) => Err(EngineError::Unreadable(e)),
-        }
+        Ok(self.process.hear(tokio::time::Instant::now() + within, within).await?)
     }
 
     /// Asks for a move in `game`, allowing `think` per answer.
@@ -139,9 +85,8 @@ impl Engine {
 
     /// Tells the engine the session is over and waits briefly for it to exit
     /// (it is killed if it does not).
-    pub async fn quit(mut self) {
-        let _ = self.say("quit").await;
-        let _ = tokio::time::timeout(START_CHECK, self.child.wait()).await;
+    pub async fn quit(self) {
+        self.process.quit("quit").await;
     }
 }
 

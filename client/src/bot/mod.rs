@@ -1,8 +1,10 @@
 //! Who chooses `ttt bot`'s moves: a strategy of the shared `tictactoe-bots`
-//! crate, or an external engine.
+//! crate, an external engine, or a Gomocup brain.
 
 pub mod budget;
 pub mod engine;
+pub mod gomocup;
+pub mod process;
 
 use tictactoe_protocol::Game;
 
@@ -21,6 +23,10 @@ pub enum MoverError {
     /// The engine cannot go on.
     #[error(transparent)]
     Engine(#[from] engine::EngineError),
+    /// The Gomocup brain lost this game (it failed or refused the board);
+    /// it is given back to play the next.
+    #[error(transparent)]
+    Forfeit(#[from] gomocup::Forfeit),
 }
 
 /// Who chooses a bot's moves: an in-process strategy, run on a blocking
@@ -32,14 +38,23 @@ pub enum Mover {
     Local(Box<dyn Strategy>),
     /// An external program (see [`engine`]).
     Engine(Box<engine::Engine>),
+    /// A Gomocup brain (see [`gomocup`]).
+    Gomocup(Box<gomocup::Brain>),
 }
 
 impl Mover {
-    /// Chooses a move for `game` within `budget`, giving the mover back
-    /// with it; an error means the mover cannot go on. A move that wins at
-    /// once is played without asking the mover, and a strategy with too
-    /// little time to search answers with the instant heuristic.
-    pub async fn choose(self, game: Game, budget: Budget) -> Result<(Mover, (usize, usize)), MoverError> {
+    /// Chooses a move for `game` (game number `serial` of the run) within
+    /// `budget`, giving the mover back with it; an error means the mover
+    /// cannot go on, except [`MoverError::Forfeit`]: that game is lost. A
+    /// move that wins at once is played without asking the mover, and a
+    /// strategy with too little time to search answers with the instant
+    /// heuristic.
+    pub async fn choose(
+        self,
+        game: Game,
+        budget: Budget,
+        serial: u64,
+    ) -> Result<(Mover, (usize, usize)), MoverError> {
         match self {
             Mover::Local(mut s) => {
                 let chosen = tokio::task::spawn_blocking(move || {
@@ -60,13 +75,22 @@ impl Mover {
                 };
                 Ok((Mover::Engine(e), cell))
             }
+            Mover::Gomocup(brain) => match budget::winning_move(&game) {
+                Some(cell) => Ok((Mover::Gomocup(brain), cell)),
+                None => {
+                    let (brain, cell) = brain.choose(&game, budget, serial).await?;
+                    Ok((Mover::Gomocup(brain), cell))
+                }
+            },
         }
     }
 
-    /// Ends the session: an engine is told to quit.
+    /// Ends the session: an engine is told to quit, a brain to `END`.
     pub async fn quit(self) {
-        if let Mover::Engine(e) = self {
-            e.quit().await;
+        match self {
+            Mover::Engine(e) => e.quit().await,
+            Mover::Gomocup(brain) => brain.quit().await,
+            Mover::Local(_) => {}
         }
     }
 }

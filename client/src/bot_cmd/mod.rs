@@ -2,6 +2,7 @@
 
 mod state;
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
@@ -105,23 +106,31 @@ pub async fn run(
     sizes: &Sizes,
 ) -> Result<Tally, BotError> {
     let mut bot = Bot::new(start, games, sizes.clone(), &link.limits);
+    if matches!(mover, Mover::Gomocup(_)) {
+        bot = bot.five_only();
+    }
     let mut idle = Some(mover);
     // The move being chosen, and the number of moves on the board it was asked for.
     let mut thinking: Option<(Thinking, usize)> = None;
     loop {
         let deadline = bot.rematch_deadline();
-        let todo = tokio::select! {
+        let mut todo: VecDeque<Do> = tokio::select! {
             event = link.next() => bot.on_event(event, &link.limits, Instant::now()),
             chosen = think_done(&mut thinking) => match chosen {
                 Ok((mover, cell, asked_at)) => {
                     idle = Some(mover);
                     bot.on_chosen(cell, asked_at)
                 }
+                Err(MoverError::Forfeit(lost)) => {
+                    idle = Some(Mover::Gomocup(lost.brain));
+                    bot.on_forfeit(lost.why)
+                }
                 Err(why) => bot.on_gave_up(why),
             },
             _ = sleep_until(deadline) => bot.on_rematch_timeout(),
-        };
-        for step in todo {
+        }
+        .into();
+        while let Some(step) = todo.pop_front() {
             match step {
                 Do::Send(request) => send(&mut link, request).await?,
                 Do::Quietly(request) => {
@@ -130,7 +139,17 @@ pub async fn run(
                 Do::Think => {
                     if thinking.is_none() {
                         let budget = bot.budget(think, Instant::now());
-                        thinking = idle.take().map(|m| think_about(m, bot.view(), budget));
+                        thinking = idle.take().map(|m| think_about(m, bot.view(), budget, bot.serial()));
+                    }
+                }
+                Do::Vet { challenge, size } => {
+                    // A brain still busy with the last game is not asked: its first move in this game finds out.
+                    let refusal = match idle.as_mut() {
+                        Some(Mover::Gomocup(brain)) => brain.vet(size).await.err(),
+                        _ => None,
+                    };
+                    for next in bot.on_vetted(challenge, refusal).into_iter().rev() {
+                        todo.push_front(next);
                     }
                 }
                 Do::Print(line) => println!("{line}"),
@@ -156,9 +175,10 @@ pub async fn run(
 /// A move being chosen off the client's task.
 type Thinking = Pin<Box<dyn Future<Output = Result<(Mover, (usize, usize)), MoverError>>>>;
 
-/// Starts choosing a move for the position in `view`, within `budget`.
-fn think_about(mover: Mover, view: &View, budget: Budget) -> (Thinking, usize) {
-    (Box::pin(mover.choose(view.game.clone(), budget)), view.game.moves().len())
+/// Starts choosing a move for the position in `view` (game `serial` of the
+/// run), within `budget`.
+fn think_about(mover: Mover, view: &View, budget: Budget, serial: u64) -> (Thinking, usize) {
+    (Box::pin(mover.choose(view.game.clone(), budget, serial)), view.game.moves().len())
 }
 
 /// Completes when the move being chosen is ready (never, while none is).

@@ -9,6 +9,7 @@ use tictactoe_protocol::{ClientMessage, ClosedReason, ErrorCode, Limits, ServerM
 use super::{BotError, Sizes, Tally};
 use crate::bot::MoverError;
 use crate::bot::budget::{Budget, DEFAULT_THINK};
+use crate::bot::gomocup::talk::FIVE;
 use crate::net::Event;
 use crate::request::Start;
 use crate::session::{SessionError, challenge_over, fatal};
@@ -28,6 +29,9 @@ pub(super) enum Do {
     Quietly(ClientMessage),
     /// Start choosing a move for the position in [`Bot::view`], unless one is being chosen.
     Think,
+    /// Ask the Gomocup brain whether it plays a `size` board (`START`), then
+    /// accept the challenge, or decline it with the brain's words.
+    Vet { challenge: String, size: usize },
     /// Print this line on stdout.
     Print(String),
     /// Print this line on stderr.
@@ -54,6 +58,10 @@ pub(super) struct Bot {
     until_closed: bool,
     /// The board sizes accepted from challengers.
     sizes: Sizes,
+    /// Only five-in-a-row games are played (a Gomocup brain chooses the moves).
+    five_only: bool,
+    /// Games started so far: which game a move is asked for.
+    started: u64,
     view: View,
     tally: Tally,
     /// The last request sent, to send again if it was rate-limited.
@@ -74,6 +82,8 @@ impl Bot {
             games: if games == 0 { u32::MAX } else { games },
             until_closed: games == 0,
             sizes,
+            five_only: false,
+            started: 0,
             view: View::default(),
             tally: Tally::default(),
             last: None,
@@ -83,6 +93,18 @@ impl Bot {
                 ms => Duration::from_millis(ms),
             },
         }
+    }
+
+    /// Plays only games won by five in a row: challenges for others are
+    /// declined, and those it accepts are vetted by the brain first.
+    pub(super) fn five_only(mut self) -> Bot {
+        self.five_only = true;
+        self
+    }
+
+    /// Which game of the run is being played (1 for the first).
+    pub(super) fn serial(&self) -> u64 {
+        self.started
     }
 
     /// The game as the bot sees it.
@@ -137,6 +159,7 @@ impl Bot {
             }
             ServerMessage::GameStarted { clock, .. } => {
                 self.rematch_until = None;
+                self.started += 1;
                 if let Some(clock) = clock {
                     out.push(Do::Say(format!("ttt bot: playing at {clock}, spending its time by the clock")));
                 }
@@ -146,12 +169,20 @@ impl Bot {
                 let free = self.view.over.is_some() || self.view.you.is_none();
                 let reply = if !free {
                     ClientMessage::Decline { challenge, reason: Some("in a game; try again after it".into()) }
+                } else if self.five_only && *win != FIVE {
+                    let reason = format!("this bot plays five in a row, not {win}");
+                    ClientMessage::Decline { challenge, reason: Some(reason) }
                 } else if self.sizes.accepts(*size) {
                     let clock = clock.map_or(String::new(), |c| format!(", {c}"));
+                    let verdict = if self.five_only { "asking the brain" } else { "accepted" };
                     out.push(Do::Say(format!(
-                        "ttt bot: {} challenges on {size}×{size} ({win} in a row{clock}): accepted",
+                        "ttt bot: {} challenges on {size}×{size} ({win} in a row{clock}): {verdict}",
                         crate::say::clean(&from.name)
                     )));
+                    if self.five_only {
+                        out.push(Do::Vet { challenge, size: *size });
+                        return out;
+                    }
                     ClientMessage::Accept { challenge }
                 } else {
                     let reason = format!("this bot plays {}", self.sizes);
@@ -228,6 +259,27 @@ impl Bot {
         } else {
             Vec::new()
         }
+    }
+
+    /// The brain vetted a challenge's board: accept, or decline with its words.
+    pub(super) fn on_vetted(&mut self, challenge: String, refusal: Option<String>) -> Vec<Do> {
+        match refusal {
+            None => vec![self.send(ClientMessage::Accept { challenge })],
+            Some(why) => {
+                let reason = Some(why.chars().take(100).collect());
+                vec![
+                    Do::Say(format!("ttt bot: declined: {}", crate::say::clean(&why))),
+                    self.send(ClientMessage::Decline { challenge, reason }),
+                ]
+            }
+        }
+    }
+
+    /// The brain lost the game (it failed, or refused the board): resigned,
+    /// and the run goes on with the brain started afresh.
+    pub(super) fn on_forfeit(&mut self, why: String) -> Vec<Do> {
+        let said = format!("ttt bot: the brain lost this game: {}; resigning", crate::say::clean(&why));
+        vec![Do::Say(said), Do::Quietly(ClientMessage::Resign {})]
     }
 
     /// The mover cannot go on: the game is resigned and the run ends.

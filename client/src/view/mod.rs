@@ -253,9 +253,9 @@ impl View {
                 ..
             } => {
                 *self = View::new(*size, *win);
+                self.replay(moves); // an organised room's opening, on the board already
                 self.set_clocks(*clock, *clocks, *running);
                 self.room = Some(clean(room));
-                self.replay(moves); // an organised room's opening, on the board from the start
                 self.you = Some(*you);
                 self.names = players.iter().map(shown).collect();
                 // On a Fischer clock `turn_timeout_ms` is 0: X's first move has its own 30 s.

@@ -17,18 +17,7 @@ fn ms(n: u64) -> Duration {
 fn timed(initial_ms: u64, increment_ms: u64, records: bool, t0: Instant) -> Room {
     let rules = Rules::classic(3).with_clock(Some(Fischer { initial_ms, increment_ms }));
     let settings = Settings { records, ..settings() };
-    let mut room = Room::paired(
-        "ROOM".into(),
-        rules,
-        settings,
-        seeded(),
-        (A, Identity::guest("a")),
-        (B, Identity::guest("b")),
-        t0,
-    )
-    .unwrap();
-    out(&mut room);
-    room
+    super::tests::paired_on(rules, settings, t0).0
 }
 
 /// The `clocks` and `running` of the `moved` that `conn` got.

@@ -94,7 +94,7 @@ impl Room {
                 you,
                 mark: you,
                 players: players.clone(),
-                turn: Player::X,
+                turn: self.game.turn().unwrap_or(Player::X),
                 resume_token: token.into(),
                 // A Fischer clock has no time per move (`clock_ms` tells
                 // each first move's own).

@@ -93,16 +93,14 @@ pub(super) fn error_code(got: &[(ConnId, Got)], conn: ConnId) -> Option<ErrorCod
 /// A 3×3 room where A is player 1 and B player 2, game started at `t0`, and
 /// what it said.
 fn paired(t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
-    let mut room = Room::paired(
-        "ROOM".into(),
-        Rules::classic(3),
-        settings(),
-        seeded(),
-        (A, Identity::guest("a")),
-        (B, Identity::guest("b")),
-        t0,
-    )
-    .unwrap();
+    paired_on(Rules::classic(3), settings(), t0)
+}
+
+/// A room on `rules` and `settings` where A is player 1 and B player 2,
+/// game started at `t0`, and what it said.
+pub(super) fn paired_on(rules: Rules, settings: Settings, t0: Instant) -> (Room, Vec<(ConnId, Got)>) {
+    let (a, b) = ((A, Identity::guest("a")), (B, Identity::guest("b")));
+    let mut room = Room::paired("ROOM".into(), rules, settings, seeded(), a, b, t0).unwrap();
     let got = out(&mut room);
     (room, got)
 }
