@@ -18,6 +18,11 @@ use tictactoe_tests::{Client, TempDir, TestServer, assert_judged_k, test_config}
 
 const TTT: &str = env!("CARGO_BIN_EXE_ttt");
 
+/// One game of these at a time: a brain searches with every core it sees,
+/// and brains of tests run side by side starve each other past their time
+/// on a small machine.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The scripted brain in `mode`, keeping its lives' logs in `dir`.
 fn scripted(mode: &str, dir: &TempDir, delay_ms: u64) -> String {
     tictactoe_tests::tools::require("python3");
@@ -95,6 +100,7 @@ fn cell(msg: &Value) -> [usize; 2] {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rapfi_plays_a_whole_game_against_the_heuristic_bot_and_the_judge_confirms_it() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let rapfi = tictactoe_tests::tools::rapfi();
     let dir = TempDir::new("gomocup-game");
     let server = TestServer::start(Config { database: dir.database("ttt.db"), ..test_config() }).await;
@@ -171,6 +177,7 @@ fn life_log(dir: &TempDir, life: u32) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_brain_that_fails_loses_that_game_and_a_restarted_brain_plays_the_next() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let server = TestServer::start(test_config()).await;
     let url = server.url();
     let cases = [
@@ -236,10 +243,11 @@ async fn restarted(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rapfi_takes_its_game_back_after_a_server_restart_and_wins_it() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let rapfi = tictactoe_tests::tools::rapfi();
     let dir = TempDir::new("gomocup-resume");
     let (server, config) = lasting_server(&dir).await;
-    let args = ["--create", "--seat", "x", "--size", "15", "--think-ms", "100"];
+    let args = ["--create", "--seat", "x", "--size", "15", "--think-ms", "300"];
     let (bot, out, mut them, started) = seated(&server, &server.url(), &rapfi, &args).await;
     // Three moves each, then the server restarts mid-game.
     let mut taken = Vec::new();
@@ -263,6 +271,7 @@ async fn rapfi_takes_its_game_back_after_a_server_restart_and_wins_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_lost_in_a_restart_is_asked_again_with_the_whole_board() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let dir = TempDir::new("gomocup-board");
     let (server, config) = lasting_server(&dir).await;
     // A brain that takes 1.5 s over each move: the restart comes while it thinks.
@@ -291,6 +300,7 @@ async fn a_move_lost_in_a_restart_is_asked_again_with_the_whole_board() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn boards_the_brain_does_not_play_are_declined_in_its_words() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let rapfi = tictactoe_tests::tools::rapfi();
     let server = TestServer::start(test_config()).await;
     let url = server.url();
@@ -324,6 +334,7 @@ async fn boards_the_brain_does_not_play_are_declined_in_its_words() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rapfi_is_given_an_organised_rooms_opening_by_board_and_plays_both_colours() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let rapfi = tictactoe_tests::tools::rapfi();
     let dir = TempDir::new("gomocup-opening");
     let server = TestServer::start(Config { database: dir.database("ttt.db"), ..test_config() }).await;
@@ -337,7 +348,7 @@ async fn rapfi_is_given_an_organised_rooms_opening_by_board_and_plays_both_colou
     // What the brain is sent, kept by a tee in front of it.
     let seen = dir.path.join("sent.log");
     let brain = format!("tee -a {} | {rapfi}", seen.display());
-    let mut bot = gomocup_bot(&server.url(), &brain, &["--join", &code, "--games", "2", "--think-ms", "100"]);
+    let mut bot = gomocup_bot(&server.url(), &brain, &["--join", &code, "--games", "2", "--think-ms", "300"]);
     let out = BufReader::new(bot.stdout.take().expect("stdout"));
     let mut them = server.client().await;
     them.send(json!({"type": "hello", "name": "opp"})).await;
