@@ -135,3 +135,31 @@ async fn every_bad_opening_is_invalid_opening_naming_the_move() {
     let created = c.recv_type("room_created").await;
     assert!(created["room"].is_string(), "{created}");
 }
+
+#[tokio::test]
+async fn a_player_who_leaves_between_games_may_come_back_and_the_room_closes_when_both_have_left() {
+    let server = TestServer::start(test_config()).await;
+    let mut host = named(&server, "organiser").await;
+    host.send(json!({"type": "create_room", "host": true, "players": ["ann", "bob"]})).await;
+    let room = host.recv_type("room_created").await["room"].clone();
+    let (mut ann, mut bob) = (named(&server, "ann").await, named(&server, "bob").await);
+    ann.send(json!({"type": "join_room", "room": room})).await;
+    bob.send(json!({"type": "join_room", "room": room})).await;
+    ann.recv_type("game_started").await;
+    bob.recv_type("game_started").await;
+    ann.send(json!({"type": "resign"})).await;
+    bob.recv_type("game_over").await;
+    host.recv_type("game_over").await;
+    // Bob leaves between games: the room waits for him, Ann keeps her seat.
+    bob.send(json!({"type": "leave"})).await;
+    bob.send(json!({"type": "join_room", "room": room})).await;
+    // The pair's second game: the seats swapped, Bob is X now.
+    let (sb, sa) = (bob.recv_type("game_started").await, ann.recv_type("game_started").await);
+    assert_eq!((sb["you"].clone(), sa["you"].clone()), (json!(1), json!(2)), "{sb}");
+    // Both leave: only then does the room close.
+    bob.send(json!({"type": "leave"})).await;
+    ann.recv_type("game_over").await;
+    ann.send(json!({"type": "leave"})).await;
+    let closed = host.recv_type("room_closed").await;
+    assert_eq!(closed["reason"], "left", "{closed}");
+}

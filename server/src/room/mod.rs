@@ -283,7 +283,10 @@ impl Room {
                         false => self.finish(Some(opponent), EndReason::Resign, None, now),
                     }
                 }
-                self.close_because(ClosedReason::Left, Some(conn));
+                match self.host_name() {
+                    Some(_) => self.player_leaves(seat, conn),
+                    None => self.close_because(ClosedReason::Left, Some(conn)),
+                }
             }
             Request::Sync => {
                 let state = self.state(Some(seat), id, now);

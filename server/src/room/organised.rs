@@ -82,8 +82,14 @@ impl Room {
         now: std::time::Instant,
     ) {
         let reserved = self.organised.as_ref().and_then(|o| o.reserved.clone());
+        // Reserved seats as listed in the room's even games, swapped in its
+        // odd ones (the second game of a pair).
+        let swapped = self.counts.finished() % 2 == 1;
         let seat = match &reserved {
-            Some(names) => names.iter().position(|n| name_key(n) == name_key(&who.name)),
+            Some(names) => {
+                let listed = names.iter().position(|n| name_key(n) == name_key(&who.name));
+                listed.map(|i| if swapped { 1 - i } else { i })
+            }
             None => self.seats.iter().position(Option::is_none),
         };
         let free = seat.filter(|&i| self.phase == Phase::Waiting && self.seats[i].is_none());
@@ -111,6 +117,24 @@ impl Room {
         if self.phase != Phase::Playing {
             self.close_because(ClosedReason::Left, Some(conn));
         }
+    }
+
+    /// A player leaves a hosted room (a game in progress has ended as a
+    /// leave ends it): the seat is free again for its player, whose next
+    /// game is the rematch's (the seats swapped); the room closes once both
+    /// players have left.
+    pub(super) fn player_leaves(&mut self, seat: usize, conn: ConnId) {
+        if self.closed {
+            return;
+        }
+        self.seats[seat] = None;
+        self.rematch = [false; 2];
+        self.out.push(Output::Release { to: conn });
+        if self.seats.iter().all(Option::is_none) {
+            return self.close_because(ClosedReason::Left, Some(conn));
+        }
+        self.seats.swap(0, 1);
+        self.phase = Phase::Waiting;
     }
 
     /// After a game: the room closes once the organiser's games are played.

@@ -186,6 +186,9 @@ impl Room {
             self.send_seat(1 - seat, ServerMessage::OpponentDisconnected { grace_ms: ms(grace) });
             return;
         }
+        if self.phase != Phase::Playing && self.host_name().is_some() {
+            return self.player_leaves(seat, conn);
+        }
         self.mark_away(seat, now);
         if self.phase == Phase::Playing {
             let winner = seat_player(seat).other();
