@@ -146,6 +146,11 @@ impl Talk {
             "DEBUG" => return vec![Out::Log(format!("brain debug: {rest}"))],
             "SUGGEST" => return vec![Out::Log(format!("brain suggests {rest}"))],
             "" => return Vec::new(),
+            "ERROR" | "UNKNOWN" if Self::about_info(rest) => {
+                return vec![Out::Log(format!(
+                    "brain did not take an INFO line (still busy with its last search?): {line}"
+                ))];
+            }
             _ => {}
         }
         match std::mem::replace(&mut self.phase, Phase::Idle) {
@@ -179,6 +184,18 @@ impl Talk {
             }
             Phase::Thinking => self.answer(word, line),
         }
+    }
+
+    /// Whether a brain's `ERROR`/`UNKNOWN` is about an `INFO` line it took
+    /// apart, not about a move: a brain still busy with its last search may read
+    /// `INFO` as a command and then its key and its value as two more (Rapfi
+    /// answers "Unknown command: TIMEOUT_TURN", then "Unknown command: 500").
+    /// The game goes on; the brain keeps the times it had.
+    fn about_info(text: &str) -> bool {
+        let last = text.rsplit([' ', ':']).next().unwrap_or("").trim();
+        let keys = ["INFO", "TIMEOUT_TURN", "TIMEOUT_MATCH", "TIME_LEFT", "MAX_MEMORY", "RULE"];
+        keys.iter().any(|k| last.eq_ignore_ascii_case(k))
+            || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
     }
 
     /// The brain's answer to a position: a move, or the game is lost.

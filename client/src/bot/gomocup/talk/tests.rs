@@ -139,3 +139,18 @@ fn xy_and_cells_convert_both_ways() {
     assert!(parse_cell("-1,3", 15).is_err());
     assert!(parse_cell("", 15).is_err());
 }
+
+#[test]
+fn an_error_about_an_info_line_is_logged_and_the_move_still_awaited() {
+    let mut talk = Talk::new(367_001_600);
+    talk.ask(&game(&[]), TIMING, 1);
+    talk.hear("OK");
+    // A brain busy with its last search took `INFO timeout_turn 900` apart.
+    for line in ["ERROR Unknown command: TIMEOUT_TURN", "ERROR Unknown command: 900"] {
+        assert!(matches!(&talk.hear(line)[..], [Out::Log(_)]), "{line}");
+    }
+    assert_eq!(talk.hear("7,7"), [Out::Chosen((7, 7))]);
+    // An error about the move itself still loses.
+    talk.ask(&game(&[(7, 7), (8, 8)]), TIMING, 1);
+    assert!(matches!(&talk.hear("ERROR cannot move")[..], [Out::Lost(_)]));
+}
