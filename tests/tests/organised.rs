@@ -163,3 +163,21 @@ async fn a_player_who_leaves_between_games_may_come_back_and_the_room_closes_whe
     let closed = host.recv_type("room_closed").await;
     assert_eq!(closed["reason"], "left", "{closed}");
 }
+
+#[tokio::test]
+async fn a_host_stays_with_its_room_until_it_leaves() {
+    let server = TestServer::start(test_config()).await;
+    let mut host = named(&server, "organiser").await;
+    host.send(json!({"type": "create_room", "host": true, "players": ["ann", "bob"]})).await;
+    let room = host.recv_type("room_created").await["room"].clone();
+    // Joining its own room, or another game, would leave it: refused, nothing changed.
+    host.send(json!({"type": "join_room", "room": room, "id": 1})).await;
+    host.expect_error(ErrorCode::Busy, Some(json!(1))).await;
+    host.send(json!({"type": "quick_match", "id": 2})).await;
+    host.expect_error(ErrorCode::Busy, Some(json!(2))).await;
+    let (mut ann, mut bob) = (named(&server, "ann").await, named(&server, "bob").await);
+    ann.send(json!({"type": "join_room", "room": room})).await;
+    bob.send(json!({"type": "join_room", "room": room})).await;
+    ann.recv_type("game_started").await;
+    assert_eq!(host.recv_type("state").await["reserved"], json!(["ann", "bob"]));
+}

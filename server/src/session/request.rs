@@ -66,8 +66,9 @@ impl Session {
                     Err((code, text)) => return refuse(code, text, id),
                 };
                 let ask = Ask::CreateRoom { who: self.who.clone(), rules, mark, organise, id: id.clone() };
-                // The host watches: it is in the room as a spectator is.
-                self.lobby_request(id, None, host, ask)
+                // A host watches its room, and stays with it as a creator
+                // waiting in its own room does: it leaves only by `leave`.
+                self.lobby_request(id, None, false, ask)
             }
             ClientMessage::JoinRoom { room } => {
                 let ask = Ask::JoinRoom { who: self.who.clone(), room, id: id.clone() };
