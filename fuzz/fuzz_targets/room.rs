@@ -179,7 +179,7 @@ fuzz_target!(|input: Input| {
     let size = usize::from(input.size % 4) + 2;
     let least = Game::min_win(size);
     let win = least + usize::from(input.win) % (size - least + 1);
-    let rules = Rules { size, win };
+    let rules = Rules { size, win, clock: None };
     let settings = Settings {
         turn_timeout: input.turn_ms.map(|ms| Duration::from_millis(u64::from(ms).max(1))),
         grace: Duration::from_millis(u64::from(input.grace_ms % 3000)),
@@ -251,7 +251,7 @@ fuzz_target!(|input: Input| {
             }
             Op::Move { slot: s, row, col } if inside[slot(s)] => {
                 mover = Some(conns[slot(s)]);
-                let request = Request::Move { row: i64::from(row), col: i64::from(col) };
+                let request = Request::Move { row: i64::from(row), col: i64::from(col), lag_ms: 0 };
                 room.request(conns[slot(s)], request, None, now);
             }
             Op::Resign { slot: s } if inside[slot(s)] => room.request(conns[slot(s)], Request::Resign, None, now),
