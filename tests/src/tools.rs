@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// Each tool the tests use, with the Debian package that provides it.
-pub const TOOLS: [(&str, &str); 8] = [
+pub const TOOLS: [(&str, &str); 10] = [
     ("tmux", "tmux"),
     ("chromium", "chromium"),
     ("python3", "python3"),
@@ -14,6 +14,8 @@ pub const TOOLS: [(&str, &str); 8] = [
     ("postgres", "postgresql"),
     ("redis-server", "redis-server"),
     ("haproxy", "haproxy"),
+    ("cmake", "cmake"),
+    ("g++", "g++"),
 ];
 
 /// The Debian package that provides `tool`.
@@ -71,18 +73,35 @@ pub fn python_websockets() {
 }
 
 /// Rapfi's binary (the Gomocup brain the tests play): `$TTT_RAPFI`, else
-/// `target/engines/pbrain-rapfi` in the workspace; missing, the test fails
-/// at once saying how to build it (`.ci/run` does).
+/// `target/engines/pbrain-rapfi` in the workspace, built there on first use
+/// from `../shared/engines` (about a minute; `.ci/run` builds it first). A
+/// build that cannot be made fails the test at once saying why.
 pub fn rapfi() -> String {
-    let path = std::env::var_os("TTT_RAPFI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/engines/pbrain-rapfi"));
-    assert!(
-        path.is_file(),
-        "{} is missing: build Rapfi with `../shared/engines/build-rapfi.sh target/engines` \
-         (Debian packages cmake and g++)",
-        path.display()
-    );
+    if let Some(path) = std::env::var_os("TTT_RAPFI").map(PathBuf::from) {
+        assert!(path.is_file(), "TTT_RAPFI names {}, which is not a file", path.display());
+        return path.display().to_string();
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("target/engines/pbrain-rapfi");
+    // Tests side by side wait for one build.
+    static BUILT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !path.is_file() {
+        require("cmake");
+        require("g++");
+        let script = root.join("../shared/engines/build-rapfi.sh");
+        let built = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(root.join("target/engines"))
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        assert!(
+            built.status.success() && path.is_file(),
+            "building Rapfi with {} failed (Debian packages cmake and g++): {}",
+            script.display(),
+            String::from_utf8_lossy(&built.stderr)
+        );
+    }
     path.display().to_string()
 }
 
