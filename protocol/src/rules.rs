@@ -5,7 +5,7 @@
 
 use std::ops::RangeInclusive;
 
-use crate::{ErrorCode, Fischer, Game};
+use crate::{ErrorCode, Fischer, Game, MoveError, Status};
 
 /// The terms of a room's games: the board's size, how many in a row win,
 /// and the clock (quick match pairs only equal terms).
@@ -30,6 +30,34 @@ impl Rules {
     /// clock (ratings are per size and win).
     pub fn pool(self) -> Rules {
         Rules { clock: None, ..self }
+    }
+
+    /// An opening played out on this board (`create_room`'s `opening`, an
+    /// arena's openings): its moves, or the refusal naming the move by its
+    /// index from 0 — off the board, on a taken cell, completing a line, or
+    /// filling the board (an opening leaves the game open and a move to play).
+    pub fn opening(self, moves: &[[i64; 2]]) -> Result<Vec<[u16; 2]>, String> {
+        let mut game = Game::with_win(self.size, self.win).map_err(|e| e.to_string())?;
+        let n = self.size;
+        for (i, &[row, col]) in moves.iter().enumerate() {
+            let at = format!("opening move {i} ([{row}, {col}])");
+            let played = match (usize::try_from(row), usize::try_from(col)) {
+                (Ok(r), Ok(c)) => game.play(r, c),
+                _ => Err(MoveError::OutOfBounds),
+            };
+            match played {
+                Ok(Status::InProgress { .. }) => {}
+                Ok(Status::Won { .. }) => {
+                    return Err(format!("{at} completes a line: an opening leaves the game open"));
+                }
+                Ok(Status::Draw) => {
+                    return Err(format!("{at} fills the board: an opening leaves a move to play"));
+                }
+                Err(MoveError::OutOfBounds) => return Err(format!("{at} is off the {n}x{n} board")),
+                Err(_) => return Err(format!("{at} is on a taken cell")),
+            }
+        }
+        Ok(game.moves().to_vec())
     }
 
     /// The same board with `clock`.

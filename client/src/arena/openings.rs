@@ -77,15 +77,8 @@ pub fn parse(text: &str, size: usize, win: usize) -> Result<Vec<Opening>, String
 /// Whether `opening` can start a game: every move on an empty cell, none
 /// completing a line, the board not filled.
 pub fn check(opening: &[[u16; 2]], size: usize, win: usize) -> Result<(), String> {
-    let mut game = Game::with_win(size, win).map_err(|e| e.to_string())?;
-    for (index, &[row, col]) in opening.iter().enumerate() {
-        let status =
-            game.play(row.into(), col.into()).map_err(|e| format!("move {index} ({row},{col}): {e}"))?;
-        if status.is_over() {
-            return Err(format!("move {index} ({row},{col}) ends the game"));
-        }
-    }
-    Ok(())
+    let moves: Vec<[i64; 2]> = opening.iter().map(|&[r, c]| [r.into(), c.into()]).collect();
+    tictactoe_protocol::Rules { size, win, clock: None }.opening(&moves).map(drop)
 }
 
 /// A random opening of `plies` moves that completes no line (fewer when the
@@ -123,11 +116,12 @@ mod tests {
     #[test]
     fn a_bad_opening_is_refused_naming_its_line() {
         assert_eq!(parse("0,0\n9,0\n", 15, 5).unwrap_err(), "line 2: 9,0 is off the 15×15 board");
-        assert!(parse("0,0,0,0", 15, 5).unwrap_err().starts_with("line 1: move 1 (7,7)"));
+        assert_eq!(parse("0,0,0,0", 15, 5).unwrap_err(), "line 1: opening move 1 ([7, 7]) is on a taken cell");
         assert!(parse("0,0,1", 15, 5).unwrap_err().contains("odd count"));
         // X takes the top row of a 3×3 board: the opening would end the game.
         let won = "-1,-1, -1,0, 0,-1, 0,0, 1,-1";
-        assert_eq!(parse(won, 3, 3).unwrap_err(), "line 1: move 4 (0,2) ends the game");
+        let refused = parse(won, 3, 3).unwrap_err();
+        assert!(refused.starts_with("line 1: opening move 4 ([0, 2]) completes a line"), "{refused}");
     }
 
     #[test]

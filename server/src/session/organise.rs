@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::{ErrorCode, Game, MoveError, Rules, Status};
+use tictactoe_protocol::{ErrorCode, Rules};
 
 use crate::cmd::Organise;
 use crate::core::text::check_name;
@@ -25,7 +25,7 @@ pub fn organise(rules: Rules, asked: Asked) -> Result<Option<Organise>, (ErrorCo
         return Err((ErrorCode::BadMessage, text.into()));
     }
     let opening = match opening {
-        Some(moves) => checked_opening(rules, &moves)?,
+        Some(moves) => rules.opening(&moves).map_err(|text| (ErrorCode::InvalidOpening, text))?,
         None => Vec::new(),
     };
     if !host && opening.is_empty() {
@@ -47,40 +47,6 @@ pub fn organise(rules: Rules, asked: Asked) -> Result<Option<Organise>, (ErrorCo
     };
     let games = games.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     Ok(Some(Organise { host, players, opening, games }))
-}
-
-/// An opening played out on the room's board: refused (`invalid_opening`,
-/// naming the move by its index from 0) for a move off the board, on a
-/// taken cell or completing a line, or for one that fills the board.
-fn checked_opening(rules: Rules, moves: &[[i64; 2]]) -> Result<Vec<[u16; 2]>, (ErrorCode, String)> {
-    let refuse = |text: String| Err((ErrorCode::InvalidOpening, text));
-    let mut game =
-        Game::with_win(rules.size, rules.win).map_err(|_| (ErrorCode::InvalidSize, String::new()))?;
-    let n = rules.size;
-    for (i, &[row, col]) in moves.iter().enumerate() {
-        let cell = (usize::try_from(row), usize::try_from(col));
-        let (Ok(r), Ok(c)) = cell else {
-            return refuse(format!("opening move {i} ([{row}, {col}]) is off the {n}x{n} board"));
-        };
-        match game.play(r, c) {
-            Ok(Status::InProgress { .. }) => {}
-            Ok(Status::Won { .. }) => {
-                return refuse(format!(
-                    "opening move {i} ([{row}, {col}]) completes a line: an opening leaves the game open"
-                ));
-            }
-            Ok(Status::Draw) => {
-                return refuse(format!(
-                    "opening move {i} ([{row}, {col}]) fills the board: an opening leaves a move to play"
-                ));
-            }
-            Err(MoveError::OutOfBounds) => {
-                return refuse(format!("opening move {i} ([{row}, {col}]) is off the {n}x{n} board"));
-            }
-            Err(_) => return refuse(format!("opening move {i} ([{row}, {col}]) is on a taken cell")),
-        }
-    }
-    Ok(game.moves().to_vec())
 }
 
 #[cfg(test)]
