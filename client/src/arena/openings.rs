@@ -116,7 +116,10 @@ mod tests {
     #[test]
     fn a_bad_opening_is_refused_naming_its_line() {
         assert_eq!(parse("0,0\n9,0\n", 15, 5).unwrap_err(), "line 2: 9,0 is off the 15×15 board");
-        assert_eq!(parse("0,0,0,0", 15, 5).unwrap_err(), "line 1: opening move 1 ([7, 7]) is on a taken cell");
+        assert_eq!(
+            parse("0,0,0,0", 15, 5).unwrap_err(),
+            "line 1: opening move 1 ([7, 7]) is on a taken cell"
+        );
         assert!(parse("0,0,1", 15, 5).unwrap_err().contains("odd count"));
         // X takes the top row of a 3×3 board: the opening would end the game.
         let won = "-1,-1, -1,0, 0,-1, 0,0, 1,-1";
