@@ -19,6 +19,9 @@ use crate::message::EndReason;
 /// One finished game: `/api/games/{id}`, and each entry of a player's games.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GameRecord {
+    /// Which sides went berserk in a tournament game, `[player 1, player 2]`.
+    #[serde(default)]
+    pub berserk: [bool; 2],
     /// Its Fischer clock; null for the per-move timer.
     #[serde(default)]
     pub clock: Option<Fischer>,
@@ -55,6 +58,9 @@ pub struct GameRecord {
     pub size: usize,
     /// When it started: RFC 3339, UTC, to the millisecond.
     pub started_at: String,
+    /// The arena tournament it was played in, by id; null for none.
+    #[serde(default)]
+    pub tournament: Option<String>,
     /// Marks in a row that win.
     pub win: usize,
     /// 1 or 2 for the winner's seat, 0 for none.
@@ -206,7 +212,7 @@ mod tests {
             name: name.into(),
             rating: rated.then_some(1500),
         };
-        GameRecord {
+        GameRecord { berserk: [false; 2], tournament: None,
             host: None,
             opening: 0,
             clock: None,

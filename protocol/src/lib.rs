@@ -15,6 +15,7 @@ pub mod player;
 pub mod rules;
 mod runs;
 pub mod schema;
+pub mod tournament;
 
 pub use classic::TicTacToe;
 pub use clock::Fischer;

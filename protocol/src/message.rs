@@ -202,6 +202,46 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         clock: Option<Fischer>,
     },
+    /// Create an arena tournament (a signed-in account): the reply is `tournament`.
+    TournamentCreate {
+        /// 1–40 printable characters.
+        name: String,
+        /// Board size; 3 when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<i64>,
+        /// Marks in a row that win; `size` when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        win: Option<i64>,
+        /// Every game's Fischer clock (required).
+        clock: Option<Fischer>,
+        /// How long it runs: 60,000..=43,200,000 ms.
+        duration_ms: Option<i64>,
+        /// How long until it starts: 0..=86,400,000 ms; 0 when absent or null.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        starts_in_ms: Option<i64>,
+    },
+    /// List the tournaments starting, running and recently finished.
+    Tournaments {},
+    /// Join (or come back to) a tournament: paired while it runs. Its id
+    /// is the frame's `id` (or `tournament`), so the reply's `id` is the
+    /// tournament's too.
+    TournamentJoin {
+        /// The tournament's id.
+        tournament: String,
+    },
+    /// Pause in a tournament: the score stays; not paired until joining again.
+    TournamentLeave {
+        /// The tournament's id.
+        tournament: String,
+    },
+    /// Follow a tournament's standings (`tournament_update`) without playing.
+    TournamentWatch {
+        /// The tournament's id.
+        tournament: String,
+    },
+    /// In a tournament game, before your first move: halve your clock and
+    /// drop your increment, for a point more with a win.
+    Berserk {},
 }
 
 /// The longest `decline.reason`, in characters.
@@ -430,6 +470,17 @@ pub enum ErrorCode {
     /// line, or fills the board (since the organised rooms addition): the
     /// message names the move's index.
     InvalidOpening,
+    /// `tournament_create` with bad terms (since the tournaments addition):
+    /// the message names the field.
+    InvalidTournament,
+    /// No tournament has that id.
+    TournamentNotFound,
+    /// The tournament's time is up: it takes no more players.
+    TournamentFinished,
+    /// The request needs a signed-in account (`hello` with its token).
+    AccountRequired,
+    /// `berserk` outside a tournament game, after your first move, or twice.
+    CannotBerserk,
 }
 
 /// Server → client messages (since v1).
@@ -511,6 +562,9 @@ pub enum ServerMessage {
         /// The opening's moves, already on the board (`[]` without one).
         #[serde(default)]
         moves: Vec<[u16; 2]>,
+        /// The tournament the game is part of, by id; null for none.
+        #[serde(default)]
+        tournament: Option<Arc<str>>,
     },
     /// A move was accepted.
     Moved {
@@ -606,6 +660,12 @@ pub enum ServerMessage {
         /// The names the seats are reserved for (X, O), or null.
         #[serde(default)]
         reserved: Option<Box<[Arc<str>; 2]>>,
+        /// The tournament the game is part of, by id; null for none.
+        #[serde(default)]
+        tournament: Option<Arc<str>>,
+        /// Which sides went berserk, `[player 1, player 2]`.
+        #[serde(default)]
+        berserk: [bool; 2],
         /// The request's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
@@ -704,6 +764,43 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<RequestId>,
     },
+    /// A tournament was created (reply to `tournament_create`): its `id`
+    /// and terms. The request's own `id` is not echoed here: `id` is the
+    /// tournament's.
+    Tournament {
+        /// The tournament.
+        #[serde(flatten)]
+        tournament: crate::tournament::TournamentSummary,
+    },
+    /// The tournaments starting, running and recently finished (reply to `tournaments`).
+    Tournaments {
+        /// Newest first.
+        tournaments: Vec<crate::tournament::TournamentSummary>,
+        /// The request's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
+    /// A tournament's standings: the reply to `tournament_join`,
+    /// `tournament_leave` and `tournament_watch` (whose `id` is the
+    /// tournament's), and again whenever they change, to every connection
+    /// that joined or watches it.
+    TournamentUpdate {
+        /// The tournament, its standings and games, as `/api/tournaments/{id}`.
+        #[serde(flatten)]
+        tournament: Box<crate::tournament::TournamentView>,
+    },
+    /// A player went berserk: their clock is halved and their increment gone.
+    Berserked {
+        /// The room code.
+        room: Arc<str>,
+        /// Who: 1 or 2.
+        player: Player,
+        /// Each side's time left now, `[player 1, player 2]`.
+        clocks: [u64; 2],
+        /// The request's id, to the berserker only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+    },
     /// A request was refused; nothing changed.
     Error {
         /// What kind of refusal.
@@ -728,7 +825,7 @@ pub enum ServerMessage {
 pub const MAX_ONLINE: usize = 200;
 
 /// Every `type` the server sends, for clients that skip the ones they do not know.
-pub const SERVER_TYPES: [&str; 19] = [
+pub const SERVER_TYPES: [&str; 23] = [
     "welcome",
     "queued",
     "room_created",
@@ -748,6 +845,10 @@ pub const SERVER_TYPES: [&str; 19] = [
     "online",
     "pong",
     "error",
+    "tournament",
+    "tournaments",
+    "tournament_update",
+    "berserked",
 ];
 
 impl ServerMessage {

@@ -349,6 +349,10 @@ impl View {
             }
             ServerMessage::Welcome { .. }
             | ServerMessage::Pong { .. }
+            | ServerMessage::Tournament { .. }
+            | ServerMessage::Tournaments { .. }
+            | ServerMessage::TournamentUpdate { .. }
+            | ServerMessage::Berserked { .. }
             | ServerMessage::Registered { .. }
             | ServerMessage::Authenticated { .. }
             | ServerMessage::Challenged { .. }

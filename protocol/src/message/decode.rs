@@ -44,10 +44,13 @@ enum Key {
     Players,
     Opening,
     Games,
+    DurationMs,
+    StartsInMs,
+    Tournament,
     Other,
 }
 
-const KEYS: [(&str, Key); 21] = [
+const KEYS: [(&str, Key); 24] = [
     ("type", Key::Type),
     ("id", Key::Id),
     ("name", Key::Name),
@@ -69,6 +72,9 @@ const KEYS: [(&str, Key); 21] = [
     ("players", Key::Players),
     ("opening", Key::Opening),
     ("games", Key::Games),
+    ("duration_ms", Key::DurationMs),
+    ("starts_in_ms", Key::StartsInMs),
+    ("tournament", Key::Tournament),
 ];
 
 impl Key {
@@ -274,6 +280,19 @@ fn message(fields: &Fields) -> Result<ClientMessage, Refusal> {
             level: read.opt_level(Key::Level)?,
             clock: read.opt_clock()?,
         },
+        "tournament_create" => ClientMessage::TournamentCreate {
+            name: read.string(Key::Name)?,
+            size: read.opt_int(Key::Size)?,
+            win: read.opt_int(Key::Win)?,
+            clock: read.opt_clock().map_err(|r| Refusal { code: ErrorCode::InvalidTournament, ..r })?,
+            duration_ms: read.opt_int(Key::DurationMs)?,
+            starts_in_ms: read.opt_int(Key::StartsInMs)?,
+        },
+        "tournaments" => ClientMessage::Tournaments {},
+        "tournament_join" => ClientMessage::TournamentJoin { tournament: read.tournament()? },
+        "tournament_leave" => ClientMessage::TournamentLeave { tournament: read.tournament()? },
+        "tournament_watch" => ClientMessage::TournamentWatch { tournament: read.tournament()? },
+        "berserk" => ClientMessage::Berserk {},
         other => {
             let shown: String = other.chars().take(40).collect();
             return Err(format!("unknown type {shown:?}; the message types are listed in PROTOCOL.md").into());
@@ -294,6 +313,18 @@ impl Reader<'_, '_> {
 
     fn mistyped(&self, key: Key, what: &str) -> Refusal {
         format!("the field \"{}\" of \"{}\" must be {what}", key.name(), self.kind).into()
+    }
+
+    /// A tournament's id: the field `tournament`, else the frame's `id` (a string).
+    fn tournament(&self) -> Result<String, Refusal> {
+        match self.opt_string(Key::Tournament)? {
+            Some(id) => Ok(id),
+            None => self
+                .opt_string(Key::Id)
+                .ok()
+                .flatten()
+                .ok_or_else(|| self.missing(Key::Id, "the tournament's id, a string")),
+        }
     }
 
     fn string(&self, key: Key) -> Result<String, Refusal> {

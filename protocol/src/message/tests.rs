@@ -233,7 +233,7 @@ fn every_server_message_encodes_to_contract_json() {
             json!({"type":"room_created","clock":null,"room":"K7QM3XPA2B","size":15,"win":5}),
         ),
         (
-            ServerMessage::GameStarted {
+            ServerMessage::GameStarted { tournament: None,
                 moves: Vec::new(),
                 opening: 0,
                 clock: None,
@@ -249,7 +249,7 @@ fn every_server_message_encodes_to_contract_json() {
                 resume_token: "00ff".into(),
                 turn_timeout_ms: 30000,
             },
-            json!({"type":"game_started","clock":null,"clocks":null,"running":null,"opening":0,"moves":[],"room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
+            json!({"type":"game_started","clock":null,"clocks":null,"running":null,"opening":0,"moves":[],"tournament":null,"room":"K7QM3XPA2B","size":3,"win":3,"you":2,"mark":"O",
                 "players":[{"name":"ann","account":false,"bot":false,"rating":null},
                     {"name":"bob","account":true,"bot":true,"rating":1612}],"turn":1,"resume_token":"00ff",
                 "turn_timeout_ms":30000}),
@@ -322,7 +322,7 @@ fn every_server_message_encodes_to_contract_json() {
                 "line":null,"moves":[],"game_id":null,"ratings":null}),
         ),
         (
-            ServerMessage::State {
+            ServerMessage::State { berserk: [false; 2], tournament: None,
                 host: None,
                 opening: 0,
                 reserved: None,
@@ -340,7 +340,7 @@ fn every_server_message_encodes_to_contract_json() {
                 clock_ms: Some(1200),
                 id: None,
             },
-            json!({"type":"state","clock":null,"clocks":null,"running":null,"opening":0,"host":null,"reserved":null,"room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
+            json!({"type":"state","clock":null,"clocks":null,"running":null,"opening":0,"host":null,"reserved":null,"tournament":null,"berserk":[false,false],"room":"K7QM3XPA2B","size":2,"win":2,"board":["X.",".."],
                 "moves":[[0,0]],"turn":2,"players":[{"name":"ann","account":false,"bot":false,"rating":null},
                     {"name":"bob","account":true,"bot":true,"rating":1612}],
                 "you":null,"clock_ms":1200}),

@@ -82,7 +82,7 @@ impl Room {
             seat.token = Some(*hash);
             let conn = seat.conn;
             let you = seat_player(i);
-            let msg = ServerMessage::GameStarted {
+            let msg = ServerMessage::GameStarted { tournament: None,
                 moves: moves.clone(),
                 opening,
                 clock: self.rules.clock,
@@ -112,7 +112,7 @@ impl Room {
         if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
             let id = new_game_id(&mut self.rng, self.settings.wall.unix_ms(now));
             self.game_id = Some(id.clone());
-            let game = LiveGame {
+            let game = LiveGame { berserk: [false; 2], tournament: None,
                 id,
                 room: self.code.clone(),
                 rules: self.rules,
@@ -210,7 +210,7 @@ impl Room {
             Some(id) => id,
             None => new_game_id(&mut self.rng, self.settings.wall.unix_ms(now)),
         };
-        let record = GameRecord {
+        let record = GameRecord { berserk: [false; 2], tournament: None,
             id: id.clone(),
             room: self.code.clone(),
             rules: self.rules,

@@ -117,6 +117,12 @@ impl Session {
                 let ask = Ask::PlayHouse { who: self.who.clone(), rules, level, id: id.clone() };
                 self.lobby_request(id, None, false, ask)
             }
+            ClientMessage::TournamentCreate { .. }
+            | ClientMessage::Tournaments {}
+            | ClientMessage::TournamentJoin { .. }
+            | ClientMessage::TournamentLeave { .. }
+            | ClientMessage::TournamentWatch { .. }
+            | ClientMessage::Berserk {} => refuse(ErrorCode::BadMessage, "BASE50: tournaments are being built", id),
         }
     }
 

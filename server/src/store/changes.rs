@@ -36,6 +36,11 @@ pub struct LiveGame {
     pub started_at_ms: i64,
     /// The house's level, when it plays one of the seats.
     pub house: Option<tictactoe_protocol::HouseLevel>,
+    /// The arena tournament it is played in, by id.
+    pub tournament: Option<Arc<str>>,
+    /// Which sides went berserk, player 1 first: that side's clock started
+    /// from half its time, with no increment.
+    pub berserk: [bool; 2],
 }
 
 /// One change to the saved games, sent by a room without waiting.
@@ -55,6 +60,14 @@ pub enum LiveWrite {
         left: Option<u64>,
         /// When the room accepted it: how long it took to be durable is measured from here.
         at: Instant,
+    },
+    /// A player of `room`'s tournament game went berserk (before its first
+    /// move): saved in order with the moves, so that a restored game knows it.
+    Berserk {
+        /// The room's code, the key of its saved game.
+        room: Arc<str>,
+        /// Who.
+        player: tictactoe_protocol::Player,
     },
     /// The server is stopping: what the player to move has left.
     Clock {

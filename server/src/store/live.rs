@@ -108,6 +108,7 @@ impl Fold {
                 delta.oldest_move = Some(delta.oldest_move.map_or(at, |s| s.min(at)));
             }
             LiveWrite::Clock { room, left } => self.rooms.entry(room).or_default().clock = Some(left),
+            LiveWrite::Berserk { .. } => {} // BASE50: the store helper saves it
         }
     }
 

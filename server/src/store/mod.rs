@@ -31,6 +31,7 @@ mod row;
 mod spelling;
 mod spill;
 mod sqlite;
+pub mod tournaments;
 #[cfg(test)]
 pub(super) mod tests;
 mod unwritten;

@@ -140,7 +140,7 @@ mod tests {
                 ratings: Box::default(),
             })
         };
-        GameRecord {
+        GameRecord { berserk: [false; 2], tournament: None,
             host: None,
             opening: 0,
             times: Vec::new(),

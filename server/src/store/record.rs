@@ -39,6 +39,10 @@ pub struct GameRecord {
     pub ratings: Option<[Rated; 2]>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_at_ms: i64,
+    /// The arena tournament it was played in, by id.
+    pub tournament: Option<Arc<str>>,
+    /// Which sides went berserk (a tournament game), player 1 first.
+    pub berserk: [bool; 2],
     /// Wall-clock end, milliseconds since the Unix epoch.
     pub ended_at_ms: i64,
 }

@@ -102,7 +102,7 @@ pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         None => Vec::new(),
         Some(text) => serde_json::from_str(&text).map_err(|_| r.broken("times", "not a list of times"))?,
     };
-    Ok(api::GameRecord {
+    Ok(api::GameRecord { berserk: [false; 2], tournament: None,
         host: r.opt_text("host")?,
         opening: usize::try_from(r.int4("opening")?).unwrap_or(0),
         clocks: clock.map(|c| both_sides(c, &times)),

@@ -122,7 +122,7 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
         Arc::new(Identity { name: p.name.into(), account: p.account, bot: p.bot, ratings: Box::default() })
     };
     let [x, o] = s.players;
-    Ok(GameRecord {
+    Ok(GameRecord { berserk: [false; 2], tournament: None,
         host: s.host.map(Arc::from),
         opening: s.opening,
         id: s.id.into(),
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn a_spilled_game_reads_back_the_same() {
         let ratings = Some(rate([Standing::default(); 2], Some(0)));
-        let game = GameRecord {
+        let game = GameRecord { berserk: [false; 2], tournament: None,
             host: None,
             opening: 0,
             times: Vec::new(),

@@ -62,7 +62,7 @@ pub(super) fn shown(g: &GameRecord) -> api::GameRecord {
     };
     let change =
         |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
-    api::GameRecord {
+    api::GameRecord { berserk: [false; 2], tournament: None,
         host: g.host.as_deref().map(str::to_owned),
         opening: g.opening,
         clock: g.rules.clock,

@@ -25,7 +25,7 @@ fn quick() -> Start {
 }
 
 fn started(you: Player) -> Event {
-    Event::Msg(ServerMessage::GameStarted {
+    Event::Msg(ServerMessage::GameStarted { tournament: None,
         moves: Vec::new(),
         opening: 0,
         clock: None,

@@ -292,6 +292,10 @@ fn show(
         ServerMessage::ChallengeSent { .. } | ServerMessage::ChallengeEnded { .. } => say(view.note.clone()),
         ServerMessage::Welcome { .. }
         | ServerMessage::Pong { .. }
+        | ServerMessage::Tournament { .. }
+        | ServerMessage::Tournaments { .. }
+        | ServerMessage::TournamentUpdate { .. }
+        | ServerMessage::Berserked { .. }
         | ServerMessage::Registered { .. }
         | ServerMessage::Authenticated { .. }
         | ServerMessage::Online { .. } => {}

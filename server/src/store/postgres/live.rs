@@ -275,7 +275,7 @@ fn live_game(r: &Row, moves: &mut FxHashMap<String, SavedMoves>) -> Result<LiveG
         None => None,
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
     };
-    let game = LiveGame {
+    let game = LiveGame { berserk: [false; 2], tournament: None,
         opening: usize::try_from(r.get::<_, i32>(17)).unwrap_or(0),
         id: r.get::<_, String>(14).into(),
         moves,

@@ -376,7 +376,7 @@ impl RowCursor<'_> {
             "" => None,
             level => Some(HouseLevel::from_name(level).ok_or(format!("house level {level:?}"))?),
         };
-        Ok(LiveGame {
+        Ok(LiveGame { berserk: [false; 2], tournament: None,
             opening: 0,
             id,
             room,
