@@ -82,7 +82,8 @@ impl Room {
             seat.token = Some(*hash);
             let conn = seat.conn;
             let you = seat_player(i);
-            let msg = ServerMessage::GameStarted { tournament: None,
+            let msg = ServerMessage::GameStarted {
+                tournament: None,
                 moves: moves.clone(),
                 opening,
                 clock: self.rules.clock,
@@ -112,7 +113,9 @@ impl Room {
         if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
             let id = new_game_id(&mut self.rng, self.settings.wall.unix_ms(now));
             self.game_id = Some(id.clone());
-            let game = LiveGame { berserk: [false; 2], tournament: None,
+            let game = LiveGame {
+                berserk: [false; 2],
+                tournament: None,
                 id,
                 room: self.code.clone(),
                 rules: self.rules,
@@ -210,7 +213,9 @@ impl Room {
             Some(id) => id,
             None => new_game_id(&mut self.rng, self.settings.wall.unix_ms(now)),
         };
-        let record = GameRecord { berserk: [false; 2], tournament: None,
+        let record = GameRecord {
+            berserk: [false; 2],
+            tournament: None,
             id: id.clone(),
             room: self.code.clone(),
             rules: self.rules,

@@ -321,7 +321,9 @@ impl Room {
 
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {
         let playing = self.phase == Phase::Playing;
-        ServerMessage::State { berserk: [false; 2], tournament: None,
+        ServerMessage::State {
+            berserk: [false; 2],
+            tournament: None,
             room: self.code.clone(),
             size: self.rules.size,
             win: self.rules.win,

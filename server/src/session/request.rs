@@ -122,7 +122,9 @@ impl Session {
             | ClientMessage::TournamentJoin { .. }
             | ClientMessage::TournamentLeave { .. }
             | ClientMessage::TournamentWatch { .. }
-            | ClientMessage::Berserk {} => refuse(ErrorCode::BadMessage, "BASE50: tournaments are being built", id),
+            | ClientMessage::Berserk {} => {
+                refuse(ErrorCode::BadMessage, "BASE50: tournaments are being built", id)
+            }
         }
     }
 
