@@ -57,6 +57,7 @@ impl Room {
         };
         self.phase = Phase::Playing;
         self.rematch = [false; 2];
+        self.berserk = [false; 2];
         self.clock.restart(now, false);
         self.fischer = self.rules.clock.map(Clocks::new);
         self.lines = self.rules.clock.and_then(|_| OpenLines::new(self.rules.size, self.rules.win).ok());
@@ -83,7 +84,7 @@ impl Room {
             let conn = seat.conn;
             let you = seat_player(i);
             let msg = ServerMessage::GameStarted {
-                tournament: None,
+                tournament: self.tournament.clone(),
                 moves: moves.clone(),
                 opening,
                 clock: self.rules.clock,
@@ -114,8 +115,8 @@ impl Room {
             let id = new_game_id(&mut self.rng, self.settings.wall.unix_ms(now));
             self.game_id = Some(id.clone());
             let game = LiveGame {
-                berserk: [false; 2],
-                tournament: None,
+                berserk: self.berserk,
+                tournament: self.tournament.clone(),
                 id,
                 room: self.code.clone(),
                 rules: self.rules,
@@ -214,8 +215,8 @@ impl Room {
             None => new_game_id(&mut self.rng, self.settings.wall.unix_ms(now)),
         };
         let record = GameRecord {
-            berserk: [false; 2],
-            tournament: None,
+            berserk: self.berserk,
+            tournament: self.tournament.clone(),
             id: id.clone(),
             room: self.code.clone(),
             rules: self.rules,
