@@ -2,7 +2,8 @@
 //! real Postgres: a tournament created, joined, paused, listed and read back
 //! with its records (standings recomputed from them); a game in progress
 //! keeps its tournament and berserk through a restart, and on Postgres
-//! through another instance's adoption.
+//! through another instance's adoption; `/api/tournaments` and
+//! `/api/tournaments/{id}` over real HTTP.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,14 +12,15 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 use tictactoe_protocol::tournament::{ScoredGame, Terms, TournamentStatus};
 use tictactoe_protocol::{EndReason, Fischer, Player, Rules};
+use tictactoe_server::Config;
 use tictactoe_server::core::account::Identity;
 use tictactoe_server::store::record::{GameRecord, unix_ms};
 use tictactoe_server::store::tournaments::{Entrant, TournamentRow, TournamentWrite};
 use tictactoe_server::store::{
     Database, LiveGame, LiveWrite, Opened, Outcome, Query, QueryAnswer, Store, StoreError,
 };
-use tictactoe_tests::TempDir;
 use tictactoe_tests::postgres::shared;
+use tictactoe_tests::{TempDir, TestServer, api, test_config};
 
 const CLOCK: Fischer = Fischer { initial_ms: 60_000, increment_ms: 1_000 };
 
@@ -303,4 +305,61 @@ async fn an_adopted_tournament_game_keeps_its_tournament_and_berserk() {
     drop((first.store, second.store));
     first.thread.join().expect("everything written");
     second.thread.join().expect("everything written");
+}
+
+/// `/api/tournaments` lists what the store holds and `/api/tournaments/{id}`
+/// gives its standings and games; an unknown id is a 404 with the API's
+/// error body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_lists_tournaments_and_gives_their_standings() {
+    let dir = TempDir::new("tournament-api");
+    let db = dir.database("ttt.db");
+    let id = "0TourNament0001";
+    let now = unix_ms(SystemTime::now());
+    {
+        let Opened { store, thread, .. } = Store::open(&db, None, &dir.path, "one", false).expect("open");
+        let ann = store.register("ann", false, [1; 32]).await.expect("ann").id;
+        let bob = store.register("bob", true, [2; 32]).await.expect("bob").id;
+        store
+            .tournament_write(TournamentWrite::Create(row(id, "Friday arena", now - 1_000)))
+            .await
+            .expect("made");
+        for (account, name) in [(ann, "ann"), (bob, "bob")] {
+            let join = TournamentWrite::Join { tournament: id.into(), account, name: name.into() };
+            store.tournament_write(join).await.expect("joined");
+        }
+        let moves = vec![[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];
+        let players = [player("ann", ann), player("bob", bob)];
+        recorded(&store, game("G000000000001", Some(id), players, moves, Some(Player::X), [false; 2], now))
+            .await;
+        drop(store);
+        thread.join().expect("everything written");
+    }
+    let server = TestServer::start(Config { database: db, ..test_config() }).await;
+    let (status, list) = api(server.addr, "/api/tournaments").await;
+    assert_eq!(status, 200, "{list}");
+    let listed = &list["tournaments"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(
+        (&listed[0]["id"], &listed[0]["status"], &listed[0]["players"]),
+        (&id.into(), &"running".into(), &2.into())
+    );
+    let (status, view) = api(server.addr, &format!("/api/tournaments/{id}")).await;
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(
+        (&view["name"], &view["games"]),
+        (&"Friday arena".into(), &serde_json::json!(["G000000000001"]))
+    );
+    let table: Vec<(&str, u64)> = view["standings"]
+        .as_array()
+        .expect("standings")
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap_or_default(), s["score"].as_u64().unwrap_or(99)))
+        .collect();
+    assert_eq!(table, [("ann", 2), ("bob", 0)]);
+    for path in ["/api/tournaments/0NoSuchTourney", "/api/tournaments/not-an-id!"] {
+        let (status, body) = api(server.addr, path).await;
+        assert_eq!((status, &body["error"]), (404, &"no tournament has that id".into()), "{path}");
+    }
+    server.stop().await.expect("stopped");
 }
