@@ -151,7 +151,6 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
             Err(e) => return error(StatusCode::BAD_REQUEST, &e),
         },
         ["api", "tournaments"] => Query::Tournaments { now_ms: unix_ms(std::time::SystemTime::now()) },
-        // Tournament ids are shaped like game ids.
         ["api", "tournaments", id] if !is_game_id(id) => return error(StatusCode::NOT_FOUND, NO_TOURNAMENT),
         ["api", "tournaments", id] => {
             Query::Tournament { id: (*id).to_owned(), now_ms: unix_ms(std::time::SystemTime::now()) }
@@ -166,14 +165,15 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
         _ => {
             return error(
                 StatusCode::NOT_FOUND,
-                "no such page; the API is /api/games/{id}, /api/players/{name}, /api/players/{name}/games, /api/leaderboard, /api/tournaments, /api/tournaments/{id}",
+                "no such page; the API is /api/games/{id}, /api/players/{name}, /api/players/{name}/games, \
+                 /api/leaderboard, /api/tournaments, /api/tournaments/{id}",
             );
         }
     };
     let what = match &query {
         Query::Game(_) => NO_GAME,
         Query::Leaderboard { .. } => "no such pool",
-        Query::Tournament { .. } | Query::Tournaments { .. } => NO_TOURNAMENT,
+        Query::Tournament { .. } => NO_TOURNAMENT,
         _ => NO_ACCOUNT,
     };
     match shared.store.query(query).await {
@@ -211,7 +211,8 @@ fn healthz(shared: &Shared) -> HttpResponse {
 
 /// The 404 of a game id no record has.
 const NO_GAME: &str = "no game has that id";
-/// The 404 of a tournament id no tournament has.
+
+/// The 404 of a tournament id nobody created.
 const NO_TOURNAMENT: &str = "no tournament has that id";
 /// The 404 of a name no account has.
 const NO_ACCOUNT: &str = "no account has that name";
