@@ -152,6 +152,8 @@ fn describe(g: &LiveGame) -> String {
         "players": g.players.iter().map(|p| serde_json::json!({"name": &*p.name, "account": p.account, "bot": p.bot})).collect::<Vec<_>>(),
         "moves": g.moves,
         "started_at": g.started_at_ms,
+        "tournament": g.tournament.as_deref(),
+        "berserk": g.berserk,
     })
     .to_string()
 }
