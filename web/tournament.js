@@ -72,7 +72,8 @@ export function applyTour(prev, msg, me = null) {
       break;
     }
     case 'error':
-      if (!CODES.includes(msg.code)) break;
+      // A refusal of our join (its `id` is the tournament's) is the page's whatever its code (`busy`: in another one).
+      if (!CODES.includes(msg.code) && (msg.id === undefined || msg.id !== tour.joining)) break;
       tour.note = tourRefusal(msg);
       tour.noteKind = 'error';
       if (tour.joining === msg.id) tour.joining = null;

@@ -5,7 +5,8 @@
 //! screenshots under `target/web-failures/`; the screenshots a scenario takes
 //! on purpose (a 15×15 board at laptop and phone sizes, a paused clock, both
 //! Fischer clocks of a timed game, the end-of-game banner, a room's invite, a
-//! room code that does not exist) go to `$SCREENS`, or `target/web-screens/`.
+//! room code that does not exist, a tournament game gone berserk and its
+//! standings) go to `$SCREENS`, or `target/web-screens/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -86,6 +87,31 @@ async fn the_page_plays_in_a_real_browser() {
     .await;
     assert!(ok, "browser scenarios failed:\n{out}");
     assert!(!out.contains("not ok"), "{out}");
+    server.shutdown().await;
+}
+
+/// A tournament through the page: created and joined by a signed-in player,
+/// watched by a guest, paired with a scripted WebSocket bot; the game opens
+/// by itself (with berserk), and the guest's standings move live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_plays_a_tournament_in_a_real_browser() {
+    let chromium = browser_ready().await;
+    let dir = tictactoe_tests::TempDir::new("web-tournament");
+    let config = Config { max_messages_per_second: 0, database: dir.database("web.db"), ..test_config() };
+    let server = TestServer::start(config).await;
+    let url = format!("http://{}/", server.addr);
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let (ok, out) = run(
+        tokio::process::Command::new("node")
+            .arg(web().join("e2e/tournament.mjs"))
+            .arg(&url)
+            .env("CHROMIUM", &chromium)
+            .current_dir(target.parent().unwrap_or(&target)),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(ok, "the tournament scenario failed:\n{out}");
+    assert!(out.contains("ok - ") && !out.contains("not ok"), "{out}");
     server.shutdown().await;
 }
 

@@ -94,6 +94,9 @@ test('refusals on the tournament pages are said in words; a refused join is no l
   assert.equal(t.note, 'No tournament has that id: it may be mistyped.');
   t = applyTour(t, { type: 'error', code: 'invalid_tournament', message: 'duration_ms must be an integer from 60000 to 43200000' });
   assert.match(t.note, /duration_ms must be/, 'the server names the field at fault');
+  t = applyTour(joining(t, 'T2'), { type: 'error', code: 'busy', message: 'you are in tournament T1 already: tournament_leave it first', id: 'T2' });
+  assert.equal(t.joining, null);
+  assert.match(t.note, /tournament_leave it first/, 'any refusal of our join is said on its page');
   const game = applyTour(t, { type: 'error', code: 'not_your_turn', message: 'wait' });
   assert.equal(game.note, t.note, 'a game refusal is not the tournament page\'s');
   assert.match(refusal({ code: 'cannot_berserk', message: 'x' }), /Too late to go berserk/);
