@@ -92,6 +92,8 @@ function create(e) {
 /** Wires the tournaments' screens, Berserk, and the timers that keep their times and list current. */
 export function wireTournaments() {
   $('t-size').addEventListener('change', () => fillWins('t-size', 't-win'));
+  // The game picker's clocks, but for the per-move timer: a tournament plays on a Fischer clock.
+  for (const o of $('time-control').options) if (o.value !== 'per-move') $('t-clock').add(new Option(o.text, o.value));
   wirePicker(PICKER);
   $('t-create').addEventListener('submit', create);
   $('t-join').addEventListener('click', () => {

@@ -60,6 +60,21 @@ async fn browser_ready() -> PathBuf {
     chromium
 }
 
+/// Runs the browser scenarios of `web/e2e/{script}` with `args` in `chromium`,
+/// from the workspace (their screenshots go under its `target/`), within `limit`.
+async fn scenarios(script: &str, args: &[&str], chromium: &Path, limit: Duration) -> (bool, String) {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    run(
+        tokio::process::Command::new("node")
+            .arg(web().join("e2e").join(script))
+            .args(args)
+            .env("CHROMIUM", chromium)
+            .current_dir(target.parent().unwrap_or(&target)),
+        limit,
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_plays_in_a_real_browser() {
     let chromium = browser_ready().await;
@@ -75,16 +90,7 @@ async fn the_page_plays_in_a_real_browser() {
     };
     let server = TestServer::start(config).await;
     let url = format!("http://{}/", server.addr);
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let (ok, out) = run(
-        tokio::process::Command::new("node")
-            .arg(web().join("e2e/browser.mjs"))
-            .args([url.as_str(), TTT])
-            .env("CHROMIUM", &chromium)
-            .current_dir(target.parent().unwrap_or(&target)),
-        Duration::from_secs(240),
-    )
-    .await;
+    let (ok, out) = scenarios("browser.mjs", &[url.as_str(), TTT], &chromium, Duration::from_secs(240)).await;
     assert!(ok, "browser scenarios failed:\n{out}");
     assert!(!out.contains("not ok"), "{out}");
     server.shutdown().await;
@@ -100,16 +106,7 @@ async fn the_page_plays_a_tournament_in_a_real_browser() {
     let config = Config { max_messages_per_second: 0, database: dir.database("web.db"), ..test_config() };
     let server = TestServer::start(config).await;
     let url = format!("http://{}/", server.addr);
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let (ok, out) = run(
-        tokio::process::Command::new("node")
-            .arg(web().join("e2e/tournament.mjs"))
-            .arg(&url)
-            .env("CHROMIUM", &chromium)
-            .current_dir(target.parent().unwrap_or(&target)),
-        Duration::from_secs(120),
-    )
-    .await;
+    let (ok, out) = scenarios("tournament.mjs", &[url.as_str()], &chromium, Duration::from_secs(120)).await;
     assert!(ok, "the tournament scenario failed:\n{out}");
     assert!(out.contains("ok - ") && !out.contains("not ok"), "{out}");
     server.shutdown().await;
