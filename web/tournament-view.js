@@ -80,7 +80,8 @@ export function paintPage(tour, me, nowMs) {
   $('t-title').textContent = t ? t.name : 'Tournament';
   $('t-terms').textContent = t ? `${termsText(t)}; created by ${t.created_by}` : '';
   const time = t ? timeText(t, nowMs) : null;
-  $('t-time').textContent = time ? `${time.word}: ${time.left}. ${t.players} player${t.players === 1 ? '' : 's'}.` : 'Loading…';
+  const loading = tour.note ? '' : 'Loading…';
+  $('t-time').textContent = time ? `${time.word}: ${time.left}. ${t.players} player${t.players === 1 ? '' : 's'}.` : loading;
   const button = joinButton(tour, me);
   $('t-join').hidden = !button;
   $('t-join').textContent = button?.label ?? 'Join';

@@ -138,7 +138,7 @@ export function termsText(t) {
 export function timeText(t, nowMs) {
   if (t.status === 'starting') return { word: 'Starting', left: `starts in ${span(t.starts_at - nowMs)}` };
   if (t.status === 'running') return { word: 'Running', left: `ends in ${span(t.ends_at - nowMs)}` };
-  return { word: 'Finished', left: 'games still being played count' };
+  return { word: 'Finished', left: 'no new games (those still being played count)' };
 }
 
 /**

@@ -81,7 +81,7 @@ test('join and pause: a join takes when our row comes back unpaused; the button 
   const over = applyTour(t, update([row(1, 'ann', 0)], { status: 'finished' }), 'ann');
   assert.equal(over.joined, null);
   assert.equal(joinButton(over, 'ann'), null);
-  assert.equal(timeText(over.view, T0).word, 'Finished');
+  assert.deepEqual(timeText(over.view, T0), { word: 'Finished', left: 'no new games (those still being played count)' });
 });
 
 test('refusals on the tournament pages are said in words; a refused join is no longer pending', () => {
