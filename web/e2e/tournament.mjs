@@ -1,8 +1,8 @@
 // An arena tournament through the page in a real browser (Debian's
 // chromium, driven by playwright-core): node web/e2e/tournament.mjs SERVER_URL
 // A signed-in player creates a tournament on the page and joins it; a guest
-// watches its standings; a scripted WebSocket bot (in a page of its own)
-// joins; the player's game opens by itself, the player goes berserk and
+// watches its standings; a reload joins again; a scripted WebSocket bot
+// (in a page of its own) joins; the player's game opens by itself, the player goes berserk and
 // plays it out, the page goes back to the tournament, the standings move on
 // the guest's page without a reload, and the next pairing opens by itself.
 import { mkdirSync } from 'node:fs';
@@ -131,6 +131,9 @@ const scenarios = {
     await ann.getByRole('button', { name: 'Join', exact: true }).click();
     await ann.getByRole('button', { name: 'Pause' }).waitFor();
     await row(guest).getByText('paused').waitFor({ state: 'detached' });
+    // A reload joins again by itself: the server forgets a closed connection's membership, the tab does not.
+    await ann.reload();
+    await ann.getByRole('button', { name: 'Pause' }).waitFor();
     if (!(await row(ann).evaluate((tr) => tr.classList.contains('me')))) throw new Error('our own row is not marked');
     const before = await scores(guest);
     if (before[name] !== '0') throw new Error(`standings before a game: ${JSON.stringify(before)}`);
