@@ -120,10 +120,19 @@ impl Server {
         let router =
             cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue);
         let lobby = lobby_tx.clone();
-        let relay = cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random() };
+        let (free_tx, tournament_free) = tokio::sync::watch::channel(Vec::new());
+        let relay =
+            cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random(), tournament_free };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
-        let tournaments =
-            tournament::spawn(tournament::Ctx { store: store.clone(), lobby: lobby_tx.clone() }, &tracker);
+        let tournaments = tournament::spawn(
+            tournament::Ctx {
+                store: store.clone(),
+                lobby: lobby_tx.clone(),
+                shutdown: stop.clone(),
+                cluster: cluster.is_some().then_some(free_tx),
+            },
+            &tracker,
+        );
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases, fence) {
             (Some(url), Some(leases), Some(fence)) => {

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::director::Director;
 use super::{TournamentAsk, TournamentCmd};
+use crate::cluster::tournaments::FreePlayer;
 use crate::cmd::{Ask, ConnHandle, LobbyCmd, encode};
 use crate::core::account::Identity;
 use crate::core::ids::ConnId;
@@ -41,6 +42,11 @@ pub struct Ctx {
     pub store: Store,
     /// Where games are opened.
     pub lobby: mpsc::Sender<LobbyCmd>,
+    /// The task ends when the server stops.
+    pub shutdown: crate::core::signal::Shutdown,
+    /// In a cluster: where this instance's free players are written for
+    /// the leader to pair (it pairs none itself).
+    pub cluster: Option<tokio::sync::watch::Sender<Vec<FreePlayer>>>,
 }
 
 /// Starts the task; its inbox.
@@ -70,8 +76,10 @@ struct Member {
     active: bool,
     /// Free since this pass, for the pairing wait.
     free_since: Option<Instant>,
-    /// Paired at.
+    /// Paired at (here): not paired again for [`PAIRED_FOR`].
     paired_at: Option<Instant>,
+    /// First seen drafted at: a draft that lapses frees it.
+    drafted_seen: Option<Instant>,
 }
 
 /// A store call's answer, back in the task.
@@ -79,7 +87,13 @@ enum Done {
     /// Send this to the connection.
     Reply(ConnHandle, ServerMessage),
     /// A join or pause was written: the tournament as it is now.
-    Joined { conn: ConnHandle, who: Arc<Identity>, presence: Arc<Presence>, data: TournamentData, active: bool },
+    Joined {
+        conn: ConnHandle,
+        who: Arc<Identity>,
+        presence: Arc<Presence>,
+        data: TournamentData,
+        active: bool,
+    },
     /// A watch: the tournament as it is now.
     Watched { conn: ConnHandle, data: TournamentData },
     /// A pass's read of a tournament.
@@ -124,11 +138,17 @@ fn not_found(tournament: &str, id: Option<RequestId>) -> ServerMessage {
 }
 
 impl Task {
-    async fn run(mut self, mut inbox: mpsc::Receiver<TournamentCmd>, mut done: mpsc::UnboundedReceiver<Done>) {
+    async fn run(
+        mut self,
+        mut inbox: mpsc::Receiver<TournamentCmd>,
+        mut done: mpsc::UnboundedReceiver<Done>,
+    ) {
         let mut pass = tokio::time::interval(PASS);
         pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let stop = self.ctx.shutdown.clone();
         loop {
             tokio::select! {
+                _ = stop.started() => break,
                 cmd = inbox.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,
@@ -183,7 +203,9 @@ impl Task {
                 };
                 self.call(async move {
                     let msg = match store.tournament_write(TournamentWrite::Create(row.clone())).await {
-                        Ok(()) => ServerMessage::Tournament { tournament: row.summary(0, now_ms()) },
+                        Ok(()) => {
+                            ServerMessage::Tournament { tournament: Box::new(row.summary(0, now_ms())) }
+                        }
                         Err(e) => unavailable(e, id),
                     };
                     Some(Done::Reply(conn, msg))
@@ -221,7 +243,8 @@ impl Task {
                         Err(e) => return Some(Done::Reply(conn, unavailable(e, id))),
                     };
                     if data.row.status(now_ms()) == TournamentStatus::Finished {
-                        let text = format!("tournament {tid} has finished; `tournaments` lists those running");
+                        let text =
+                            format!("tournament {tid} has finished; `tournaments` lists those running");
                         return Some(Done::Reply(conn, error(ErrorCode::TournamentFinished, text, id)));
                     }
                     let (name, tournament) = (who.name.clone(), data.row.id.clone());
@@ -275,6 +298,7 @@ impl Task {
                     active,
                     free_since: None,
                     paired_at: None,
+                    drafted_seen: None,
                 };
                 self.members.insert(conn.id, member);
                 self.show(conn, data);
@@ -287,7 +311,10 @@ impl Task {
                 self.reading.remove(&tid);
                 match data {
                     Some(data) => {
-                        self.directors.entry(tid.clone()).or_insert_with(|| Director::new(data.clone())).refresh(data);
+                        self.directors
+                            .entry(tid.clone())
+                            .or_insert_with(|| Director::new(data.clone()))
+                            .refresh(data);
                         self.publish(&tid);
                     }
                     None => {
@@ -343,16 +370,31 @@ impl Task {
         }
         let now_ms = now_ms();
         for m in self.members.values_mut() {
-            let lapsed = m.paired_at.is_some_and(|at| now.saturating_duration_since(at) >= DRAFT_LAPSES);
-            if lapsed && m.presence.status() == Status::Drafted {
+            let status = m.presence.status();
+            m.drafted_seen = (status == Status::Drafted).then(|| m.drafted_seen.unwrap_or(now));
+            if m.drafted_seen.is_some_and(|at| now.saturating_duration_since(at) >= DRAFT_LAPSES) {
                 m.presence.swap(Status::Drafted, Status::Idle).ok();
+                m.drafted_seen = None;
             }
             let free = m.active && m.presence.status() == Status::Idle;
-            m.free_since = if free { m.free_since.or(Some(now)) } else { None };
+            match (free, m.free_since) {
+                (true, None) => m.free_since = Some(now),
+                (false, Some(since)) => {
+                    m.free_since = None;
+                    if matches!(status, Status::Drafted | Status::Playing) {
+                        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds")
+                            .record(now.saturating_duration_since(since).as_secs_f64());
+                    }
+                }
+                _ => {}
+            }
         }
-        let running = self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
+        let running =
+            self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
         ::metrics::gauge!("ttt_tournaments_running").set(running as f64);
-        ::metrics::gauge!("ttt_tournament_players").set(self.members.values().filter(|m| m.active).count() as f64);
+        ::metrics::gauge!("ttt_tournament_players")
+            .set(self.members.values().filter(|m| m.active).count() as f64);
+        let mut published = Vec::new();
         for d in self.directors.values() {
             let free: Vec<(ConnId, String)> = self
                 .members
@@ -361,16 +403,30 @@ impl Task {
                 .filter(|(_, m)| m.paired_at.is_none_or(|at| now.saturating_duration_since(at) >= PAIRED_FOR))
                 .map(|(id, m)| (*id, m.who.name.to_string()))
                 .collect();
+            if self.ctx.cluster.is_some() {
+                let (tournament, rules) = (d.id().clone(), d.rules());
+                published.extend(d.free(free, now_ms).into_iter().map(|f| FreePlayer {
+                    tournament: tournament.clone(),
+                    rules,
+                    conn: f.key.seq(),
+                    name: f.name,
+                    rank: f.rank,
+                    last: f.last,
+                }));
+                continue;
+            }
             for (a, b) in d.pair(free, now_ms) {
                 let opponent = b.seq();
                 if let Some(b) = self.members.get_mut(&b) {
                     b.paired_at = Some(now);
-                    wait(b, now);
                 }
                 if let Some(a) = self.members.get_mut(&a) {
                     meet(&self.ctx.lobby, a, d.rules(), opponent, None, now);
                 }
             }
+        }
+        if let Some(cluster) = &self.ctx.cluster {
+            cluster.send_replace(published);
         }
     }
 }
@@ -396,14 +452,6 @@ fn with_id(mut msg: ServerMessage, req: Option<RequestId>) -> ServerMessage {
     msg
 }
 
-/// Records how long a paired player waited since it was free.
-fn wait(m: &mut Member, now: Instant) {
-    if let Some(since) = m.free_since.take() {
-        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds")
-            .record(now.saturating_duration_since(since).as_secs_f64());
-    }
-}
-
 /// Drafts the member here and asks the lobby for its game against
 /// `opponent` (on `at`, else here); a member no longer free is left be.
 fn meet(
@@ -418,9 +466,9 @@ fn meet(
         return;
     }
     m.paired_at = Some(now);
-    wait(m, now);
     ::metrics::counter!("ttt_tournament_pairings_total").increment(1);
-    let ask = Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };
+    let ask =
+        Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };
     if lobby.try_send(LobbyCmd::Ask { conn: m.conn.clone(), ask }).is_err() {
         m.presence.swap(Status::Drafted, Status::Idle).ok();
     }
