@@ -45,8 +45,9 @@ pub struct Ctx {
     /// The task ends when the server stops.
     pub shutdown: crate::core::signal::Shutdown,
     /// In a cluster: where this instance's free players are written for
-    /// the leader to pair (it pairs none itself).
-    pub cluster: Option<tokio::sync::watch::Sender<Vec<FreePlayer>>>,
+    /// the leader to pair, and whether the bus is up (while it is down,
+    /// this instance pairs its own players).
+    pub cluster: Option<(tokio::sync::watch::Sender<Vec<FreePlayer>>, Arc<crate::cluster::bus::BusState>)>,
 }
 
 /// Starts the task; its inbox.
@@ -214,6 +215,8 @@ impl Task {
             TournamentAsk::List => self.call(async move {
                 let msg = match store.tournaments(now_ms()).await {
                     Ok(tournaments) => ServerMessage::Tournaments { tournaments, id },
+                    // A server without records has no tournaments.
+                    Err(StoreError::Disabled) => ServerMessage::Tournaments { tournaments: Vec::new(), id },
                     Err(e) => unavailable(e, id),
                 };
                 Some(Done::Reply(conn, msg))
@@ -395,6 +398,7 @@ impl Task {
         ::metrics::gauge!("ttt_tournament_players")
             .set(self.members.values().filter(|m| m.active).count() as f64);
         let mut published = Vec::new();
+        let led = self.ctx.cluster.as_ref().is_some_and(|(_, bus)| bus.up());
         for d in self.directors.values() {
             let free: Vec<(ConnId, String)> = self
                 .members
@@ -403,7 +407,7 @@ impl Task {
                 .filter(|(_, m)| m.paired_at.is_none_or(|at| now.saturating_duration_since(at) >= PAIRED_FOR))
                 .map(|(id, m)| (*id, m.who.name.to_string()))
                 .collect();
-            if self.ctx.cluster.is_some() {
+            if led {
                 let (tournament, rules) = (d.id().clone(), d.rules());
                 published.extend(d.free(free, now_ms).into_iter().map(|f| FreePlayer {
                     tournament: tournament.clone(),
@@ -425,8 +429,8 @@ impl Task {
                 }
             }
         }
-        if let Some(cluster) = &self.ctx.cluster {
-            cluster.send_replace(published);
+        if let Some((free, _)) = &self.ctx.cluster {
+            free.send_replace(published);
         }
     }
 }
