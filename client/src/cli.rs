@@ -236,9 +236,19 @@ pub enum Command {
         /// others are declined. Default: any.
         #[arg(long, value_delimiter = ',', requires = "accept_challenges")]
         sizes: Vec<usize>,
+        /// Join this arena tournament and play every pairing until it ends
+        /// (the bot's account signs in: TTT_TOKEN, or one saved under --name).
+        #[arg(long, env = "TTT_TOURNAMENT", value_name = "ID",
+              conflicts_with_all = ["create", "join", "house", "challenge", "accept_challenges", "clock"])]
+        tournament: Option<String>,
+        /// With --tournament: go berserk in every game, before its first move.
+        #[arg(long, requires = "tournament")]
+        berserk: bool,
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Arena tournaments: list, create, watch the standings, or join and play.
+    Tournament(crate::tournament::args::TournamentArgs),
     /// Replay a move list and print A, B, Draw or Pending.
     Judge(judge_cmd::JudgeArgs),
     /// Measure one bot against another in game pairs, with Elo and an SPRT
