@@ -140,10 +140,10 @@ mod tests {
 
     #[test]
     fn create_refuses_a_missing_clock_and_words_that_are_not_numbers() {
-        assert!(parse(&["create", "x", "--minutes", "5"]).unwrap_err().contains("--clock"));
-        let bad = parse(&["create", "x", "--clock", "3+2", "--minutes", "soon"]).unwrap_err();
+        assert!(parse(&["create", "x", "--minutes", "5"]).err().unwrap_or_default().contains("--clock"));
+        let bad = parse(&["create", "x", "--clock", "3+2", "--minutes", "soon"]).err().unwrap_or_default();
         assert!(bad.contains("\"soon\" is not a number of minutes"), "{bad}");
-        let bad = parse(&["create", "x", "--clock", "3", "--minutes", "5"]).unwrap_err();
+        let bad = parse(&["create", "x", "--clock", "3", "--minutes", "5"]).err().unwrap_or_default();
         assert!(bad.contains("is not a time control"), "{bad}");
         assert!(parse(&["create", "x", "--clock", "3+2", "--minutes", "-1"]).is_err());
     }

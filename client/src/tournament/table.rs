@@ -136,7 +136,7 @@ pub fn heading(t: &TournamentSummary, now_ms: i64) -> String {
 pub fn standings(view: &TournamentView, you: Option<&str>, marks: Marks) -> Vec<String> {
     let names: Vec<String> = view.standings.iter().map(|s| clean(&s.name)).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max(4);
-    let mut lines = vec![format!("    #  {}    score  games  perf  results", pad("name", width))];
+    let mut lines = vec![format!("    #  {}     score  games  perf  results", pad("name", width))];
     for (s, name) in view.standings.iter().zip(&names) {
         let me = you.is_some_and(|y| y.to_lowercase() == s.name.to_lowercase());
         let perf = s.performance.map_or("-".to_owned(), |p| p.to_string());
