@@ -21,7 +21,8 @@ pub fn limits(grace: Duration) -> Limits {
 
 /// `game_started` of a 3×3 game in room `R` between ann (X, you) and bob.
 pub fn game_started(token: &str) -> ServerMessage {
-    ServerMessage::GameStarted { tournament: None,
+    ServerMessage::GameStarted {
+        tournament: None,
         moves: Vec::new(),
         opening: 0,
         clock: None,
@@ -96,7 +97,9 @@ pub fn lost_on_time() -> tictactoe_protocol::api::GameRecord {
         name: name.into(),
         rating: None,
     };
-    tictactoe_protocol::api::GameRecord { berserk: [false; 2], tournament: None,
+    tictactoe_protocol::api::GameRecord {
+        berserk: [false; 2],
+        tournament: None,
         host: None,
         opening: 0,
         clock: None,

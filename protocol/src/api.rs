@@ -212,7 +212,9 @@ mod tests {
             name: name.into(),
             rating: rated.then_some(1500),
         };
-        GameRecord { berserk: [false; 2], tournament: None,
+        GameRecord {
+            berserk: [false; 2],
+            tournament: None,
             host: None,
             opening: 0,
             clock: None,

@@ -102,7 +102,11 @@ impl Terms {
             .and_then(|d| u64::try_from(d).ok())
             .filter(|d| DURATION_MS.contains(d))
             .ok_or_else(|| {
-                format!("duration_ms must be an integer from {} to {}", DURATION_MS.start(), DURATION_MS.end())
+                format!(
+                    "duration_ms must be an integer from {} to {}",
+                    DURATION_MS.start(),
+                    DURATION_MS.end()
+                )
             })?;
         Ok(Terms { name: name.to_owned(), size, win, clock, duration_ms })
     }
@@ -111,7 +115,11 @@ impl Terms {
     pub fn starts_in(starts_in_ms: Option<i64>) -> Result<u64, String> {
         starts_in_ms.map_or(Ok(0), |s| {
             u64::try_from(s).ok().filter(|s| STARTS_IN_MS.contains(s)).ok_or_else(|| {
-                format!("starts_in_ms must be an integer from {} to {}", STARTS_IN_MS.start(), STARTS_IN_MS.end())
+                format!(
+                    "starts_in_ms must be an integer from {} to {}",
+                    STARTS_IN_MS.start(),
+                    STARTS_IN_MS.end()
+                )
             })
         })
     }
@@ -228,7 +236,8 @@ struct Tally {
 pub fn standings(terms: &Terms, players: &[(String, bool)], games: &[ScoredGame]) -> Vec<Standing> {
     let mut order: Vec<&ScoredGame> = games.iter().collect();
     order.sort_by(|a, b| (a.ended_at, &a.id).cmp(&(b.ended_at, &b.id)));
-    let mut tally: HashMap<&str, Tally> = players.iter().map(|(n, _)| (n.as_str(), Tally::default())).collect();
+    let mut tally: HashMap<&str, Tally> =
+        players.iter().map(|(n, _)| (n.as_str(), Tally::default())).collect();
     for g in order {
         if matches!(g.reason, EndReason::Aborted | EndReason::Shutdown) {
             continue;
@@ -323,7 +332,11 @@ pub fn pair<K: Clone>(mut free: Vec<Free<K>>) -> Vec<(K, K)> {
         }
         let others: Vec<usize> = (0..free.len()).filter(|&b| b != a && !taken[b]).collect();
         let nearest = |ok: &dyn Fn(usize) -> bool| {
-            others.iter().copied().filter(|&b| ok(b)).min_by_key(|&b| (free[b].rank.abs_diff(free[a].rank), b))
+            others
+                .iter()
+                .copied()
+                .filter(|&b| ok(b))
+                .min_by_key(|&b| (free[b].rank.abs_diff(free[a].rank), b))
         };
         let fresh = nearest(&|b| !rematch(&free[a], &free[b]));
         let Some(b) = fresh.or_else(|| nearest(&|_| true)) else {

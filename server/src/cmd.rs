@@ -162,4 +162,6 @@ pub enum Request {
     Leave,
     /// Send me the room's `state` (seated players and spectators alike).
     Sync,
+    /// Go berserk in a tournament game, before my first move.
+    Berserk,
 }

@@ -15,6 +15,7 @@ pub mod ratings;
 pub mod room;
 pub mod session;
 pub mod store;
+pub mod tournament;
 
 pub use crate::core::stats::Stats;
 pub use config::{Config, runtime};
@@ -121,6 +122,8 @@ impl Server {
         let lobby = lobby_tx.clone();
         let relay = cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random() };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
+        let tournaments =
+            tournament::spawn(tournament::Ctx { store: store.clone(), lobby: lobby_tx.clone() }, &tracker);
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases, fence) {
             (Some(url), Some(leases), Some(fence)) => {
@@ -172,6 +175,7 @@ impl Server {
             welcome: cmd::encode(&welcome),
             config,
             lobby: lobby_tx,
+            tournaments,
             stats: self.stats.clone(),
             shutdown: stop.clone(),
             next_id: AtomicU64::new(1),

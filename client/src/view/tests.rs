@@ -6,7 +6,8 @@ use tictactoe_protocol::PlayerInfo;
 
 fn started(you: Player, clock_ms: u64) -> View {
     let mut v = View::default();
-    v.apply(&ServerMessage::GameStarted { tournament: None,
+    v.apply(&ServerMessage::GameStarted {
+        tournament: None,
         moves: Vec::new(),
         opening: 0,
         clock: None,
@@ -27,7 +28,9 @@ fn started(you: Player, clock_ms: u64) -> View {
 
 /// The room's `state` on an empty 3×3 board, X (us) to move with `clock_ms` left.
 fn state(clock_ms: Option<u64>) -> ServerMessage {
-    ServerMessage::State { berserk: [false; 2], tournament: None,
+    ServerMessage::State {
+        berserk: [false; 2],
+        tournament: None,
         host: None,
         opening: 0,
         reserved: None,
@@ -167,7 +170,8 @@ fn moved(seq: usize, cell: (usize, usize), clocks: [u64; 2], running: Option<Pla
 fn a_fischer_game_keeps_its_clock_through_moves_and_runs_on_while_a_player_is_away() {
     let fischer = Fischer { initial_ms: 180_000, increment_ms: 2_000 };
     let mut v = View::default();
-    v.apply(&ServerMessage::GameStarted { tournament: None,
+    v.apply(&ServerMessage::GameStarted {
+        tournament: None,
         moves: Vec::new(),
         opening: 0,
         clock: Some(fischer),

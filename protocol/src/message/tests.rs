@@ -233,7 +233,8 @@ fn every_server_message_encodes_to_contract_json() {
             json!({"type":"room_created","clock":null,"room":"K7QM3XPA2B","size":15,"win":5}),
         ),
         (
-            ServerMessage::GameStarted { tournament: None,
+            ServerMessage::GameStarted {
+                tournament: None,
                 moves: Vec::new(),
                 opening: 0,
                 clock: None,
@@ -322,7 +323,9 @@ fn every_server_message_encodes_to_contract_json() {
                 "line":null,"moves":[],"game_id":null,"ratings":null}),
         ),
         (
-            ServerMessage::State { berserk: [false; 2], tournament: None,
+            ServerMessage::State {
+                berserk: [false; 2],
+                tournament: None,
                 host: None,
                 opening: 0,
                 reserved: None,

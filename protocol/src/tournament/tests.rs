@@ -40,10 +40,10 @@ fn two_wins_in_a_row_make_a_streak_that_doubles_until_a_game_not_won() {
     let games = [
         game(1, "a", "b", 1, 5),
         game(2, "a", "c", 1, 5),
-        game(3, "a", "b", 1, 5),  // streak: 4
-        game(4, "a", "c", 0, 9),  // streak draw: 2, ends it
-        game(5, "a", "b", 1, 5),  // 2
-        game(6, "a", "c", 2, 6),  // loss 0
+        game(3, "a", "b", 1, 5), // streak: 4
+        game(4, "a", "c", 0, 9), // streak draw: 2, ends it
+        game(5, "a", "b", 1, 5), // 2
+        game(6, "a", "c", 2, 6), // loss 0
     ];
     let rows = standings(&t, &[], &games);
     let a = row(&rows, "a");
@@ -104,7 +104,8 @@ fn free(name: &str, rank: usize, last: Option<&str>) -> Free<String> {
 
 #[test]
 fn pairing_takes_the_nearest_in_rank_but_not_the_last_opponent_while_another_is_free() {
-    let pairs = pair(vec![free("a", 1, Some("b")), free("b", 2, Some("a")), free("c", 3, None), free("d", 9, None)]);
+    let pairs =
+        pair(vec![free("a", 1, Some("b")), free("b", 2, Some("a")), free("c", 3, None), free("d", 9, None)]);
     assert_eq!(pairs, [("a".to_owned(), "c".to_owned()), ("b".to_owned(), "d".to_owned())]);
     let alone = pair(vec![free("a", 1, Some("b")), free("b", 2, Some("a"))]);
     assert_eq!(alone, [("a".to_owned(), "b".to_owned())], "no other player is free");

@@ -134,6 +134,21 @@ pub enum Ask {
     },
     /// The connection closed: it is no longer listed, and its challenges end.
     Offline,
+    /// A tournament paired the connection (drafted already by its
+    /// instance) with `opponent`: their game opens where the opponent is
+    /// (`at`, another instance; `None`: here), if the opponent is still free.
+    TournamentMeet {
+        /// The asking player, seated in the game.
+        who: Arc<Identity>,
+        /// The tournament's id.
+        tournament: Arc<str>,
+        /// Its games' terms.
+        rules: Rules,
+        /// The opponent's connection, by its number on its own instance.
+        opponent: u64,
+        /// The instance the opponent is on, when not this one.
+        at: Option<Arc<str>>,
+    },
 }
 
 /// Which instance answers an ask sent elsewhere.

@@ -97,6 +97,9 @@ pub trait Whereabouts: Send + Sync + std::fmt::Debug {
     /// Claims an idle connection for the game a challenge it sent starts
     /// (`Idle` → `Drafted`); the status it found if it was not idle.
     fn draft(&self) -> Result<(), Status>;
+    /// Frees a connection drafted for a game that could not be opened
+    /// (`Drafted` → `Idle`); nothing if it moved on meanwhile.
+    fn undraft(&self);
     /// One more open challenge involves it.
     fn add_challenge(&self);
     /// One open challenge fewer.
@@ -110,6 +113,10 @@ impl Whereabouts for Presence {
 
     fn draft(&self) -> Result<(), Status> {
         self.swap(Status::Idle, Status::Drafted)
+    }
+
+    fn undraft(&self) {
+        let _ = self.swap(Status::Drafted, Status::Idle);
     }
 
     fn add_challenge(&self) {

@@ -116,7 +116,7 @@ impl<C: Peer> Lobby<C> {
                 tracing::warn!(room = %room.code(), "an adopted game's room is open here already; not opened again");
                 continue;
             }
-            self.open(room, Vec::new(), None);
+            self.open(room, Vec::new(), Vec::new());
         }
         let Some(parked) = self.cluster.as_mut().and_then(|c| c.parked.take()) else {
             return self.outputs();

@@ -10,6 +10,7 @@ mod cluster;
 mod ended;
 mod output;
 mod players;
+mod tournament;
 pub(crate) mod task;
 
 pub use output::Output;
@@ -113,7 +114,7 @@ impl<C: Peer> Lobby<C> {
             let code = self.new_code();
             let rng = StdRng::from_rng(&mut self.rng);
             match Room::house(code, rules, self.settings.clone(), rng, (conn, who), level, now) {
-                Ok(room) => self.open(room, vec![handle], None),
+                Ok(room) => self.open(room, vec![handle], Vec::new()),
                 Err(code) => self.refuse(&handle, code, BAD_SIZE, None),
             }
         }
@@ -159,7 +160,7 @@ impl<C: Peer> Lobby<C> {
                 let seat = (conn.id(), who);
                 let settings = self.settings.clone();
                 match Room::private(code, rules, settings, rng, seat, mark, organise, id.clone()) {
-                    Ok(room) => self.open(room, vec![conn], None),
+                    Ok(room) => self.open(room, vec![conn], Vec::new()),
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
             }
@@ -224,7 +225,7 @@ impl<C: Peer> Lobby<C> {
                 let code = self.new_code();
                 let (settings, rng) = (self.settings.clone(), StdRng::from_rng(&mut self.rng));
                 match Room::house(code, rules, settings, rng, (conn.id(), who), level, now) {
-                    Ok(room) => self.open(room, vec![conn], None),
+                    Ok(room) => self.open(room, vec![conn], Vec::new()),
                     Err(code) => self.refuse(&conn, code, BAD_SIZE, id),
                 }
             }
@@ -236,6 +237,9 @@ impl<C: Peer> Lobby<C> {
             Ask::Offline => {
                 self.players.offline(conn.id());
                 self.follow(conn, Ask::Offline);
+            }
+            Ask::TournamentMeet { who, tournament, rules, opponent, at } => {
+                self.tournament_meet(conn, who, tournament, rules, (opponent, at), now)
             }
         }
     }
@@ -265,7 +269,7 @@ impl<C: Peer> Lobby<C> {
     /// Lists a room that nobody is in yet (a game restored after a restart,
     /// its players to come back with `resume`).
     pub fn adopt(&mut self, room: Room) -> Vec<Output<C>> {
-        self.open(room, Vec::new(), None);
+        self.open(room, Vec::new(), Vec::new());
         self.outputs()
     }
 
@@ -291,7 +295,7 @@ impl<C: Peer> Lobby<C> {
         }
         let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
         match Room::paired(code, rules, self.settings.clone(), rng, first, second, now) {
-            Ok(room) => self.open(room, vec![from, accepter.0], Some(drafted)),
+            Ok(room) => self.open(room, vec![from, accepter.0], vec![drafted]),
             Err(code) => self.refuse(&accepter.0, code, BAD_SIZE, None),
         }
     }
@@ -339,7 +343,7 @@ impl<C: Peer> Lobby<C> {
         let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
         let players = ((first.0.id(), first.1), (second.0.id(), second.1));
         match Room::paired(code, rules, self.settings.clone(), rng, players.0, players.1, now) {
-            Ok(room) => self.open(room, vec![first.0, second.0], None),
+            Ok(room) => self.open(room, vec![first.0, second.0], Vec::new()),
             Err(code) => {
                 self.refuse(&first.0, code, BAD_SIZE, None);
                 self.refuse(&second.0, code, BAD_SIZE, None);
@@ -348,7 +352,7 @@ impl<C: Peer> Lobby<C> {
     }
 
     /// Lists the room in the directory and asks the shell to start it.
-    fn open(&mut self, room: Room, members: Vec<C>, drafted: Option<ConnId>) {
+    fn open(&mut self, room: Room, members: Vec<C>, drafted: Vec<ConnId>) {
         let code = room.code().clone();
         self.rooms.insert(code.clone(), RoomAddr { code, instance: self.instance });
         self.out.push(Output::Open { room: Box::new(room), members, drafted });

@@ -30,8 +30,8 @@ pub enum Output<C> {
         room: Box<Room>,
         /// Its connections.
         members: Vec<C>,
-        /// The member drafted by an accepted challenge.
-        drafted: Option<ConnId>,
+        /// The members drafted (by an accepted challenge, or a tournament's pairing).
+        drafted: Vec<ConnId>,
     },
     /// Put the connection in the room at `to` and hand the room `cmd`; a room
     /// that cannot take it refuses at once.

@@ -135,6 +135,22 @@ impl<C: Peer> Players<C> {
         self.online.get(&conn).map(|o| (o.who.clone(), o.presence.status()))
     }
 
+    /// Claims a listed connection of this instance for a game it did not
+    /// ask for (a tournament's pairing): its handle and who it is, if it
+    /// was free.
+    pub fn draft(&self, conn: ConnId) -> Option<(C, Arc<Identity>)> {
+        let o = self.online.get(&conn).filter(|o| !o.conn.relayed() && !o.conn.is_closed())?;
+        o.presence.draft().ok()?;
+        Some((o.conn.clone(), o.who.clone()))
+    }
+
+    /// Frees a listed connection drafted for a game that could not be opened.
+    pub fn undraft(&self, conn: ConnId) {
+        if let Some(o) = self.online.get(&conn) {
+            o.presence.undraft();
+        }
+    }
+
     /// A connection said who it is (again).
     /// A ghost of another instance's connection challenges from here but is
     /// neither listed nor found by name: its own instance lists it.

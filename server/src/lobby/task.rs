@@ -174,13 +174,13 @@ impl Shell {
     /// Makes the room's inbox, lists it, tells the members they are in it
     /// (before the room's first frames, which the task sends), and starts
     /// its task.
-    fn open(&mut self, room: Box<Room>, members: Vec<ConnHandle>, drafted: Option<crate::core::ids::ConnId>) {
+    fn open(&mut self, room: Box<Room>, members: Vec<ConnHandle>, drafted: Vec<crate::core::ids::ConnId>) {
         let code = room.code().clone();
         let (tx, inbox) = queue::channel(ROOM_INBOX);
         let link = RoomLink::local(tx);
         for m in &members {
             let (room, link) = (code.clone(), link.clone());
-            m.send(match Some(m.id) == drafted {
+            m.send(match drafted.contains(&m.id) {
                 true => Outbound::Drafted { room, link },
                 false => Outbound::Entered { room, link },
             });

@@ -195,7 +195,7 @@ impl Harness {
                 Output::Open { room, members, drafted } => {
                     let code = room.code().clone();
                     for m in &members {
-                        let got = if Some(m.id) == drafted {
+                        let got = if drafted.contains(&m.id) {
                             Got::Drafted(code.clone())
                         } else {
                             Got::Entered(code.clone())

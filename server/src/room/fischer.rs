@@ -18,6 +18,8 @@ pub struct Clocks {
     left: [Duration; 2],
     /// Whose clock runs, and since when.
     running: Option<(usize, Instant)>,
+    /// Sides that went berserk: no increment for them.
+    berserk: [bool; 2],
 }
 
 /// The clock of the side to move ran out at this instant.
@@ -28,12 +30,21 @@ impl Clocks {
     /// Both sides at `initial_ms`, neither running.
     pub fn new(terms: Fischer) -> Clocks {
         let initial = Duration::from_millis(terms.initial_ms);
-        Clocks { terms, left: [initial; 2], running: None }
+        Clocks { terms, left: [initial; 2], running: None, berserk: [false; 2] }
     }
 
     /// The clocks of a saved game: each side's time as saved, neither running.
     pub fn saved(terms: Fischer, left: [Duration; 2]) -> Clocks {
-        Clocks { terms, left, running: None }
+        Clocks { terms, left, running: None, berserk: [false; 2] }
+    }
+
+    /// `side` goes berserk (a tournament game, before its first move): its
+    /// time is halved and it gains no increment for the rest of the game. A
+    /// saved game's clocks, berserk already, keep what they had.
+    pub fn berserk(&mut self, side: usize) {
+        let half = Duration::from_millis(self.terms.initial_ms / 2);
+        self.left[side] = self.left[side].min(half);
+        self.berserk[side] = true;
     }
 
     /// `side`'s clock runs from `now` (the other's stops where it is).
@@ -82,7 +93,8 @@ impl Clocks {
         }
         let credit = credit.min(Duration::from_millis(Fischer::MAX_LAG_CREDIT_MS));
         let spent = now.saturating_duration_since(since).saturating_sub(credit);
-        let left = self.left[side].saturating_sub(spent) + Duration::from_millis(self.terms.increment_ms);
+        let increment = if self.berserk[side] { 0 } else { self.terms.increment_ms };
+        let left = self.left[side].saturating_sub(spent) + Duration::from_millis(increment);
         self.left[side] = left;
         self.running = Some((1 - side, now));
         Ok(left)
@@ -113,6 +125,20 @@ mod tests {
         assert_eq!(c.moved(t0 + ms(13_200), ms(250)), Err(Flag(t0 + ms(13_100))));
         c.stop(t0 + ms(20_000));
         assert_eq!((c.running(), c.at(t0 + ms(99_000))), (None, [ms(0), ms(11_250)]));
+    }
+
+    #[test]
+    fn a_berserk_side_has_half_its_time_and_no_increment() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut c = Clocks::new(Fischer { initial_ms: 10_000, increment_ms: 2_000 });
+        c.berserk(1);
+        assert_eq!(c.at(t0), [ms(10_000), ms(5_000)]);
+        c.start(0, t0);
+        assert_eq!(c.moved(t0 + ms(1_000), Duration::ZERO), Ok(ms(11_000)));
+        assert_eq!(c.moved(t0 + ms(2_000), Duration::ZERO), Ok(ms(4_000)), "no increment");
+        c.berserk(1);
+        assert_eq!(c.at(t0 + ms(2_000))[1], ms(4_000), "berserk again takes nothing more");
     }
 
     #[test]

@@ -82,7 +82,9 @@ fn each_move_is_saved_with_the_movers_time_and_a_restored_game_runs_from_it() {
     }
     // First moves at the initial time; then 10 - 2 + 1 and 10 - 5 + 1.
     assert_eq!(lefts, [Some(10_000), Some(10_000), Some(9_000), Some(6_000)]);
-    let saved = LiveGame { berserk: [false; 2], tournament: None,
+    let saved = LiveGame {
+        berserk: [false; 2],
+        tournament: None,
         opening: 0,
         id: "GAME1234".into(),
         room: "ROOM".into(),

@@ -57,6 +57,7 @@ impl Room {
         };
         self.phase = Phase::Playing;
         self.rematch = [false; 2];
+        self.berserk = [false; 2];
         self.clock.restart(now, false);
         self.fischer = self.rules.clock.map(Clocks::new);
         self.lines = self.rules.clock.and_then(|_| OpenLines::new(self.rules.size, self.rules.win).ok());
@@ -82,7 +83,8 @@ impl Room {
             seat.token = Some(*hash);
             let conn = seat.conn;
             let you = seat_player(i);
-            let msg = ServerMessage::GameStarted { tournament: None,
+            let msg = ServerMessage::GameStarted {
+                tournament: self.tournament.clone(),
                 moves: moves.clone(),
                 opening,
                 clock: self.rules.clock,
@@ -112,7 +114,9 @@ impl Room {
         if let (true, [Some(x), Some(o)]) = (self.saving(), &self.seats) {
             let id = new_game_id(&mut self.rng, self.settings.wall.unix_ms(now));
             self.game_id = Some(id.clone());
-            let game = LiveGame { berserk: [false; 2], tournament: None,
+            let game = LiveGame {
+                berserk: self.berserk,
+                tournament: self.tournament.clone(),
                 id,
                 room: self.code.clone(),
                 rules: self.rules,
@@ -210,7 +214,9 @@ impl Room {
             Some(id) => id,
             None => new_game_id(&mut self.rng, self.settings.wall.unix_ms(now)),
         };
-        let record = GameRecord { berserk: [false; 2], tournament: None,
+        let record = GameRecord {
+            berserk: self.berserk,
+            tournament: self.tournament.clone(),
             id: id.clone(),
             room: self.code.clone(),
             rules: self.rules,

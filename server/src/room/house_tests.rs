@@ -114,7 +114,9 @@ fn a_player_away_from_a_house_game_loses_by_disconnect_after_the_grace() {
 #[test]
 fn a_restored_house_game_asks_the_house_again_when_it_is_to_move() {
     let t0 = Instant::now();
-    let saved = crate::store::changes::LiveGame { berserk: [false; 2], tournament: None,
+    let saved = crate::store::changes::LiveGame {
+        berserk: [false; 2],
+        tournament: None,
         opening: 0,
         times: Vec::new(),
         id: "G1".into(),

@@ -20,6 +20,7 @@ mod restore;
 mod seats;
 mod settings;
 pub(crate) mod task;
+mod tournament;
 
 use house::HOUSE;
 pub use house::HOUSE_NAME;
@@ -103,6 +104,10 @@ pub struct Room {
     creator_mark: Option<Player>,
     /// The house's level, when it holds a seat here.
     house: Option<HouseLevel>,
+    /// The arena tournament whose one game this room plays.
+    tournament: Option<Arc<str>>,
+    /// Which sides of the game in progress went berserk (a tournament game).
+    berserk: [bool; 2],
     /// Resume tokens and game ids: handed in, never drawn from the world.
     rng: StdRng,
 }
@@ -151,6 +156,8 @@ impl Room {
             ended: Vec::new(),
             creator_mark: None,
             house: None,
+            tournament: None,
+            berserk: [false; 2],
             rng,
         })
     }
@@ -275,6 +282,7 @@ impl Room {
                 Phase::Waiting => self.refuse(conn, ErrorCode::NotInGame, NO_GAME_YET, id),
             },
             Request::Rematch => self.rematch(seat, id, now),
+            Request::Berserk => self.berserk(seat, id, now),
             Request::Leave => {
                 if self.phase == Phase::Playing {
                     // Leaving before each side moved is no loss: the game is aborted.
@@ -321,7 +329,9 @@ impl Room {
 
     fn state(&self, you: Option<usize>, id: Option<RequestId>, now: Instant) -> ServerMessage {
         let playing = self.phase == Phase::Playing;
-        ServerMessage::State { berserk: [false; 2], tournament: None,
+        ServerMessage::State {
+            berserk: self.berserk,
+            tournament: self.tournament.clone(),
             room: self.code.clone(),
             size: self.rules.size,
             win: self.rules.win,

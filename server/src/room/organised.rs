@@ -137,9 +137,10 @@ impl Room {
         self.phase = Phase::Waiting;
     }
 
-    /// After a game: the room closes once the organiser's games are played.
+    /// After a game: the room closes once the organiser's games are played
+    /// (a tournament's room plays one).
     pub(super) fn close_if_done(&mut self) {
-        let games = self.organised.as_ref().and_then(|o| o.games);
+        let games = self.organised.as_ref().and_then(|o| o.games).or(self.tournament.as_ref().map(|_| 1));
         if games.is_some_and(|n| self.counts.finished() >= u64::from(n)) {
             self.close_because(ClosedReason::Finished, None);
         }

@@ -36,6 +36,8 @@ impl Room {
         let grace = settings.grace;
         let mut room = Room::empty(saved.room, saved.rules, settings, rng)?;
         room.game_id = Some(saved.id);
+        room.tournament = saved.tournament;
+        room.berserk = saved.berserk;
         if saved.opening > 0 {
             // The room's host and reservations went with the old process;
             // its opening stays the game's (its first moves, unrated).
@@ -107,6 +109,9 @@ impl Room {
         self.times = times.iter().copied().take(self.game.moves().len()).collect();
         self.lines = lines;
         let mut clocks = Clocks::saved(terms, left);
+        for side in (0..2).filter(|&s| self.berserk[s]) {
+            clocks.berserk(side);
+        }
         match (self.game.moves().len(), self.game.turn()) {
             (0 | 1, _) => self.clock.restart(now, false),
             (_, Some(next)) => clocks.start(usize::from(next == Player::O), now),

@@ -853,7 +853,9 @@ fn a_saved_game_goes_on_after_a_restart() {
 fn a_restored_game_nobody_returns_to_ends_by_disconnect() {
     let t0 = Instant::now();
     let with_records = Settings { records: true, ..settings() };
-    let game = |moves: Vec<[u16; 2]>| LiveGame { berserk: [false; 2], tournament: None,
+    let game = |moves: Vec<[u16; 2]>| LiveGame {
+        berserk: [false; 2],
+        tournament: None,
         opening: 0,
         times: Vec::new(),
         id: "GAME1234".into(),

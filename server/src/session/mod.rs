@@ -109,6 +109,8 @@ pub enum Action {
         bot: bool,
         id: Option<RequestId>,
     },
+    /// Hand the tournament task this request of a signed-in player.
+    Tournament(crate::tournament::TournamentAsk, Option<RequestId>),
     /// End the connection.
     End(End),
 }
@@ -185,6 +187,16 @@ impl Session {
     /// clock credits this connection's moves (at most 250 ms each).
     pub fn measured(&mut self, round_trip: Duration) {
         self.lag_ms = u32::try_from(round_trip.as_millis()).unwrap_or(u32::MAX);
+    }
+
+    /// Who the connection is.
+    pub fn who(&self) -> Arc<Identity> {
+        self.who.clone()
+    }
+
+    /// Where it is, once it said who it is.
+    pub fn presence(&self) -> Option<Arc<Presence>> {
+        self.presence.clone()
     }
 
     /// The peer's address: registrations are limited per address.

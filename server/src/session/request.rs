@@ -14,6 +14,8 @@ use crate::core::account::{self, Identity, TokenHash, name_key};
 use crate::core::presence::Status;
 use crate::core::text::look_alike_key;
 use crate::room::HOUSE_NAME;
+use crate::tournament::TournamentAsk;
+use tictactoe_protocol::tournament::Terms;
 use crate::store::{Account, StoreError};
 use tictactoe_protocol::{Fischer, Rules};
 
@@ -117,12 +119,21 @@ impl Session {
                 let ask = Ask::PlayHouse { who: self.who.clone(), rules, level, id: id.clone() };
                 self.lobby_request(id, None, false, ask)
             }
-            ClientMessage::TournamentCreate { .. }
-            | ClientMessage::Tournaments {}
-            | ClientMessage::TournamentJoin { .. }
-            | ClientMessage::TournamentLeave { .. }
-            | ClientMessage::TournamentWatch { .. }
-            | ClientMessage::Berserk {} => refuse(ErrorCode::BadMessage, "BASE50: tournaments are being built", id),
+            ClientMessage::TournamentCreate { name, size, win, clock, duration_ms, starts_in_ms } => {
+                let checked = Terms::checked(&name, size, win, clock, duration_ms, &self.limits.sizes)
+                    .and_then(|terms| Ok(TournamentAsk::Create { terms, starts_in_ms: Terms::starts_in(starts_in_ms)? }));
+                match checked {
+                    Err(text) => refuse(ErrorCode::InvalidTournament, text, id),
+                    Ok(ask) => self.tournament(ask, id),
+                }
+            }
+            ClientMessage::Tournaments {} => one(Action::Tournament(TournamentAsk::List, id)),
+            ClientMessage::TournamentJoin { tournament } => self.tournament(TournamentAsk::Join(tournament), id),
+            ClientMessage::TournamentLeave { tournament } => self.tournament(TournamentAsk::Leave(tournament), id),
+            ClientMessage::TournamentWatch { tournament } => {
+                one(Action::Tournament(TournamentAsk::Watch(tournament), id))
+            }
+            ClientMessage::Berserk {} => self.to_room(RoomRequest::Berserk, id),
         }
     }
 
@@ -132,6 +143,15 @@ impl Session {
             Ok(_) => one(Action::InRoom(RoomCmd::Request { conn: self.id, request, id })),
             Err(text) => refuse(ErrorCode::NotInGame, text, id),
         }
+    }
+
+    /// A tournament request that needs a signed-in account.
+    fn tournament(&self, ask: TournamentAsk, id: Option<RequestId>) -> Actions {
+        if self.who.account.is_none() {
+            let text = "tournaments are for accounts: register, then hello with your token";
+            return refuse(ErrorCode::AccountRequired, text, id);
+        }
+        one(Action::Tournament(ask, id))
     }
 
     /// `challenge`: a board, a free challenger, then the lobby finds the
@@ -326,6 +346,9 @@ fn needs_store(msg: &ClientMessage) -> bool {
             | ClientMessage::Rematch {}
             | ClientMessage::Register { .. }
             | ClientMessage::Hello { token: Some(_), .. }
+            | ClientMessage::TournamentCreate { .. }
+            | ClientMessage::TournamentJoin { .. }
+            | ClientMessage::TournamentLeave { .. }
     )
 }
 

@@ -19,6 +19,8 @@ pub struct Shared {
     pub(crate) config: Config,
     pub(crate) ws_config: WebSocketConfig,
     pub(crate) lobby: mpsc::Sender<LobbyCmd>,
+    /// The tournament task's inbox.
+    pub(crate) tournaments: mpsc::Sender<crate::tournament::TournamentCmd>,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
     /// The `welcome` frame, serialized once.

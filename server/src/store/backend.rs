@@ -11,8 +11,11 @@ use crate::core::account::{AccountId, TokenHash};
 use crate::ratings::Standing;
 use crate::store::live::{Fold, RoomChange};
 use crate::store::record::GameRecord;
+use crate::store::tournaments::TournamentData;
+use crate::store::tournaments::TournamentWrite;
 use crate::store::{Account, Restored, StoreError};
 use tictactoe_protocol::Rules;
+use tictactoe_protocol::tournament::TournamentSummary;
 
 /// A database's own words for what failed: for the log, never for a client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,18 +46,26 @@ pub struct NewAccount {
 }
 
 /// Everything one commit writes, in one transaction: finished games (with
-/// the ratings they moved), new accounts, changes to games in progress.
+/// the ratings they moved), new accounts, changes to tournaments and to
+/// games in progress.
 pub struct Commit<'a> {
     /// Finished games; one already kept (by id) is left as it is.
     pub records: &'a [GameRecord],
     /// New accounts, in order.
     pub accounts: &'a [NewAccount],
+    /// Tournaments created, joined and left, in order.
+    pub tournaments: &'a [TournamentWrite],
     live: &'a Fold,
 }
 
 impl<'a> Commit<'a> {
-    pub(super) fn new(records: &'a [GameRecord], accounts: &'a [NewAccount], live: &'a Fold) -> Commit<'a> {
-        Commit { records, accounts, live }
+    pub(super) fn new(
+        records: &'a [GameRecord],
+        accounts: &'a [NewAccount],
+        tournaments: &'a [TournamentWrite],
+        live: &'a Fold,
+    ) -> Commit<'a> {
+        Commit { records, accounts, tournaments, live }
     }
 
     /// The changes to games in progress, in the order they apply.
@@ -62,10 +73,11 @@ impl<'a> Commit<'a> {
         self.live.changes()
     }
 
-    /// How many things it writes (records, accounts, rooms' changes): a
-    /// backlog written after an outage is a big commit, given longer.
+    /// How many things it writes (records, accounts, tournaments' and
+    /// rooms' changes): a backlog written after an outage is a big commit,
+    /// given longer.
     pub fn size(&self) -> usize {
-        self.records.len() + self.accounts.len() + self.live.held()
+        self.records.len() + self.accounts.len() + self.tournaments.len() + self.live.held()
     }
 }
 
@@ -149,4 +161,13 @@ pub trait Reader: Send + 'static {
 
     /// The best `limit` accounts of a pool.
     fn leaderboard(&mut self, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError>;
+
+    /// Tournament `id`: its row, its entrants in the order they joined, and
+    /// its recorded games.
+    fn tournament(&mut self, id: &str) -> Fetched<TournamentData>;
+
+    /// The tournaments at `now_ms` not finished or finished within
+    /// [`crate::store::tournaments::LISTED_AFTER_MS`], newest start first,
+    /// at most [`crate::store::tournaments::LISTED`].
+    fn tournaments(&mut self, now_ms: i64) -> Result<Vec<TournamentSummary>, BackendError>;
 }

@@ -12,11 +12,13 @@ use crate::ratings::Standing;
 use crate::store::backend::NewAccount;
 use crate::store::reads::Read;
 use crate::store::record::GameRecord;
+use crate::store::tournaments::{TournamentData, TournamentWrite};
 use crate::store::unwritten::Unwritten;
 use crate::store::{
     Account, Health, LiveWrite, Outcome, Query, QueryAnswer, Recorded, StoreError, StoreStats,
 };
 use tictactoe_protocol::Rules;
+use tictactoe_protocol::tournament::TournamentSummary;
 
 /// When the writer answers for a record.
 pub(super) enum Tell {
@@ -36,6 +38,8 @@ pub(super) enum Job {
     Live(LiveWrite),
     /// An account to create, and who waits for it.
     Register(NewAccount, oneshot::Sender<Result<Account, StoreError>>),
+    /// A change to a tournament, and who waits for it to be durable.
+    Tournament(TournamentWrite, oneshot::Sender<Result<(), StoreError>>),
     /// An account's standings as a sign-in read them: the writer rates its
     /// next game from them without reading the database (which may be down).
     Known(AccountId, Vec<(Rules, Standing)>),
@@ -202,6 +206,27 @@ impl Store {
         let (reply, answer) = oneshot::channel();
         self.try_put(Job::Register(NewAccount { name: name.to_owned(), bot, token }, reply))?;
         answer.await.unwrap_or(Err(StoreError::Unavailable))
+    }
+
+    /// Creates, joins or pauses in a tournament: `Ok` once it is durable.
+    /// Without a store, [`StoreError::Disabled`]: no tournament can be made.
+    pub async fn tournament_write(&self, write: TournamentWrite) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.try_put(Job::Tournament(write, reply))?;
+        answer.await.unwrap_or(Err(StoreError::Unavailable))
+    }
+
+    /// Tournament `id` as the standings are made from it (its records not
+    /// yet committed too), if there is one.
+    pub async fn tournament(&self, id: &str) -> Result<Option<TournamentData>, StoreError> {
+        self.read(|reply| Read::Tournament(id.to_owned(), reply)).await
+    }
+
+    /// The tournaments the lists show at `now_ms` (those not finished, and
+    /// those finished within a day), newest start first, at most
+    /// [`crate::store::tournaments::LISTED`].
+    pub async fn tournaments(&self, now_ms: i64) -> Result<Vec<TournamentSummary>, StoreError> {
+        self.read(|reply| Read::Tournaments(now_ms, reply)).await
     }
 
     /// Puts a read on the readers' queue and waits for its answer.

@@ -37,6 +37,8 @@ struct Delta {
     times: Vec<u64>,
     /// A clock to save.
     clock: Option<Option<Duration>>,
+    /// Sides that went berserk since the last commit, player 1 first.
+    berserk: [bool; 2],
     /// When the oldest of `moves` was accepted.
     oldest_move: Option<Instant>,
 }
@@ -60,6 +62,8 @@ pub struct RoomChange<'a> {
     pub times: &'a [u64],
     /// A clock to save: what the player to move has left, if timed.
     pub clock: Option<Option<Duration>>,
+    /// Sides that went berserk (player 1 first): saved after the game's start and moves.
+    pub berserk: [bool; 2],
 }
 
 /// Changes to the games in progress, folded per room until the next commit.
@@ -108,7 +112,10 @@ impl Fold {
                 delta.oldest_move = Some(delta.oldest_move.map_or(at, |s| s.min(at)));
             }
             LiveWrite::Clock { room, left } => self.rooms.entry(room).or_default().clock = Some(left),
-            LiveWrite::Berserk { .. } => {} // BASE50: the store helper saves it
+            LiveWrite::Berserk { room, player } => {
+                self.rooms.entry(room).or_default().berserk
+                    [usize::from(player == tictactoe_protocol::Player::O)] = true;
+            }
         }
     }
 
@@ -195,6 +202,7 @@ impl Fold {
                 moves: &d.moves,
                 times: &d.times,
                 clock: d.clock,
+                berserk: d.berserk,
             };
             if d.reset {
                 // Nothing to delete for a game that never reached the database.

@@ -31,9 +31,9 @@ mod row;
 mod spelling;
 mod spill;
 mod sqlite;
-pub mod tournaments;
 #[cfg(test)]
 pub(super) mod tests;
+pub mod tournaments;
 mod unwritten;
 mod writer;
 
@@ -156,6 +156,18 @@ pub enum Query {
         /// The board's length.
         limit: usize,
     },
+    /// `/api/tournaments`: those listed at `now_ms`.
+    Tournaments {
+        /// Now (Unix ms): what is finished, and for how long.
+        now_ms: i64,
+    },
+    /// `/api/tournaments/{id}`: its standings and games at `now_ms`.
+    Tournament {
+        /// The tournament's id.
+        id: String,
+        /// Now (Unix ms): its status.
+        now_ms: i64,
+    },
 }
 
 /// What an API query answers: the body of a 200, as the contract spells it.
@@ -170,6 +182,13 @@ pub enum QueryAnswer {
     PlayerGames(api::PlayerGames),
     /// `/api/leaderboard`.
     Leaderboard(api::Leaderboard),
+    /// `/api/tournaments`: `{"tournaments": [...]}`.
+    Tournaments {
+        /// Newest start first.
+        tournaments: Vec<tictactoe_protocol::tournament::TournamentSummary>,
+    },
+    /// `/api/tournaments/{id}`.
+    Tournament(Box<tictactoe_protocol::tournament::TournamentView>),
 }
 
 /// What became of a finished game's record, as its room hears it: what

@@ -140,7 +140,9 @@ mod tests {
                 ratings: Box::default(),
             })
         };
-        GameRecord { berserk: [false; 2], tournament: None,
+        GameRecord {
+            berserk: [false; 2],
+            tournament: None,
             host: None,
             opening: 0,
             times: Vec::new(),

@@ -10,8 +10,10 @@ use tokio::sync::oneshot;
 
 use crate::core::account::TokenHash;
 use crate::store::backend::{BackendError, Reader};
+use crate::store::tournaments::TournamentData;
 use crate::store::unwritten::Unwritten;
 use crate::store::{Account, Query, QueryAnswer, StoreError};
+use tictactoe_protocol::tournament::TournamentSummary;
 
 /// How many reads run at once.
 pub(super) const READERS: usize = 2;
@@ -25,6 +27,10 @@ pub(super) enum Read {
     Query(Query, oneshot::Sender<Result<Option<QueryAnswer>, StoreError>>),
     /// Sign-in's lookup of an account by name.
     Account(String, oneshot::Sender<Result<Option<(Account, TokenHash)>, StoreError>>),
+    /// A tournament, by id, as its standings are made from it.
+    Tournament(String, oneshot::Sender<Result<Option<TournamentData>, StoreError>>),
+    /// The tournaments listed at a time (Unix ms).
+    Tournaments(i64, oneshot::Sender<Result<Vec<TournamentSummary>, StoreError>>),
 }
 
 /// Starts a thread for each of `readers`, all taking reads off one queue;
@@ -55,6 +61,12 @@ fn serve<R: Reader>(mut reader: R, rx: &Mutex<Receiver<Read>>, unwritten: &Unwri
             Ok(Read::Account(name, reply)) => {
                 let _ = reply.send(reader.account(&name).map_err(failed));
             }
+            Ok(Read::Tournament(id, reply)) => {
+                let _ = reply.send(tournament(&mut reader, &id, unwritten).map_err(failed));
+            }
+            Ok(Read::Tournaments(now_ms, reply)) => {
+                let _ = reply.send(reader.tournaments(now_ms).map_err(failed));
+            }
             Err(_) => return,
         }
     }
@@ -81,7 +93,29 @@ fn answer(
         Query::Leaderboard { rules, limit } => {
             Some(QueryAnswer::Leaderboard(reader.leaderboard(rules, limit)?))
         }
+        Query::Tournaments { now_ms } => {
+            Some(QueryAnswer::Tournaments { tournaments: reader.tournaments(now_ms)? })
+        }
+        Query::Tournament { id, now_ms } => {
+            tournament(reader, &id, unwritten)?.map(|t| QueryAnswer::Tournament(Box::new(t.view(now_ms))))
+        }
     })
+}
+
+/// Tournament `id` with its records, those still waiting for their commit
+/// too (its players saw those games end: the standings count them).
+fn tournament(
+    reader: &mut impl Reader,
+    id: &str,
+    unwritten: &Unwritten,
+) -> Result<Option<TournamentData>, BackendError> {
+    let Some(mut data) = reader.tournament(id)? else { return Ok(None) };
+    for game in unwritten.tournament_games(id) {
+        if !data.games.iter().any(|g| g.id == game.id) {
+            data.games.push(game);
+        }
+    }
+    Ok(Some(data))
 }
 
 /// A database error is logged; the caller hears only that the store is unavailable.

@@ -11,6 +11,9 @@ use tictactoe_protocol::{Fischer, Rules};
 use crate::ratings::Standing;
 use crate::store::record::both_sides;
 use crate::store::spelling::{parse_reason, rfc3339, rounded};
+use crate::store::tournaments::{Entrant, TournamentRow, berserk_sides, own_moves};
+use tictactoe_protocol::Player;
+use tictactoe_protocol::tournament::{ScoredGame, Terms};
 
 /// The columns of a stored record, from `games g`, each under the name
 /// [`decode`] reads it by. A macro, so that a backend's SQL is one
@@ -23,10 +26,33 @@ macro_rules! record_columns {
          g.moves AS moves, g.winner AS winner, g.reason AS reason, g.line AS line, g.rated AS rated, \
          g.x_before AS x_before, g.x_after AS x_after, g.o_before AS o_before, g.o_after AS o_after, \
          g.started_at AS started_at, g.ended_at AS ended_at, g.clock AS clock, g.times AS times, \
-         g.opening AS opening, g.host AS host"
+         g.opening AS opening, g.host AS host, g.tournament AS tournament, g.berserk AS berserk"
     };
 }
 pub(super) use record_columns;
+
+/// The columns of a record as a tournament's scoring reads it, from
+/// `games g`, each under the name [`scored_game`] reads it by.
+macro_rules! scored_columns {
+    () => {
+        "g.id AS id, g.x_name AS x_name, g.o_name AS o_name, g.winner AS winner, g.reason AS reason, \
+         g.moves AS moves, g.berserk AS berserk, g.rated AS rated, g.x_before AS x_before, \
+         g.o_before AS o_before, g.ended_at AS ended_at"
+    };
+}
+pub(super) use scored_columns;
+
+/// The columns of a tournament, from `tournaments t`, each under the name
+/// [`tournament_row`] reads it by, with its entrants' count as `players`.
+macro_rules! tournament_columns {
+    () => {
+        "t.id AS id, t.name AS name, t.created_by AS created_by, t.size AS size, t.win AS win, \
+         t.initial_ms AS initial_ms, t.increment_ms AS increment_ms, t.duration_ms AS duration_ms, \
+         t.starts_at AS starts_at, \
+         (SELECT count(*) FROM tournament_players p WHERE p.tournament = t.id) AS players"
+    };
+}
+pub(super) use tournament_columns;
 
 /// A driver's row, read by column name in the types the schemas give the
 /// columns (Postgres is strict: `int4` is an `i32`, `int8` an `i64`).
@@ -102,7 +128,9 @@ pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         None => Vec::new(),
         Some(text) => serde_json::from_str(&text).map_err(|_| r.broken("times", "not a list of times"))?,
     };
-    Ok(api::GameRecord { berserk: [false; 2], tournament: None,
+    Ok(api::GameRecord {
+        berserk: berserk_sides(r.int4("berserk")?),
+        tournament: r.opt_text("tournament")?,
         host: r.opt_text("host")?,
         opening: usize::try_from(r.int4("opening")?).unwrap_or(0),
         clocks: clock.map(|c| both_sides(c, &times)),
@@ -121,6 +149,54 @@ pub(super) fn record<R: StoredRow>(r: &R) -> Result<api::GameRecord, R::Error> {
         started_at: rfc3339(r.int8("started_at")?),
         win: side_length(r, "win")?,
         winner: u8::try_from(r.int4("winner")?).map_err(|_| r.broken("winner", "not a winner"))?,
+    })
+}
+
+/// A tournament's row from [`tournament_columns!`], and its entrants' count.
+pub(super) fn tournament_row<R: StoredRow>(r: &R) -> Result<(TournamentRow, usize), R::Error> {
+    let clock =
+        tictactoe_protocol::Fischer::checked(Some(r.int8("initial_ms")?), Some(r.int8("increment_ms")?))
+            .map_err(|_| r.broken("initial_ms", "not a clock"))?;
+    let terms = Terms {
+        name: r.text("name")?,
+        size: side_length(r, "size")?,
+        win: side_length(r, "win")?,
+        clock,
+        duration_ms: u64::try_from(r.int8("duration_ms")?)
+            .map_err(|_| r.broken("duration_ms", "negative"))?,
+    };
+    let row = TournamentRow {
+        id: r.text("id")?.into(),
+        terms,
+        created_by: r.text("created_by")?.into(),
+        starts_at: r.int8("starts_at")?,
+    };
+    Ok((row, usize::try_from(count(r, "players")?).unwrap_or(usize::MAX)))
+}
+
+/// An entrant from a row's `account`, `name` and `paused`.
+pub(super) fn entrant<R: StoredRow>(r: &R) -> Result<Entrant, R::Error> {
+    Ok(Entrant { account: r.int8("account")?, name: r.text("name")?.into(), paused: r.flag("paused")? })
+}
+
+/// A tournament's game as its scoring reads it, from [`scored_columns!`].
+pub(super) fn scored_game<R: StoredRow>(r: &R) -> Result<ScoredGame, R::Error> {
+    let moves: Vec<[u16; 2]> =
+        serde_json::from_str(&r.text("moves")?).map_err(|_| r.broken("moves", "not a list of moves"))?;
+    let rated = r.flag("rated")?;
+    let before = |column: &str| -> Result<Option<i64>, R::Error> {
+        Ok(if rated { r.opt_float(column)?.map(rounded) } else { None })
+    };
+    let winner = u8::try_from(r.int4("winner")?).map_err(|_| r.broken("winner", "not a winner"))?;
+    Ok(ScoredGame {
+        id: r.text("id")?.into(),
+        ended_at: r.int8("ended_at")?,
+        players: [r.text("x_name")?, r.text("o_name")?],
+        winner: Player::from_number(winner),
+        reason: parse_reason(&r.text("reason")?).ok_or_else(|| r.broken("reason", "not an end reason"))?,
+        moves: own_moves(moves.len()),
+        berserk: berserk_sides(r.int4("berserk")?),
+        ratings: [before("x_before")?, before("o_before")?],
     })
 }
 

@@ -48,6 +48,17 @@ struct Spilled {
     /// An organised room's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     host: Option<String>,
+    /// The arena tournament it was played in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tournament: Option<String>,
+    /// Which sides went berserk, player 1 first.
+    #[serde(default, skip_serializing_if = "none_berserk")]
+    berserk: [bool; 2],
+}
+
+/// Whether neither side went berserk: the line leaves the field out.
+fn none_berserk(berserk: &[bool; 2]) -> bool {
+    berserk == &[false; 2]
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -104,6 +115,8 @@ fn line_of(g: &GameRecord) -> String {
         times: g.times.clone(),
         opening: g.opening,
         host: g.host.as_deref().map(str::to_owned),
+        tournament: g.tournament.as_deref().map(str::to_owned),
+        berserk: g.berserk,
     };
     serde_json::to_string(&spilled).unwrap_or_default()
 }
@@ -122,7 +135,9 @@ fn record_of(s: Spilled) -> Result<GameRecord, String> {
         Arc::new(Identity { name: p.name.into(), account: p.account, bot: p.bot, ratings: Box::default() })
     };
     let [x, o] = s.players;
-    Ok(GameRecord { berserk: [false; 2], tournament: None,
+    Ok(GameRecord {
+        berserk: s.berserk,
+        tournament: s.tournament.map(Arc::from),
         host: s.host.map(Arc::from),
         opening: s.opening,
         id: s.id.into(),
@@ -200,9 +215,11 @@ mod tests {
     use crate::ratings::{Standing, rate};
 
     #[test]
-    fn a_spilled_game_reads_back_the_same() {
+    fn a_spilled_game_reads_back_the_same_with_its_tournament_and_berserk() {
         let ratings = Some(rate([Standing::default(); 2], Some(0)));
-        let game = GameRecord { berserk: [false; 2], tournament: None,
+        let game = GameRecord {
+            berserk: [false, true],
+            tournament: Some("0TourNament0001".into()),
             host: None,
             opening: 0,
             times: Vec::new(),
@@ -235,7 +252,17 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = write(&dir, std::slice::from_ref(&game)).expect("write");
         assert_eq!(waiting(&dir), vec![path.clone()]);
-        assert_eq!(read(&path).expect("read"), vec![game]);
+        assert_eq!(read(&path).expect("read"), vec![game.clone()]);
+        // A line of a server before tournaments reads as a game of none.
+        let mut plain = GameRecord { tournament: None, berserk: [false; 2], ..game };
+        plain.id = "plainGame".into();
+        let older = std::fs::read_to_string(&path).expect("read");
+        let mut line: serde_json::Value = serde_json::from_str(older.trim()).expect("json");
+        let fields = line.as_object_mut().expect("an object");
+        assert!(fields.remove("tournament").is_some() && fields.remove("berserk").is_some(), "{fields:?}");
+        fields.insert("id".into(), "plainGame".into());
+        std::fs::write(&path, format!("{line}\n")).expect("write");
+        assert_eq!(read(&path).expect("read"), vec![plain]);
         std::fs::remove_dir_all(&dir).expect("clean");
     }
 }

@@ -82,7 +82,9 @@ async fn without_a_database_reads_say_so() {
 /// A guests' game that X won.
 fn record(id: &str) -> GameRecord {
     use crate::core::account::Identity;
-    GameRecord { berserk: [false; 2], tournament: None,
+    GameRecord {
+        berserk: [false; 2],
+        tournament: None,
         host: None,
         opening: 0,
         times: Vec::new(),

@@ -7,9 +7,19 @@
 
 use std::sync::Arc;
 
-use tictactoe_protocol::tournament::{self, ScoredGame, Terms, TournamentStatus, TournamentSummary, TournamentView};
+use tictactoe_protocol::tournament::{
+    self, ScoredGame, Terms, TournamentStatus, TournamentSummary, TournamentView,
+};
 
 use crate::core::account::AccountId;
+use crate::store::record::GameRecord;
+use crate::store::spelling::rounded;
+
+/// Most tournaments a list gives (`tournaments`, `/api/tournaments`).
+pub const LISTED: usize = 100;
+
+/// How long a finished tournament stays in the lists: a day.
+pub const LISTED_AFTER_MS: i64 = 86_400_000;
 
 /// A tournament's row: its id and terms, who made it and when it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +89,8 @@ pub struct TournamentData {
 impl TournamentData {
     /// The standings and games at `now_ms`: `tournament_update` and `/api/tournaments/{id}`.
     pub fn view(&self, now_ms: i64) -> TournamentView {
-        let players: Vec<(String, bool)> = self.entrants.iter().map(|e| (e.name.to_string(), e.paused)).collect();
+        let players: Vec<(String, bool)> =
+            self.entrants.iter().map(|e| (e.name.to_string(), e.paused)).collect();
         let mut games: Vec<&ScoredGame> = self.games.iter().collect();
         games.sort_by(|a, b| (a.ended_at, &a.id).cmp(&(b.ended_at, &b.id)));
         TournamentView {
@@ -123,4 +134,35 @@ pub enum TournamentWrite {
         /// Who.
         account: AccountId,
     },
+}
+
+/// Each side's own moves among a game's `plies` (player 1 moves first):
+/// what the berserk bonus counts. Tournaments have no openings.
+pub fn own_moves(plies: usize) -> [usize; 2] {
+    [plies.div_ceil(2), plies / 2]
+}
+
+/// Which sides went berserk as the `berserk` columns keep it: 1 for player 1, 2 for player 2.
+pub(crate) fn berserk_mask(berserk: [bool; 2]) -> i32 {
+    i32::from(berserk[0]) | (i32::from(berserk[1]) << 1)
+}
+
+/// A `berserk` column's mask read back.
+pub(crate) fn berserk_sides(mask: i32) -> [bool; 2] {
+    [mask & 1 != 0, mask & 2 != 0]
+}
+
+/// A record as the scoring reads it (one not yet committed, shown from memory).
+pub(crate) fn scored(g: &GameRecord) -> ScoredGame {
+    let before = |i: usize| g.ratings.map(|r| rounded(r[i].before.rating.rating));
+    ScoredGame {
+        id: g.id.clone(),
+        ended_at: g.ended_at_ms,
+        players: [g.players[0].name.to_string(), g.players[1].name.to_string()],
+        winner: g.winner,
+        reason: g.reason,
+        moves: own_moves(g.moves.len()),
+        berserk: g.berserk,
+        ratings: [before(0), before(1)],
+    }
 }

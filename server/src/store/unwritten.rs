@@ -10,6 +10,8 @@ use tictactoe_protocol::api::{self, GamePlayer, RatingMove};
 
 use crate::store::record::{GameRecord, both_sides};
 use crate::store::spelling::{rfc3339, rounded};
+use crate::store::tournaments::scored;
+use tictactoe_protocol::tournament::ScoredGame;
 
 /// The records waiting in memory, by game id.
 #[derive(Debug, Default)]
@@ -39,6 +41,12 @@ impl Unwritten {
         }
     }
 
+    /// The records of tournament `id` waiting here, as its scoring reads them.
+    pub(super) fn tournament_games(&self, id: &str) -> Vec<ScoredGame> {
+        let held = self.lock();
+        held.values().filter(|g| g.tournament.as_deref() == Some(id)).map(scored).collect()
+    }
+
     /// Game `id` as the API shows it, if it waits here.
     pub(super) fn game(&self, id: &str) -> Option<api::GameRecord> {
         self.lock().get(id).map(shown)
@@ -62,7 +70,9 @@ pub(super) fn shown(g: &GameRecord) -> api::GameRecord {
     };
     let change =
         |i: usize| RatingMove { after: shown(i, true).unwrap_or(0), before: shown(i, false).unwrap_or(0) };
-    api::GameRecord { berserk: [false; 2], tournament: None,
+    api::GameRecord {
+        berserk: g.berserk,
+        tournament: g.tournament.as_deref().map(str::to_owned),
         host: g.host.as_deref().map(str::to_owned),
         opening: g.opening,
         clock: g.rules.clock,

@@ -25,7 +25,8 @@ fn quick() -> Start {
 }
 
 fn started(you: Player) -> Event {
-    Event::Msg(ServerMessage::GameStarted { tournament: None,
+    Event::Msg(ServerMessage::GameStarted {
+        tournament: None,
         moves: Vec::new(),
         opening: 0,
         clock: None,

@@ -110,6 +110,10 @@ impl crate::core::presence::Whereabouts for GhostPresence {
             .map_err(|_| crate::core::presence::Status::Drafted)
     }
 
+    fn undraft(&self) {
+        self.drafted.store(false, Ordering::SeqCst);
+    }
+
     fn add_challenge(&self) {}
 
     fn end_challenge(&self) {}

@@ -94,6 +94,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 let answer = register(&self.shared, self.session.ip(), &name, bot, id).await;
                 self.reply(&answer).await
             }
+            Action::Tournament(ask, id) => {
+                let conn = self.me.clone()?;
+                let (who, presence) = (self.session.who(), self.session.presence());
+                let cmd = crate::tournament::TournamentCmd::Ask { conn, who, presence, ask, id: id.clone() };
+                if self.shared.tournaments.try_send(cmd).is_err() {
+                    let text = "the server is busy with tournaments; try again in a moment";
+                    let mut msg = ServerMessage::error(ErrorCode::Unavailable, text, id);
+                    if let ServerMessage::Error { retry_after_ms, .. } = &mut msg {
+                        *retry_after_ms = Some(1_000);
+                    }
+                    return self.reply(&msg).await;
+                }
+                None
+            }
             Action::End(end) => Some(end),
         }
     }

@@ -16,6 +16,7 @@ use crate::store::changes::{LiveGame, decode_cells, saved_rules};
 use crate::store::postgres::Conn;
 use crate::store::record::unix_ms;
 use crate::store::row;
+use crate::store::tournaments::berserk_sides;
 use tictactoe_protocol::HouseLevel;
 use tictactoe_protocol::Rules;
 
@@ -147,7 +148,8 @@ pub(super) async fn load(c: &mut Conn, owner: &str, epoch: i64, whose: &Whose) -
     let rows = tx
         .query(
             "SELECT room, size, win, turn_timeout_ms, x_name, x_account, x_bot, x_token,
-                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level, clock, opening
+                o_name, o_account, o_bot, o_token, clock_left_ms, started_at, game_id, house_level, clock, opening,
+                tournament, berserk
              FROM live_games WHERE room = ANY($1)",
             &[&taken],
         )
@@ -275,7 +277,9 @@ fn live_game(r: &Row, moves: &mut FxHashMap<String, SavedMoves>) -> Result<LiveG
         None => None,
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
     };
-    let game = LiveGame { berserk: [false; 2], tournament: None,
+    let game = LiveGame {
+        tournament: r.get::<_, Option<String>>(18).map(Arc::from),
+        berserk: berserk_sides(r.get(19)),
         opening: usize::try_from(r.get::<_, i32>(17)).unwrap_or(0),
         id: r.get::<_, String>(14).into(),
         moves,

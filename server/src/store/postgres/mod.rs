@@ -16,6 +16,7 @@ mod pipeline;
 mod read;
 mod records;
 mod rounds;
+mod tournaments;
 mod write;
 
 pub use lease::{Adopted, Hold, Leases};
@@ -40,11 +41,12 @@ use tictactoe_protocol::Rules;
 /// `server/migrations/postgres/`: version N is the first N applied. The
 /// table `ttt_schema` records the version of a database; a newer one than
 /// this list is refused.
-const MIGRATIONS: [(&str, &str); 4] = [
+const MIGRATIONS: [(&str, &str); 5] = [
     ("0001_schema.sql", include_str!("../../../migrations/postgres/0001_schema.sql")),
     ("0002_record_holder.sql", include_str!("../../../migrations/postgres/0002_record_holder.sql")),
     ("0003_fischer_clock.sql", include_str!("../../../migrations/postgres/0003_fischer_clock.sql")),
     ("0004_organised_rooms.sql", include_str!("../../../migrations/postgres/0004_organised_rooms.sql")),
+    ("0005_tournaments.sql", include_str!("../../../migrations/postgres/0005_tournaments.sql")),
 ];
 
 /// How long an instance that stopped saying it is alive still holds its

@@ -14,7 +14,9 @@ use crate::store::backend::{BackendError, Fetched, Reader};
 use crate::store::postgres::{Conn, Link};
 use crate::store::row::{self, StoredRow, record_columns};
 use crate::store::spelling::rfc3339;
+use crate::store::tournaments::TournamentData;
 use tictactoe_protocol::Rules;
+use tictactoe_protocol::tournament::TournamentSummary;
 
 /// A reader's connection to the database.
 pub struct PgReader {
@@ -222,5 +224,16 @@ impl Reader for PgReader {
 
     fn leaderboard(&mut self, rules: Rules, limit: usize) -> Result<Leaderboard, BackendError> {
         self.link.call_again(async |c| leaderboard(c, rules, limit).await)
+    }
+
+    fn tournament(&mut self, id: &str) -> Fetched<TournamentData> {
+        if !storable(id) {
+            return Ok(None);
+        }
+        self.link.call_again(async |c| super::tournaments::read(c, id).await)
+    }
+
+    fn tournaments(&mut self, now_ms: i64) -> Result<Vec<TournamentSummary>, BackendError> {
+        self.link.call_again(async |c| super::tournaments::list(c, now_ms).await)
     }
 }

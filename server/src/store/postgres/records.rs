@@ -8,6 +8,7 @@ use crate::core::account::Identity;
 use crate::store::rating;
 use crate::store::record::GameRecord;
 use crate::store::spelling;
+use crate::store::tournaments::berserk_mask;
 
 /// `holder` is the writer's instance: a record it finds kept when it tries
 /// a commit again is its own (written), anyone else's is refused (see
@@ -15,11 +16,11 @@ use crate::store::spelling;
 pub(super) const INSERT_GAMES: &str =
     "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account,
         o_bot, moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at,
-        clock, times, opening, host, holder)
-    SELECT u.*, $26 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
+        clock, times, opening, host, tournament, berserk, holder)
+    SELECT u.*, $28 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::text[], $6::int8[],
         $7::bool[], $8::text[], $9::int8[], $10::bool[], $11::text[], $12::int4[], $13::text[], $14::text[],
         $15::bool[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::int8[], $21::int8[],
-        $22::text[], $23::text[], $24::int4[], $25::text[]) AS u
+        $22::text[], $23::text[], $24::int4[], $25::text[], $26::text[], $27::int4[]) AS u
     ON CONFLICT (id) DO NOTHING";
 
 /// A standing only moves forward (`games` grows). A commit has locked the
@@ -69,6 +70,8 @@ pub(super) struct RecordColumns<'a> {
     times: Vec<Option<String>>,
     opening: Vec<i32>,
     host: Vec<Option<&'a str>>,
+    tournament: Vec<Option<&'a str>>,
+    berserk: Vec<i32>,
 }
 
 impl<'a> RecordColumns<'a> {
@@ -97,12 +100,14 @@ impl<'a> RecordColumns<'a> {
             c.times.push(g.times_text());
             c.opening.push(i32::try_from(g.opening).unwrap_or(i32::MAX));
             c.host.push(g.host.as_deref());
+            c.tournament.push(g.tournament.as_deref());
+            c.berserk.push(berserk_mask(g.berserk));
         }
         c
     }
 
     /// The parameters of [`INSERT_GAMES`], `holder` last.
-    pub(super) fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 26] {
+    pub(super) fn params<'b>(&'b self, holder: &'b &'b str) -> [&'b (dyn ToSql + Sync); 28] {
         [
             &self.id,
             &self.room,
@@ -129,6 +134,8 @@ impl<'a> RecordColumns<'a> {
             &self.times,
             &self.opening,
             &self.host,
+            &self.tournament,
+            &self.berserk,
             holder,
         ]
     }

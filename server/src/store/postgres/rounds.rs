@@ -10,25 +10,27 @@ use crate::store::live::RoomChange;
 use crate::store::postgres::Conn;
 use crate::store::postgres::pipeline::Step;
 use crate::store::postgres::records::PlayerColumns;
+use crate::store::tournaments::berserk_mask;
 
 const DELETE_MOVES: &str = "DELETE FROM live_moves WHERE room = ANY($1::text[])";
 
 const DELETE_GAMES: &str = "DELETE FROM live_games WHERE room = ANY($1::text[])";
 
-/// `owner` and `epoch` (`$19`, `$20`) hold the games that start.
+/// `owner` and `epoch` (`$21`, `$22`) hold the games that start.
 const INSERT_LIVE: &str =
     "INSERT INTO live_games (room, game_id, size, win, turn_timeout_ms, x_name, x_account,
         x_bot, x_token, o_name, o_account, o_bot, o_token, clock_left_ms, started_at, house_level, clock,
-        opening, owner, epoch)
-    SELECT u.*, $19, $20 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::int8[], $6::text[],
+        opening, tournament, berserk, owner, epoch)
+    SELECT u.*, $21, $22 FROM unnest($1::text[], $2::text[], $3::int4[], $4::int4[], $5::int8[], $6::text[],
         $7::int8[], $8::bool[], $9::bytea[], $10::text[], $11::int8[], $12::bool[], $13::bytea[], $14::int8[],
-        $15::int8[], $16::text[], $17::text[], $18::int4[]) AS u
+        $15::int8[], $16::text[], $17::text[], $18::int4[], $19::text[], $20::int4[]) AS u
     ON CONFLICT (room) DO UPDATE SET game_id = excluded.game_id, size = excluded.size, win = excluded.win,
         turn_timeout_ms = excluded.turn_timeout_ms, x_name = excluded.x_name, x_account = excluded.x_account,
         x_bot = excluded.x_bot, x_token = excluded.x_token, o_name = excluded.o_name,
         o_account = excluded.o_account, o_bot = excluded.o_bot, o_token = excluded.o_token,
         clock_left_ms = excluded.clock_left_ms, started_at = excluded.started_at,
-        house_level = excluded.house_level, clock = excluded.clock, opening = excluded.opening";
+        house_level = excluded.house_level, clock = excluded.clock, opening = excluded.opening,
+        tournament = excluded.tournament, berserk = excluded.berserk";
 
 /// A chunk of moves of a game the database does not hold (its start was
 /// lost on a full queue) is left out: it could never be replayed.
@@ -39,12 +41,16 @@ const INSERT_MOVES: &str = "INSERT INTO live_moves (room, seq, cells, times)
     ON CONFLICT (room, seq) DO UPDATE SET cells = excluded.cells, times = excluded.times
         WHERE live_moves.cells IS DISTINCT FROM excluded.cells";
 
+/// Sides that went berserk join the game's mask (1 for player 1, 2 for player 2).
+const UPDATE_BERSERK: &str = "UPDATE live_games g SET berserk = g.berserk | u.mask
+    FROM unnest($1::text[], $2::int4[]) AS u(room, mask) WHERE g.room = u.room";
+
 const UPDATE_CLOCKS: &str = "UPDATE live_games g SET clock_left_ms = u.left_ms
     FROM unnest($1::text[], $2::int8[]) AS u(room, left_ms) WHERE g.room = u.room";
 
 /// One round of changes to games in progress: no room twice, so that its
 /// statements may each write all rooms at once (deletes, then new games,
-/// then moves, then clocks). A room changed twice in one commit (after
+/// then moves, then clocks, then berserk sides). A room changed twice in one commit (after
 /// failed writes) has its second change in the next round.
 #[derive(Default)]
 pub(super) struct Round<'a> {
@@ -59,6 +65,8 @@ pub(super) struct Round<'a> {
     move_times: Vec<Option<Vec<u8>>>,
     clock_rooms: Vec<&'a str>,
     clock_ms: Vec<Option<i64>>,
+    berserk_rooms: Vec<&'a str>,
+    berserk_masks: Vec<i32>,
 }
 
 /// The rows of [`INSERT_LIVE`]: games that started.
@@ -78,6 +86,8 @@ struct StartColumns<'a> {
     house: Vec<Option<&'static str>>,
     fischer: Vec<Option<String>>,
     opening: Vec<i32>,
+    tournament: Vec<Option<&'a str>>,
+    berserk: Vec<i32>,
 }
 
 fn millis(d: std::time::Duration) -> i64 {
@@ -115,6 +125,8 @@ pub(super) fn rounds<'a>(changes: &[RoomChange<'a>]) -> Vec<Round<'a>> {
             s.house.push(g.house.map(|h| h.name()));
             s.fischer.push(g.rules.clock.map(|c| serde_json::to_string(&c).unwrap_or_default()));
             s.opening.push(i32::try_from(g.opening).unwrap_or(i32::MAX));
+            s.tournament.push(g.tournament.as_deref());
+            s.berserk.push(berserk_mask(g.berserk));
         }
         if !ch.moves.is_empty() {
             r.move_rooms.push(ch.room);
@@ -126,6 +138,10 @@ pub(super) fn rounds<'a>(changes: &[RoomChange<'a>]) -> Vec<Round<'a>> {
         if let Some(left) = ch.clock {
             r.clock_rooms.push(ch.room);
             r.clock_ms.push(left.map(millis));
+        }
+        if ch.berserk.contains(&true) {
+            r.berserk_rooms.push(ch.room);
+            r.berserk_masks.push(berserk_mask(ch.berserk));
         }
     }
     rounds
@@ -139,6 +155,7 @@ pub(super) struct RoundStatements {
     starts: Statement,
     moves: Statement,
     clocks: Statement,
+    berserk: Statement,
 }
 
 impl RoundStatements {
@@ -149,6 +166,7 @@ impl RoundStatements {
             starts: c.statement(INSERT_LIVE).await?,
             moves: c.statement(INSERT_MOVES).await?,
             clocks: c.statement(UPDATE_CLOCKS).await?,
+            berserk: c.statement(UPDATE_BERSERK).await?,
         })
     }
 }
@@ -177,7 +195,7 @@ impl<'a> Round<'a> {
         if !self.starts.room.is_empty() {
             steps.push(Box::pin(async move {
                 let s = &self.starts;
-                let params: [&(dyn ToSql + Sync); 20] = [
+                let params: [&(dyn ToSql + Sync); 22] = [
                     &s.room,
                     &s.game_id,
                     &s.size,
@@ -196,6 +214,8 @@ impl<'a> Round<'a> {
                     &s.house,
                     &s.fischer,
                     &s.opening,
+                    &s.tournament,
+                    &s.berserk,
                     &owner,
                     &epoch,
                 ];
@@ -212,6 +232,11 @@ impl<'a> Round<'a> {
         if !self.clock_rooms.is_empty() {
             steps.push(Box::pin(async move {
                 client.execute(&st.clocks, &[&self.clock_rooms, &self.clock_ms]).await.map(|_| None)
+            }));
+        }
+        if !self.berserk_rooms.is_empty() {
+            steps.push(Box::pin(async move {
+                client.execute(&st.berserk, &[&self.berserk_rooms, &self.berserk_masks]).await.map(|_| None)
             }));
         }
     }
@@ -231,6 +256,7 @@ mod tests {
             moves,
             times: &[],
             clock: None,
+            berserk: [false; 2],
         }
     }
 

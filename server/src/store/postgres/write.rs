@@ -14,6 +14,7 @@ use crate::store::postgres::opening;
 use crate::store::postgres::pipeline::{Step, pipelined};
 use crate::store::postgres::records::{INSERT_GAMES, RecordColumns, StandingColumns, UPSERT_RATINGS};
 use crate::store::postgres::rounds::{RoundStatements, rounds};
+use crate::store::postgres::tournaments::{TournamentRows, TournamentStatements};
 use crate::store::rating;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::{Account, StoreError};
@@ -36,10 +37,12 @@ struct Prepared {
     ratings: tokio_postgres::Statement,
     register: tokio_postgres::Statement,
     rounds: RoundStatements,
+    tournaments: TournamentStatements,
 }
 
 /// Writes `batch` in one transaction, pipelined (a round trip, two when it
-/// writes records): each new account's row or `NameTaken`, in order, and
+/// writes records), tournaments' changes after the new accounts (a join
+/// may name one): each new account's row or `NameTaken`, in order, and
 /// the standings it rated again. `owner` and `epoch` hold the games it starts.
 pub(super) async fn commit(
     c: &mut Conn,
@@ -52,6 +55,7 @@ pub(super) async fn commit(
         ratings: c.statement(UPSERT_RATINGS).await?,
         register: c.statement(REGISTER).await?,
         rounds: RoundStatements::prepare(c).await?,
+        tournaments: TournamentStatements::prepare(c).await?,
     };
     // Records first are checked, and lock the standings they move (the
     // first round trip): the database serialises rating updates of an
@@ -78,6 +82,7 @@ pub(super) async fn commit(
     let games = RecordColumns::of(records);
     let ratings = StandingColumns::of(records);
     let now = unix_ms(std::time::SystemTime::now());
+    let tournaments = TournamentRows::of(batch.tournaments, now);
     let registrations: Vec<Registration<'_>> = batch
         .accounts
         .iter()
@@ -112,6 +117,7 @@ pub(super) async fn commit(
             row.map(|r| r.try_get::<_, i64>("id")).transpose()
         }));
     }
+    tournaments.steps(client, &st.tournaments, &mut steps);
     for round in &rounds {
         round.steps(client, &st.rounds, owner, epoch, &mut steps);
     }

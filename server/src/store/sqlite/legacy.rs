@@ -104,7 +104,9 @@ fn live_game(
         None => None,
         Some(level) => Some(HouseLevel::from_name(&level).ok_or(format!("house level {level:?}"))?),
     };
-    let game = LiveGame { berserk: [false; 2], tournament: None,
+    let game = LiveGame {
+        berserk: [false; 2],
+        tournament: None,
         opening: 0,
         times: Vec::new(),
         id: r.get::<_, String>(14).map_err(e)?.into(),

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use tictactoe_protocol::Rules;
 
 fn game(room: &str) -> LiveGame {
-    LiveGame { berserk: [false; 2], tournament: None,
+    LiveGame {
+        berserk: [false; 2],
+        tournament: None,
         opening: 0,
         times: Vec::new(),
         id: format!("G{room}").into(),

@@ -3,10 +3,12 @@
 //! its log; the readers' connections ([`SqliteReader`]).
 
 mod journal;
+mod journal_bytes;
 mod legacy;
 mod live;
 mod lock;
 mod read;
+mod tournaments;
 mod write;
 
 pub use read::SqliteReader;
@@ -29,7 +31,7 @@ use tictactoe_protocol::Rules;
 /// `server/migrations/`: version N is the first N applied. `PRAGMA
 /// user_version` records the version of a file; one newer than this list
 /// is refused.
-const MIGRATIONS: [(&str, &str); 8] = [
+const MIGRATIONS: [(&str, &str); 9] = [
     ("0001_accounts_games_ratings.sql", include_str!("../../../migrations/0001_accounts_games_ratings.sql")),
     ("0002_live_games.sql", include_str!("../../../migrations/0002_live_games.sql")),
     ("0003_house_level.sql", include_str!("../../../migrations/0003_house_level.sql")),
@@ -38,6 +40,7 @@ const MIGRATIONS: [(&str, &str); 8] = [
     ("0006_live_log.sql", include_str!("../../../migrations/0006_live_log.sql")),
     ("0007_fischer_clock.sql", include_str!("../../../migrations/0007_fischer_clock.sql")),
     ("0008_organised_rooms.sql", include_str!("../../../migrations/0008_organised_rooms.sql")),
+    ("0009_tournaments.sql", include_str!("../../../migrations/0009_tournaments.sql")),
 ];
 
 impl From<rusqlite::Error> for BackendError {

@@ -16,7 +16,9 @@ use crate::store::Account;
 use crate::store::backend::{BackendError, Fetched, Reader};
 use crate::store::row::{self, StoredRow, record_columns};
 use crate::store::spelling::rfc3339;
+use crate::store::tournaments::TournamentData;
 use tictactoe_protocol::Rules;
+use tictactoe_protocol::tournament::TournamentSummary;
 
 /// A read-only connection to the database.
 pub struct SqliteReader {
@@ -158,6 +160,14 @@ impl Reader for SqliteReader {
             )?
             .query_row([id], |r| row::results(r))?;
         Ok(Some(PlayerProfile { bot, created_at: rfc3339(created_at), name, ratings, results }))
+    }
+
+    fn tournament(&mut self, id: &str) -> Fetched<TournamentData> {
+        Ok(super::tournaments::read(&self.conn, id)?)
+    }
+
+    fn tournaments(&mut self, now_ms: i64) -> Result<Vec<TournamentSummary>, BackendError> {
+        Ok(super::tournaments::list(&self.conn, now_ms)?)
     }
 
     fn account(&mut self, name: &str) -> Fetched<(Account, TokenHash)> {

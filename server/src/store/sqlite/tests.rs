@@ -14,7 +14,9 @@ use crate::store::tests::Dir;
 use tictactoe_protocol::Rules;
 
 fn record(id: &str, rated: bool) -> GameRecord {
-    GameRecord { berserk: [false; 2], tournament: None,
+    GameRecord {
+        berserk: [false; 2],
+        tournament: None,
         host: None,
         opening: 0,
         times: Vec::new(),

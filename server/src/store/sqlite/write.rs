@@ -9,12 +9,13 @@ use crate::store::backend::Commit;
 use crate::store::rating;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::spelling;
+use crate::store::tournaments::berserk_mask;
 use crate::store::{Account, StoreError};
 
 /// Each registration's answer, in order, and the journal's new row.
 type Written = (Vec<Result<Account, StoreError>>, Option<Vec<u8>>);
 
-/// One transaction: the records, the new accounts, the live changes.
+/// One transaction: the records, the new accounts, the tournaments' changes, the live changes.
 pub(super) fn commit(conn: &mut Connection, batch: &Commit<'_>) -> rusqlite::Result<Written> {
     let tx = conn.transaction()?;
     insert_games(&tx, batch.records)?;
@@ -23,6 +24,7 @@ pub(super) fn commit(conn: &mut Connection, batch: &Commit<'_>) -> rusqlite::Res
         .iter()
         .map(|a| register(&tx, &a.name, a.bot, &a.token))
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    super::tournaments::write(&tx, batch.tournaments)?;
     let row = super::live::write(&tx, &batch.live())?;
     tx.commit()?;
     Ok((accounts, row))
@@ -47,9 +49,9 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
         let mut game = tx.prepare_cached(
             "INSERT INTO games (id, room, size, win, x_name, x_account, x_bot, o_name, o_account, o_bot,
                 moves, winner, reason, line, rated, x_before, x_after, o_before, o_after, started_at, ended_at,
-                clock, times, opening, host)
+                clock, times, opening, host, tournament, berserk)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                ?22, ?23, ?24, ?25)
+                ?22, ?23, ?24, ?25, ?26, ?27)
              ON CONFLICT (id) DO NOTHING",
         )?;
         let mut standing = tx.prepare_cached(
@@ -90,6 +92,8 @@ pub(super) fn insert_games(tx: &Transaction<'_>, games: &[GameRecord]) -> rusqli
                 g.times_text(),
                 g.opening,
                 g.host.as_deref(),
+                g.tournament.as_deref(),
+                berserk_mask(g.berserk),
             ])?;
         }
         // The standings the records leave; the guard keeps a newer one

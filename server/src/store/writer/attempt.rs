@@ -14,11 +14,15 @@ use crate::store::{BACKLOG, Outcome, StoreError};
 /// Commits everything held in one transaction; until it is done the records
 /// are shown from memory. On failure games and live changes stay (up to
 /// [`BACKLOG`] records), to be retried [`RETRY`] later with what comes next;
-/// registrations are refused. Either way whoever waits for the attempt is told.
+/// registrations and tournaments' changes are refused. Either way whoever waits for the attempt is told.
 pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Published) {
     let stats = &*published.stats;
     batch.live.take();
-    if batch.records.is_empty() && batch.live.is_empty() && batch.accounts.is_empty() {
+    if batch.records.is_empty()
+        && batch.live.is_empty()
+        && batch.accounts.is_empty()
+        && batch.tournaments.is_empty()
+    {
         batch.due = None;
         // A flush with nothing to write is done at once.
         for flush in batch.flushes.drain(..) {
@@ -33,7 +37,7 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
     }
     let started = Instant::now();
     stats.busy();
-    let result = db.commit(&Commit::new(&batch.records, &batch.accounts, &batch.live));
+    let result = db.commit(&Commit::new(&batch.records, &batch.accounts, &batch.tournaments, &batch.live));
     stats.idle();
     tracing::debug!(took_us = started.elapsed().as_micros() as u64, ok = result.is_ok(), "commit");
     match result {
@@ -69,6 +73,10 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
             for (reply, account) in batch.replies.drain(..).zip(committed.accounts) {
                 let _ = reply.send(account);
             }
+            batch.tournaments.clear();
+            for reply in batch.tournament_replies.drain(..) {
+                let _ = reply.send(Ok(()));
+            }
             batch.records.clear();
             batch.record_bytes = 0;
             batch.due = None;
@@ -84,6 +92,10 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
             batch.accounts.clear();
             for reply in batch.replies.drain(..) {
+                let _ = reply.send(Err(StoreError::Unavailable));
+            }
+            batch.tournaments.clear();
+            for reply in batch.tournament_replies.drain(..) {
                 let _ = reply.send(Err(StoreError::Unavailable));
             }
             let games = batch.records.len();

@@ -24,6 +24,7 @@ use crate::store::handle::{Job, Tell};
 use crate::store::live::{Fold, HOLD};
 use crate::store::rating;
 use crate::store::record::GameRecord;
+use crate::store::tournaments::TournamentWrite;
 use crate::store::unwritten::Unwritten;
 use crate::store::{Account, Outcome, StoreError, StoreStats};
 use tictactoe_protocol::Rules;
@@ -55,9 +56,10 @@ const PROBE: Duration = Duration::from_secs(1);
 const LAST_TRIES: Duration = Duration::from_secs(10);
 
 /// What the writer holds between transactions: finished games, new
-/// accounts and changes to games in progress. Games and changes are kept
-/// (and retried) until a commit succeeds; a registration is answered by the
-/// first commit that holds it, whether or not it worked.
+/// accounts, changes to tournaments and to games in progress. Games and
+/// their changes are kept (and retried) until a commit succeeds; a
+/// registration or a tournament's change is answered by the first commit
+/// that holds it, whether or not it worked.
 #[derive(Default)]
 struct Batch {
     records: Vec<GameRecord>,
@@ -76,6 +78,9 @@ struct Batch {
     /// New accounts, and (like them) who waits for each.
     accounts: Vec<NewAccount>,
     replies: Vec<oneshot::Sender<Result<Account, StoreError>>>,
+    /// Changes to tournaments, and (like accounts) who waits for each.
+    tournaments: Vec<TournamentWrite>,
+    tournament_replies: Vec<oneshot::Sender<Result<(), StoreError>>>,
     live: Fold,
     /// When what is held must be committed: [`HOLD`] after the oldest of it.
     due: Option<Instant>,
@@ -212,6 +217,11 @@ pub(super) fn run<B: Backend>(
                     batch.hold(now);
                     batch.accounts.push(account);
                     batch.replies.push(reply);
+                }
+                Job::Tournament(write, reply) => {
+                    batch.hold(now);
+                    batch.tournaments.push(write);
+                    batch.tournament_replies.push(reply);
                 }
             }
         }

@@ -1,0 +1,427 @@
+//! The tournament task's shell: requests and the store's answers in,
+//! frames and pairings out. Store calls run in tasks of their own and come
+//! back as [`Done`], so a slow commit holds nobody else's request. Every
+//! [`PASS`] it reads the tournaments its connections joined or watch,
+//! pushes their standings where they changed, and pairs their free players.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use tictactoe_protocol::{ErrorCode, RequestId, ServerMessage, tournament::TournamentStatus};
+use tokio::sync::mpsc;
+
+use super::director::Director;
+use super::{TournamentAsk, TournamentCmd};
+use crate::cmd::{Ask, ConnHandle, LobbyCmd, encode};
+use crate::core::account::Identity;
+use crate::core::ids::ConnId;
+use crate::core::presence::{Presence, Status};
+use crate::store::record::{is_game_id, new_game_id, unix_ms};
+use crate::store::tournaments::{TournamentData, TournamentRow, TournamentWrite};
+use crate::store::{Store, StoreError};
+
+/// How often the task reads its tournaments and pairs their free players.
+pub const PASS: Duration = Duration::from_secs(1);
+
+/// A player paired in a pass is not paired again for this long (its
+/// game's `Drafted` may not have reached its connection yet).
+const PAIRED_FOR: Duration = Duration::from_secs(2);
+
+/// A player drafted this long ago and still not in its game (the opponent
+/// went, or its instance did) is free again.
+const DRAFT_LAPSES: Duration = Duration::from_secs(5);
+
+/// Most requests waiting in the task's inbox.
+const INBOX: usize = 4096;
+
+/// What the task needs of the server.
+pub struct Ctx {
+    /// Tournaments, entrants and records.
+    pub store: Store,
+    /// Where games are opened.
+    pub lobby: mpsc::Sender<LobbyCmd>,
+}
+
+/// Starts the task; its inbox.
+pub fn spawn(ctx: Ctx, tracker: &tokio_util::task::TaskTracker) -> mpsc::Sender<TournamentCmd> {
+    let (tx, rx) = mpsc::channel(INBOX);
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let task = Task {
+        ctx,
+        directors: HashMap::new(),
+        members: HashMap::new(),
+        watchers: HashMap::new(),
+        reading: HashSet::new(),
+        done: done_tx,
+        rng: rand::SeedableRng::from_rng(&mut rand::rng()),
+    };
+    tracker.spawn(task.run(rx, done_rx));
+    tx
+}
+
+/// A connection that joined a tournament here.
+struct Member {
+    conn: ConnHandle,
+    who: Arc<Identity>,
+    presence: Arc<Presence>,
+    tournament: Arc<str>,
+    /// Joined, not paused.
+    active: bool,
+    /// Free since this pass, for the pairing wait.
+    free_since: Option<Instant>,
+    /// Paired at.
+    paired_at: Option<Instant>,
+}
+
+/// A store call's answer, back in the task.
+enum Done {
+    /// Send this to the connection.
+    Reply(ConnHandle, ServerMessage),
+    /// A join or pause was written: the tournament as it is now.
+    Joined { conn: ConnHandle, who: Arc<Identity>, presence: Arc<Presence>, data: TournamentData, active: bool },
+    /// A watch: the tournament as it is now.
+    Watched { conn: ConnHandle, data: TournamentData },
+    /// A pass's read of a tournament.
+    Read(Arc<str>, Option<TournamentData>),
+}
+
+struct Task {
+    ctx: Ctx,
+    directors: HashMap<Arc<str>, Director>,
+    members: HashMap<ConnId, Member>,
+    watchers: HashMap<ConnId, (ConnHandle, Arc<str>)>,
+    /// Tournaments whose read is on its way.
+    reading: HashSet<Arc<str>>,
+    done: mpsc::UnboundedSender<Done>,
+    rng: rand::rngs::StdRng,
+}
+
+fn now_ms() -> i64 {
+    unix_ms(SystemTime::now())
+}
+
+fn error(code: ErrorCode, text: impl Into<String>, id: Option<RequestId>) -> ServerMessage {
+    ServerMessage::error(code, text, id)
+}
+
+/// The refusal for a store that cannot answer.
+fn unavailable(e: StoreError, id: Option<RequestId>) -> ServerMessage {
+    let mut msg = error(ErrorCode::Unavailable, e.to_string(), id);
+    if let ServerMessage::Error { retry_after_ms, .. } = &mut msg {
+        *retry_after_ms = Some(2_000);
+    }
+    msg
+}
+
+fn not_found(tournament: &str, id: Option<RequestId>) -> ServerMessage {
+    let shown: String = tournament.chars().take(40).collect();
+    error(
+        ErrorCode::TournamentNotFound,
+        format!("no tournament has the id {shown:?}; `tournaments` lists them"),
+        id,
+    )
+}
+
+impl Task {
+    async fn run(mut self, mut inbox: mpsc::Receiver<TournamentCmd>, mut done: mpsc::UnboundedReceiver<Done>) {
+        let mut pass = tokio::time::interval(PASS);
+        pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                cmd = inbox.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd),
+                    None => break,
+                },
+                Some(d) = done.recv() => self.done(d),
+                _ = pass.tick() => self.pass(Instant::now()),
+            }
+        }
+    }
+
+    /// Runs a store call in a task of its own; its answer comes back as [`Done`].
+    fn call(&self, work: impl Future<Output = Option<Done>> + Send + 'static) {
+        let done = self.done.clone();
+        tokio::spawn(async move {
+            if let Some(d) = work.await {
+                let _ = done.send(d);
+            }
+        });
+    }
+
+    fn handle(&mut self, cmd: TournamentCmd) {
+        match cmd {
+            TournamentCmd::Ask { conn, who, presence, ask, id } => self.ask(conn, who, presence, ask, id),
+            TournamentCmd::Paired { tournament, conn, opponent, at } => {
+                let conn = ConnId::new(crate::core::ids::ALONE, conn);
+                if let Some(m) = self.members.get_mut(&conn).filter(|m| m.tournament == tournament) {
+                    if let Some(d) = self.directors.get(&tournament) {
+                        meet(&self.ctx.lobby, m, d.rules(), opponent, at, Instant::now());
+                    }
+                }
+            }
+        }
+    }
+
+    fn ask(
+        &mut self,
+        conn: ConnHandle,
+        who: Arc<Identity>,
+        presence: Option<Arc<Presence>>,
+        ask: TournamentAsk,
+        id: Option<RequestId>,
+    ) {
+        let store = self.ctx.store.clone();
+        match ask {
+            TournamentAsk::Create { terms, starts_in_ms } => {
+                let now = now_ms();
+                let row = TournamentRow {
+                    id: new_game_id(&mut self.rng, now),
+                    terms,
+                    created_by: who.name.clone(),
+                    starts_at: now.saturating_add(i64::try_from(starts_in_ms).unwrap_or(0)),
+                };
+                self.call(async move {
+                    let msg = match store.tournament_write(TournamentWrite::Create(row.clone())).await {
+                        Ok(()) => ServerMessage::Tournament { tournament: row.summary(0, now_ms()) },
+                        Err(e) => unavailable(e, id),
+                    };
+                    Some(Done::Reply(conn, msg))
+                });
+            }
+            TournamentAsk::List => self.call(async move {
+                let msg = match store.tournaments(now_ms()).await {
+                    Ok(tournaments) => ServerMessage::Tournaments { tournaments, id },
+                    Err(e) => unavailable(e, id),
+                };
+                Some(Done::Reply(conn, msg))
+            }),
+            TournamentAsk::Join(tid) | TournamentAsk::Leave(tid) | TournamentAsk::Watch(tid)
+                if !is_game_id(&tid) =>
+            {
+                conn.frame(&encode(&not_found(&tid, id)));
+            }
+            TournamentAsk::Join(tid) => {
+                let (Some(account), Some(presence)) = (who.account, presence) else {
+                    conn.frame(&encode(&error(ErrorCode::AccountRequired, SIGN_IN, id)));
+                    return;
+                };
+                if let Some(m) = self.members.get(&conn.id).filter(|m| *m.tournament != *tid) {
+                    let text = format!(
+                        "you are in tournament {} already: tournament_leave it first (a connection plays one at a time)",
+                        m.tournament
+                    );
+                    conn.frame(&encode(&error(ErrorCode::Busy, text, id)));
+                    return;
+                }
+                self.call(async move {
+                    let data = match store.tournament(&tid).await {
+                        Ok(Some(data)) => data,
+                        Ok(None) => return Some(Done::Reply(conn, not_found(&tid, id))),
+                        Err(e) => return Some(Done::Reply(conn, unavailable(e, id))),
+                    };
+                    if data.row.status(now_ms()) == TournamentStatus::Finished {
+                        let text = format!("tournament {tid} has finished; `tournaments` lists those running");
+                        return Some(Done::Reply(conn, error(ErrorCode::TournamentFinished, text, id)));
+                    }
+                    let (name, tournament) = (who.name.clone(), data.row.id.clone());
+                    let write = TournamentWrite::Join { tournament, account, name };
+                    Some(match written(&store, write, &tid).await {
+                        Ok(data) => Done::Joined { conn, who, presence, data, active: true },
+                        Err(msg) => Done::Reply(conn, with_id(msg, id)),
+                    })
+                });
+            }
+            TournamentAsk::Leave(tid) => {
+                let Some(m) = self.members.get(&conn.id).filter(|m| *m.tournament == *tid) else {
+                    let text = format!("you have not joined tournament {tid} on this connection");
+                    conn.frame(&encode(&error(ErrorCode::TournamentNotFound, text, id)));
+                    return;
+                };
+                let (Some(account), presence) = (who.account, m.presence.clone()) else { return };
+                let tournament = m.tournament.clone();
+                self.call(async move {
+                    Some(match written(&store, TournamentWrite::Pause { tournament, account }, &tid).await {
+                        Ok(data) => Done::Joined { conn, who, presence, data, active: false },
+                        Err(msg) => Done::Reply(conn, with_id(msg, id)),
+                    })
+                });
+            }
+            TournamentAsk::Watch(tid) => self.call(async move {
+                Some(match store.tournament(&tid).await {
+                    Ok(Some(data)) => Done::Watched { conn, data },
+                    Ok(None) => Done::Reply(conn, not_found(&tid, id)),
+                    Err(e) => Done::Reply(conn, unavailable(e, id)),
+                })
+            }),
+        }
+    }
+
+    fn done(&mut self, done: Done) {
+        match done {
+            Done::Reply(conn, msg) => {
+                if let ServerMessage::Error { code, .. } = &msg {
+                    crate::metrics::refused(*code);
+                }
+                conn.frame(&encode(&msg));
+            }
+            Done::Joined { conn, who, presence, data, active } => {
+                let tid = data.row.id.clone();
+                let member = Member {
+                    conn: conn.clone(),
+                    who,
+                    presence,
+                    tournament: tid.clone(),
+                    active,
+                    free_since: None,
+                    paired_at: None,
+                };
+                self.members.insert(conn.id, member);
+                self.show(conn, data);
+            }
+            Done::Watched { conn, data } => {
+                self.watchers.insert(conn.id, (conn.clone(), data.row.id.clone()));
+                self.show(conn, data);
+            }
+            Done::Read(tid, data) => {
+                self.reading.remove(&tid);
+                match data {
+                    Some(data) => {
+                        self.directors.entry(tid.clone()).or_insert_with(|| Director::new(data.clone())).refresh(data);
+                        self.publish(&tid);
+                    }
+                    None => {
+                        self.directors.remove(&tid);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Answers a join, pause or watch with the tournament as it is, and
+    /// tells the others if that changed it.
+    fn show(&mut self, conn: ConnHandle, data: TournamentData) {
+        let tid = data.row.id.clone();
+        let view = data.view(now_ms());
+        conn.frame(&encode(&ServerMessage::TournamentUpdate { tournament: Box::new(view) }));
+        self.directors.entry(tid.clone()).or_insert_with(|| Director::new(data.clone())).refresh(data);
+        self.publish(&tid);
+    }
+
+    /// Sends the tournament's standings to everyone here who joined or
+    /// watches it, if they changed since last sent.
+    fn publish(&mut self, tid: &Arc<str>) {
+        let Some(view) = self.directors.get_mut(tid).and_then(|d| d.update(now_ms())) else { return };
+        let frame = encode(&ServerMessage::TournamentUpdate { tournament: Box::new(view) });
+        let members = self.members.values().filter(|m| m.tournament == *tid).map(|m| &m.conn);
+        let watchers = self.watchers.values().filter(|(_, t)| t == tid).map(|(c, _)| c);
+        for conn in members.chain(watchers) {
+            conn.frame(&frame);
+        }
+    }
+
+    /// Reads every tournament followed here, frees drafts that lapsed, and
+    /// pairs the free players of those running.
+    fn pass(&mut self, now: Instant) {
+        self.members.retain(|_, m| !m.conn.is_closed());
+        self.watchers.retain(|_, (c, _)| !c.is_closed());
+        let followed: HashSet<Arc<str>> = self
+            .members
+            .values()
+            .map(|m| m.tournament.clone())
+            .chain(self.watchers.values().map(|(_, t)| t.clone()))
+            .collect();
+        self.directors.retain(|tid, _| followed.contains(tid));
+        for tid in followed {
+            if self.reading.insert(tid.clone()) {
+                let store = self.ctx.store.clone();
+                self.call(async move {
+                    let data = store.tournament(&tid).await.ok()?;
+                    Some(Done::Read(tid, data))
+                });
+            }
+        }
+        let now_ms = now_ms();
+        for m in self.members.values_mut() {
+            let lapsed = m.paired_at.is_some_and(|at| now.saturating_duration_since(at) >= DRAFT_LAPSES);
+            if lapsed && m.presence.status() == Status::Drafted {
+                m.presence.swap(Status::Drafted, Status::Idle).ok();
+            }
+            let free = m.active && m.presence.status() == Status::Idle;
+            m.free_since = if free { m.free_since.or(Some(now)) } else { None };
+        }
+        let running = self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
+        ::metrics::gauge!("ttt_tournaments_running").set(running as f64);
+        ::metrics::gauge!("ttt_tournament_players").set(self.members.values().filter(|m| m.active).count() as f64);
+        for d in self.directors.values() {
+            let free: Vec<(ConnId, String)> = self
+                .members
+                .iter()
+                .filter(|(_, m)| m.tournament == *d.id() && m.free_since.is_some())
+                .filter(|(_, m)| m.paired_at.is_none_or(|at| now.saturating_duration_since(at) >= PAIRED_FOR))
+                .map(|(id, m)| (*id, m.who.name.to_string()))
+                .collect();
+            for (a, b) in d.pair(free, now_ms) {
+                let opponent = b.seq();
+                if let Some(b) = self.members.get_mut(&b) {
+                    b.paired_at = Some(now);
+                    wait(b, now);
+                }
+                if let Some(a) = self.members.get_mut(&a) {
+                    meet(&self.ctx.lobby, a, d.rules(), opponent, None, now);
+                }
+            }
+        }
+    }
+}
+
+/// What a guest asking to play in or create a tournament is told.
+const SIGN_IN: &str = "tournaments are for accounts: register, then hello with your token";
+
+/// Writes a join or pause, then reads the tournament as it is now.
+async fn written(store: &Store, write: TournamentWrite, tid: &str) -> Result<TournamentData, ServerMessage> {
+    store.tournament_write(write).await.map_err(|e| unavailable(e, None))?;
+    match store.tournament(tid).await {
+        Ok(Some(data)) => Ok(data),
+        Ok(None) => Err(not_found(tid, None)),
+        Err(e) => Err(unavailable(e, None)),
+    }
+}
+
+/// The refusal `msg` with the request's id.
+fn with_id(mut msg: ServerMessage, req: Option<RequestId>) -> ServerMessage {
+    if let ServerMessage::Error { id, .. } = &mut msg {
+        *id = req;
+    }
+    msg
+}
+
+/// Records how long a paired player waited since it was free.
+fn wait(m: &mut Member, now: Instant) {
+    if let Some(since) = m.free_since.take() {
+        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds")
+            .record(now.saturating_duration_since(since).as_secs_f64());
+    }
+}
+
+/// Drafts the member here and asks the lobby for its game against
+/// `opponent` (on `at`, else here); a member no longer free is left be.
+fn meet(
+    lobby: &mpsc::Sender<LobbyCmd>,
+    m: &mut Member,
+    rules: tictactoe_protocol::Rules,
+    opponent: u64,
+    at: Option<Arc<str>>,
+    now: Instant,
+) {
+    if !m.active || m.presence.swap(Status::Idle, Status::Drafted).is_err() {
+        return;
+    }
+    m.paired_at = Some(now);
+    wait(m, now);
+    ::metrics::counter!("ttt_tournament_pairings_total").increment(1);
+    let ask = Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };
+    if lobby.try_send(LobbyCmd::Ask { conn: m.conn.clone(), ask }).is_err() {
+        m.presence.swap(Status::Drafted, Status::Idle).ok();
+    }
+}
