@@ -132,7 +132,12 @@ pub fn ended_while_away() -> ServerMessage {
 }
 
 /// A row of the standings: `name` at `rank` with these games' points.
-pub fn standing(rank: usize, name: &str, results: &[u32], streak: bool) -> tictactoe_protocol::tournament::Standing {
+pub fn standing(
+    rank: usize,
+    name: &str,
+    results: &[u32],
+    streak: bool,
+) -> tictactoe_protocol::tournament::Standing {
     tictactoe_protocol::tournament::Standing {
         rank,
         name: name.into(),

@@ -161,8 +161,14 @@ async fn tournament_cmd(command: tournament::args::TournamentCommand) -> Result<
             let url = server.url()?;
             say::check_win(RequestedRules { size, win, clock: Some(clock) })?;
             let account = player_name(url, account);
-            let terms =
-                tournament::Creation { name, size, win, clock, duration_ms: minutes, starts_in_ms: starts_in };
+            let terms = tournament::Creation {
+                name,
+                size,
+                win,
+                clock,
+                duration_ms: minutes,
+                starts_in_ms: starts_in,
+            };
             Ok(tournament::create(url, &account, terms).await?)
         }
         T::Watch { server, id } => Ok(tournament::watch(server.url()?, &id).await?),
@@ -211,7 +217,13 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), PlayError> {
     }
 }
 
-async fn run_bot(url: &str, name: &str, mover: bot::Mover, start: &Start, plan: bot_cmd::Plan) -> Result<(), BotError> {
+async fn run_bot(
+    url: &str,
+    name: &str,
+    mover: bot::Mover,
+    start: &Start,
+    plan: bot_cmd::Plan,
+) -> Result<(), BotError> {
     let link = session::open(url, name, start).await?;
     if matches!(start, Start::Await) {
         eprintln!("ttt bot: {name} is waiting for challenges ({})", plan.sizes);

@@ -19,7 +19,14 @@ const TTT: &str = env!("CARGO_BIN_EXE_ttt");
 fn ttt(home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(TTT);
     cmd.args(args).env("HOME", home).stdin(Stdio::null());
-    for var in ["TTT_TOKEN", "TTT_CONFIG_DIR", "TTT_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "TTT_TOURNAMENT"] {
+    for var in [
+        "TTT_TOKEN",
+        "TTT_CONFIG_DIR",
+        "TTT_STATE_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "TTT_TOURNAMENT",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -78,7 +85,10 @@ async fn server_with_accounts(dir: &TempDir, home: &Path) -> TestServer {
 
 /// Creates a one-minute tournament on `url` as ann with `clock`: its id.
 fn create(home: &Path, url: &str, clock: &str) -> String {
-    let said = run(home, &["tournament", "create", "Quick arena", "--clock", clock, "--minutes", "1", "--server", url]);
+    let said = run(
+        home,
+        &["tournament", "create", "Quick arena", "--clock", clock, "--minutes", "1", "--server", url],
+    );
     let id = said
         .strip_prefix("tournament ")
         .and_then(|rest| rest.split(':').next())
@@ -118,10 +128,12 @@ async fn two_bots_play_a_tournament_to_its_end_and_watch_prints_the_final_standi
         // The shortest tournament the contract allows, at five seconds a side.
         let id = create(&home, &url, "0.08333+0");
         let list = run(&home, &["tournament", "list", "--server", &url]);
-        let listed = list.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{id} not in:\n{list}"));
+        let listed =
+            list.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{id} not in:\n{list}"));
         assert!(listed.contains("Quick arena  3×3") && listed.contains("running, ends in"), "{list}");
         let json: serde_json::Value =
-            serde_json::from_str(&run(&home, &["tournament", "list", "--json", "--server", &url])).expect("JSON");
+            serde_json::from_str(&run(&home, &["tournament", "list", "--json", "--server", &url]))
+                .expect("JSON");
         assert_eq!(json[0]["id"], id.as_str(), "{json}");
         assert_eq!(json[0]["clock"], serde_json::json!({"initial_ms": 5000, "increment_ms": 0}));
 
@@ -132,10 +144,14 @@ async fn two_bots_play_a_tournament_to_its_end_and_watch_prints_the_final_standi
         assert!(String::from_utf8_lossy(&guest.stderr).contains("tournaments need an account"), "{guest:?}");
         let unknown = ttt(&home, &["tournament", "watch", "NOPE", "--server", &url]).output().expect("watch");
         assert!(!unknown.status.success());
-        assert!(String::from_utf8_lossy(&unknown.stderr).contains("tournament list` lists them"), "{unknown:?}");
+        assert!(
+            String::from_utf8_lossy(&unknown.stderr).contains("tournament list` lists them"),
+            "{unknown:?}"
+        );
 
         let watch = spawn(&home, &["tournament", "watch", &id, "--server", &url]);
-        let robo = spawn(&home, &["bot", "--tournament", &id, "--name", "robo", "--berserk", "--server", &url]);
+        let robo =
+            spawn(&home, &["bot", "--tournament", &id, "--name", "robo", "--berserk", "--server", &url]);
         // TTT_TOURNAMENT says which, as --tournament does.
         let zed = ttt(&home, &["bot", "--name", "zed", "--strategy", "random", "--server", &url])
             .env("TTT_TOURNAMENT", &id)
@@ -145,8 +161,12 @@ async fn two_bots_play_a_tournament_to_its_end_and_watch_prints_the_final_standi
             .expect("start zed");
         let limit = Duration::from_secs(100);
         let (robo, zed, watch) = (wait(robo, limit), wait(zed, limit), wait(watch, limit));
-        let (robo, zed, watch) = (clean_exit("robo", &robo), clean_exit("zed", &zed), clean_exit("watch", &watch));
-        let table = watch.split("final standings:\n").nth(1).unwrap_or_else(|| panic!("no final standings:\n{watch}"));
+        let (robo, zed, watch) =
+            (clean_exit("robo", &robo), clean_exit("zed", &zed), clean_exit("watch", &watch));
+        let table = watch
+            .split("final standings:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no final standings:\n{watch}"));
         // Each bot's own summary agrees with the standings watch printed.
         for (name, said) in [("robo", &robo), ("zed", &zed)] {
             assert!(said.starts_with("tournament Quick arena: games: "), "{said}");
@@ -184,7 +204,10 @@ async fn a_person_joins_in_the_terminal_goes_berserk_and_plays_a_bot_with_keys()
     );
     let ann = Session::start("ttt-tournament-ann", (100, 30), &cmd);
     ann.shows("Quick arena", 10).await;
-    let bot = spawn(&home, &["bot", "--tournament", &id, "--name", "robo", "--strategy", "random", "--server", &url]);
+    let bot = spawn(
+        &home,
+        &["bot", "--tournament", &id, "--name", "robo", "--strategy", "random", "--server", &url],
+    );
     let screen = ann.shows("You are", 15).await;
     assert!(screen.contains("tictactoe — Quick arena"), "the tournament's name on the title:\n{screen}");
     ann.shows("your turn", 15).await;
@@ -209,7 +232,10 @@ async fn a_person_joins_in_the_terminal_goes_berserk_and_plays_a_bot_with_keys()
     // Between games: the result and the standings, both players in them.
     assert!(["You won", "You lost", "Draw"].iter().any(|r| result.contains(r)), "{result}");
     assert!(result.contains("rank ") && result.contains("robo"), "{result}");
-    assert!(result.lines().any(|l| l.starts_with(">") && l.contains(" ann ")), "ann's own row marked:\n{result}");
+    assert!(
+        result.lines().any(|l| l.starts_with(">") && l.contains(" ann ")),
+        "ann's own row marked:\n{result}"
+    );
     ann.keys(&["p"]);
     ann.shows("paused: not paired again until j", 10).await;
     ann.keys(&["q"]);

@@ -112,7 +112,13 @@ pub struct Plan {
 /// agrees to rematches, and otherwise waits for the next challenge. In a
 /// tournament ([`Start::Tournament`], as `name`), it plays every pairing
 /// until the tournament ends, and prints a summary with its rank.
-pub async fn run(mut link: Link, start: &Start, name: &str, mover: Mover, plan: &Plan) -> Result<Tally, BotError> {
+pub async fn run(
+    mut link: Link,
+    start: &Start,
+    name: &str,
+    mover: Mover,
+    plan: &Plan,
+) -> Result<Tally, BotError> {
     let think = plan.think;
     let mut bot = Bot::new(start, plan.games, plan.sizes.clone(), &link.limits);
     if let Start::Tournament(id) = start {

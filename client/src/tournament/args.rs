@@ -122,8 +122,23 @@ mod tests {
 
     #[test]
     fn create_reads_the_clock_fractional_minutes_and_the_start_delay() {
-        let parsed = parse(&["create", "Evening arena", "--size", "4", "--win", "3", "--clock", "3+2", "--minutes", "1.5", "--starts-in", "30"]);
-        let Ok(TournamentCommand::Create { name, size, win, clock, minutes, starts_in, account, .. }) = parsed else {
+        let parsed = parse(&[
+            "create",
+            "Evening arena",
+            "--size",
+            "4",
+            "--win",
+            "3",
+            "--clock",
+            "3+2",
+            "--minutes",
+            "1.5",
+            "--starts-in",
+            "30",
+        ]);
+        let Ok(TournamentCommand::Create { name, size, win, clock, minutes, starts_in, account, .. }) =
+            parsed
+        else {
             panic!("not a create");
         };
         assert_eq!((name.as_str(), size, win, account), ("Evening arena", 4, Some(3), None));

@@ -92,7 +92,8 @@ impl Following {
 
     /// Whether the tournament's time is up.
     pub fn finished(&self) -> bool {
-        self.said_finished || self.view.as_ref().is_some_and(|v| v.summary.status == TournamentStatus::Finished)
+        self.said_finished
+            || self.view.as_ref().is_some_and(|v| v.summary.status == TournamentStatus::Finished)
     }
 
     /// Whether it is over for this player at `now`: finished, not `in_game`,
@@ -134,7 +135,9 @@ impl Following {
 
     /// The tournament's name, once known.
     pub fn title(&self) -> String {
-        self.view.as_ref().map_or_else(|| format!("tournament {}", self.id), |v| crate::say::clean(&v.summary.name))
+        self.view
+            .as_ref()
+            .map_or_else(|| format!("tournament {}", self.id), |v| crate::say::clean(&v.summary.name))
     }
 }
 

@@ -20,7 +20,9 @@ use table::Marks;
 
 /// Now, as Unix ms (the tournaments' times are).
 pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The command that joins tournament `id` on `servers`, as this program was started.
@@ -66,7 +68,8 @@ pub async fn list(servers: &str, json: bool) -> Result<(), SessionError> {
     })
     .await?;
     if json {
-        let text = serde_json::to_string_pretty(&tournaments).map_err(|e| SessionError::Refused(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&tournaments).map_err(|e| SessionError::Refused(e.to_string()))?;
         println!("{text}");
     } else {
         print!("{}", table::list(&tournaments, now_ms()));

@@ -339,11 +339,14 @@ fn in_a_tournament_it_plays_each_pairing_goes_berserk_and_ends_with_its_rank() {
     assert!(matches!(out.as_slice(), [Do::Quietly(ClientMessage::Berserk {}), Do::Think]), "{out:?}");
     // No rematch after a game, and the room's closing is no end: the server pairs again.
     assert!(bot.on_event(over_with(Some(Player::O), "g1"), &l, t0).is_empty());
-    let finished = Event::Msg(ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Finished });
+    let finished =
+        Event::Msg(ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Finished });
     assert!(bot.on_event(finished, &l, t0).is_empty());
     // A reconnect joins again.
     let out = bot.on_event(Event::Resumed, &l, t0);
-    assert!(matches!(out.as_slice(), [Do::Send(ClientMessage::TournamentJoin { tournament })] if tournament == "T1"));
+    assert!(
+        matches!(out.as_slice(), [Do::Send(ClientMessage::TournamentJoin { tournament })] if tournament == "T1")
+    );
     let _ = bot.on_event(paired(Player::O), &l, t0);
     let _ = bot.on_event(over_with(None, "g2"), &l, t0);
     // Finished, but its last game not counted yet: it waits for the standings that count it.

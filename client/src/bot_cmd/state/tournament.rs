@@ -11,8 +11,8 @@ use crate::bot_cmd::BotError;
 use crate::net::Event;
 use crate::session::SessionError;
 use crate::tournament::follow::{self, Following};
-use crate::tournament::table::standing_of;
 use crate::tournament::now_ms;
+use crate::tournament::table::standing_of;
 
 impl Bot {
     /// Plays every pairing of tournament `id` as `name`; with `berserk`,

@@ -7,7 +7,8 @@ use super::*;
 use crate::fixtures::{standing, tournament};
 
 fn update(status: TournamentStatus, games: &[&str]) -> ServerMessage {
-    let view = tournament(status, vec![standing(1, "ann", &[2], false), standing(2, "bob", &[0], false)], games);
+    let view =
+        tournament(status, vec![standing(1, "ann", &[2], false), standing(2, "bob", &[0], false)], games);
     ServerMessage::TournamentUpdate { tournament: Box::new(view) }
 }
 
@@ -83,7 +84,9 @@ fn refusals_end_the_session_in_the_servers_words_with_what_to_do() {
     let account = say(ErrorCode::AccountRequired, false).expect("refused");
     assert!(account.starts_with("no[2J way (tournaments need an account: `"), "{account}");
     assert!(account.ends_with(" register NAME`, then play under that name)"), "{account}");
-    assert!(say(ErrorCode::TournamentNotFound, true).expect("refused").contains(" tournament list` lists them"));
+    assert!(
+        say(ErrorCode::TournamentNotFound, true).expect("refused").contains(" tournament list` lists them")
+    );
     assert_eq!(say(ErrorCode::TournamentFinished, false).as_deref(), Some("no[2J way"));
     assert_eq!(say(ErrorCode::TournamentFinished, true), None, "after playing, its end is no failure");
     assert_eq!(say(ErrorCode::CannotBerserk, false), None);
@@ -96,7 +99,8 @@ fn a_berserk_halves_the_clock_and_drops_the_berserkers_increment() {
     view.you = Some(Player::O);
     view.fischer = Some(Fischer { initial_ms: 60_000, increment_ms: 2_000 });
     let t0 = Instant::now();
-    let msg = |player| ServerMessage::Berserked { room: "R".into(), player, clocks: [60_000, 30_000], id: None };
+    let msg =
+        |player| ServerMessage::Berserked { room: "R".into(), player, clocks: [60_000, 30_000], id: None };
     berserked(&mut view, &msg(Player::X), t0);
     assert_eq!(view.fischer.map(|f| f.increment_ms), Some(2_000), "the opponent's berserk is theirs");
     assert_eq!(view.note, "X went berserk: half the clock, no increment");

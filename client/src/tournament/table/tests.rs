@@ -9,7 +9,8 @@ fn the_standings_line_up_with_the_streak_the_results_and_the_player_marked() {
     bob.paused = true;
     let mut zed = standing(3, "Zoë", &[], false);
     zed.performance = None;
-    let view = tournament(TournamentStatus::Running, vec![standing(1, "ann", &[2, 2, 4], true), bob, zed], &[]);
+    let view =
+        tournament(TournamentStatus::Running, vec![standing(1, "ann", &[2, 2, 4], true), bob, zed], &[]);
     let fire = standings(&view, Some("BOB"), Marks::Fire);
     assert_eq!(
         fire,
@@ -55,10 +56,7 @@ fn a_list_says_where_each_tournament_is_by_the_clock_given() {
          T3  Evening arena  3×3                0.5+0  12       finished\n"
     );
     assert_eq!(list(&[], 0), "no tournaments starting, running or recently finished\n");
-    assert_eq!(
-        heading(&running, 1_059_500),
-        "Evening arena — 3×3, 0.5+0 — running, ends in 1s — 1 player"
-    );
+    assert_eq!(heading(&running, 1_059_500), "Evening arena — 3×3, 0.5+0 — running, ends in 1s — 1 player");
 }
 
 #[test]

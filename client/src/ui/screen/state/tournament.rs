@@ -11,8 +11,8 @@ use super::{Do, Screen};
 use crate::net::Event;
 use crate::session::SessionError;
 use crate::tournament::follow::{self, Following};
-use crate::tournament::table::{self, Marks};
 use crate::tournament::now_ms;
+use crate::tournament::table::{self, Marks};
 
 /// A command typed and entered in a tournament (rather than a cell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
