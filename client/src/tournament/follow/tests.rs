@@ -95,9 +95,11 @@ fn refusals_end_the_session_in_the_servers_words_with_what_to_do() {
 #[test]
 fn a_berserk_halves_the_clock_and_drops_the_berserkers_increment() {
     use tictactoe_protocol::{Fischer, Player};
-    let mut view = crate::view::View::default();
-    view.you = Some(Player::O);
-    view.fischer = Some(Fischer { initial_ms: 60_000, increment_ms: 2_000 });
+    let mut view = crate::view::View {
+        you: Some(Player::O),
+        fischer: Some(Fischer { initial_ms: 60_000, increment_ms: 2_000 }),
+        ..Default::default()
+    };
     let t0 = Instant::now();
     let msg =
         |player| ServerMessage::Berserked { room: "R".into(), player, clocks: [60_000, 30_000], id: None };
