@@ -19,6 +19,7 @@ mod servers;
 mod session;
 mod tls;
 mod tournament;
+mod tournament_cmd;
 mod ui;
 mod view;
 mod who_cmd;
@@ -153,15 +154,15 @@ async fn main() -> ExitCode {
 }
 
 /// `ttt tournament`'s subcommands.
-async fn tournament_cmd(command: tournament::args::TournamentCommand) -> Result<(), Error> {
-    use tournament::args::TournamentCommand as T;
+async fn tournament_cmd(command: tournament_cmd::args::TournamentCommand) -> Result<(), Error> {
+    use tournament_cmd::args::TournamentCommand as T;
     match command {
-        T::List { server, json } => Ok(tournament::list(server.url()?, json).await?),
+        T::List { server, json } => Ok(tournament_cmd::list(server.url()?, json).await?),
         T::Create { server, name, account, size, win, clock, minutes, starts_in } => {
             let url = server.url()?;
             say::check_win(RequestedRules { size, win, clock: Some(clock) })?;
             let account = player_name(url, account);
-            let terms = tournament::Creation {
+            let terms = tournament_cmd::Creation {
                 name,
                 size,
                 win,
@@ -169,9 +170,9 @@ async fn tournament_cmd(command: tournament::args::TournamentCommand) -> Result<
                 duration_ms: minutes,
                 starts_in_ms: starts_in,
             };
-            Ok(tournament::create(url, &account, terms).await?)
+            Ok(tournament_cmd::create(url, &account, terms).await?)
         }
-        T::Watch { server, id } => Ok(tournament::watch(server.url()?, &id).await?),
+        T::Watch { server, id } => Ok(tournament_cmd::watch(server.url()?, &id).await?),
         T::Join { server, id, name } => {
             let url = server.url()?;
             Ok(play(url, &player_name(url, name), &Start::Tournament(id)).await?)
