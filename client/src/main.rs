@@ -161,6 +161,8 @@ async fn tournament_cmd(command: tournament_cmd::args::TournamentCommand) -> Res
         T::Create { server, name, account, size, win, clock, minutes, starts_in } => {
             let url = server.url()?;
             say::check_win(RequestedRules { size, win, clock: Some(clock) })?;
+            // A bot account may create one too, when it is the only one saved.
+            let account = account.or_else(|| accounts::only_name(url));
             let account = player_name(url, account);
             let terms = tournament_cmd::Creation {
                 name,
