@@ -25,6 +25,9 @@ pub(in crate::ui::screen) enum Typed {
     Join,
 }
 
+/// The note until the tournament answers the join.
+const JOINING: &str = "joining the tournament…";
+
 impl Typed {
     /// The command `text` names, if any.
     pub(in crate::ui::screen) fn read(text: &str) -> Option<Typed> {
@@ -41,7 +44,7 @@ impl Screen {
     /// Plays the tournament `id` as `name`.
     pub(in crate::ui::screen) fn in_tournament(&mut self, id: &str, name: &str) {
         self.tournament = Some(Following::new(id, name));
-        self.view.note = "joining the tournament…".into();
+        self.view.note = JOINING.into();
     }
 
     /// What a link event means in a tournament, before the game's rules:
@@ -66,6 +69,9 @@ impl Screen {
         t.on_msg(msg, now, now_ms());
         match msg {
             ServerMessage::Berserked { .. } => follow::berserked(&mut self.view, msg, now),
+            ServerMessage::TournamentUpdate { .. } if self.view.note == JOINING => {
+                self.view.note = "joined: waiting for a pairing…".into();
+            }
             ServerMessage::TournamentUpdate { .. } => {}
             ServerMessage::RoomClosed { .. } => {
                 self.view.closed = Some(tictactoe_protocol::ClosedReason::Finished);
