@@ -770,7 +770,7 @@ pub enum ServerMessage {
     Tournament {
         /// The tournament.
         #[serde(flatten)]
-        tournament: crate::tournament::TournamentSummary,
+        tournament: Box<crate::tournament::TournamentSummary>,
     },
     /// The tournaments starting, running and recently finished (reply to `tournaments`).
     Tournaments {

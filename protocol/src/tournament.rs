@@ -322,7 +322,7 @@ pub struct Free<K> {
 pub fn pair<K: Clone>(mut free: Vec<Free<K>>) -> Vec<(K, K)> {
     free.sort_by(|a, b| (a.rank, &a.name).cmp(&(b.rank, &b.name)));
     let mut taken = vec![false; free.len()];
-    let mut pairs = Vec::new();
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     let rematch = |a: &Free<K>, b: &Free<K>| {
         a.last.as_deref() == Some(b.name.as_str()) || b.last.as_deref() == Some(a.name.as_str())
     };
@@ -344,9 +344,47 @@ pub fn pair<K: Clone>(mut free: Vec<Free<K>>) -> Vec<(K, K)> {
         };
         taken[a] = true;
         taken[b] = true;
-        pairs.push((free[a].key.clone(), free[b].key.clone()));
+        pairs.push((a, b));
     }
-    pairs
+    // A rematch left over swaps partners with another pair where both new
+    // pairs are fresh: then it was not forced.
+    for i in 0..pairs.len() {
+        let (a, b) = pairs[i];
+        if !rematch(&free[a], &free[b]) {
+            continue;
+        }
+        let swap = (0..pairs.len()).filter(|&j| j != i).find_map(|j| {
+            let (c, d) = pairs[j];
+            let fresh = |x: usize, y: usize| !rematch(&free[x], &free[y]);
+            match (fresh(a, c) && fresh(b, d), fresh(a, d) && fresh(b, c)) {
+                (true, _) => Some((j, (a, c), (b, d))),
+                (_, true) => Some((j, (a, d), (b, c))),
+                _ => None,
+            }
+        });
+        if let Some((j, one, other)) = swap {
+            pairs[i] = one;
+            pairs[j] = other;
+        }
+    }
+    pairs.into_iter().map(|(a, b)| (free[a].key.clone(), free[b].key.clone())).collect()
+}
+
+/// Whether pairing `pairs` of `free` repeated a last meeting that swapping
+/// partners with another pair would have avoided (never, by [`pair`]).
+pub fn needless_rematch<K: PartialEq>(free: &[Free<K>], pairs: &[(K, K)]) -> bool {
+    let find = |k: &K| free.iter().find(|f| f.key == *k);
+    let rematch = |a: &Free<K>, b: &Free<K>| {
+        a.last.as_deref() == Some(b.name.as_str()) || b.last.as_deref() == Some(a.name.as_str())
+    };
+    let players: Vec<(&Free<K>, &Free<K>)> =
+        pairs.iter().filter_map(|(a, b)| Some((find(a)?, find(b)?))).collect();
+    players.iter().enumerate().any(|(i, &(a, b))| {
+        rematch(a, b)
+            && players.iter().enumerate().any(|(j, &(c, d))| {
+                j != i && ((!rematch(a, c) && !rematch(b, d)) || (!rematch(a, d) && !rematch(b, c)))
+            })
+    })
 }
 
 #[cfg(test)]

@@ -122,8 +122,10 @@ impl Server {
         let lobby = lobby_tx.clone();
         let relay = cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random() };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
-        let tournaments =
-            tournament::spawn(tournament::Ctx { store: store.clone(), lobby: lobby_tx.clone() }, &tracker);
+        let tournaments = tournament::spawn(
+            tournament::Ctx { store: store.clone(), lobby: lobby_tx.clone(), shutdown: stop.clone() },
+            &tracker,
+        );
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases, fence) {
             (Some(url), Some(leases), Some(fence)) => {

@@ -129,7 +129,18 @@ fn absolute(module: &str, path: &str) -> Vec<String> {
 /// those before it (and `lib.rs`, which wires them, imports them all).
 /// ARCHITECTURE.md states the same line.
 const ORDER: [&str; 13] = [
-    "core", "ratings", "store", "metrics", "house", "cmd", "room", "cluster", "config", "lobby", "tournament", "session",
+    "core",
+    "ratings",
+    "store",
+    "metrics",
+    "house",
+    "cmd",
+    "room",
+    "cluster",
+    "config",
+    "lobby",
+    "tournament",
+    "session",
     "net",
 ];
 

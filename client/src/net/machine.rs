@@ -13,6 +13,8 @@ use tictactoe_protocol::{ClientFrame, ClientMessage, ErrorCode, Limits, Player, 
 use super::pace::Pace;
 
 /// What [`super::Link::next`] yields.
+// Nearly every event is a message: boxing it would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Event {
     /// A message from the server.
@@ -119,6 +121,8 @@ pub enum Seat {
 }
 
 /// What the io shell does next.
+// Mostly a yielded message, moved once: not worth an allocation each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Step {
     /// Connected, nothing pending: read the socket.

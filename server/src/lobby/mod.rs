@@ -10,8 +10,8 @@ mod cluster;
 mod ended;
 mod output;
 mod players;
-mod tournament;
 pub(crate) mod task;
+mod tournament;
 
 pub use output::Output;
 pub use players::{MAX_RECEIVED, MAX_RECEIVED_PER_ADDRESS, MAX_SENT, MAX_SENT_PER_ADDRESS};

@@ -22,7 +22,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 use crate::core::text::MAX_NAME_CHARS;
 use crate::session::shared::Shared;
-use crate::store::record::is_game_id;
+use crate::store::record::{is_game_id, unix_ms};
 use crate::store::{Query, StoreError};
 use tictactoe_protocol::Rules;
 
@@ -150,6 +150,11 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
             Ok(q) => q,
             Err(e) => return error(StatusCode::BAD_REQUEST, &e),
         },
+        ["api", "tournaments"] => Query::Tournaments { now_ms: unix_ms(std::time::SystemTime::now()) },
+        ["api", "tournaments", id] if !is_game_id(id) => return error(StatusCode::NOT_FOUND, NO_TOURNAMENT),
+        ["api", "tournaments", id] => {
+            Query::Tournament { id: (*id).to_owned(), now_ms: unix_ms(std::time::SystemTime::now()) }
+        }
         ["api", "leaderboard"] => {
             let sizes = shared.config.min_size..=shared.config.max_size;
             match leaderboard(params, sizes) {
@@ -160,13 +165,15 @@ async fn route(path: &str, params: &[(String, String)], host: Option<&str>, shar
         _ => {
             return error(
                 StatusCode::NOT_FOUND,
-                "no such page; the API is /api/games/{id}, /api/players/{name}, /api/players/{name}/games, /api/leaderboard",
+                "no such page; the API is /api/games/{id}, /api/players/{name}, /api/players/{name}/games, \
+                 /api/leaderboard, /api/tournaments, /api/tournaments/{id}",
             );
         }
     };
     let what = match &query {
         Query::Game(_) => NO_GAME,
         Query::Leaderboard { .. } => "no such pool",
+        Query::Tournament { .. } => NO_TOURNAMENT,
         _ => NO_ACCOUNT,
     };
     match shared.store.query(query).await {
@@ -204,6 +211,9 @@ fn healthz(shared: &Shared) -> HttpResponse {
 
 /// The 404 of a game id no record has.
 const NO_GAME: &str = "no game has that id";
+
+/// The 404 of a tournament id nobody created.
+const NO_TOURNAMENT: &str = "no tournament has that id";
 /// The 404 of a name no account has.
 const NO_ACCOUNT: &str = "no account has that name";
 

@@ -14,9 +14,9 @@ use crate::core::account::{self, Identity, TokenHash, name_key};
 use crate::core::presence::Status;
 use crate::core::text::look_alike_key;
 use crate::room::HOUSE_NAME;
+use crate::store::{Account, StoreError};
 use crate::tournament::TournamentAsk;
 use tictactoe_protocol::tournament::Terms;
-use crate::store::{Account, StoreError};
 use tictactoe_protocol::{Fischer, Rules};
 
 /// When a client refused with `unavailable` should ask again.
@@ -121,15 +121,21 @@ impl Session {
             }
             ClientMessage::TournamentCreate { name, size, win, clock, duration_ms, starts_in_ms } => {
                 let checked = Terms::checked(&name, size, win, clock, duration_ms, &self.limits.sizes)
-                    .and_then(|terms| Ok(TournamentAsk::Create { terms, starts_in_ms: Terms::starts_in(starts_in_ms)? }));
+                    .and_then(|terms| {
+                        Ok(TournamentAsk::Create { terms, starts_in_ms: Terms::starts_in(starts_in_ms)? })
+                    });
                 match checked {
                     Err(text) => refuse(ErrorCode::InvalidTournament, text, id),
                     Ok(ask) => self.tournament(ask, id),
                 }
             }
             ClientMessage::Tournaments {} => one(Action::Tournament(TournamentAsk::List, id)),
-            ClientMessage::TournamentJoin { tournament } => self.tournament(TournamentAsk::Join(tournament), id),
-            ClientMessage::TournamentLeave { tournament } => self.tournament(TournamentAsk::Leave(tournament), id),
+            ClientMessage::TournamentJoin { tournament } => {
+                self.tournament(TournamentAsk::Join(tournament), id)
+            }
+            ClientMessage::TournamentLeave { tournament } => {
+                self.tournament(TournamentAsk::Leave(tournament), id)
+            }
             ClientMessage::TournamentWatch { tournament } => {
                 one(Action::Tournament(TournamentAsk::Watch(tournament), id))
             }

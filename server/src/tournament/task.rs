@@ -41,6 +41,8 @@ pub struct Ctx {
     pub store: Store,
     /// Where games are opened.
     pub lobby: mpsc::Sender<LobbyCmd>,
+    /// The task ends when the server stops.
+    pub shutdown: crate::core::signal::Shutdown,
 }
 
 /// Starts the task; its inbox.
@@ -79,7 +81,13 @@ enum Done {
     /// Send this to the connection.
     Reply(ConnHandle, ServerMessage),
     /// A join or pause was written: the tournament as it is now.
-    Joined { conn: ConnHandle, who: Arc<Identity>, presence: Arc<Presence>, data: TournamentData, active: bool },
+    Joined {
+        conn: ConnHandle,
+        who: Arc<Identity>,
+        presence: Arc<Presence>,
+        data: TournamentData,
+        active: bool,
+    },
     /// A watch: the tournament as it is now.
     Watched { conn: ConnHandle, data: TournamentData },
     /// A pass's read of a tournament.
@@ -124,11 +132,17 @@ fn not_found(tournament: &str, id: Option<RequestId>) -> ServerMessage {
 }
 
 impl Task {
-    async fn run(mut self, mut inbox: mpsc::Receiver<TournamentCmd>, mut done: mpsc::UnboundedReceiver<Done>) {
+    async fn run(
+        mut self,
+        mut inbox: mpsc::Receiver<TournamentCmd>,
+        mut done: mpsc::UnboundedReceiver<Done>,
+    ) {
         let mut pass = tokio::time::interval(PASS);
         pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let stop = self.ctx.shutdown.clone();
         loop {
             tokio::select! {
+                _ = stop.started() => break,
                 cmd = inbox.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,
@@ -183,7 +197,9 @@ impl Task {
                 };
                 self.call(async move {
                     let msg = match store.tournament_write(TournamentWrite::Create(row.clone())).await {
-                        Ok(()) => ServerMessage::Tournament { tournament: row.summary(0, now_ms()) },
+                        Ok(()) => {
+                            ServerMessage::Tournament { tournament: Box::new(row.summary(0, now_ms())) }
+                        }
                         Err(e) => unavailable(e, id),
                     };
                     Some(Done::Reply(conn, msg))
@@ -221,7 +237,8 @@ impl Task {
                         Err(e) => return Some(Done::Reply(conn, unavailable(e, id))),
                     };
                     if data.row.status(now_ms()) == TournamentStatus::Finished {
-                        let text = format!("tournament {tid} has finished; `tournaments` lists those running");
+                        let text =
+                            format!("tournament {tid} has finished; `tournaments` lists those running");
                         return Some(Done::Reply(conn, error(ErrorCode::TournamentFinished, text, id)));
                     }
                     let (name, tournament) = (who.name.clone(), data.row.id.clone());
@@ -287,7 +304,10 @@ impl Task {
                 self.reading.remove(&tid);
                 match data {
                     Some(data) => {
-                        self.directors.entry(tid.clone()).or_insert_with(|| Director::new(data.clone())).refresh(data);
+                        self.directors
+                            .entry(tid.clone())
+                            .or_insert_with(|| Director::new(data.clone()))
+                            .refresh(data);
                         self.publish(&tid);
                     }
                     None => {
@@ -350,9 +370,11 @@ impl Task {
             let free = m.active && m.presence.status() == Status::Idle;
             m.free_since = if free { m.free_since.or(Some(now)) } else { None };
         }
-        let running = self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
+        let running =
+            self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
         ::metrics::gauge!("ttt_tournaments_running").set(running as f64);
-        ::metrics::gauge!("ttt_tournament_players").set(self.members.values().filter(|m| m.active).count() as f64);
+        ::metrics::gauge!("ttt_tournament_players")
+            .set(self.members.values().filter(|m| m.active).count() as f64);
         for d in self.directors.values() {
             let free: Vec<(ConnId, String)> = self
                 .members
@@ -420,7 +442,8 @@ fn meet(
     m.paired_at = Some(now);
     wait(m, now);
     ::metrics::counter!("ttt_tournament_pairings_total").increment(1);
-    let ask = Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };
+    let ask =
+        Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };
     if lobby.try_send(LobbyCmd::Ask { conn: m.conn.clone(), ask }).is_err() {
         m.presence.swap(Status::Drafted, Status::Idle).ok();
     }

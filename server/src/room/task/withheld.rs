@@ -44,7 +44,7 @@ pub(super) struct Wait {
 /// which is serialized once the store's answer has filled in its ratings.
 pub(super) enum WithheldItem {
     One(ConnId, Outbound),
-    GameOver(ServerMessage, Vec<ConnId>),
+    GameOver(Box<ServerMessage>, Vec<ConnId>),
 }
 
 impl Withheld {
@@ -84,7 +84,7 @@ impl Withheld {
     /// Holds the `game_over` of the last record's game (something waits).
     pub(super) fn hold_game_over(&mut self, msg: ServerMessage, to: Vec<ConnId>) {
         if let Some(w) = self.waits.back_mut() {
-            w.items.push(WithheldItem::GameOver(msg, to));
+            w.items.push(WithheldItem::GameOver(Box::new(msg), to));
         }
     }
 }
@@ -116,7 +116,7 @@ pub(super) fn release(room: &mut Room, conns: &mut Conns, held: &mut Withheld) -
         match item {
             WithheldItem::One(to, item) => put(conns, to, item, keep, &mut failed),
             WithheldItem::GameOver(mut msg, to) => {
-                if let ServerMessage::GameOver { ratings: shown, .. } = &mut msg {
+                if let ServerMessage::GameOver { ratings: shown, .. } = &mut *msg {
                     *shown = ratings.map(|r| {
                         r.map(|p| RatingChange { before: p.before.shown(), after: p.after.shown() })
                     });

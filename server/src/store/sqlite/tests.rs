@@ -86,9 +86,9 @@ fn a_read_does_not_wait_for_the_writers_transaction() {
     let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
     let fold = Fold::default();
     let games = [record("Committd", true)];
-    let made = db.commit(&Commit::new(&[], &accounts(), &fold)).expect("accounts").accounts;
+    let made = db.commit(&Commit::new(&[], &accounts(), &[], &fold)).expect("accounts").accounts;
     assert!(made.iter().all(Result::is_ok), "{made:?}");
-    db.commit(&Commit::new(&games, &[], &fold)).expect("games");
+    db.commit(&Commit::new(&games, &[], &[], &fold)).expect("games");
     let mut reader = db.reader().expect("reader");
     // The writer is in the middle of a batch.
     let tx = db.conn.transaction().expect("begin");
@@ -110,8 +110,8 @@ fn a_record_reads_back_as_it_was_held() {
     let dir = Dir::new("held-rows");
     let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
     let games = [record("Unrated1", false), record("Rated001", true)];
-    db.commit(&Commit::new(&[], &accounts(), &Fold::default())).expect("accounts");
-    db.commit(&Commit::new(&games, &[], &Fold::default())).expect("games");
+    db.commit(&Commit::new(&[], &accounts(), &[], &Fold::default())).expect("accounts");
+    db.commit(&Commit::new(&games, &[], &[], &Fold::default())).expect("games");
     let mut reader = db.reader().expect("reader");
     for g in &games {
         let read = reader.game(&g.id).expect("read").expect("found");

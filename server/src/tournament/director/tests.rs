@@ -99,17 +99,22 @@ fn a_simulated_tournament_pairs_without_stalls_and_counts_every_game_once() {
                 .collect();
             let pairs = d.pair(free.clone(), now);
             if d.status(now) == TournamentStatus::Running {
-                assert!(free.len() - 2 * pairs.len() <= 1, "seed {seed}: {} free, {} pairs", free.len(), pairs.len());
+                assert!(
+                    free.len() - 2 * pairs.len() <= 1,
+                    "seed {seed}: {} free, {} pairs",
+                    free.len(),
+                    pairs.len()
+                );
             } else {
                 assert!(pairs.is_empty());
             }
             let last = d.data.last_opponents();
+            let seen: Vec<Free<usize>> = free
+                .iter()
+                .map(|(k, name)| Free { key: *k, name: name.clone(), rank: 0, last: last.get(name).cloned() })
+                .collect();
+            assert!(!tournament::needless_rematch(&seen, &pairs), "seed {seed}: {pairs:?}");
             for &(a, b) in &pairs {
-                let rematch = last.get(&names[a]) == Some(&names[b]) || last.get(&names[b]) == Some(&names[a]);
-                if rematch {
-                    // Only when neither had anyone else left to meet.
-                    assert!(free.len() <= 3, "seed {seed}: a rematch with {} free", free.len());
-                }
                 let end = now + rng.random_range(1_000..15_000);
                 let g = game(next_id, &names[a], &names[b], end, &mut rng);
                 next_id += 1;
@@ -135,7 +140,10 @@ fn a_simulated_tournament_pairs_without_stalls_and_counts_every_game_once() {
         assert_eq!(view.games.len(), once.len(), "seed {seed}: every game once");
         let late = once.iter().filter(|g| g.ended_at >= START + MINUTE).count();
         let players: Vec<(String, bool)> = names.iter().map(|n| (n.clone(), false)).collect();
-        assert_eq!(view.standings, tictactoe_protocol::tournament::standings(&d.data.row.terms, &players, &once));
+        assert_eq!(
+            view.standings,
+            tictactoe_protocol::tournament::standings(&d.data.row.terms, &players, &once)
+        );
         let counted: u32 = view.standings.iter().map(|s| s.games).sum();
         let aborted = once.iter().filter(|g| g.reason == EndReason::Aborted).count() as u32;
         assert_eq!(counted, 2 * (once.len() as u32 - aborted), "seed {seed}: late games ({late}) count too");
