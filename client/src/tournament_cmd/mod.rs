@@ -99,7 +99,7 @@ pub async fn create(servers: &str, account: &str, terms: Creation) -> Result<(),
     })
     .await?;
     let created: TournamentSummary = reply(&mut link, |msg| match msg {
-        ServerMessage::Tournament { tournament } => Some(tournament),
+        ServerMessage::Tournament { tournament } => Some(*tournament),
         _ => None,
     })
     .await?;
