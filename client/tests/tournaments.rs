@@ -163,11 +163,15 @@ async fn two_bots_play_a_tournament_to_its_end_and_watch_prints_the_final_standi
         let (robo, zed, watch) = (wait(robo, limit), wait(zed, limit), wait(watch, limit));
         let (robo, zed, watch) =
             (clean_exit("robo", &robo), clean_exit("zed", &zed), clean_exit("watch", &watch));
-        let table = watch
-            .split("final standings:\n")
-            .nth(1)
-            .unwrap_or_else(|| panic!("no final standings:\n{watch}"));
-        // Each bot's own summary agrees with the standings watch printed.
+        let finals = |watch: &str| {
+            let table = watch.split("final standings:\n").nth(1);
+            table.unwrap_or_else(|| panic!("no final standings:\n{watch}")).to_owned()
+        };
+        let live = finals(&watch);
+        assert!(row(&live, "robo").1 > 0 && row(&live, "zed").0 == 2, "{live}");
+        // With both bots' last games over and counted, the standings are final.
+        let table = &finals(&run(&home, &["tournament", "watch", &id, "--server", &url]));
+        // Each bot's own summary agrees with them.
         for (name, said) in [("robo", &robo), ("zed", &zed)] {
             assert!(said.starts_with("tournament Quick arena: games: "), "{said}");
             assert_eq!(summary(said), row(table, name), "{name}: {said}\n{table}");
