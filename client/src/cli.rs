@@ -7,7 +7,7 @@ use crate::request::{RequestedRules, Start};
 pub use crate::servers::ServerArg;
 use crate::{arena, judge_cmd, say};
 
-/// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
+/// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, play arena tournaments, or judge a move list.
 #[derive(Parser)]
 #[command(name = "ttt", version, about)]
 pub struct Cli {
