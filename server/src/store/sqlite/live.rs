@@ -11,7 +11,8 @@ use crate::store::Restored;
 use crate::store::changes::LiveGame;
 use crate::store::live::RoomChange;
 use crate::store::row;
-use crate::store::sqlite::journal::{self, Journal, SNAPSHOT};
+use crate::store::sqlite::journal::{self, Journal};
+use crate::store::sqlite::journal_bytes::SNAPSHOT;
 
 /// Appends one commit's changes to games in progress within `tx`, as one
 /// row. Returns the row (for [`Journal::committed`] once the commit is done).
