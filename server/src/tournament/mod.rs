@@ -55,16 +55,4 @@ pub enum TournamentCmd {
         /// Echoed on the answer (a join's, leave's and watch's is the tournament's id anyway).
         id: Option<RequestId>,
     },
-    /// In a cluster: the leader paired this instance's player `conn` with
-    /// `opponent` (a connection of instance `at`; `None`: this one).
-    Paired {
-        /// The tournament.
-        tournament: Arc<str>,
-        /// The player here, by its number.
-        conn: u64,
-        /// The opponent, by its number on its instance.
-        opponent: u64,
-        /// The opponent's instance, when not this one.
-        at: Option<Arc<str>>,
-    },
 }

@@ -174,14 +174,6 @@ impl Task {
     fn handle(&mut self, cmd: TournamentCmd) {
         match cmd {
             TournamentCmd::Ask { conn, who, presence, ask, id } => self.ask(conn, who, presence, ask, id),
-            TournamentCmd::Paired { tournament, conn, opponent, at } => {
-                let conn = ConnId::new(crate::core::ids::ALONE, conn);
-                if let Some(m) = self.members.get_mut(&conn).filter(|m| m.tournament == tournament) {
-                    if let Some(d) = self.directors.get(&tournament) {
-                        meet(&self.ctx.lobby, m, d.rules(), opponent, at, Instant::now());
-                    }
-                }
-            }
         }
     }
 
@@ -427,7 +419,7 @@ impl Task {
                     b.paired_at = Some(now);
                 }
                 if let Some(a) = self.members.get_mut(&a) {
-                    meet(&self.ctx.lobby, a, d.rules(), opponent, None, now);
+                    meet(&self.ctx.lobby, a, d.rules(), opponent, now);
                 }
             }
         }
@@ -459,13 +451,12 @@ fn with_id(mut msg: ServerMessage, req: Option<RequestId>) -> ServerMessage {
 }
 
 /// Drafts the member here and asks the lobby for its game against
-/// `opponent` (on `at`, else here); a member no longer free is left be.
+/// `opponent`, a member here too; a member no longer free is left be.
 fn meet(
     lobby: &mpsc::Sender<LobbyCmd>,
     m: &mut Member,
     rules: tictactoe_protocol::Rules,
     opponent: u64,
-    at: Option<Arc<str>>,
     now: Instant,
 ) {
     if !m.active || m.presence.swap(Status::Idle, Status::Drafted).is_err() {
@@ -473,8 +464,13 @@ fn meet(
     }
     m.paired_at = Some(now);
     ::metrics::counter!("ttt_tournament_pairings_total").increment(1);
-    let ask =
-        Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };
+    let ask = Ask::TournamentMeet {
+        who: m.who.clone(),
+        tournament: m.tournament.clone(),
+        rules,
+        opponent,
+        at: None,
+    };
     if lobby.try_send(LobbyCmd::Ask { conn: m.conn.clone(), ask }).is_err() {
         m.presence.swap(Status::Drafted, Status::Idle).ok();
     }
