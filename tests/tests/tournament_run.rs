@@ -193,6 +193,7 @@ async fn an_arena_goes_on_through_a_sigkill_of_its_server_and_counts_each_game_o
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
+    let before_kill = check::view(addr, &id).await;
     server.signal("KILL");
     server.exits_within(Duration::from_secs(5)).await;
     let killed_at = now_ms();
@@ -205,6 +206,12 @@ async fn an_arena_goes_on_through_a_sigkill_of_its_server_and_counts_each_game_o
     }
     let (view, records) = checked(&server, &id, &logs, true).await;
     check::standings_match(&view, &records);
+    // What was counted before the kill still is, in the same order.
+    assert!(before_kill.games.iter().all(|g| view.games.contains(g)), "a game lost: {before_kill:?}");
+    for row in &before_kill.standings {
+        let now = view.standings.iter().find(|s| s.name == row.name).expect("still a row");
+        assert!(now.results.starts_with(&row.results), "{row:?} became {now:?}");
+    }
     let resumed = logs.iter().flat_map(|l| &l.events).filter(|(_, e)| *e == Event::Resumed).count();
     assert!(server.restored > 0, "no game was in progress at the kill");
     assert_eq!(resumed as u64, 2 * server.restored, "both players of each restored game resumed it");

@@ -131,7 +131,7 @@ pub async fn play(url: String, plan: Plan, tournament: String, ends_at: i64) -> 
     let mut heard = Instant::now();
     // A game may start a moment after the end (its pairing was decided
     // before): stay that long.
-    while !(now_ms() > bot.ends_at + 1_500 && !bot.in_room) {
+    while now_ms() <= bot.ends_at + 1_500 || bot.in_room {
         bot.chores(&mut ws).await;
         let due = bot.seat.as_ref().and_then(|s| s.due).map(|(at, ..)| at);
         let wake = due.map_or(Instant::now() + Duration::from_millis(200), |d| {
