@@ -101,6 +101,20 @@ pub enum LobbyCmd<C = ConnHandle> {
         /// The instance it is paired on.
         host: Arc<str>,
     },
+    /// A tournament paired this instance's player `conn` with `opponent`
+    /// (on `at`, else here): the player is drafted if free, and they meet.
+    TournamentPaired {
+        /// The tournament's id.
+        tournament: Arc<str>,
+        /// Its games' terms.
+        rules: Rules,
+        /// The player here, by its number.
+        conn: u64,
+        /// The opponent, by its number on its instance.
+        opponent: u64,
+        /// The opponent's instance, when another.
+        at: Option<Arc<str>>,
+    },
     /// A room's task ended.
     RoomClosed {
         /// Its code.

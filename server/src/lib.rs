@@ -120,12 +120,10 @@ impl Server {
         let router =
             cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue);
         let lobby = lobby_tx.clone();
-        let relay = cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random() };
+        let (free_tx, tournament_free) = tokio::sync::watch::channel(Vec::new());
+        let relay =
+            cluster::bus::Relay { router, from_lobby, lobby, outgoing, run: rand::random(), tournament_free };
         tracker.spawn(lobby::task::run(lobby_rx, links, settings, rooms, lifetime, ctx, tracker.clone()));
-        let tournaments = tournament::spawn(
-            tournament::Ctx { store: store.clone(), lobby: lobby_tx.clone(), shutdown: stop.clone() },
-            &tracker,
-        );
         // In a cluster: the leases' thread (beats and adoptions), and the bus.
         let (bus, leases) = match (&cluster, leases, fence) {
             (Some(url), Some(leases), Some(fence)) => {
@@ -148,6 +146,14 @@ impl Server {
                 (None, None)
             }
         };
+        // In a cluster the leader pairs tournament players, unless the bus is down.
+        let tournament_ctx = tournament::Ctx {
+            store: store.clone(),
+            lobby: lobby_tx.clone(),
+            shutdown: stop.clone(),
+            cluster: bus.clone().map(|bus| (free_tx, bus)),
+        };
+        let tournaments = tournament::spawn(tournament_ctx, &tracker);
         tracker.spawn(metrics_upkeep(stop.clone()));
         if store.enabled() {
             let stats = store.stats().clone();

@@ -112,6 +112,9 @@ pub struct Relay {
     pub outgoing: mpsc::Receiver<Outgoing>,
     /// This run of the instance (drawn at its start).
     pub run: u64,
+    /// This instance's tournament players free now, as its tournament task
+    /// last wrote them.
+    pub tournament_free: tokio::sync::watch::Receiver<Vec<super::tournaments::FreePlayer>>,
 }
 
 /// The channel of instance `name`'s messages.
@@ -240,6 +243,9 @@ async fn serve(
     pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut instances: Vec<Arc<str>> = Vec::new();
     let mut told_waiting = false;
+    let mut tournaments = tokio::time::interval(super::tournaments::TOURNAMENT_PASS);
+    tournaments.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut pairing = super::tournaments::Pairing::default();
     let mut batch = Vec::with_capacity(BATCH);
     loop {
         tokio::select! {
@@ -268,6 +274,15 @@ async fn serve(
                     for m in moves {
                         let _ = relay_out((&me, run), &mut conn, vec![m]).await;
                     }
+                }
+            }
+            _ = tournaments.tick() => {
+                let free = relay.tournament_free.borrow().clone();
+                let moves = calls::tournament_pass(&me, &free, matchmaker.leading.then_some((&mut pairing, &instances[..])), &mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if !moves.is_empty() {
+                    relay_out((&me, run), &mut conn, moves).await.map_err(|e| e.to_string())?;
                 }
             }
             Some(here) = presence.here.recv() => {

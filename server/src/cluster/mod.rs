@@ -7,3 +7,4 @@ pub mod bus;
 pub mod matchmaker;
 pub mod relay;
 pub mod route;
+pub mod tournaments;

@@ -79,6 +79,20 @@ pub enum Wire {
         /// Where it plays.
         host: Arc<str>,
     },
+    /// From the leader to a tournament player's instance: it meets
+    /// `opponent` (on `at`, else on the same instance) if both are still free.
+    TournamentPair {
+        /// The tournament's id.
+        tournament: Arc<str>,
+        /// Its games' terms.
+        rules: Rules,
+        /// The player there, by its number.
+        conn: u64,
+        /// The opponent, by its number on its instance.
+        opponent: u64,
+        /// The opponent's instance, when another.
+        at: Option<Arc<str>>,
+    },
     /// To a player's instance: an item of the connection's queue (a room
     /// it names is reached back through the bus).
     Out {

@@ -128,6 +128,11 @@ impl<C: Peer> Lobby<C> {
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
             LobbyCmd::Park { conn, token, id, looks } => self.park(conn, token, id, looks),
             LobbyCmd::Paired { conn, rules, host } => self.paired(conn, rules, host),
+            LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at } => {
+                if let Some((conn, who)) = self.players.draft(ConnId::new(crate::core::ids::ALONE, conn)) {
+                    self.tournament_meet(conn, who, tournament, rules, (opponent, at), now);
+                }
+            }
             LobbyCmd::RoomClosed { room, ended } => {
                 self.ended.remember(ended, now);
                 if let Some(room) = self.rooms.remove(&room) {

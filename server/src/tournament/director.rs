@@ -74,6 +74,12 @@ impl Director {
     /// not running. Nearest in the standings first, never last opponents
     /// while another player is free (`tournament::pair`).
     pub fn pair<K: Clone>(&self, free: Vec<(K, String)>, now_ms: i64) -> Vec<(K, K)> {
+        tournament::pair(self.free(free, now_ms))
+    }
+
+    /// The players free at `now_ms` as the pairing sees them (rank, last
+    /// opponent), each account once: none while the tournament is not running.
+    pub fn free<K: Clone>(&self, free: Vec<(K, String)>, now_ms: i64) -> Vec<Free<K>> {
         if self.status(now_ms) != TournamentStatus::Running {
             return Vec::new();
         }
@@ -84,16 +90,14 @@ impl Director {
         );
         let last = self.data.last_opponents();
         let mut names = HashSet::new();
-        let free = free
-            .into_iter()
+        free.into_iter()
             .filter(|(_, name)| names.insert(name.clone()))
             .map(|(key, name)| {
                 let rank = standings.iter().position(|s| s.name == name).map_or(usize::MAX, |i| i + 1);
                 let last = last.get(&name).cloned();
                 Free { key, name, rank, last }
             })
-            .collect();
-        tournament::pair(free)
+            .collect()
     }
 }
 

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::director::Director;
 use super::{TournamentAsk, TournamentCmd};
+use crate::cluster::tournaments::FreePlayer;
 use crate::cmd::{Ask, ConnHandle, LobbyCmd, encode};
 use crate::core::account::Identity;
 use crate::core::ids::ConnId;
@@ -43,6 +44,10 @@ pub struct Ctx {
     pub lobby: mpsc::Sender<LobbyCmd>,
     /// The task ends when the server stops.
     pub shutdown: crate::core::signal::Shutdown,
+    /// In a cluster: where this instance's free players are written for
+    /// the leader to pair, and whether the bus is up (while it is down,
+    /// this instance pairs its own players).
+    pub cluster: Option<(tokio::sync::watch::Sender<Vec<FreePlayer>>, Arc<crate::cluster::bus::BusState>)>,
 }
 
 /// Starts the task; its inbox.
@@ -72,8 +77,10 @@ struct Member {
     active: bool,
     /// Free since this pass, for the pairing wait.
     free_since: Option<Instant>,
-    /// Paired at.
+    /// Paired at (here): not paired again for [`PAIRED_FOR`].
     paired_at: Option<Instant>,
+    /// First seen drafted at: a draft that lapses frees it.
+    drafted_seen: Option<Instant>,
 }
 
 /// A store call's answer, back in the task.
@@ -208,6 +215,8 @@ impl Task {
             TournamentAsk::List => self.call(async move {
                 let msg = match store.tournaments(now_ms()).await {
                     Ok(tournaments) => ServerMessage::Tournaments { tournaments, id },
+                    // A server without records has no tournaments.
+                    Err(StoreError::Disabled) => ServerMessage::Tournaments { tournaments: Vec::new(), id },
                     Err(e) => unavailable(e, id),
                 };
                 Some(Done::Reply(conn, msg))
@@ -292,6 +301,7 @@ impl Task {
                     active,
                     free_since: None,
                     paired_at: None,
+                    drafted_seen: None,
                 };
                 self.members.insert(conn.id, member);
                 self.show(conn, data);
@@ -363,18 +373,32 @@ impl Task {
         }
         let now_ms = now_ms();
         for m in self.members.values_mut() {
-            let lapsed = m.paired_at.is_some_and(|at| now.saturating_duration_since(at) >= DRAFT_LAPSES);
-            if lapsed && m.presence.status() == Status::Drafted {
+            let status = m.presence.status();
+            m.drafted_seen = (status == Status::Drafted).then(|| m.drafted_seen.unwrap_or(now));
+            if m.drafted_seen.is_some_and(|at| now.saturating_duration_since(at) >= DRAFT_LAPSES) {
                 m.presence.swap(Status::Drafted, Status::Idle).ok();
+                m.drafted_seen = None;
             }
             let free = m.active && m.presence.status() == Status::Idle;
-            m.free_since = if free { m.free_since.or(Some(now)) } else { None };
+            match (free, m.free_since) {
+                (true, None) => m.free_since = Some(now),
+                (false, Some(since)) => {
+                    m.free_since = None;
+                    if matches!(status, Status::Drafted | Status::Playing) {
+                        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds")
+                            .record(now.saturating_duration_since(since).as_secs_f64());
+                    }
+                }
+                _ => {}
+            }
         }
         let running =
             self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
         ::metrics::gauge!("ttt_tournaments_running").set(running as f64);
         ::metrics::gauge!("ttt_tournament_players")
             .set(self.members.values().filter(|m| m.active).count() as f64);
+        let mut published = Vec::new();
+        let led = self.ctx.cluster.as_ref().is_some_and(|(_, bus)| bus.up());
         for d in self.directors.values() {
             let free: Vec<(ConnId, String)> = self
                 .members
@@ -383,16 +407,30 @@ impl Task {
                 .filter(|(_, m)| m.paired_at.is_none_or(|at| now.saturating_duration_since(at) >= PAIRED_FOR))
                 .map(|(id, m)| (*id, m.who.name.to_string()))
                 .collect();
+            if led {
+                let (tournament, rules) = (d.id().clone(), d.rules());
+                published.extend(d.free(free, now_ms).into_iter().map(|f| FreePlayer {
+                    tournament: tournament.clone(),
+                    rules,
+                    conn: f.key.seq(),
+                    name: f.name,
+                    rank: f.rank,
+                    last: f.last,
+                }));
+                continue;
+            }
             for (a, b) in d.pair(free, now_ms) {
                 let opponent = b.seq();
                 if let Some(b) = self.members.get_mut(&b) {
                     b.paired_at = Some(now);
-                    wait(b, now);
                 }
                 if let Some(a) = self.members.get_mut(&a) {
                     meet(&self.ctx.lobby, a, d.rules(), opponent, None, now);
                 }
             }
+        }
+        if let Some((free, _)) = &self.ctx.cluster {
+            free.send_replace(published);
         }
     }
 }
@@ -418,14 +456,6 @@ fn with_id(mut msg: ServerMessage, req: Option<RequestId>) -> ServerMessage {
     msg
 }
 
-/// Records how long a paired player waited since it was free.
-fn wait(m: &mut Member, now: Instant) {
-    if let Some(since) = m.free_since.take() {
-        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds")
-            .record(now.saturating_duration_since(since).as_secs_f64());
-    }
-}
-
 /// Drafts the member here and asks the lobby for its game against
 /// `opponent` (on `at`, else here); a member no longer free is left be.
 fn meet(
@@ -440,7 +470,6 @@ fn meet(
         return;
     }
     m.paired_at = Some(now);
-    wait(m, now);
     ::metrics::counter!("ttt_tournament_pairings_total").increment(1);
     let ask =
         Ask::TournamentMeet { who: m.who.clone(), tournament: m.tournament.clone(), rules, opponent, at };

@@ -228,3 +228,34 @@ pub(super) async fn tell_waiting(
     let list = serde_json::to_string(waiting).unwrap_or_else(|_| "[]".into());
     redis::cmd("SET").arg(key).arg(list).arg("PX").arg(WAIT_LASTS.as_millis() as u64).query_async(conn).await
 }
+
+/// How long an instance's list of free tournament players lasts unless rewritten.
+const FREE_LASTS: Duration = Duration::from_secs(3);
+
+/// Writes this instance's free tournament players and, on the leader
+/// (`leading`: its pairing and the instances alive), pairs every
+/// instance's: the pairings to send.
+pub(super) async fn tournament_pass(
+    me: &Arc<str>,
+    free: &[crate::cluster::tournaments::FreePlayer],
+    leading: Option<(&mut crate::cluster::tournaments::Pairing, &[Arc<str>])>,
+    conn: &mut MultiplexedConnection,
+) -> redis::RedisResult<Vec<Outgoing>> {
+    use crate::cluster::tournaments::FREE;
+    let key = format!("{FREE}:{me}");
+    if free.is_empty() {
+        redis::cmd("DEL").arg(&key).query_async::<()>(conn).await?;
+    } else {
+        let list = serde_json::to_string(free).unwrap_or_else(|_| "[]".into());
+        let lasts = FREE_LASTS.as_millis() as u64;
+        redis::cmd("SET").arg(&key).arg(list).arg("PX").arg(lasts).query_async::<()>(conn).await?;
+    }
+    let Some((pairing, instances)) = leading else { return Ok(Vec::new()) };
+    let mut all: Vec<Arc<str>> = instances.to_vec();
+    if !all.contains(me) {
+        all.push(me.clone());
+    }
+    let keys: Vec<String> = all.iter().map(|i| format!("{FREE}:{i}")).collect();
+    let lists: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
+    Ok(pairing.pass(all.into_iter().zip(lists).collect(), Instant::now()))
+}
