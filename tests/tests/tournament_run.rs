@@ -7,11 +7,6 @@
 //! gives are recomputed from the games' records, and the games the bots
 //! saw end are the games the tournament counts, each once.
 
-#[path = "tournament_run/bot.rs"]
-mod bot;
-#[path = "tournament_run/check.rs"]
-mod check;
-
 use std::time::Duration;
 
 use serde_json::json;
@@ -19,7 +14,8 @@ use tictactoe_protocol::tournament::{TournamentStatus, TournamentView};
 use tictactoe_tests::process::ServerProcess;
 use tictactoe_tests::{TempDir, http_get};
 
-use bot::{Event, Log, Plan, now_ms};
+use tictactoe_tests::arena::bot::{self, Event, Log, Plan, now_ms};
+use tictactoe_tests::arena::check;
 
 /// Creates a 3×3 tournament on a 15 s + 0.5 s clock lasting `duration_ms`
 /// and starting in `starts_in_ms`: its id, `starts_at` and `ends_at`.
@@ -40,15 +36,13 @@ async fn create(server: &ServerProcess, duration_ms: u64, starts_in_ms: u64) -> 
     (id, starts_at, ends_at)
 }
 
-fn plan(name: &str, strategy: &'static str) -> Plan {
-    Plan { name: name.to_owned(), strategy, berserk: false, pause: None, slow_from: None }
-}
-
 /// Runs each bot of `plans` in tournament `id` at `server` until its end;
 /// their logs.
 async fn run(server: &ServerProcess, plans: Vec<Plan>, id: &str, ends_at: i64) -> Vec<Log> {
-    let bots: Vec<_> =
-        plans.into_iter().map(|p| tokio::spawn(bot::play(server.url(), p, id.to_owned(), ends_at))).collect();
+    let bots: Vec<_> = plans
+        .into_iter()
+        .map(|p| tokio::spawn(bot::play(vec![server.url()], p, id.to_owned(), ends_at)))
+        .collect();
     let mut logs = Vec::new();
     for b in bots {
         logs.push(b.await.expect("a bot plays to the end"));
@@ -103,14 +97,14 @@ async fn eight_bots_play_a_two_minute_arena_whose_standings_are_its_records() {
     let (id, starts_at, ends_at) = create(&server, 120_000, 3_000).await;
     let pause = (starts_at + 50_000, Duration::from_secs(5));
     let plans = vec![
-        Plan { berserk: true, ..plan("perfect-berserk", "perfect") },
-        plan("perfect", "perfect"),
-        plan("heuristic-1", "heuristic"),
-        Plan { pause: Some(pause), ..plan("heuristic-pause", "heuristic") },
-        plan("heuristic-2", "heuristic"),
-        Plan { slow_from: Some(ends_at - 8_000), ..plan("random-slow", "random") },
-        plan("random-1", "random"),
-        plan("random-2", "random"),
+        Plan { berserk: true, ..Plan::new("perfect-berserk", "perfect") },
+        Plan::new("perfect", "perfect"),
+        Plan::new("heuristic-1", "heuristic"),
+        Plan { pause: Some(pause), ..Plan::new("heuristic-pause", "heuristic") },
+        Plan::new("heuristic-2", "heuristic"),
+        Plan { slow_from: Some(ends_at - 8_000), ..Plan::new("random-slow", "random") },
+        Plan::new("random-1", "random"),
+        Plan::new("random-2", "random"),
     ];
     let logs = run(&server, plans, &id, ends_at).await;
     let (view, records) = checked(&server, &id, &logs, true).await;
@@ -175,15 +169,17 @@ async fn an_arena_goes_on_through_a_sigkill_of_its_server_and_counts_each_game_o
     let server = ServerProcess::start(&args);
     let (id, starts_at, ends_at) = create(&server, 60_000, 2_000).await;
     let plans = vec![
-        plan("perfect", "perfect"),
-        plan("heuristic", "heuristic"),
-        plan("random-1", "random"),
-        plan("random-2", "random"),
+        Plan::new("perfect", "perfect"),
+        Plan::new("heuristic", "heuristic"),
+        Plan::new("random-1", "random"),
+        Plan::new("random-2", "random"),
     ];
     let addr = server.addr;
     let url = server.url();
-    let bots: Vec<_> =
-        plans.into_iter().map(|p| tokio::spawn(bot::play(url.clone(), p, id.clone(), ends_at))).collect();
+    let bots: Vec<_> = plans
+        .into_iter()
+        .map(|p| tokio::spawn(bot::play(vec![url.clone()], p, id.clone(), ends_at)))
+        .collect();
 
     // Mid-way, while both games are being played (their rooms are open),
     // past the last 100 ms that a crash may lose.

@@ -7,12 +7,11 @@
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 
+use super::bot::{Event, Log};
+use crate::{api, record_of};
 use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::tournament::{self, ScoredGame, Standing, Terms, TournamentView};
 use tictactoe_protocol::{EndReason, Player};
-use tictactoe_tests::{api, record_of};
-
-use super::bot::{Event, Log};
 
 /// Milliseconds since the epoch of an RFC 3339 time in UTC as the records
 /// write them (`2026-11-25T06:31:29.123Z`).
@@ -252,9 +251,12 @@ pub fn table(standings: &[Standing]) -> String {
     out
 }
 
-#[test]
-fn times_read_back_as_the_records_write_them() {
-    assert_eq!(unix_ms("1970-01-01T00:00:00.000Z"), 0);
-    assert_eq!(unix_ms("2000-03-01T00:00:00.001Z"), 951_868_800_001);
-    assert_eq!(unix_ms("2026-11-25T06:31:29.123Z"), 1_795_588_289_123);
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_read_back_as_the_records_write_them() {
+        assert_eq!(super::unix_ms("1970-01-01T00:00:00.000Z"), 0);
+        assert_eq!(super::unix_ms("2000-03-01T00:00:00.001Z"), 951_868_800_001);
+        assert_eq!(super::unix_ms("2026-11-25T06:31:29.123Z"), 1_795_588_289_123);
+    }
 }

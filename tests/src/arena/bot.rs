@@ -7,6 +7,7 @@
 //! tournament's time, and reconnecting (`resume`, then join again) when the
 //! server goes away.
 
+use std::ops::Range;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::{SinkExt, StreamExt};
@@ -44,6 +45,25 @@ pub struct Plan {
     /// From this Unix ms on, holds each move (1 s, or until just past the
     /// end), so that its game is still being played when the time is up.
     pub slow_from: Option<i64>,
+    /// How long it takes over a move otherwise, in ms.
+    pub think_ms: Range<i64>,
+    /// Stops once out of its game after this Unix ms (else a moment after the end).
+    pub quit_at: Option<i64>,
+}
+
+impl Plan {
+    /// A bot called `name` playing `strategy` at a human pace, to the end.
+    pub fn new(name: &str, strategy: &'static str) -> Plan {
+        Plan {
+            name: name.to_owned(),
+            strategy,
+            berserk: false,
+            pause: None,
+            slow_from: None,
+            think_ms: 200..600,
+            quit_at: None,
+        }
+    }
 }
 
 /// What a bot saw, in order.
@@ -51,13 +71,27 @@ pub struct Plan {
 pub enum Event {
     /// It sent `tournament_join` (first, after its pause, or after a
     /// reconnect); `playing` when it was in a game then.
-    Joined { playing: bool },
+    Joined {
+        /// In a game then (taken back with `resume`).
+        playing: bool,
+    },
     /// `game_started`.
-    Started { tournament: Option<String> },
+    Started {
+        /// Its `tournament`.
+        tournament: Option<String>,
+    },
     /// `game_over`, or an `invalid_token` naming a game that ended while it was away.
-    Over { game_id: String, reason: String },
+    Over {
+        /// The record's id.
+        game_id: String,
+        /// How it ended.
+        reason: String,
+    },
     /// `room_closed`: free again.
-    Closed { reason: String },
+    Closed {
+        /// Why.
+        reason: String,
+    },
     /// The `state` answering its `resume` after a reconnect.
     Resumed,
     /// It sent `tournament_leave`.
@@ -108,9 +142,11 @@ struct Bot {
     log: Log,
 }
 
-/// Plays in tournament `tournament` (whose time is up at `ends_at`) at
-/// `url` as `plan` says, until its time is up and its last game is over.
-pub async fn play(url: String, plan: Plan, tournament: String, ends_at: i64) -> Log {
+/// Plays in tournament `tournament` (whose time is up at `ends_at`) as
+/// `plan` says, until its time is up and its last game is over. It
+/// connects to the first of `urls`, and when its connection drops, to the
+/// next that answers (the same again, alone).
+pub async fn play(urls: Vec<String>, plan: Plan, tournament: String, ends_at: i64) -> Log {
     let strategy = tictactoe_bots::by_name(plan.strategy).expect("a strategy's name");
     let log = Log { name: plan.name.clone(), events: Vec::new() };
     let mut bot = Bot {
@@ -127,11 +163,12 @@ pub async fn play(url: String, plan: Plan, tournament: String, ends_at: i64) -> 
         join_after_resume: false,
         log,
     };
-    let mut ws = bot.enter(&url).await.expect("the server answers the first connection");
+    let mut ws = bot.enter(&urls[0]).await.expect("the server answers the first connection");
     let mut heard = Instant::now();
     // A game may start a moment after the end (its pairing was decided
     // before): stay that long.
-    while now_ms() <= bot.ends_at + 1_500 || bot.in_room {
+    let until = bot.plan.quit_at.unwrap_or(bot.ends_at + 1_500);
+    while now_ms() <= until || bot.in_room {
         bot.chores(&mut ws).await;
         let due = bot.seat.as_ref().and_then(|s| s.due).map(|(at, ..)| at);
         let wake = due.map_or(Instant::now() + Duration::from_millis(200), |d| {
@@ -149,7 +186,7 @@ pub async fn play(url: String, plan: Plan, tournament: String, ends_at: i64) -> 
             }
             Ok(None) => {
                 bot.note(Event::Dropped);
-                ws = bot.reconnect(&url).await;
+                ws = bot.reconnect(&urls).await;
                 heard = Instant::now();
             }
         }
@@ -232,11 +269,12 @@ impl Bot {
         }
     }
 
-    /// Connects again with a jittered, doubling backoff, for up to a minute.
-    async fn reconnect(&mut self, url: &str) -> Ws {
+    /// Connects again, from the first of `urls` on, with a jittered,
+    /// doubling backoff, for up to a minute.
+    async fn reconnect(&mut self, urls: &[String]) -> Ws {
         let give_up = Instant::now() + Duration::from_secs(60);
         let mut backoff = Duration::from_millis(100);
-        loop {
+        for url in urls.iter().cycle() {
             if let Some(ws) = self.enter(url).await {
                 return ws;
             }
@@ -244,6 +282,7 @@ impl Bot {
             sleep(backoff.mul_f64(self.rng.random_range(0.5..1.0))).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
         }
+        unreachable!("a cycle of addresses ends only when one answers")
     }
 
     /// Sends a move that is due, and pauses or joins again when it is time.
@@ -376,7 +415,7 @@ impl Bot {
         self.strategy = Some(strategy);
         let (row, col) = choice.unwrap_or_else(|e| panic!("{}: no move: {e}", self.log.name));
         let now = now_ms();
-        let mut hold = self.rng.random_range(200..600);
+        let mut hold = self.rng.random_range(self.plan.think_ms.clone());
         if self.plan.slow_from.is_some_and(|from| now >= from) {
             let seat = self.seat.as_ref().expect("the seat");
             // Before each side has moved no clock runs: the first move has 30 s of its own.
