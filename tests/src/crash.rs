@@ -456,7 +456,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         hearing: Mutex::new(Vec::new()),
         heard: Mutex::new(Vec::new()),
     });
-    let quit_at = crate::arena::bot::now_ms() + (cfg.before + cfg.after).as_millis() as i64 + 8_000;
+    let quit_at = crate::arena::now_ms() + (cfg.before + cfg.after).as_millis() as i64 + 8_000;
     let mut arena = match cfg.cluster && cfg.stop.is_none() {
         true => arena::Arena::start(&ctx.urls, quit_at).await.map_err(|e| report.fail(e)).ok(),
         false => None,
@@ -492,7 +492,7 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     if let Some(a) = arena.as_mut() {
         a.before_kill(addr).await.unwrap_or_else(|e| report.fail(e));
     }
-    let killed_ms = crate::arena::bot::now_ms();
+    let killed_ms = crate::arena::now_ms();
     ctx.killed.store(true, Ordering::Release);
     if let Ok(mut at) = ctx.killed_at.lock() {
         *at = Some(Instant::now());

@@ -14,8 +14,8 @@ use tictactoe_protocol::tournament::{TournamentStatus, TournamentView};
 use tictactoe_tests::process::ServerProcess;
 use tictactoe_tests::{TempDir, http_get};
 
-use tictactoe_tests::arena::bot::{self, Event, Log, Plan, now_ms};
 use tictactoe_tests::arena::check;
+use tictactoe_tests::arena::{Event, Log, Plan, bot, now_ms};
 
 /// Creates a 3×3 tournament on a 15 s + 0.5 s clock lasting `duration_ms`
 /// and starting in `starts_in_ms`: its id, `starts_at` and `ends_at`.

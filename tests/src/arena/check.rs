@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 
-use super::bot::{Event, Log};
+use super::{Event, Log};
 use crate::{api, record_of};
 use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::tournament::{self, ScoredGame, Standing, Terms, TournamentView};

@@ -13,8 +13,8 @@ use tictactoe_protocol::tournament::TournamentView;
 use tokio::task::JoinHandle;
 
 use super::Fallible;
-use crate::arena::bot::{self, Log, Plan, now_ms};
 use crate::arena::check;
+use crate::arena::{Log, Plan, bot, now_ms};
 
 /// The tournament and its bots.
 pub(super) struct Arena {
