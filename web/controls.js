@@ -12,6 +12,7 @@ import {
 } from './saved.js';
 import { open, send } from './socket.js';
 import { initial, myTurn, step } from './state.js';
+import { wireTournaments } from './tournament-controls.js';
 
 /** A click on cell (`r`, `c`): our move, or a word on why it is not one. */
 function playAt(r, c) {
@@ -34,7 +35,7 @@ function home() {
   forgetSeat();
   page.invite = null;
   history.replaceState(null, '', '/');
-  page.state = { ...initial(), limits: page.state.limits, online: page.state.online };
+  page.state = { ...initial(), limits: page.state.limits, online: page.state.online, account: page.state.account };
   send({ type: 'who' });
   render();
 }
@@ -69,7 +70,7 @@ function wireAccount() {
 
 /** The home screen: a quick match, a room, the house (each on the clock picked), a room code, who is online and a challenge. */
 function wireHome() {
-  $('size').addEventListener('change', fillWins);
+  $('size').addEventListener('change', () => fillWins());
   wirePicker();
   $('start').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -173,6 +174,7 @@ export function wire() {
   wireAccount();
   wireHome();
   wireGame();
+  wireTournaments();
   $('board-pick').addEventListener('submit', (e) => {
     e.preventDefault();
     route();

@@ -8,6 +8,9 @@ import { moveRows, shown } from './words.js';
 
 const $ = (id) => document.getElementById(id);
 
+/** The mark by a player who went berserk (a tournament game). */
+const BERSERK = '⚡berserk';
+
 /**
  * Sizes the cells so that the whole board is on screen: from the room the
  * board has across (the game's width, less the side panel when it stands
@@ -48,7 +51,7 @@ export function faces(state, now) {
   if (!shown) return;
   shown.forEach((f, i) => {
     const el = $(`clock-${i + 1}`);
-    el.querySelector('.who').textContent = `${'XO'[i]} ${state.players[i]?.name ?? ''}`;
+    el.querySelector('.who').textContent = `${'XO'[i]} ${state.players[i]?.name ?? ''}${state.berserk?.[i] ? ` ${BERSERK}` : ''}`;
     el.querySelector('.time').textContent = f.text;
     el.classList.toggle('running', f.running);
     el.classList.toggle('low', f.low);
@@ -86,12 +89,19 @@ export function moves(state) {
   list.scrollTop = list.scrollHeight;
 }
 
-/** The players' line: each name in its mark's colour, as text. */
+/** The players' line: each name in its mark's colour, as text, and the mark of a player gone berserk. */
 export function players(state) {
   const parts = state.players.flatMap((p, i) => {
     const span = document.createElement('span');
     span.className = 'xo'[i];
     span.textContent = `${'XO'[i]} ${shown(p)}`;
+    if (state.berserk?.[i]) {
+      const mark = document.createElement('span');
+      mark.className = 'berserk-mark';
+      mark.textContent = ` ${BERSERK}`;
+      mark.title = 'went berserk: half the clock, no increment';
+      span.append(mark);
+    }
     return i ? [' — ', span] : [span];
   });
   const tail = state.you ? ` (you are ${'XO'[state.you - 1]})` : ' (watching)';

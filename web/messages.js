@@ -1,13 +1,19 @@
 // What the page does on each server message besides folding it into its
 // state (state.js): says hello once welcomed and takes the tab's seat back,
 // keeps the seat and the account in the browser, looks at a room opened
-// through its link, and looks up how a game that ended while we were away
-// ended.
+// through its link, looks up how a game that ended while we were away
+// ended, and follows the tournaments (their pages, and our tournament
+// games opening by themselves and going back to the tournament after).
 import { $, now, page } from './page.js';
-import { buildBoard, fillSizes, myName, render, view } from './render.js';
+import {
+  buildBoard, fillSizes, me, myName, render, view,
+} from './render.js';
 import { account, forgetAccount, forgetSeat, keepAccount, keepSeat, savedSeat } from './saved.js';
 import { send, url, welcomed } from './socket.js';
 import { apply } from './state.js';
+import { applyTour, lastGame } from './tournament.js';
+import { backToTournament, rejoin, remember } from './tournament-controls.js';
+import { outcome } from './words.js';
 
 /** `hello` as the account signed in, or as a guest with the name typed. */
 export function hello() {
@@ -18,6 +24,7 @@ export function hello() {
 /** Takes in one message from the server, and draws the page again. */
 export function handle(msg) {
   page.state = apply(page.state, msg, now());
+  page.tour = applyTour(page.tour, msg, me());
   switch (msg.type) {
     case 'welcome': {
       welcomed();
@@ -27,6 +34,7 @@ export function handle(msg) {
       if (seat) send({ type: 'resume', token: seat.token });
       else if (page.invite) peek(page.invite);
       send({ type: 'who' });
+      rejoin();
       break;
     }
     case 'registered':
@@ -54,12 +62,22 @@ export function handle(msg) {
       break;
     case 'game_over':
       forgetSeat();
+      if (page.state.tournament) page.tour.last = lastGame(page.state, outcome(page.state), msg.game_id);
       break;
     case 'error':
       refused(msg);
+      remember();
       break;
     case 'room_closed':
       page.invite = null;
+      // A tournament game's room closes after its one game: back to the tournament, for the next pairing.
+      if (page.state.tournament && page.state.you !== null && msg.room === page.state.room) backToTournament();
+      break;
+    case 'tournament':
+      if (page.tour.created === msg.id) location.hash = `#/tournaments/${encodeURIComponent(msg.id)}`;
+      break;
+    case 'tournament_update':
+      remember();
       break;
     default:
   }

@@ -1,8 +1,10 @@
 // The page's mutable state, all of it in one object: the picture of the
-// game and the lobby (folded from server messages by state.js) and what the
+// game and the lobby (folded from server messages by state.js), the
+// tournaments' (folded by tournament.js) and what the
 // page keeps beside it between events. Every other module reads and writes
 // it here and keeps nothing of its own.
 import { initial, roomFromPath } from './state.js';
+import { initialTour } from './tournament.js';
 
 /** The page's element with `id`. */
 export const $ = (id) => document.getElementById(id);
@@ -13,6 +15,7 @@ export const now = () => performance.now();
 /** The one state of the page. */
 export const page = {
   state: initial(),
+  tour: initialTour(), // the tournaments: the list, the one looked at, the one we play in (tournament.js)
   ws: null, // the WebSocket to the server, replaced on each reconnection
   // A room opened through its link (/r/CODE): shown with who waits in it, or
   // watched when its game is on. Its seat is taken only on an explicit click,

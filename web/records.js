@@ -16,17 +16,20 @@ async function api(path) {
   return body;
 }
 
-function el(tag, text, props = {}) {
+/** A new element `tag` with `text` (as text) and `props`. */
+export function el(tag, text, props = {}) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
   return Object.assign(node, props);
 }
 
-function playerLink(name, label = name) {
+/** A link to `name`'s profile. */
+export function playerLink(name, label = name) {
   return el('a', label, { href: `#/players/${encodeURIComponent(name)}` });
 }
 
-function table(head, rows) {
+/** A table with the column headings `head` and `rows` of cells (text, numbers or elements). */
+export function table(head, rows) {
   const t = el('table');
   const tr = el('tr');
   for (const h of head) tr.append(el('th', h, { scope: 'col' }));

@@ -7,9 +7,11 @@ import * as game from './game.js';
 import * as invites from './invite.js';
 import * as records from './records.js';
 import * as result from './result.js';
+import * as tournaments from './tournament-view.js';
 import { $, now, page } from './page.js';
 import { account } from './saved.js';
 import { clockLeft, myTurn, sizes } from './state.js';
+import { canBerserk } from './tournament.js';
 import { boardName, shown, statusText } from './words.js';
 
 /** The name this tab plays as: the account's, else the one typed. */
@@ -17,10 +19,19 @@ export function myName() {
   return account()?.name ?? $('name').value.trim();
 }
 
-/** The view the address asks for: play (default), account, leaderboard, a profile or a replay. */
+/** The account's name signed in on this connection, or null for a guest. */
+export function me() {
+  return page.state.account?.name ?? null;
+}
+
+/**
+ * The view the address asks for: play (default), account, leaderboard, a
+ * profile, a replay, the tournaments or one tournament.
+ */
 export function view() {
   const [, what, arg] = location.hash.split('/');
   if (what === 'account' || what === 'leaderboard') return { what };
+  if (what === 'tournaments') return arg ? { what: 'tournament', arg: decodeURIComponent(arg) } : { what };
   if ((what === 'players' || what === 'games') && arg) return { what, arg: decodeURIComponent(arg) };
   return { what: 'play' };
 }
@@ -34,26 +45,28 @@ export function route() {
   render();
 }
 
-/** The size menus offer every board the server plays (its `welcome` limits). */
+/** The size menus (a game's and a tournament's) offer every board the server plays (its `welcome` limits). */
 export function fillSizes() {
   const size = $('size');
   if (size.options.length) return;
   const all = sizes(page.state.limits);
-  for (const n of all) size.add(new Option(`${n}×${n}`, String(n)));
-  size.value = all.includes(3) ? '3' : String(all[0]);
+  for (const [sizeId, winId] of [['size', 'win'], ['t-size', 't-win']]) {
+    for (const n of all) $(sizeId).add(new Option(`${n}×${n}`, String(n)));
+    $(sizeId).value = all.includes(3) ? '3' : String(all[0]);
+    fillWins(sizeId, winId);
+  }
   $('smallest').textContent = size.options[0].text;
   $('largest').textContent = size.options[size.options.length - 1].text;
-  fillWins();
   for (const id of ['lb-size', 'lb-win']) {
     $(id).min = String(all[0]);
     $(id).max = String(all[all.length - 1]);
   }
 }
 
-/** The win lengths the board chosen allows, a whole line chosen. */
-export function fillWins() {
-  const n = Number($('size').value);
-  const win = $('win');
+/** The win lengths the board chosen in menu `sizeId` allows, into menu `winId`, a whole line chosen. */
+export function fillWins(sizeId = 'size', winId = 'win') {
+  const n = Number($(sizeId).value);
+  const win = $(winId);
   win.replaceChildren();
   for (let k = Math.min(3, n); k <= n; k++) win.add(new Option(k === n ? `${k} (a whole line)` : String(k), String(k)));
   win.value = String(n);
@@ -139,6 +152,10 @@ export function render() {
   $('leaderboard').hidden = v !== 'leaderboard';
   $('profile').hidden = v !== 'players';
   $('replay').hidden = v !== 'games';
+  $('tournaments').hidden = v !== 'tournaments';
+  $('tournament').hidden = v !== 'tournament';
+  if (v === 'tournaments') tournaments.paintList(page.tour, !!me(), Date.now());
+  if (v === 'tournament') tournaments.paintPage(page.tour, me(), Date.now());
   const saved = account();
   $('account-status').textContent = saved
     ? `Signed in as ${saved.name}${state.account?.bot ? ' (bot)' : ''}.`
@@ -186,6 +203,8 @@ export function render() {
     game.moves(state);
     const seated = state.you !== null;
     $('resign').hidden = !seated || !!state.over;
+    $('berserk').hidden = !seated || !state.tournament || !!state.over;
+    $('berserk').disabled = !canBerserk(state);
     if (!page.resignArmed) $('resign').textContent = 'Resign';
   }
   renderClock();

@@ -1,6 +1,7 @@
 // The end of a game as a banner over the board's side: the score with X
 // first, who won and how (words.js's `outcome`), the rating change, and the
-// way on (rematch, new game). Spectators see it too, in neutral words.
+// way on (rematch, new game; a tournament game has none: the tournament
+// page comes back by itself). Spectators see it too, in neutral words.
 import { boardName, outcome } from './words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -23,7 +24,9 @@ export function paint(state) {
   $('headline').textContent = told.headline;
   $('how').textContent = told.how ? told.how[0].toUpperCase() + told.how.slice(1) : '';
   const seated = state.you !== null;
-  $('rematch').hidden = !seated || state.closed;
+  // A tournament's room closes after its one game: the page goes back to the tournament.
+  $('rematch').hidden = !seated || state.closed || !!state.tournament;
+  $('new-game').hidden = !!state.tournament;
   $('new-game').title = `A new game on ${boardName(state.size, state.win)} against ${againstHouse(state) ? 'the house bot' : 'the next player waiting'}`;
 }
 

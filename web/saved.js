@@ -1,10 +1,11 @@
 // What this browser keeps between page loads: the tab's seat (a reload
-// takes it back), the account signed in, the guest name and the clock
-// chosen.
+// takes it back), the account signed in, the guest name, the clock
+// chosen and the tournament the tab plays in.
 const SEAT = 'ttt.seat'; // sessionStorage: this tab's seat { token, you }, taken back after a reload
 const NAME = 'ttt.name'; // localStorage: the name last chosen
 const GUEST = 'ttt.guest'; // sessionStorage: this tab's guest name, kept until the user changes it
 const ACCOUNT = 'ttt.account'; // localStorage: { name, token } of the account signed in
+const TOURNAMENT = 'ttt.tournament'; // sessionStorage: the id of the tournament this tab plays in, joined again on reconnecting
 const CLOCK = 'ttt.clock'; // localStorage: the clock picker's choice { pick, minutes, increment }
 
 /** The account signed in in this browser, `{ name, token }`, or null for a guest. */
@@ -73,4 +74,19 @@ export function savedClock() {
 /** Keeps the clock picker's choice for the next visit. */
 export function keepClock(choice) {
   localStorage.setItem(CLOCK, JSON.stringify(choice));
+}
+
+/** The tournament this tab plays in, by id, or null. */
+export function savedTournament() {
+  return sessionStorage.getItem(TOURNAMENT);
+}
+
+/** Keeps `id` as the tournament this tab plays in (joined again after a reload or a reconnection). */
+export function keepTournament(id) {
+  sessionStorage.setItem(TOURNAMENT, id);
+}
+
+/** This tab plays in no tournament (paused, or it is over). */
+export function forgetTournament() {
+  sessionStorage.removeItem(TOURNAMENT);
 }

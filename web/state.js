@@ -42,6 +42,8 @@ export function initial() {
     account: null, // { name, bot } once signed in
     gone: null, // the code of a room opened through its link that does not exist (any more)
     ended: null, // the id of our game that ended while we were away: its record is looked up
+    tournament: null, // the id of the tournament this game is part of, or null
+    berserk: [false, false], // which sides went berserk (a tournament game)
   };
 }
 
@@ -76,6 +78,8 @@ function newGame(state, msg, moves, now) {
   state.opening = msg.opening ?? 0;
   state.turn = msg.turn;
   state.clockAt = now;
+  state.tournament = msg.tournament ?? null;
+  state.berserk = msg.berserk ? [...msg.berserk] : [false, false];
 }
 
 /**
@@ -185,6 +189,15 @@ function fold(state, prev, msg, now) {
         const { before, after } = msg.ratings[state.you - 1];
         state.note = `Rating ${before} → ${after} (${after >= before ? '+' : ''}${after - before}).`;
       }
+      break;
+    case 'berserked':
+      // A tournament game's player halved their clock: the clocks as they are now, the same one running.
+      if (msg.room !== state.room || state.screen !== 'game') break;
+      state.berserk[msg.player - 1] = true;
+      fischer.take(state, { clocks: msg.clocks, running: state.running }, now);
+      state.note = msg.player === state.you
+        ? 'Berserk: half your time and no increment; a win with enough moves of your own scores a point more.'
+        : `${state.players[msg.player - 1]?.name ?? 'XO'[msg.player - 1]} went berserk.`;
       break;
     case 'opponent_disconnected':
       // The per-move timer waits for an away player; a Fischer game's

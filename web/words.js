@@ -77,6 +77,7 @@ export function refusal(msg, limits) {
     room_not_found: 'No room has that code: it may have closed.',
     invalid_token: 'Your last game is over (it ended while you were away): start a new one.',
     invalid_clock: 'This server does not play that clock: from 1 s to 180 min, plus 0 to 180 s a move.',
+    cannot_berserk: 'Too late to go berserk: only in a tournament game, once, before your first move.',
   };
   return words[msg.code] ?? msg.message;
 }

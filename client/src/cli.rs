@@ -4,39 +4,15 @@ use clap::{Args, Parser, Subcommand};
 use tictactoe_protocol::Fischer;
 
 use crate::request::{RequestedRules, Start};
-use crate::{arena, judge_cmd, say, servers, tls};
+pub use crate::servers::ServerArg;
+use crate::{arena, judge_cmd, say};
 
-/// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, or judge a move list.
+/// Play tic-tac-toe on a tictactoe server, watch a game, run a bot, play arena tournaments, or judge a move list.
 #[derive(Parser)]
 #[command(name = "ttt", version, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Where the server is.
-#[derive(Args)]
-pub struct ServerArg {
-    /// Server URL; several, comma-separated (ws://a:7878,ws://b:7878: the
-    /// instances of one cluster), are tried in turn when connecting and
-    /// again when reconnecting after the connection is lost.
-    #[arg(long, env = "TTT_SERVER", default_value = servers::DEFAULT_SERVER, value_name = "URL[,URL…]")]
-    pub server: String,
-    /// PEM file of the CA that signed a `wss://` server's certificate (a
-    /// private CA); without it, `wss://` trusts the public web PKI.
-    #[arg(long, env = "TTT_CA_CERT", value_name = "PEM")]
-    ca_cert: Option<std::path::PathBuf>,
-}
-
-impl ServerArg {
-    /// The server URLs (comma-separated), once the CA of `--ca-cert` (if
-    /// any) is trusted.
-    pub fn url(&self) -> Result<&str, tls::CaError> {
-        if let Some(path) = &self.ca_cert {
-            tls::trust_ca(path)?;
-        }
-        Ok(&self.server)
-    }
 }
 
 /// Which game to enter.
@@ -236,9 +212,19 @@ pub enum Command {
         /// others are declined. Default: any.
         #[arg(long, value_delimiter = ',', requires = "accept_challenges")]
         sizes: Vec<usize>,
+        /// Join this arena tournament and play every pairing until it ends
+        /// (the bot's account signs in: TTT_TOKEN, or one saved under --name).
+        #[arg(long, env = "TTT_TOURNAMENT", value_name = "ID",
+              conflicts_with_all = ["create", "join", "house", "challenge", "accept_challenges", "clock"])]
+        tournament: Option<String>,
+        /// With --tournament: go berserk in every game, before its first move.
+        #[arg(long, requires = "tournament")]
+        berserk: bool,
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Arena tournaments: list, create, watch the standings, or join and play.
+    Tournament(crate::tournament_cmd::args::TournamentArgs),
     /// Replay a move list and print A, B, Draw or Pending.
     Judge(judge_cmd::JudgeArgs),
     /// Measure one bot against another in game pairs, with Elo and an SPRT

@@ -130,3 +130,49 @@ pub fn ended_while_away() -> ServerMessage {
         game_id: Some(Arc::from("g1")),
     }
 }
+
+/// A row of the standings: `name` at `rank` with these games' points.
+pub fn standing(
+    rank: usize,
+    name: &str,
+    results: &[u32],
+    streak: bool,
+) -> tictactoe_protocol::tournament::Standing {
+    tictactoe_protocol::tournament::Standing {
+        rank,
+        name: name.into(),
+        score: results.iter().sum(),
+        games: results.len() as u32,
+        streak,
+        results: results.to_vec(),
+        performance: (!results.is_empty()).then_some(1500 + 100 * rank as i64),
+        paused: false,
+    }
+}
+
+/// Tournament `T1`, "Evening arena" on 3×3 at 0.5+0, running from Unix ms
+/// 1,000,000 for a minute, in `status`, with `standings` and finished `games`.
+pub fn tournament(
+    status: tictactoe_protocol::tournament::TournamentStatus,
+    standings: Vec<tictactoe_protocol::tournament::Standing>,
+    games: &[&str],
+) -> tictactoe_protocol::tournament::TournamentView {
+    use tictactoe_protocol::tournament::{TournamentSummary, TournamentView};
+    TournamentView {
+        summary: TournamentSummary {
+            id: "T1".into(),
+            name: "Evening arena".into(),
+            created_by: "ann".into(),
+            size: 3,
+            win: 3,
+            clock: tictactoe_protocol::Fischer { initial_ms: 30_000, increment_ms: 0 },
+            duration_ms: 60_000,
+            starts_at: 1_000_000,
+            ends_at: 1_060_000,
+            status,
+            players: standings.len(),
+        },
+        standings,
+        games: games.iter().map(|g| (*g).into()).collect(),
+    }
+}

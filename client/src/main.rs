@@ -18,6 +18,8 @@ mod seats;
 mod servers;
 mod session;
 mod tls;
+mod tournament;
+mod tournament_cmd;
 mod ui;
 mod view;
 mod who_cmd;
@@ -77,6 +79,7 @@ async fn main() -> ExitCode {
                 Ok(play(url, &name, &Start::Challenge(player, rules)).await?)
             }
             Command::Who { server } => Ok(who_cmd::run(server.url()?).await?),
+            Command::Tournament(args) => tournament_cmd(args.command).await,
             Command::Bot {
                 server,
                 name,
@@ -89,6 +92,8 @@ async fn main() -> ExitCode {
                 accept_challenges,
                 challenge,
                 sizes,
+                tournament,
+                berserk,
                 mut game,
             } => {
                 let label = if engine.is_some() { "engine" } else { strategy.as_str() };
@@ -117,18 +122,23 @@ async fn main() -> ExitCode {
                 if arena.is_none() {
                     game.check()?;
                 }
-                let start = match (accept_challenges, challenge) {
-                    (true, _) => Start::Await,
-                    (false, Some(player)) => Start::Challenge(player, game.rules()),
-                    (false, None) => game.start(),
+                let start = match (accept_challenges, challenge, tournament) {
+                    (_, _, Some(id)) => Start::Tournament(id),
+                    (true, _, None) => Start::Await,
+                    (false, Some(player), None) => Start::Challenge(player, game.rules()),
+                    (false, None, None) => game.start(),
                 };
                 let (start, games) = match (start, arena) {
                     (Start::Quick(_), Some(room)) => (Start::Join(room), 0),
                     (start, _) => (start, games),
                 };
-                let sizes = bot_cmd::Sizes(sizes);
-                let think = think_ms.map(Duration::from_millis);
-                Ok(run_bot(server.url()?, &name, mover, games, think, &start, sizes).await?)
+                let plan = bot_cmd::Plan {
+                    games,
+                    think: think_ms.map(Duration::from_millis),
+                    sizes: bot_cmd::Sizes(sizes),
+                    berserk,
+                };
+                Ok(run_bot(server.url()?, &name, mover, &start, plan).await?)
             }
         }
     }
@@ -139,6 +149,35 @@ async fn main() -> ExitCode {
             // Errors may quote the server or another player: never raw control characters.
             eprintln!("ttt: {}", say::clean(&message.to_string()));
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `ttt tournament`'s subcommands.
+async fn tournament_cmd(command: tournament_cmd::args::TournamentCommand) -> Result<(), Error> {
+    use tournament_cmd::args::TournamentCommand as T;
+    match command {
+        T::List { server, json } => Ok(tournament_cmd::list(server.url()?, json).await?),
+        T::Create { server, name, account, size, win, clock, minutes, starts_in } => {
+            let url = server.url()?;
+            say::check_win(RequestedRules { size, win, clock: Some(clock) })?;
+            // A bot account may create one too, when it is the only one saved.
+            let account = account.or_else(|| accounts::only_name(url));
+            let account = player_name(url, account);
+            let terms = tournament_cmd::Creation {
+                name,
+                size,
+                win,
+                clock,
+                duration_ms: minutes,
+                starts_in_ms: starts_in,
+            };
+            Ok(tournament_cmd::create(url, &account, terms).await?)
+        }
+        T::Watch { server, id } => Ok(tournament_cmd::watch(server.url()?, &id).await?),
+        T::Join { server, id, name } => {
+            let url = server.url()?;
+            Ok(play(url, &player_name(url, name), &Start::Tournament(id)).await?)
         }
     }
 }
@@ -159,7 +198,8 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), PlayError> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         // A player's seat is kept on disk while a game lasts, and taken back
         // by the next `ttt play` if this one dies mid-game.
-        let (link, resumed) = if matches!(start, Start::Watch(_)) {
+        // A tournament's games come one after another: none is kept to take back.
+        let (link, resumed) = if matches!(start, Start::Watch(_) | Start::Tournament(_)) {
             (session::open(url, name, start).await?, None)
         } else {
             session::open_kept(url, name, start).await?
@@ -168,6 +208,13 @@ async fn play(url: &str, name: &str, start: &Start) -> Result<(), PlayError> {
             println!("{}", say::clean(&result));
         }
         Ok(())
+    } else if let Start::Tournament(id) = start {
+        let why = format!(
+            "playing a tournament needs a terminal; a script plays it with `{} bot --tournament {}`",
+            say::invoked_as(),
+            say::clean(id)
+        );
+        Err(session::SessionError::Refused(why).into())
     } else {
         ui::lines::run(session::open(url, name, start).await?, name, start).await
     }
@@ -177,16 +224,17 @@ async fn run_bot(
     url: &str,
     name: &str,
     mover: bot::Mover,
-    games: u32,
-    think: Option<Duration>,
     start: &Start,
-    sizes: bot_cmd::Sizes,
+    plan: bot_cmd::Plan,
 ) -> Result<(), BotError> {
     let link = session::open(url, name, start).await?;
     if matches!(start, Start::Await) {
-        eprintln!("ttt bot: {name} is waiting for challenges ({sizes})");
+        eprintln!("ttt bot: {name} is waiting for challenges ({})", plan.sizes);
     }
-    let tally = bot_cmd::run(link, start, mover, games, think, &sizes).await?;
-    println!("{tally}");
+    let tally = bot_cmd::run(link, start, name, mover, &plan).await?;
+    // A tournament's bot has printed its own summary, with its rank.
+    if !matches!(start, Start::Tournament(_)) {
+        println!("{tally}");
+    }
     Ok(())
 }

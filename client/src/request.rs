@@ -47,6 +47,8 @@ pub enum Start {
     Challenge(String, RequestedRules),
     /// Ask for nothing: stay listed and wait for challenges.
     Await,
+    /// Join the arena tournament of this id and play every pairing.
+    Tournament(String),
 }
 
 impl Start {
@@ -68,6 +70,7 @@ impl Start {
             Start::House(r, level) => format!("house {} {level:?}", rules(r)),
             Start::Challenge(name, r) => format!("challenge {} {}", name.to_lowercase(), rules(r)),
             Start::Await => "await".to_owned(),
+            Start::Tournament(id) => format!("tournament {}", id.trim()),
         }
     }
 
@@ -75,7 +78,7 @@ impl Start {
     pub fn rules(&self) -> Option<RequestedRules> {
         match self {
             Start::Quick(r) | Start::Create(r, _) | Start::House(r, _) | Start::Challenge(_, r) => Some(*r),
-            Start::Join(_) | Start::Watch(_) | Start::Await => None,
+            Start::Join(_) | Start::Watch(_) | Start::Await | Start::Tournament(_) => None,
         }
     }
 
@@ -106,6 +109,7 @@ impl Start {
                 let (size, win) = rules.wire();
                 ClientMessage::Challenge { clock: rules.clock, name: name.clone(), size, win }
             }
+            Start::Tournament(id) => ClientMessage::TournamentJoin { tournament: id.clone() },
             Start::Await => return None,
         })
     }
@@ -135,6 +139,8 @@ mod tests {
             Start::Challenge("ann".into(), rules(3, None)),
             Start::Challenge("bob".into(), rules(3, None)),
             Start::Await,
+            Start::Tournament("T1".into()),
+            Start::Tournament("T2".into()),
         ];
         let keys: std::collections::HashSet<String> = different.iter().map(Start::key).collect();
         assert_eq!(keys.len(), different.len(), "{keys:?}");

@@ -6,6 +6,31 @@ use crate::say::{clean, invoked_as};
 /// The server URL from `--server`, `TTT_SERVER`, or the default.
 pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
 
+/// Where the server is.
+#[derive(clap::Args)]
+pub struct ServerArg {
+    /// Server URL; several, comma-separated (ws://a:7878,ws://b:7878: the
+    /// instances of one cluster), are tried in turn when connecting and
+    /// again when reconnecting after the connection is lost.
+    #[arg(long, env = "TTT_SERVER", default_value = DEFAULT_SERVER, value_name = "URL[,URL…]")]
+    pub server: String,
+    /// PEM file of the CA that signed a `wss://` server's certificate (a
+    /// private CA); without it, `wss://` trusts the public web PKI.
+    #[arg(long, env = "TTT_CA_CERT", value_name = "PEM")]
+    ca_cert: Option<std::path::PathBuf>,
+}
+
+impl ServerArg {
+    /// The server URLs (comma-separated), once the CA of `--ca-cert` (if
+    /// any) is trusted.
+    pub fn url(&self) -> Result<&str, crate::tls::CaError> {
+        if let Some(path) = &self.ca_cert {
+            crate::tls::trust_ca(path)?;
+        }
+        Ok(&self.server)
+    }
+}
+
 /// The URLs of a `--server` value: comma-separated, each tried in turn
 /// (the instances of one cluster, or a server and its standby).
 pub fn urls(servers: &str) -> Vec<String> {

@@ -37,6 +37,10 @@ pub async fn open(servers: &str, name: &str, start: &Start) -> Result<Link, Sess
         // Waiting to be challenged: listed again on every new connection.
         None => link.stay_listed(),
     }
+    // A tournament's player, free between games, reconnects too (and joins again).
+    if matches!(start, Start::Tournament(_)) {
+        link.stay_listed();
+    }
     Ok(link)
 }
 

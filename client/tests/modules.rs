@@ -17,11 +17,11 @@ const ORDER: &[&[&str]] = &[
     &["fixtures", "request", "tls", "bot", "judge_cmd"],
     &["say"],
     &["servers", "view"],
-    &["seats", "accounts", "api"],
+    &["seats", "accounts", "api", "tournament"],
     &["net"],
     &["session"],
     &["ui", "who_cmd", "bot_cmd"],
-    &["records_cmd", "arena"],
+    &["records_cmd", "arena", "tournament_cmd"],
     &["error", "cli"],
 ];
 

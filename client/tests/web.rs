@@ -5,7 +5,8 @@
 //! screenshots under `target/web-failures/`; the screenshots a scenario takes
 //! on purpose (a 15×15 board at laptop and phone sizes, a paused clock, both
 //! Fischer clocks of a timed game, the end-of-game banner, a room's invite, a
-//! room code that does not exist) go to `$SCREENS`, or `target/web-screens/`.
+//! room code that does not exist, a tournament game gone berserk and its
+//! standings) go to `$SCREENS`, or `target/web-screens/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -59,6 +60,21 @@ async fn browser_ready() -> PathBuf {
     chromium
 }
 
+/// Runs the browser scenarios of `web/e2e/{script}` with `args` in `chromium`,
+/// from the workspace (their screenshots go under its `target/`), within `limit`.
+async fn scenarios(script: &str, args: &[&str], chromium: &Path, limit: Duration) -> (bool, String) {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    run(
+        tokio::process::Command::new("node")
+            .arg(web().join("e2e").join(script))
+            .args(args)
+            .env("CHROMIUM", chromium)
+            .current_dir(target.parent().unwrap_or(&target)),
+        limit,
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_plays_in_a_real_browser() {
     let chromium = browser_ready().await;
@@ -74,18 +90,25 @@ async fn the_page_plays_in_a_real_browser() {
     };
     let server = TestServer::start(config).await;
     let url = format!("http://{}/", server.addr);
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let (ok, out) = run(
-        tokio::process::Command::new("node")
-            .arg(web().join("e2e/browser.mjs"))
-            .args([url.as_str(), TTT])
-            .env("CHROMIUM", &chromium)
-            .current_dir(target.parent().unwrap_or(&target)),
-        Duration::from_secs(240),
-    )
-    .await;
+    let (ok, out) = scenarios("browser.mjs", &[url.as_str(), TTT], &chromium, Duration::from_secs(240)).await;
     assert!(ok, "browser scenarios failed:\n{out}");
     assert!(!out.contains("not ok"), "{out}");
+    server.shutdown().await;
+}
+
+/// A tournament through the page: created and joined by a signed-in player,
+/// watched by a guest, paired with a scripted WebSocket bot; the game opens
+/// by itself (with berserk), and the guest's standings move live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_plays_a_tournament_in_a_real_browser() {
+    let chromium = browser_ready().await;
+    let dir = tictactoe_tests::TempDir::new("web-tournament");
+    let config = Config { max_messages_per_second: 0, database: dir.database("web.db"), ..test_config() };
+    let server = TestServer::start(config).await;
+    let url = format!("http://{}/", server.addr);
+    let (ok, out) = scenarios("tournament.mjs", &[url.as_str()], &chromium, Duration::from_secs(120)).await;
+    assert!(ok, "the tournament scenario failed:\n{out}");
+    assert!(out.contains("ok - ") && !out.contains("not ok"), "{out}");
     server.shutdown().await;
 }
 

@@ -136,9 +136,11 @@ async fn two_joined_players_are_paired_play_berserk_and_see_their_scores() {
     x.expect_error(ErrorCode::CannotBerserk, Some(json!("again"))).await;
     // X wins the top row with three own moves: 2 + 1 for the berserk win.
     for (i, [r, c]) in [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]].into_iter().enumerate() {
-        let mover = if i % 2 == 0 { &mut x } else { &mut o };
+        let (mover, other) = if i % 2 == 0 { (&mut x, &mut o) } else { (&mut o, &mut x) };
         mover.send(json!({"type": "move", "row": r, "col": c})).await;
-        mover.recv_type("moved").await;
+        for c in [mover, other] {
+            assert_eq!(c.recv_type("moved").await["seq"], i + 1);
+        }
         if i == 0 {
             x.send(json!({"type": "berserk", "id": "late"})).await;
             x.expect_error(ErrorCode::CannotBerserk, Some(json!("late"))).await;
@@ -174,5 +176,61 @@ async fn two_joined_players_are_paired_play_berserk_and_see_their_scores() {
     let (status, view) = api(server.addr, &format!("/api/tournaments/{id}")).await;
     assert_eq!(status, 200, "{view}");
     assert_eq!(view["standings"][0]["name"], x_name);
+    server.stop().await.expect("stops");
+}
+
+#[tokio::test]
+async fn a_tournament_game_keeps_its_tournament_and_berserk_across_a_restart() {
+    let dir = TempDir::new("tournament-restart");
+    let config = || Config { reconnect_grace_ms: 30_000, ..with_db(&dir) };
+    let server = TestServer::start(config()).await;
+    let mut ann = account(&server, "ann").await;
+    let mut bob = account(&server, "bob").await;
+    let id = create(&mut ann, json!({})).await["id"].as_str().expect("id").to_owned();
+    for c in [&mut ann, &mut bob] {
+        c.send(json!({"type": "tournament_join", "id": id})).await;
+        update(c).await;
+    }
+    let (sa, sb) = (ann.recv_type("game_started").await, bob.recv_type("game_started").await);
+    let (mut x, mut o, tokens) = if sa["you"] == 1 {
+        (ann, bob, [sa["resume_token"].clone(), sb["resume_token"].clone()])
+    } else {
+        (bob, ann, [sb["resume_token"].clone(), sa["resume_token"].clone()])
+    };
+    x.send(json!({"type": "move", "row": 0, "col": 0})).await;
+    x.recv_type("moved").await;
+    o.send(json!({"type": "berserk"})).await;
+    assert_eq!(x.recv_type("berserked").await["player"], 2);
+    o.send(json!({"type": "move", "row": 1, "col": 0})).await;
+    assert_eq!(x.recv_type("moved").await["seq"], 2);
+    drop((x, o));
+    let server = server.restart(config()).await;
+    let mut x = server.client().await;
+    x.send(json!({"type": "resume", "token": tokens[0]})).await;
+    let state = x.recv_type("state").await;
+    assert_eq!(
+        (state["tournament"].as_str(), &state["berserk"]),
+        (Some(id.as_str()), &json!([false, true])),
+        "{state}"
+    );
+    assert!(state["clocks"][1].as_u64().unwrap_or(u64::MAX) <= 10_000, "O's berserk half clock: {state}");
+    let mut o = server.client().await;
+    o.send(json!({"type": "resume", "token": tokens[1]})).await;
+    o.recv_type("state").await;
+    for (i, [r, c]) in [[0, 1], [1, 1], [0, 2]].into_iter().enumerate() {
+        let (mover, other) = if i % 2 == 0 { (&mut x, &mut o) } else { (&mut o, &mut x) };
+        mover.send(json!({"type": "move", "row": r, "col": c})).await;
+        for c in [mover, other] {
+            assert_eq!(c.recv_type("moved").await["seq"], i + 3);
+        }
+    }
+    let over = x.recv_type("game_over").await;
+    let record = tictactoe_tests::record_of(server.addr, over["game_id"].as_str().unwrap()).await;
+    assert_eq!(
+        (record["tournament"].as_str(), &record["berserk"]),
+        (Some(id.as_str()), &json!([false, true]))
+    );
+    let (_, view) = api(server.addr, &format!("/api/tournaments/{id}")).await;
+    assert_eq!(view["games"], json!([over["game_id"]]), "{view}");
     server.stop().await.expect("stops");
 }

@@ -1,34 +1,17 @@
 // The page in a real browser (Debian's chromium, driven by playwright-core):
 // node web/e2e/browser.mjs SERVER_URL TTT_BINARY
 // The server runs a turn clock (a long one) so that the clock can be seen.
-// Each scenario runs in fresh browser contexts; a failing one saves a
-// screenshot of every page it opened under the workspace's target/web-failures/
-// (ignored by git, wherever this is run from). Screenshots that show what a
-// scenario checks go to $SCREENS, or target/web-screens/.
+// Each scenario runs in fresh browser contexts (driver.mjs: a failing one
+// leaves screenshots in target/web-failures/, and those a scenario takes on
+// purpose go to $SCREENS, or target/web-screens/).
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import {
+  cell, launch, playToTheEnd, runAll, says, screens, status,
+} from './driver.mjs';
 
 const [server, ttt] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const TIMEOUT = 15000;
-const target = fileURLToPath(new URL('../../target/', import.meta.url));
-const failures = `${target}web-failures`;
-const screens = process.env.SCREENS || `${target}web-screens`;
-
-const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-
-/** A fresh browser context (its own storage, and a clipboard to read) with one page open at `path`. */
-async function open(path = '/', viewport = { width: 1000, height: 800 }) {
-  const context = await browser.newContext({ viewport, permissions: ['clipboard-read', 'clipboard-write'] });
-  const page = await context.newPage();
-  page.setDefaultTimeout(TIMEOUT);
-  await page.goto(new URL(path, server).href);
-  return page;
-}
-
-const status = (page) => page.getByRole('status');
+const { browser, open } = await launch(server);
 
 /** The invite a page shows once its room is open (or in `within`): its code, link and terminal command. */
 async function invitation(page, within = '#invite') {
@@ -65,18 +48,6 @@ function expect(what, got, want) {
   for (const [k, v] of Object.entries(want)) {
     if (got[k] !== v) throw new Error(`${what}: ${k} is ${JSON.stringify(got[k])}, not ${JSON.stringify(v)} (${JSON.stringify(got)})`);
   }
-}
-const cell = (page, name) => page.getByRole('button', { name: new RegExp(`^${name}( [XO])?$`) });
-
-/** Waits until the page's live region says `text` (a substring or a RegExp). */
-async function says(page, text) {
-  await page.waitForFunction(
-    ([t, isRe]) => {
-      const s = document.querySelector('[role=status]')?.textContent ?? '';
-      return isRe ? new RegExp(t).test(s) : s.includes(t);
-    },
-    [text instanceof RegExp ? text.source : text, text instanceof RegExp],
-  );
 }
 
 /** Plays `cells` alternately, X first, on the two pages of a game; returns [x, o]. */
@@ -531,39 +502,4 @@ const scenarios = {
   },
 };
 
-/** Plays random free cells whenever it is this page's turn, until the game ends. */
-async function playToTheEnd(page) {
-  for (;;) {
-    await says(page, /Your turn|won|lost|Draw|No winner|Aborted/);
-    const text = await status(page).textContent();
-    if (!text.startsWith('Your turn')) return text;
-    const free = await page.locator('button.cell').evaluateAll((bs) => bs.filter((b) => !b.textContent).map((b) => b.getAttribute('aria-label')));
-    const pick = free[Math.floor(Math.random() * free.length)];
-    const mark = text.includes('(X)') ? 'X' : 'O';
-    await cell(page, pick).click();
-    await page.getByRole('button', { name: `${pick} ${mark}`, exact: true }).waitFor();
-  }
-}
-
-let failed = 0;
-for (const [name, run] of Object.entries(scenarios)) {
-  const before = new Set(browser.contexts());
-  try {
-    await run();
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed += 1;
-    console.log(`not ok - ${name}: ${e.message}`);
-    mkdirSync(failures, { recursive: true });
-    const pages = browser.contexts().filter((c) => !before.has(c)).flatMap((c) => c.pages());
-    for (const [i, page] of pages.entries()) {
-      const file = `${failures}/${name.replace(/\W+/g, '-')}-${i}.png`;
-      await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-      console.log(`  screenshot: ${file}`);
-    }
-  } finally {
-    for (const c of browser.contexts()) if (!before.has(c)) await c.close();
-  }
-}
-await browser.close();
-process.exit(failed ? 1 : 0);
+await runAll(browser, scenarios);

@@ -91,21 +91,39 @@ impl std::fmt::Display for Sizes {
     }
 }
 
+/// How a bot plays its run.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// How many games; 0: every game of the room until it closes.
+    pub games: u32,
+    /// The most a move may take (`--think-ms`).
+    pub think: Option<Duration>,
+    /// The board sizes accepted from challengers.
+    pub sizes: Sizes,
+    /// In a tournament: go berserk in every game.
+    pub berserk: bool,
+}
+
 /// Plays `games` games, rematching in the same room. With quick match, a new
 /// opponent is found whenever the room closes or a rematch goes unanswered;
 /// in a private room either ends the run. It never waits silently: every
 /// wait has a message that ends it or a deadline. Waiting for challenges
 /// ([`Start::Await`]), it accepts those on `sizes` and declines the rest,
-/// agrees to rematches, and otherwise waits for the next challenge.
+/// agrees to rematches, and otherwise waits for the next challenge. In a
+/// tournament ([`Start::Tournament`], as `name`), it plays every pairing
+/// until the tournament ends, and prints a summary with its rank.
 pub async fn run(
     mut link: Link,
     start: &Start,
+    name: &str,
     mover: Mover,
-    games: u32,
-    think: Option<Duration>,
-    sizes: &Sizes,
+    plan: &Plan,
 ) -> Result<Tally, BotError> {
-    let mut bot = Bot::new(start, games, sizes.clone(), &link.limits);
+    let think = plan.think;
+    let mut bot = Bot::new(start, plan.games, plan.sizes.clone(), &link.limits);
+    if let Start::Tournament(id) = start {
+        bot = bot.in_tournament(id, name, plan.berserk);
+    }
     if matches!(mover, Mover::Gomocup(_)) {
         bot = bot.five_only();
     }
@@ -114,8 +132,10 @@ pub async fn run(
     let mut thinking: Option<(Thinking, usize)> = None;
     loop {
         let deadline = bot.rematch_deadline();
+        let poke = bot.poke_at();
         let mut todo: VecDeque<Do> = tokio::select! {
             event = link.next() => bot.on_event(event, &link.limits, Instant::now()),
+            _ = sleep_until(poke) => bot.on_poke(Instant::now()),
             chosen = think_done(&mut thinking) => match chosen {
                 Ok((mover, cell, asked_at)) => {
                     idle = Some(mover);
@@ -205,7 +225,7 @@ async fn send(link: &mut Link, request: ClientMessage) -> Result<(), SendError> 
 }
 
 /// Completes at `until`, or never.
-async fn sleep_until(until: Option<Instant>) {
+pub async fn sleep_until(until: Option<Instant>) {
     match until {
         Some(t) => tokio::time::sleep_until(t.into()).await,
         None => std::future::pending().await,

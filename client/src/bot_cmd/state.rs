@@ -13,6 +13,7 @@ use crate::bot::gomocup::talk::FIVE;
 use crate::net::Event;
 use crate::request::Start;
 use crate::session::{SessionError, challenge_over, fatal};
+use crate::tournament::follow::Following;
 use crate::view::View;
 
 /// How long a rematch request may go unanswered when the server runs no
@@ -70,6 +71,10 @@ pub(super) struct Bot {
     rematch_until: Option<Instant>,
     /// How long a rematch may go unanswered.
     rematch_wait: Duration,
+    /// The tournament it plays in, if it does.
+    tournament: Option<Following>,
+    /// Going berserk in every tournament game.
+    berserk: bool,
 }
 
 impl Bot {
@@ -92,6 +97,8 @@ impl Bot {
                 0 => REMATCH_WAIT_UNTIMED,
                 ms => Duration::from_millis(ms),
             },
+            tournament: None,
+            berserk: false,
         }
     }
 
@@ -132,6 +139,9 @@ impl Bot {
 
     /// What a link event asks for at `now`; `limits` are the server's.
     pub(super) fn on_event(&mut self, event: Event, limits: &Limits, now: Instant) -> Vec<Do> {
+        if let Some(out) = self.tournament_event(&event, now) {
+            return out;
+        }
         let msg = match event {
             Event::Msg(msg) => msg,
             Event::Down { restart } => {
@@ -160,6 +170,10 @@ impl Bot {
             ServerMessage::GameStarted { clock, .. } => {
                 self.rematch_until = None;
                 self.started += 1;
+                if self.berserk && self.tournament.is_some() {
+                    // Before anything else: berserk is only allowed before the first move.
+                    out.push(Do::Quietly(ClientMessage::Berserk {}));
+                }
                 if let Some(clock) = clock {
                     out.push(Do::Say(format!("ttt bot: playing at {clock}, spending its time by the clock")));
                 }
@@ -199,6 +213,10 @@ impl Bot {
                     None => self.tally.draws += 1,
                     Some(w) if self.view.you == Some(*w) => self.tally.wins += 1,
                     Some(_) => self.tally.losses += 1,
+                }
+                if self.tournament.is_some() {
+                    // No rematch: the room closes and the server pairs again.
+                    return self.if_over(now);
                 }
                 if self.tally.played() >= self.games {
                     return vec![Do::Quietly(ClientMessage::Leave {}), Do::Done(self.tally)];
@@ -309,9 +327,11 @@ impl Bot {
 fn again(start: &Start) -> Option<ClientMessage> {
     match start {
         Start::Quick(..) | Start::Challenge(..) | Start::House(..) => start.request(),
-        Start::Create(..) | Start::Join(..) | Start::Watch(..) | Start::Await => None,
+        Start::Create(..) | Start::Join(..) | Start::Watch(..) | Start::Await | Start::Tournament(_) => None,
     }
 }
+
+mod tournament;
 
 #[cfg(test)]
 mod tests;

@@ -46,7 +46,8 @@ impl<C: Peer> Lobby<C> {
         }
         let (code, rng) = (self.new_code(), StdRng::from_rng(&mut self.rng));
         let drafted = vec![conn.id(), other.id()];
-        match Room::tournament_game(code, rules, self.settings.clone(), rng, first, second, tournament, now) {
+        let room = (code, rules, self.settings.clone(), rng);
+        match Room::tournament_game(tournament, room, [first, second], now) {
             Ok(room) => self.open(room, vec![conn, other], drafted),
             Err(_) => {
                 // The tournament's terms were checked when it was created.

@@ -19,7 +19,7 @@ const PAGE: &str = include_str!("../../../web/index.html");
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-const ASSETS: [Asset; 18] = [
+const ASSETS: [Asset; 21] = [
     Asset { path: "app.js", kind: JS, body: include_str!("../../../web/app.js") },
     Asset { path: "board.js", kind: JS, body: include_str!("../../../web/board.js") },
     Asset { path: "controls.js", kind: JS, body: include_str!("../../../web/controls.js") },
@@ -35,6 +35,13 @@ const ASSETS: [Asset; 18] = [
     Asset { path: "saved.js", kind: JS, body: include_str!("../../../web/saved.js") },
     Asset { path: "socket.js", kind: JS, body: include_str!("../../../web/socket.js") },
     Asset { path: "state.js", kind: JS, body: include_str!("../../../web/state.js") },
+    Asset { path: "tournament.js", kind: JS, body: include_str!("../../../web/tournament.js") },
+    Asset {
+        path: "tournament-controls.js",
+        kind: JS,
+        body: include_str!("../../../web/tournament-controls.js"),
+    },
+    Asset { path: "tournament-view.js", kind: JS, body: include_str!("../../../web/tournament-view.js") },
     Asset { path: "words.js", kind: JS, body: include_str!("../../../web/words.js") },
     Asset {
         path: "style.css",

@@ -16,22 +16,17 @@ use crate::core::ids::ConnId;
 use crate::store::changes::LiveWrite;
 
 impl Room {
-    /// The room of tournament `tournament`'s game between two paired
-    /// players (`first` plays X). The game starts now.
-    #[allow(clippy::too_many_arguments)]
+    /// The room (`code`, `rules`, `settings`, `rng`) of `tournament`'s
+    /// game between two paired `players` (X first). The game starts now.
     pub fn tournament_game(
-        code: Arc<str>,
-        rules: Rules,
-        settings: Settings,
-        rng: StdRng,
-        first: (ConnId, Arc<Identity>),
-        second: (ConnId, Arc<Identity>),
         tournament: Arc<str>,
+        (code, rules, settings, rng): (Arc<str>, Rules, Settings, StdRng),
+        players: [(ConnId, Arc<Identity>); 2],
         now: Instant,
     ) -> Result<Room, ErrorCode> {
         let mut room = Room::empty(code, rules, settings, rng)?;
         room.tournament = Some(tournament);
-        room.seats = [Some(Seat::new(first.0, first.1)), Some(Seat::new(second.0, second.1))];
+        room.seats = players.map(|(conn, who)| Some(Seat::new(conn, who)));
         room.start(now);
         Ok(room)
     }

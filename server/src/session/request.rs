@@ -319,7 +319,7 @@ impl Session {
         // Claimed for this request before anything else: the lobby may be
         // claiming it for a challenge it sent (see `presence`).
         if !spectate && !self.claim(&mut actions) {
-            let text = "a challenge you sent was just accepted; its game_started is on the way";
+            let text = "a game was just made for you (a challenge you sent was accepted, or a tournament paired you); its game_started is on the way";
             actions.extend(refuse(ErrorCode::Busy, text, id));
             return actions;
         }

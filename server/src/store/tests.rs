@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::store::record::GameRecord;
+use crate::store::tournaments::{TournamentRow, TournamentWrite, scored};
 
 /// A fresh directory for one test's database, removed at the end.
 pub(super) struct Dir(pub(super) PathBuf);
@@ -104,7 +105,8 @@ fn record(id: &str) -> GameRecord {
 
 /// A room tells its players a game ended once its record is committed, or
 /// after `STUCK` if the commit does not return: meanwhile the API shows the
-/// record from memory, then from the database.
+/// record from memory, then from the database, and so does its tournament's
+/// read (its standings count the game once, before and after).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_record_whose_commit_waits_is_shown_from_memory() {
     let dir = Dir::new("held");
@@ -112,9 +114,23 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
     let Opened { store, thread, .. } =
         Store::open(&Database::Sqlite(file.clone()), None, &dir.0.join("spill"), "test", false)
             .expect("open");
+    let terms = tictactoe_protocol::tournament::Terms {
+        name: "Arena".into(),
+        size: 3,
+        win: 3,
+        clock: tictactoe_protocol::Fischer { initial_ms: 60_000, increment_ms: 0 },
+        duration_ms: 60_000,
+    };
+    let row = TournamentRow { id: "0TourNament0001".into(), terms, created_by: "ann".into(), starts_at: 1 };
+    store.tournament_write(TournamentWrite::Create(row)).await.expect("created");
     let blocker = rusqlite::Connection::open(&file).expect("open");
     blocker.execute_batch("BEGIN IMMEDIATE").expect("lock");
-    let recorded = store.record(Box::new(record("Waiting1"))).expect("the store writes");
+    let waiting = GameRecord {
+        tournament: Some("0TourNament0001".into()),
+        berserk: [true, false],
+        ..record("Waiting1")
+    };
+    let recorded = store.record(Box::new(waiting.clone())).expect("the store writes");
     let mut committed = recorded.answer.expect("the store writes");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let read = store.query(Query::Game("Waiting1".into()));
@@ -128,11 +144,18 @@ async fn a_record_whose_commit_waits_is_shown_from_memory() {
     );
     let QueryAnswer::Game(game) = &held else { panic!("{held:?}") };
     assert_eq!((game.id.as_str(), game.winner, game.moves.len()), ("Waiting1", 1, 5));
+    assert_eq!((game.tournament.as_deref(), game.berserk), (Some("0TourNament0001"), [true, false]));
+    let read = tokio::time::timeout(Duration::from_secs(30), store.tournament("0TourNament0001"));
+    let data = read.await.expect("the read did not wait").expect("read").expect("the tournament");
+    assert_eq!(data.games, [scored(&waiting)]);
+    assert_eq!(data.games[0].moves, [3, 2]);
     blocker.execute_batch("COMMIT").expect("unlock");
     // A guests' game is not rated.
     assert_eq!(committed.await.expect("told"), Outcome::Written(None));
     let kept = store.query(Query::Game("Waiting1".into())).await.expect("read").expect("kept");
     assert_eq!(kept, held, "the database's answer is the one shown from memory");
+    let data = store.tournament("0TourNament0001").await.expect("read").expect("the tournament");
+    assert_eq!(data.games, [scored(&waiting)], "once, from the database now");
     drop(store);
     thread.join().expect("everything written");
 }

@@ -97,8 +97,9 @@ enum Done {
     },
     /// A watch: the tournament as it is now.
     Watched { conn: ConnHandle, data: TournamentData },
-    /// A pass's read of a tournament.
-    Read(Arc<str>, Option<TournamentData>),
+    /// A pass's read of a tournament (`Err`: the store could not answer;
+    /// what was read before stands).
+    Read(Arc<str>, Result<Option<TournamentData>, StoreError>),
 }
 
 struct Task {
@@ -313,14 +314,15 @@ impl Task {
             Done::Read(tid, data) => {
                 self.reading.remove(&tid);
                 match data {
-                    Some(data) => {
+                    Err(_) => {}
+                    Ok(Some(data)) => {
                         self.directors
                             .entry(tid.clone())
                             .or_insert_with(|| Director::new(data.clone()))
                             .refresh(data);
                         self.publish(&tid);
                     }
-                    None => {
+                    Ok(None) => {
                         self.directors.remove(&tid);
                     }
                 }
@@ -366,7 +368,7 @@ impl Task {
             if self.reading.insert(tid.clone()) {
                 let store = self.ctx.store.clone();
                 self.call(async move {
-                    let data = store.tournament(&tid).await.ok()?;
+                    let data = store.tournament(&tid).await;
                     Some(Done::Read(tid, data))
                 });
             }

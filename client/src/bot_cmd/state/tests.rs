@@ -279,3 +279,98 @@ fn an_organised_room_closing_after_its_games_ends_the_run_well() {
     let out = bot.on_event(Event::Msg(finished), &limits(0), t0);
     assert!(matches!(out.as_slice(), [Do::Done(Tally { wins: 0, draws: 1, losses: 0 })]), "{out:?}");
 }
+
+/// `game_started` of a game of tournament T1, the bot playing `you`.
+fn paired(you: Player) -> Event {
+    let Event::Msg(ServerMessage::GameStarted { room, size, win, mark, players, turn, resume_token, .. }) =
+        started(you)
+    else {
+        unreachable!()
+    };
+    Event::Msg(ServerMessage::GameStarted {
+        tournament: Some("T1".into()),
+        moves: Vec::new(),
+        opening: 0,
+        clock: None,
+        clocks: None,
+        running: None,
+        room,
+        size,
+        win,
+        you,
+        mark,
+        players,
+        turn,
+        resume_token,
+        turn_timeout_ms: 0,
+    })
+}
+
+fn standings(status: tictactoe_protocol::tournament::TournamentStatus, games: &[&str]) -> Event {
+    use crate::fixtures::{standing, tournament};
+    let rows = vec![standing(1, "bob", &[2, 2], false), standing(2, "ann-bot", &[0, 1], false)];
+    Event::Msg(ServerMessage::TournamentUpdate { tournament: Box::new(tournament(status, rows, games)) })
+}
+
+fn over_with(winner: Option<Player>, id: &str) -> Event {
+    let Event::Msg(ServerMessage::GameOver { room, reason, .. }) = over(winner) else { unreachable!() };
+    Event::Msg(ServerMessage::GameOver {
+        clocks: None,
+        running: None,
+        room,
+        winner,
+        reason,
+        line: None,
+        moves: vec![],
+        game_id: Some(id.into()),
+        ratings: None,
+    })
+}
+
+#[test]
+fn in_a_tournament_it_plays_each_pairing_goes_berserk_and_ends_with_its_rank() {
+    use tictactoe_protocol::tournament::TournamentStatus::{Finished, Running};
+    let (t0, l) = (Instant::now(), limits(0));
+    let start = Start::Tournament("T1".into());
+    let mut bot = Bot::new(&start, 1, Sizes::default(), &l).in_tournament("T1", "ann-bot", true);
+    assert!(bot.on_event(standings(Running, &[]), &l, t0).is_empty());
+    // Berserk first, then its move.
+    let out = bot.on_event(paired(Player::X), &l, t0);
+    assert!(matches!(out.as_slice(), [Do::Quietly(ClientMessage::Berserk {}), Do::Think]), "{out:?}");
+    // No rematch after a game, and the room's closing is no end: the server pairs again.
+    assert!(bot.on_event(over_with(Some(Player::O), "g1"), &l, t0).is_empty());
+    let finished =
+        Event::Msg(ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Finished });
+    assert!(bot.on_event(finished, &l, t0).is_empty());
+    // A reconnect joins again.
+    let out = bot.on_event(Event::Resumed, &l, t0);
+    assert!(
+        matches!(out.as_slice(), [Do::Send(ClientMessage::TournamentJoin { tournament })] if tournament == "T1")
+    );
+    let _ = bot.on_event(paired(Player::O), &l, t0);
+    let _ = bot.on_event(over_with(None, "g2"), &l, t0);
+    // Finished, but its last game not counted yet: it waits for the standings that count it.
+    assert!(bot.on_event(standings(Finished, &["g1"]), &l, t0).is_empty());
+    let out = bot.on_event(standings(Finished, &["g1", "g2"]), &l, t0);
+    let [Do::Print(line), Do::Done(tally)] = out.as_slice() else { panic!("{out:?}") };
+    assert_eq!(*tally, Tally { wins: 0, draws: 1, losses: 1 });
+    assert_eq!(
+        line,
+        "tournament Evening arena: games: 2, wins: 0, draws: 1, losses: 1; final rank 2 of 2, score 1"
+    );
+}
+
+#[test]
+fn a_tournament_it_cannot_join_ends_the_run_in_the_servers_words() {
+    let (t0, l) = (Instant::now(), limits(0));
+    let start = Start::Tournament("T1".into());
+    let mut bot = Bot::new(&start, 1, Sizes::default(), &l).in_tournament("T1", "guest", false);
+    let refused = Event::Msg(ServerMessage::error(ErrorCode::AccountRequired, "sign in first", None));
+    let out = bot.on_event(refused, &l, t0);
+    let [Do::Fail(BotError::Session(SessionError::Refused(why)))] = out.as_slice() else { panic!("{out:?}") };
+    assert!(why.starts_with("sign in first (tournaments need an account"), "{why}");
+    // Its time up before it played: that is said too.
+    let mut bot = Bot::new(&start, 1, Sizes::default(), &l).in_tournament("T1", "guest", false);
+    let late = Event::Msg(ServerMessage::error(ErrorCode::TournamentFinished, "it is over", None));
+    assert!(matches!(bot.on_event(late, &l, t0).as_slice(), [Do::Fail(_)]));
+}

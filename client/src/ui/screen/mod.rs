@@ -73,6 +73,9 @@ pub async fn run(
     let _guard = TerminalGuard::new()?;
     let mut keys = EventStream::new();
     let mut s = Screen::new(start, resumed);
+    if let Start::Tournament(id) = start {
+        s.in_tournament(id, name);
+    }
     // SIGTERM and SIGHUP end the session like `q`: the terminal is restored.
     let mut term = signal(SignalKind::terminate()).map_err(TerminalError::Signals)?;
     let mut hangup = signal(SignalKind::hangup()).map_err(TerminalError::Signals)?;
@@ -105,7 +108,7 @@ pub async fn run(
             _ = hangup.recv() => Do::End(Ok(s.view.result_line())),
             _ = tick.tick() => {
                 ticked = true;
-                Do::Wait
+                s.tournament_tick(Instant::now())
             }
         };
         match todo {
@@ -129,6 +132,9 @@ pub async fn run(
             Do::Quit => {
                 if s.in_game() {
                     resign_and_wait(&mut link, &mut s.view).await;
+                }
+                if let Some(t) = &s.tournament {
+                    let _ = link.send(ClientMessage::TournamentLeave { tournament: t.id.clone() }).await;
                 }
                 let _ = link.send(ClientMessage::Leave {}).await;
                 return Ok(s.view.result_line());
@@ -274,10 +280,14 @@ fn frame(s: &Screen, window: Option<Window>) -> Vec<String> {
             need.0, need.1
         )];
     };
-    let width = terminal::size().map_or(80, |(w, _)| usize::from(w));
-    let mut title = match &s.view.room {
-        Some(room) => format!("tictactoe — room {}", clean(room)),
-        None => "tictactoe".to_owned(),
+    let (width, height) = terminal::size().map_or((80, 24), |(w, h)| (usize::from(w), usize::from(h)));
+    if s.between_games() {
+        return between_games(s, width, height);
+    }
+    let mut title = match (s.tournament_title(), &s.view.room) {
+        (Some(t), _) => format!("tictactoe — {t}"),
+        (None, Some(room)) => format!("tictactoe — room {}", clean(room)),
+        (None, None) => "tictactoe".to_owned(),
     };
     if window.rows < n || window.cols < n {
         let (r, c) = (window.top, window.left);
@@ -301,6 +311,23 @@ fn frame(s: &Screen, window: Option<Window>) -> Vec<String> {
     lines.push(format!("> {}", s.typed));
     lines.push(s.help().to_owned());
     // The last newline, as every line had one.
+    lines.push(String::new());
+    lines
+}
+
+/// The screen between a tournament's games: the last game's result, the
+/// standings, the note and the keys, cut to the terminal.
+fn between_games(s: &Screen, width: usize, height: usize) -> Vec<String> {
+    let mut lines = vec![fit_line("tictactoe — arena tournament", width), String::new()];
+    if let Some(result) = s.view.result_line() {
+        lines.push(fit_line(&result, width));
+    }
+    // The title, the note, the prompt and the keys stay on screen.
+    let rows = height.saturating_sub(lines.len() + 5);
+    lines.extend(s.standings_lines(rows).iter().map(|l| fit_line(l, width)));
+    lines.push(String::new());
+    lines.push(fit_line(&s.view.note, width));
+    lines.push(s.help().to_owned());
     lines.push(String::new());
     lines
 }

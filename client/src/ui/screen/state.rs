@@ -6,6 +6,7 @@ use tictactoe_protocol::api::GameRecord;
 use tictactoe_protocol::{ClientMessage, ErrorCode, Limits, Player, ServerMessage};
 
 mod keys;
+mod tournament;
 
 use super::super::board::Window;
 use crate::net::{Event, NOT_CONNECTED, SendError};
@@ -43,6 +44,10 @@ pub(super) struct Screen {
     pub(super) cued: bool,
     /// The low-time warning was given this turn.
     pub(super) warned: bool,
+    /// The tournament played in, if one is.
+    pub(super) tournament: Option<crate::tournament::follow::Following>,
+    /// Paused in the tournament: not paired until joining again.
+    paused: bool,
 }
 
 /// What the io shell does after an event.
@@ -90,6 +95,8 @@ impl Screen {
             window: Window::whole(0),
             cued: false,
             warned: false,
+            tournament: None,
+            paused: false,
         };
         if s.fallback.is_some() {
             s.view.note = "taking back your seat in the game you were playing…".into();
@@ -100,6 +107,9 @@ impl Screen {
     /// What a link event asks for; `limits` are the server's, `servers`
     /// the `--server` list (the one connected to first).
     pub(super) fn on_link(&mut self, event: Event, limits: &Limits, servers: &str) -> Do {
+        if let Some(todo) = self.tournament_link(&event) {
+            return todo;
+        }
         let msg = match event {
             Event::Msg(msg) => msg,
             // The status line follows the link before each draw.
@@ -141,6 +151,9 @@ impl Screen {
         }
         if took_back {
             self.view.note = "took your seat back: the game goes on".into();
+        }
+        if self.tournament.is_some() && matches!(msg, ServerMessage::GameOver { .. }) {
+            return self.if_over(std::time::Instant::now());
         }
         if self.watch && matches!(msg, ServerMessage::RoomClosed { .. }) {
             return Do::End(Ok(Some(self.view.note.clone())));
@@ -215,7 +228,11 @@ impl Screen {
 
     /// The keys that do something now.
     pub(super) fn help(&self) -> &'static str {
-        if self.answerable().is_some() {
+        if self.between_games() {
+            "p: pause   j: join again   q: quit"
+        } else if self.tournament.is_some() && self.view.over.is_none() {
+            "arrows + Enter, or type a cell (b2)   b Enter: berserk   Esc: leave (asks)"
+        } else if self.answerable().is_some() {
             "a: accept the challenge   d: decline it   q: quit"
         } else if self.watch {
             "q: quit"

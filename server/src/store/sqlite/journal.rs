@@ -17,30 +17,11 @@ use rustc_hash::FxHashMap;
 
 use crate::store::changes::{LiveGame, decode_cells};
 use crate::store::live::RoomChange;
-use crate::store::sqlite::journal_bytes::{RowCursor, Writer};
+use crate::store::sqlite::journal_bytes::{
+    BERSERK, CHANGES, CLOCK, END, FISCHER, MOVES, OPENING, RowCursor, SNAPSHOT, START, TIMES, TOURNAMENT,
+    Writer,
+};
 use tictactoe_protocol::{Fischer, Player};
-
-/// A row of one commit's changes.
-pub(super) const CHANGES: u8 = 1;
-/// A row that holds every game in progress: what came before it is void.
-pub(super) const SNAPSHOT: u8 = 2;
-
-pub(super) const START: u8 = 1;
-pub(super) const MOVES: u8 = 2;
-const CLOCK: u8 = 3;
-const END: u8 = 4;
-/// A game's Fischer clock, after its `START` (rows of servers before time
-/// controls have none).
-pub(super) const FISCHER: u8 = 5;
-/// The movers' times left after moves, after their `MOVES`.
-pub(super) const TIMES: u8 = 6;
-/// How many of a game's moves are its room's opening, after its `START`.
-pub(super) const OPENING: u8 = 7;
-/// The arena tournament a game is played in, after its `START`.
-pub(super) const TOURNAMENT: u8 = 8;
-/// A side of a game went berserk (its number, 1 or 2): after its `START`,
-/// in order with the moves.
-pub(super) const BERSERK: u8 = 9;
 
 /// The journal's rows are replaced by a snapshot once they hold this many
 /// bytes more than one, and at least [`SNAPSHOT_MIN`]: each byte of changes

@@ -11,7 +11,8 @@ use crate::store::Restored;
 use crate::store::changes::LiveGame;
 use crate::store::live::RoomChange;
 use crate::store::row;
-use crate::store::sqlite::journal::{self, Journal, SNAPSHOT};
+use crate::store::sqlite::journal::{self, Journal};
+use crate::store::sqlite::journal_bytes::SNAPSHOT;
 
 /// Appends one commit's changes to games in progress within `tx`, as one
 /// row. Returns the row (for [`Journal::committed`] once the commit is done).
@@ -152,6 +153,8 @@ fn describe(g: &LiveGame) -> String {
         "players": g.players.iter().map(|p| serde_json::json!({"name": &*p.name, "account": p.account, "bot": p.bot})).collect::<Vec<_>>(),
         "moves": g.moves,
         "started_at": g.started_at_ms,
+        "tournament": g.tournament.as_deref(),
+        "berserk": g.berserk,
     })
     .to_string()
 }

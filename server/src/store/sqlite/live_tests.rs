@@ -102,6 +102,36 @@ fn moves_committed_in_several_batches_come_back_in_order_with_the_clock() {
 }
 
 #[test]
+fn a_tournament_game_keeps_its_tournament_and_berserk_through_commits_restarts_and_snapshots() {
+    let mut db = Db::new();
+    let mut fold = Fold::default();
+    let started = LiveGame { tournament: Some("0TourNament0001".into()), ..game("T1") };
+    fold.add(LiveWrite::Start(Box::new(started.clone())));
+    fold.add(LiveWrite::Berserk { room: "T1".into(), player: tictactoe_protocol::Player::X });
+    fold.add(mv("T1", 1, [0, 0]));
+    // Another game in the same commit, in no tournament, nobody berserk.
+    fold.add(LiveWrite::Start(Box::new(game("R2"))));
+    db.commit(&mut fold);
+    // Player 2 goes berserk before its first move, in a later commit.
+    fold.add(LiveWrite::Berserk { room: "T1".into(), player: tictactoe_protocol::Player::O });
+    fold.add(mv("T1", 2, [1, 1]));
+    db.commit(&mut fold);
+    let want = LiveGame { berserk: [true, true], moves: vec![[0, 0], [1, 1]], ..started };
+    let games = db.load();
+    assert_eq!(games, vec![game("R2"), want.clone()]);
+    // Read back from the snapshot the first load left.
+    assert_eq!(db.rows(), 1);
+    assert_eq!(db.load(), vec![game("R2"), want.clone()]);
+    let snapshot = journal::encode_snapshot([&want].into_iter());
+    let (_, entries) = journal::decode(&snapshot).expect("decodes");
+    let mut replayed = Default::default();
+    for entry in entries {
+        journal::apply(&mut replayed, entry);
+    }
+    assert_eq!(replayed.into_values().collect::<Vec<_>>(), [want]);
+}
+
+#[test]
 fn a_game_that_ends_in_its_batch_writes_nothing_and_an_ended_game_is_gone() {
     let mut db = Db::new();
     let mut fold = Fold::default();

@@ -69,6 +69,41 @@ fn the_schema_version_is_recorded_and_a_newer_file_is_refused() {
     assert!(refused.contains("newer") && refused.contains(&(MIGRATIONS.len() + 1).to_string()), "{refused}");
 }
 
+/// A file of a server before tournaments (version 8) is migrated at open:
+/// its records read back as games of no tournament, nobody berserk.
+#[test]
+fn a_file_from_before_tournaments_opens_and_its_records_are_in_none() {
+    let dir = Dir::new("before-tournaments");
+    {
+        let mut conn = Connection::open(dir.db()).expect("open");
+        let tx = conn.transaction().expect("tx");
+        for (_, sql) in &MIGRATIONS[..8] {
+            tx.execute_batch(sql).expect("an older migration");
+        }
+        tx.pragma_update(None, "user_version", 8).expect("version");
+        write_old_record(&tx);
+        tx.commit().expect("commit");
+    }
+    let db = SqliteBackend::open(&dir.db(), None).expect("an older file opens");
+    let mut reader = db.reader().expect("reader");
+    let game = reader.game("OldGame1").expect("read").expect("the older record");
+    assert_eq!((game.tournament, game.berserk), (None, [false; 2]));
+    assert_eq!(game.moves, [[0, 0], [1, 1]]);
+    assert!(reader.tournament("OldGame1").expect("read").is_none());
+    assert!(reader.tournaments(0).expect("read").is_empty());
+}
+
+/// A record as a server before tournaments wrote it.
+fn write_old_record(tx: &rusqlite::Transaction<'_>) {
+    tx.execute(
+        "INSERT INTO games (id, room, size, win, x_name, x_bot, o_name, o_bot, moves, winner, reason,
+            rated, started_at, ended_at, opening)
+         VALUES ('OldGame1', 'ROOM1', 3, 3, 'ann', 0, 'bob', 0, '[[0,0],[1,1]]', 0, 'draw', 0, 1, 2, 0)",
+        [],
+    )
+    .expect("an older record");
+}
+
 /// Every SQL file in `server/migrations/` (Postgres's are in a folder of
 /// their own) is in the list, in order, numbered
 /// from 1 without a gap: the next backend mirrors them one for one.
@@ -109,7 +144,12 @@ fn a_read_does_not_wait_for_the_writers_transaction() {
 fn a_record_reads_back_as_it_was_held() {
     let dir = Dir::new("held-rows");
     let mut db = SqliteBackend::open(&dir.db(), None).expect("open");
-    let games = [record("Unrated1", false), record("Rated001", true)];
+    let in_tournament = GameRecord {
+        tournament: Some("0TourNament0001".into()),
+        berserk: [true, false],
+        ..record("Rated001", true)
+    };
+    let games = [record("Unrated1", false), in_tournament];
     db.commit(&Commit::new(&[], &accounts(), &[], &Fold::default())).expect("accounts");
     db.commit(&Commit::new(&games, &[], &[], &Fold::default())).expect("games");
     let mut reader = db.reader().expect("reader");

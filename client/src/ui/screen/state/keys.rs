@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use tictactoe_protocol::ClientMessage;
 
+use super::tournament::Typed;
 use super::{Do, Screen};
 use crate::ui::input::parse_cell;
 
@@ -27,6 +28,8 @@ pub(in crate::ui::screen) enum Action {
     Resign,
     /// Leave (resigning a game in progress).
     Quit,
+    /// A tournament's request (berserk, pause, join again).
+    Send(ClientMessage),
 }
 
 impl Screen {
@@ -42,6 +45,7 @@ impl Screen {
             Action::Resign => ClientMessage::Resign {},
             Action::Accept(challenge) => ClientMessage::Accept { challenge },
             Action::Decline(challenge) => ClientMessage::Decline { challenge, reason: None },
+            Action::Send(request) => request,
         };
         Do::Send(request)
     }
@@ -97,6 +101,14 @@ impl Screen {
             KeyCode::Char('q') if self.typed.is_empty() && (n < 17 || self.view.over.is_some()) => {
                 return self.quit(false);
             }
+            // Between a tournament's games, without a cell to type.
+            KeyCode::Char(c @ ('p' | 'j')) if self.typed.is_empty() && self.between_games() => {
+                let typed = if c == 'p' { Typed::Pause } else { Typed::Join };
+                return self.tournament_command(typed).map_or(Action::None, Action::Send);
+            }
+            KeyCode::Char('r' | 'n') if self.typed.is_empty() && self.tournament.is_some() => {
+                self.view.note = "the tournament pairs you again by itself; p: pause, q: quit".into();
+            }
             KeyCode::Char('r') if self.typed.is_empty() && self.view.over.is_some() && !self.watch => {
                 if self.view.closed.is_none() && !self.lost {
                     return Action::Rematch;
@@ -118,6 +130,10 @@ impl Screen {
                 if (ch.is_ascii_alphanumeric() || ch == ' ' || ch == ',') && self.typed.len() < 12 =>
             {
                 self.typed.push(ch);
+            }
+            KeyCode::Enter if self.tournament.is_some() && Typed::read(&self.typed).is_some() => {
+                let typed = Typed::read(&std::mem::take(&mut self.typed));
+                return typed.and_then(|t| self.tournament_command(t)).map_or(Action::None, Action::Send);
             }
             KeyCode::Enter => {
                 let target = if self.typed.trim().is_empty() {

@@ -274,3 +274,87 @@ fn actions_become_requests_and_sent_ones_are_told() {
     assert_eq!(s.view.note, NOT_CONNECTED);
     assert!(s.sent(Err(SendError::Lost(crate::net::machine::Gone::Dropped))).is_err());
 }
+
+fn typed(s: &mut Screen, text: &str) -> Action {
+    for c in text.chars() {
+        assert!(matches!(s.on_key(key(KeyCode::Char(c))), Action::None), "{c} typed");
+    }
+    s.on_key(key(KeyCode::Enter))
+}
+
+#[test]
+fn in_a_tournament_b_enter_berserks_p_pauses_j_joins_and_its_end_ends_the_session() {
+    use tictactoe_protocol::tournament::TournamentStatus;
+    let mut s = Screen::new(&Start::Tournament("T1".into()), None);
+    s.in_tournament("T1", "ann");
+    assert!(s.between_games(), "no game yet");
+    let sent = |a: Action| match a {
+        Action::Send(request) => request,
+        _ => panic!("nothing sent"),
+    };
+    assert_eq!(
+        sent(s.on_key(key(KeyCode::Char('p')))),
+        ClientMessage::TournamentLeave { tournament: "T1".into() }
+    );
+    // Paused, a reconnect only watches; joined again, it joins.
+    let again = |s: &mut Screen| match s.on_link(Event::Resumed, &limits(), URL) {
+        Do::Send(request) => request,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(again(&mut s), ClientMessage::TournamentWatch { tournament: "T1".into() });
+    assert_eq!(
+        sent(s.on_key(key(KeyCode::Char('j')))),
+        ClientMessage::TournamentJoin { tournament: "T1".into() }
+    );
+    assert_eq!(again(&mut s), ClientMessage::TournamentJoin { tournament: "T1".into() });
+
+    let mut paired = started();
+    if let ServerMessage::GameStarted { tournament, .. } = &mut paired {
+        *tournament = Some("T1".into());
+    }
+    assert!(matches!(s.on_link(Event::Msg(paired), &limits(), URL), Do::Wait));
+    s.window = Window::whole(3);
+    assert!(!s.between_games());
+    assert_eq!(sent(typed(&mut s, "b")), ClientMessage::Berserk {});
+    assert_eq!(sent(typed(&mut s, "berserk")), ClientMessage::Berserk {});
+    // A cell in column b is still a cell.
+    assert!(matches!(typed(&mut s, "b2"), Action::Move(1, 1)));
+    let _ = s.view.game.play(1, 1);
+    assert!(matches!(typed(&mut s, "b"), Action::None));
+    assert_eq!(s.view.note, "berserk is only before your first move in a game");
+
+    let over = ServerMessage::GameOver {
+        clocks: None,
+        running: None,
+        room: Arc::from("R"),
+        winner: Some(Player::X),
+        reason: EndReason::Resign,
+        line: None,
+        moves: vec![[1, 1]],
+        game_id: Some("g1".into()),
+        ratings: None,
+    };
+    assert!(matches!(s.on_link(Event::Msg(over), &limits(), URL), Do::Wait));
+    let closed = ServerMessage::RoomClosed { room: Arc::from("R"), reason: ClosedReason::Finished };
+    assert!(matches!(s.on_link(Event::Msg(closed), &limits(), URL), Do::Wait));
+    assert!(s.between_games());
+    // No rematch and no quick match: the tournament pairs.
+    assert!(matches!(s.on_key(key(KeyCode::Char('r'))), Action::None));
+    assert!(matches!(s.on_key(key(KeyCode::Char('n'))), Action::None));
+    assert!(s.view.note.starts_with("the tournament pairs you again by itself"));
+    let standings = |status, games: &[&str]| {
+        let rows = vec![fixtures::standing(1, "ann", &[2], false), fixtures::standing(2, "bob", &[0], false)];
+        ServerMessage::TournamentUpdate { tournament: Box::new(fixtures::tournament(status, rows, games)) }
+    };
+    let lines = {
+        s.on_link(Event::Msg(standings(TournamentStatus::Running, &["g1"])), &limits(), URL);
+        s.standings_lines(20)
+    };
+    assert!(lines[0].starts_with("Evening arena — 3×3, 0.5+0 — "), "{lines:?}");
+    assert_eq!(lines[1], "rank 1 of 2, score 2");
+    assert!(lines.iter().any(|l| l.starts_with(">   1  ann")), "{lines:?}");
+    match s.on_link(Event::Msg(standings(TournamentStatus::Finished, &["g1"])), &limits(), URL) {
+        Do::End(Ok(Some(said))) => assert_eq!(said, "Evening arena is over: rank 1 of 2, score 2"),
+        other => panic!("{other:?}"),
+    }
+}
