@@ -51,12 +51,12 @@ async fn run(server: &ServerProcess, plans: Vec<Plan>, id: &str, ends_at: i64) -
 }
 
 /// The view once the tournament is over, checked against its records and
-/// the bots' logs (each game seen ending by both players when `both`).
+/// the bots' logs (`crash`: the server was killed, see `check::games_seen`).
 async fn checked(
     server: &ServerProcess,
     id: &str,
     logs: &[Log],
-    both: bool,
+    crash: bool,
 ) -> (TournamentView, Vec<tictactoe_protocol::api::GameRecord>) {
     let view = check::view(server.addr, id).await;
     assert_eq!(view.summary.status, TournamentStatus::Finished);
@@ -65,7 +65,7 @@ async fn checked(
     for r in &records {
         assert!(check::unix_ms(&r.started_at) <= ends_at, "a game started after the end: {r:?}");
     }
-    check::games_seen(logs, &view, both);
+    check::games_seen(logs, &view, &records, crash);
     let names: Vec<&str> = logs.iter().map(|l| l.name.as_str()).collect();
     let mut ranked: Vec<&str> = view.standings.iter().map(|s| s.name.as_str()).collect();
     ranked.sort_unstable();
@@ -107,7 +107,7 @@ async fn eight_bots_play_a_two_minute_arena_whose_standings_are_its_records() {
         Plan::new("random-2", "random"),
     ];
     let logs = run(&server, plans, &id, ends_at).await;
-    let (view, records) = checked(&server, &id, &logs, true).await;
+    let (view, records) = checked(&server, &id, &logs, false).await;
 
     // Every game of the berserk bot shows its berserk, and only its.
     for r in &records {

@@ -135,9 +135,13 @@ pub fn standings_match(view: &TournamentView, records: &[GameRecord]) -> (usize,
     (bonuses, short_draws)
 }
 
-/// Asserts the games the bots saw end are the view's games: each seen by
-/// both of its players (`both`; else by at least one), none missing, none extra.
-pub fn games_seen(logs: &[Log], view: &TournamentView, both: bool) {
+/// Asserts the games the bots saw end are the view's games, none extra
+/// and none missing, each seen ending by both of its players — but when a
+/// server was killed (`crash`): a game may be seen by one player only (the
+/// other was told `invalid_token` on coming back), and a game nobody saw
+/// end is one the kill ended between its record and its `game_over`, both
+/// of whose players were told `invalid_token`. Returns how many of those.
+pub fn games_seen(logs: &[Log], view: &TournamentView, records: &[GameRecord], crash: bool) -> usize {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for log in logs {
         for (_, e) in &log.events {
@@ -147,12 +151,24 @@ pub fn games_seen(logs: &[Log], view: &TournamentView, both: bool) {
         }
     }
     let listed: HashSet<&str> = view.games.iter().map(|g| &**g).collect();
-    let saw: HashSet<&str> = seen.keys().copied().collect();
-    assert_eq!(saw, listed, "the games the bots saw end, and the games the tournament lists");
-    if both {
-        let once: Vec<_> = seen.iter().filter(|(_, n)| **n != 2).collect();
-        assert!(once.is_empty(), "games not seen ending by both players: {once:?}");
+    let extra: Vec<&&str> = seen.keys().filter(|g| !listed.contains(**g)).collect();
+    assert!(extra.is_empty(), "games the bots saw end that the tournament does not list: {extra:?}");
+    let told_invalid = |name: &str| {
+        logs.iter()
+            .filter(|l| l.name == name)
+            .flat_map(|l| &l.events)
+            .any(|(_, e)| matches!(e, Event::Refused(m) if m["code"] == "invalid_token"))
+    };
+    let mut unseen = 0;
+    for r in records.iter().filter(|r| !seen.contains_key(r.id.as_str())) {
+        let ended_by_kill = crash && r.players.iter().all(|p| told_invalid(&p.name));
+        assert!(ended_by_kill, "a game the tournament lists that no bot saw end: {r:?}");
+        unseen += 1;
     }
+    let want = if crash { 1..=2 } else { 2..=2 };
+    let odd: Vec<_> = seen.iter().filter(|(_, n)| !want.contains(*n)).collect();
+    assert!(odd.is_empty(), "games not seen ending by both players: {odd:?}");
+    unseen
 }
 
 /// A spell of a bot being free: joined and not paused, not in a game.

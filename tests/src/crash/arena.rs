@@ -98,7 +98,7 @@ impl Arena {
         caught(async move {
             let view = check::view(survivor, &id).await;
             let records = check::records(survivor, &view).await;
-            check::games_seen(&logs, &view, true);
+            let unseen = check::games_seen(&logs, &view, &records, true);
             check::standings_match(&view, &records);
             assert!(before.games.iter().all(|g| view.games.contains(g)), "arena: a game lost: {before:?}");
             for row in &before.standings {
@@ -108,7 +108,8 @@ impl Arena {
             let after = records.iter().filter(|r| check::unix_ms(&r.started_at) > killed_at).count();
             assert!(after > 0, "arena: no tournament game started after the kill");
             format!(
-                "; arena tournament across the kill of its director: {} games ({} before it, {after} started after), standings as the records'",
+                "; arena tournament across the kill of its director: {} games ({} before it, {after} started after, \
+                 {unseen} ended by it unseen), standings as the records'",
                 view.games.len(),
                 before.games.len()
             )
