@@ -238,7 +238,8 @@ mod tests {
         }
     }
 
-    const RECORD_KEYS: [&str; 17] = [
+    const RECORD_KEYS: [&str; 19] = [
+        "berserk",
         "clock",
         "clocks",
         "ended_at",
@@ -254,6 +255,7 @@ mod tests {
         "room",
         "size",
         "started_at",
+        "tournament",
         "win",
         "winner",
     ];

@@ -292,3 +292,58 @@ async fn read_response(tcp: &mut TcpStream) -> String {
         }
     }
 }
+
+/// The bytes the kernel holds unsent (or unacknowledged) for the TCP
+/// connection from local port `local` to remote port `remote`, as
+/// `/proc/net/tcp` lists it (`tx_queue`).
+fn unsent(local: u16, remote: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let port = |addr: &str| addr.rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+        let queues = f.get(4)?;
+        (port(f.get(1)?)? == local && port(f.get(2)?)? == remote)
+            .then(|| u64::from_str_radix(queues.split(':').next()?, 16).ok())?
+    })
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_holds_a_bounded_send_buffer_and_is_dropped() {
+    // Pings every second: a write that waits two of them gives up.
+    let server = TestServer::start(Config { ping_interval_ms: 1000, ..test_config() }).await;
+    let mut pair = tictactoe_tests::private_pair(&server, 100).await;
+    for seq in 0..2000usize {
+        let (m, o) = if seq % 2 == 0 { (&mut pair.x, &mut pair.o) } else { (&mut pair.o, &mut pair.x) };
+        m.play(seq / 100, seq % 100).await;
+        o.recv_type("moved").await;
+    }
+    // A watcher whose own receive buffer is small, asking for ~30 KB
+    // snapshots again and again and never reading one.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(16 * 1024).expect("rcvbuf");
+    let tcp = socket.connect(server.addr).await.expect("connect");
+    let mine = tcp.local_addr().expect("addr").port();
+    let (mut slow, _) = tokio_tungstenite::client_async(server.url(), tcp).await.expect("handshake");
+    use futures::SinkExt;
+    let mut most = 0;
+    for i in 0..600 {
+        let msg = json!({"type": "spectate", "room": pair.room}).to_string();
+        if slow.send(Message::text(msg)).await.is_err() {
+            break;
+        }
+        if i % 20 == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            most = most.max(unsent(server.addr.port(), mine).unwrap_or(0));
+        }
+    }
+    assert!(most > 0, "the kernel's send queue to the watcher was measured");
+    assert!(most <= 1 << 20, "the server's socket held {most} bytes for a client that does not read");
+    // Still not reading for a few ping intervals: dropped. What the kernel
+    // had buffered is read, then the stream ends.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let ended =
+        tokio::time::timeout(Duration::from_secs(20), async { while let Some(Ok(_)) = slow.next().await {} })
+            .await;
+    assert!(ended.is_ok(), "the watcher that never read was dropped");
+    server.shutdown().await;
+}

@@ -480,3 +480,30 @@ fn in_a_cluster_a_player_online_elsewhere_is_challenged_there_and_its_challenges
     assert!(id.starts_with("a~"), "{id}");
     assert_eq!(got(&mut dora.rx), ["challenged"]);
 }
+
+#[test]
+fn a_challenge_and_withdraw_loop_offers_its_target_a_bounded_number() {
+    let mut lobby = harness();
+    let t0 = Instant::now();
+    let mut ann = guest(&mut lobby, 1, "ann");
+    let mut bob = guest(&mut lobby, 2, "bob");
+    let withdraw = |lobby: &mut Harness, ann: &Player, id: &str, at: Instant| {
+        let ask = Ask::Decline { challenge: id.into(), reason: None, id: None };
+        lobby.handle(LobbyCmd::Ask { conn: ann.conn.clone(), ask }, at);
+    };
+    for i in 0..players::MAX_OFFERS {
+        let at = t0 + std::time::Duration::from_millis(i as u64);
+        challenge(&mut lobby, &ann, "bob", at);
+        let id = offered(&mut bob);
+        withdraw(&mut lobby, &ann, &id, at);
+        frames(&mut ann);
+        frames(&mut bob);
+    }
+    challenge(&mut lobby, &ann, "bob", t0 + std::time::Duration::from_secs(1));
+    let refused = frames(&mut ann);
+    assert_eq!(refused.iter().filter_map(code).collect::<Vec<_>>(), [ErrorCode::Busy], "{refused:?}");
+    assert!(frames(&mut bob).is_empty(), "the target hears nothing more");
+    // Once the window has passed, challenges reach it again.
+    challenge(&mut lobby, &ann, "bob", t0 + players::OFFERS_WINDOW + std::time::Duration::from_secs(1));
+    offered(&mut bob);
+}

@@ -34,6 +34,14 @@ pub const MAX_SENT_PER_ADDRESS: usize = 50;
 /// client cannot fill a player's [`MAX_RECEIVED`] and lock others out.
 pub const MAX_RECEIVED_PER_ADDRESS: usize = 5;
 
+/// Challenges one player may be offered within [`OFFERS_WINDOW`], however
+/// many are withdrawn at once: a challenge-and-withdraw loop cannot bury
+/// its target's own replies under `challenged` and `challenge_ended`.
+pub const MAX_OFFERS: usize = 20;
+
+/// The window [`MAX_OFFERS`] counts over.
+pub const OFFERS_WINDOW: Duration = Duration::from_secs(10);
+
 /// A refusal: its code and text.
 pub type Refusal = (ErrorCode, String);
 
@@ -48,6 +56,8 @@ struct Online<C> {
     /// Open challenges it sent, and those waiting for its answer.
     sent: Vec<Arc<str>>,
     received: Vec<Arc<str>>,
+    /// When it was offered its challenges of the last [`OFFERS_WINDOW`].
+    offered: std::collections::VecDeque<Instant>,
 }
 
 /// One open challenge.
@@ -167,7 +177,8 @@ impl<C: Peer> Players<C> {
                 o.who = who;
             }
             None => {
-                let entry = Online { conn, who, presence, key, sent: Vec::new(), received: Vec::new() };
+                let (sent, received, offered) = (Vec::new(), Vec::new(), Default::default());
+                let entry = Online { conn, who, presence, key, sent, received, offered };
                 self.online.insert(entry.conn.id(), entry);
             }
         }

@@ -194,16 +194,16 @@ impl Shell {
 /// Puts the connection in the room and hands the room its request; a room
 /// that is closing or overloaded refuses it at once.
 fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd) {
-    let conn = match &cmd {
-        RoomCmd::Join { conn, .. } | RoomCmd::Spectate { conn, .. } | RoomCmd::Resume { conn, .. } => {
-            conn.clone()
-        }
+    let (conn, id) = match &cmd {
+        RoomCmd::Join { conn, id, .. }
+        | RoomCmd::Spectate { conn, id }
+        | RoomCmd::Resume { conn, id, .. } => (conn.clone(), id.clone()),
         RoomCmd::Request { .. } | RoomCmd::Disconnected { .. } | RoomCmd::Lost => return,
     };
     let Some(link) = directory.get(&to.code) else {
         // The lobby and its directory list the same rooms; should they ever
         // differ, the connection is told, not left claimed.
-        let msg = ServerMessage::error(ErrorCode::RoomNotFound, "that room is closing; try again", None);
+        let msg = ServerMessage::error(ErrorCode::RoomNotFound, "that room is closing; try again", id);
         conn.frame(&encode(&msg));
         conn.send(Outbound::Refused);
         return;
@@ -215,7 +215,7 @@ fn forward(directory: &HashMap<Arc<str>, RoomLink>, to: &RoomAddr, cmd: RoomCmd)
         let msg = ServerMessage::error(
             ErrorCode::RoomNotFound,
             "that room is closing or overloaded; try again",
-            None,
+            id,
         );
         conn.frame(&encode(&msg));
         conn.send(Outbound::Released { room: to.code.clone() });
@@ -238,7 +238,8 @@ mod tests {
         let (conn_tx, mut conn_rx) = queue::channel(8);
         let conn = ConnHandle::new(ConnId::new(0, 2), conn_tx);
         let to = RoomAddr { code: code.clone(), instance: ALONE };
-        forward(&directory, &to, RoomCmd::Join { conn, name: Identity::guest("b"), id: None });
+        let id = Some(tictactoe_protocol::RequestId::Int(9));
+        forward(&directory, &to, RoomCmd::Join { conn, name: Identity::guest("b"), id });
         let mut got = Vec::new();
         while let Some(Recv::Item(item)) = conn_rx.try_recv() {
             got.push(match item {
@@ -250,7 +251,10 @@ mod tests {
         }
         assert_eq!(got.len(), 3, "{got:?}");
         assert_eq!(got[0], format!("entered:{code}"));
-        assert!(got[1].contains("room_not_found"), "{got:?}");
+        assert!(
+            got[1].contains("room_not_found") && got[1].contains(r#""id":9"#),
+            "the request's id: {got:?}"
+        );
         assert_eq!(got[2], format!("released:{code}"));
     }
 }

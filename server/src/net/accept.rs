@@ -19,6 +19,12 @@ use crate::core::ids::ConnId;
 use crate::net::http;
 pub(crate) use crate::session::shared::Shared;
 
+/// The kernel's send buffer per connection, in bytes (Linux doubles it for
+/// its bookkeeping): far more than a game's frames in flight, and what a
+/// client that does not read can hold of the kernel's memory, its queue's
+/// frames apart.
+pub const SEND_BUFFER: usize = 128 * 1024;
+
 /// Starts the task serving one accepted TCP connection until it ends. The
 /// task's future is the handshake-and-serve future itself, with nothing
 /// wrapped around it (the span only when enabled): every byte of it is paid
@@ -34,6 +40,10 @@ pub(crate) fn spawn(
     // Debug level: an enabled span per connection costs memory on every idle one.
     let span = tracing::debug_span!("conn", %id, %peer);
     let _ = stream.set_nodelay(true);
+    // A fixed send buffer instead of the kernel's autotuned one (megabytes
+    // each): a client that stops reading fills it, then its outbound queue,
+    // and is dropped, holding little kernel memory meanwhile.
+    let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
     // One deadline for the TLS and WebSocket handshakes together.
     let deadline = Instant::now() + shared.config.handshake_timeout();
     let conn = Handshaking { id, peer, deadline, shared, _place: place };

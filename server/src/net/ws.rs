@@ -196,17 +196,29 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// Runs a write, giving up when the client is dropped (a write blocks only
-    /// when the client stops reading).
+    /// when the client stops reading), or when one write has waited two ping
+    /// intervals: a client that stops reading holds its send buffer and
+    /// queue no longer than a silent one holds its place.
     async fn guarded<'a, F, Fut>(&'a mut self, op: F) -> Result<(), End>
     where
         F: FnOnce(&'a mut WebSocketStream<S>) -> Fut,
         Fut: Future<Output = Result<(), WsError>> + 'a,
     {
+        let stall = 2 * self.shared.config.ping_interval();
         let (ws, rx) = (&mut self.ws, &self.rx);
+        let mut op = std::pin::pin!(op(ws));
+        // The usual case, a socket with room: no timer armed.
+        if let std::task::Poll::Ready(r) = futures::poll!(op.as_mut()) {
+            return r.map_err(|_| End::Gone);
+        }
         tokio::select! {
             biased;
-            r = op(ws) => r.map_err(|_| End::Gone),
+            r = op => r.map_err(|_| End::Gone),
             _ = rx.killed() => Err(End::Drop),
+            _ = tokio::time::sleep(stall) => {
+                debug!("the client took nothing for two ping intervals; dropping");
+                Err(End::Drop)
+            }
         }
     }
 

@@ -259,6 +259,11 @@ impl Room {
             return self.out.send(conn, state);
         }
         let Some(seat) = self.seat_of(conn) else {
+            if request == Request::Leave && !watching {
+                // Leaving a room one is not in (a watch that had not
+                // arrived, left on the way to another): nothing to say.
+                return self.out.push(Output::Release { to: conn });
+            }
             let msg = if watching {
                 "spectators cannot play; join a game with quick_match or join_room"
             } else if self.closed {

@@ -489,6 +489,9 @@ fn spectators_cannot_move_and_creator_leaving_closes_a_waiting_room() {
     assert_eq!(error_code(&got, S), Some(ErrorCode::NotInGame));
     room.request(S, Request::Leave, None, t0);
     assert_eq!(out(&mut room), vec![(S, Got::Released)]);
+    // Left again (a watch of another room on its way): no stray error.
+    room.request(S, Request::Leave, None, t0);
+    assert_eq!(out(&mut room), vec![(S, Got::Released)]);
     let got = mv(&mut room, A, 0, 0, t0);
     assert!(msgs_to(&got, S).is_empty(), "a spectator who left gets nothing");
 

@@ -31,6 +31,21 @@ impl<C: Peer> Players<C> {
             return Err((ErrorCode::PlayerNotFound, "that is you; challenge someone else".into()));
         }
         self.within_limits(from, target, address)?;
+        if let Some(t) = self.online.get_mut(&to) {
+            while t.offered.front().is_some_and(|&at| now.saturating_duration_since(at) >= OFFERS_WINDOW) {
+                t.offered.pop_front();
+            }
+            if t.offered.len() >= MAX_OFFERS {
+                let text = format!(
+                    "{} was offered {MAX_OFFERS} challenges in the last {} s; try again in a few seconds",
+                    t.who.name,
+                    OFFERS_WINDOW.as_secs()
+                );
+                return Err((ErrorCode::Busy, text));
+            }
+            t.offered.push_back(now);
+        }
+        let (from, target) = (&self.online[&conn], &self.online[&to]);
         // Counted before the statuses are read, as connections write their
         // status before they read the count (see `presence`): a connection
         // that leaves idle meanwhile either is refused here or reports it.
