@@ -37,6 +37,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep, timeout};
 use tokio_tungstenite::tungstenite::Message;
 
+mod arena;
 mod pause;
 
 use pause::{Heard, Kept, hear_out, holders, judge_heard, signal};
@@ -125,6 +126,8 @@ pub struct CrashReport {
     pub stale: AtomicU64,
     /// The SIGSTOP form's check of every sighting against the records.
     pub witnessed: Mutex<Option<Judged>>,
+    /// The cluster form's arena tournament, as judged (see `crash/arena.rs`).
+    pub arena: Mutex<String>,
     /// Everything that went wrong: a non-empty list fails the run.
     pub failures: Failures,
 }
@@ -195,6 +198,7 @@ impl CrashReport {
             .ok()
             .and_then(|w| w.as_ref().map(|j| self.render_witnessed(j)))
             .unwrap_or_default()
+            + &self.arena.lock().map(|a| a.clone()).unwrap_or_default()
     }
 
     /// The SIGSTOP form's own figures.
@@ -452,6 +456,11 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         hearing: Mutex::new(Vec::new()),
         heard: Mutex::new(Vec::new()),
     });
+    let quit_at = crate::arena::now_ms() + (cfg.before + cfg.after).as_millis() as i64 + 8_000;
+    let mut arena = match cfg.cluster && cfg.stop.is_none() {
+        true => arena::Arena::start(&ctx.urls, quit_at).await.map_err(|e| report.fail(e)).ok(),
+        false => None,
+    };
     let mut pairs = tokio::task::JoinSet::new();
     for i in 0..cfg.pairs {
         let ctx = ctx.clone();
@@ -480,6 +489,10 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
         });
     }
     sleep(cfg.before).await;
+    if let Some(a) = arena.as_mut() {
+        a.before_kill(addr).await.unwrap_or_else(|e| report.fail(e));
+    }
+    let killed_ms = crate::arena::now_ms();
     ctx.killed.store(true, Ordering::Release);
     if let Ok(mut at) = ctx.killed_at.lock() {
         *at = Some(Instant::now());
@@ -572,6 +585,12 @@ async fn phase(cfg: &CrashConfig, report: &Arc<CrashReport>) -> Fallible<()> {
     }
     let ended = ctx.ended.lock().map(|e| e.clone()).unwrap_or_default();
     let (url, addr) = ctx.survivor();
+    if let Some(a) = arena {
+        match a.judge(addr, killed_ms).await {
+            Ok(line) => *report.arena.lock().unwrap_or_else(|p| p.into_inner()) = line,
+            Err(e) => report.fail(e),
+        }
+    }
     // All at once: in a cluster an unknown token is answered only once a
     // dead instance's games would have been adopted (seconds).
     let checks = ended.iter().map(|(over, tokens)| stays_ended(url, addr, over, tokens));

@@ -3,6 +3,7 @@
 //! load generator's pieces (`load`, `relay`).
 
 pub mod address;
+pub mod arena;
 pub mod chaos;
 pub mod cluster;
 pub mod crash;

@@ -94,6 +94,16 @@ impl ServerProcess {
     /// Starts the binary as [`ServerProcess::start`] does, but as the last
     /// argument of `wrapper` (e.g. `prlimit --fsize=…`), when it is not empty.
     pub fn start_under(wrapper: &[&str], args: &[&str]) -> ServerProcess {
+        ServerProcess::launch(wrapper, "127.0.0.1:0", args)
+    }
+
+    /// Starts the binary on `addr` (the address of one that stopped: a
+    /// restart, as its clients see it) with `args`; returns once it listens.
+    pub fn start_at(addr: SocketAddr, args: &[&str]) -> ServerProcess {
+        ServerProcess::launch(&[], &addr.to_string(), args)
+    }
+
+    fn launch(wrapper: &[&str], bind: &str, args: &[&str]) -> ServerProcess {
         let mut command = match wrapper.split_first() {
             Some((program, rest)) => {
                 let mut c = Command::new(program);
@@ -103,7 +113,7 @@ impl ServerProcess {
             None => Command::new(server_bin()),
         };
         let mut child = command
-            .args(["--bind", "127.0.0.1:0"])
+            .args(["--bind", bind])
             .args(args)
             .env("RUST_LOG", std::env::var("TTT_TEST_RUST_LOG").unwrap_or_else(|_| "info".into()))
             .env("NO_COLOR", "1")
