@@ -114,6 +114,8 @@ pub enum LobbyCmd<C = ConnHandle> {
         opponent: u64,
         /// The opponent's instance, when another.
         at: Option<Arc<str>>,
+        /// When the tournament's time is up (Unix ms): no game starts after.
+        ends_at: i64,
     },
     /// A room's task ended.
     RoomClosed {

@@ -92,6 +92,8 @@ pub enum Wire {
         opponent: u64,
         /// The opponent's instance, when another.
         at: Option<Arc<str>>,
+        /// When the tournament's time is up (Unix ms): no game starts after.
+        ends_at: i64,
     },
     /// To a player's instance: an item of the connection's queue (a room
     /// it names is reached back through the bus).

@@ -39,10 +39,15 @@ pub struct FreePlayer {
     pub rank: usize,
     /// Its last opponent's name.
     pub last: Option<String>,
+    /// When the tournament's time is up (Unix ms).
+    pub ends_at: i64,
 }
 
 /// A player as the leader names it: its instance and connection number.
 type Seat = (Arc<str>, u64);
+
+/// What a tournament's games are played on, and until when (Unix ms).
+type Terms = (Rules, i64);
 
 /// The leader's memory of whom it paired lately.
 #[derive(Debug, Default)]
@@ -55,7 +60,7 @@ impl Pairing {
     /// pairings to send, each to its first player's instance.
     pub fn pass(&mut self, lists: Vec<(Arc<str>, Option<String>)>, now: Instant) -> Vec<Outgoing> {
         self.paired.retain(|_, at| now.saturating_duration_since(*at) < PAIRED_FOR);
-        let mut by_tournament: HashMap<Arc<str>, (Rules, Vec<Free<Seat>>)> = HashMap::new();
+        let mut by_tournament: HashMap<Arc<str>, (Terms, Vec<Free<Seat>>)> = HashMap::new();
         for (instance, list) in lists {
             let free: Vec<FreePlayer> = list.and_then(|l| serde_json::from_str(&l).ok()).unwrap_or_default();
             for p in free {
@@ -63,13 +68,13 @@ impl Pairing {
                 if self.paired.contains_key(&key) {
                     continue;
                 }
-                let entry =
-                    by_tournament.entry(p.tournament.clone()).or_insert_with(|| (p.rules, Vec::new()));
+                let terms = (p.rules, p.ends_at);
+                let entry = by_tournament.entry(p.tournament.clone()).or_insert_with(|| (terms, Vec::new()));
                 entry.1.push(Free { key, name: p.name, rank: p.rank, last: p.last });
             }
         }
         let mut out = Vec::new();
-        for (tid, (rules, free)) in by_tournament {
+        for (tid, ((rules, ends_at), free)) in by_tournament {
             // One account on two connections (or instances) counts once.
             let mut names = std::collections::HashSet::new();
             let free: Vec<_> = free.into_iter().filter(|f| names.insert(f.name.clone())).collect();
@@ -77,7 +82,14 @@ impl Pairing {
                 self.paired.insert((a_at.clone(), a), now);
                 self.paired.insert((b_at.clone(), b), now);
                 let at = (a_at != b_at).then_some(b_at);
-                let msg = Wire::TournamentPair { tournament: tid.clone(), rules, conn: a, opponent: b, at };
+                let msg = Wire::TournamentPair {
+                    tournament: tid.clone(),
+                    rules,
+                    conn: a,
+                    opponent: b,
+                    at,
+                    ends_at,
+                };
                 out.push(Outgoing { to: a_at, msg });
             }
         }
@@ -101,6 +113,7 @@ mod tests {
                 name: name.into(),
                 rank,
                 last: last.map(Into::into),
+                ends_at: i64::MAX,
             })
             .collect();
         serde_json::to_string(&all).ok()

@@ -148,6 +148,8 @@ pub enum Ask {
         opponent: u64,
         /// The instance the opponent is on, when not this one.
         at: Option<Arc<str>>,
+        /// When the tournament's time is up (Unix ms): no game starts after.
+        ends_at: i64,
     },
 }
 

@@ -507,3 +507,33 @@ fn a_challenge_and_withdraw_loop_offers_its_target_a_bounded_number() {
     challenge(&mut lobby, &ann, "bob", t0 + players::OFFERS_WINDOW + std::time::Duration::from_secs(1));
     offered(&mut bob);
 }
+
+#[test]
+fn a_tournament_meeting_drafts_both_players_but_none_once_the_time_is_up() {
+    let mut lobby = harness();
+    let now = Instant::now();
+    let (ann, mut bob) = (guest(&mut lobby, 1, "ann"), guest(&mut lobby, 2, "bob"));
+    let wall = crate::room::WallClock::now().unix_ms(now);
+    let rules = Rules {
+        clock: Some(tictactoe_protocol::Fischer { initial_ms: 60_000, increment_ms: 0 }),
+        ..Rules::classic(3)
+    };
+    let meet = |ends_at: i64| Ask::TournamentMeet {
+        who: Identity::guest("ann"),
+        tournament: "T".into(),
+        rules,
+        opponent: 2,
+        at: None,
+        ends_at,
+    };
+    // The time is up: the drafted asker is freed, the opponent left be.
+    ann.presence.swap(Status::Idle, Status::Drafted).expect("drafted");
+    assert!(lobby.handle(LobbyCmd::Ask { conn: ann.conn.clone(), ask: meet(wall - 1) }, now).is_none());
+    assert_eq!((ann.presence.status(), bob.presence.status()), (Status::Idle, Status::Idle));
+    // In time: a room with both drafted.
+    ann.presence.swap(Status::Idle, Status::Drafted).expect("drafted");
+    let room = lobby.handle(LobbyCmd::Ask { conn: ann.conn.clone(), ask: meet(wall + 60_000) }, now);
+    assert!(room.is_some(), "a room opens");
+    assert_eq!(bob.presence.status(), Status::Drafted);
+    assert!(got(&mut bob.rx).iter().any(|g| g.starts_with("drafted:")));
+}

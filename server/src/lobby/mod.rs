@@ -128,9 +128,11 @@ impl<C: Peer> Lobby<C> {
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
             LobbyCmd::Park { conn, token, id, looks } => self.park(conn, token, id, looks),
             LobbyCmd::Paired { conn, rules, host } => self.paired(conn, rules, host),
-            LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at } => {
-                if let Some((conn, who)) = self.players.draft(ConnId::new(crate::core::ids::ALONE, conn)) {
-                    self.tournament_meet(conn, who, tournament, rules, (opponent, at), now);
+            LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at, ends_at } => {
+                let over = self.settings.wall.unix_ms(now) >= ends_at;
+                let drafted = (!over).then(|| self.players.draft(ConnId::new(crate::core::ids::ALONE, conn)));
+                if let Some((conn, who)) = drafted.flatten() {
+                    self.tournament_meet(conn, who, (tournament, rules, ends_at), (opponent, at), now);
                 }
             }
             LobbyCmd::RoomClosed { room, ended } => {
@@ -243,8 +245,8 @@ impl<C: Peer> Lobby<C> {
                 self.players.offline(conn.id());
                 self.follow(conn, Ask::Offline);
             }
-            Ask::TournamentMeet { who, tournament, rules, opponent, at } => {
-                self.tournament_meet(conn, who, tournament, rules, (opponent, at), now)
+            Ask::TournamentMeet { who, tournament, rules, opponent, at, ends_at } => {
+                self.tournament_meet(conn, who, (tournament, rules, ends_at), (opponent, at), now)
             }
         }
     }

@@ -17,21 +17,22 @@ use crate::room::Room;
 
 impl<C: Peer> Lobby<C> {
     /// `conn` (drafted) meets `opponent` (on `at`, else here) in a game of
-    /// `tournament`. Either player is X at random.
+    /// `tournament` on `rules`, unless its time is up (`ends_at`, Unix ms):
+    /// no game starts after. Either player is X at random.
     pub(super) fn tournament_meet(
         &mut self,
         conn: C,
         who: Arc<Identity>,
-        tournament: Arc<str>,
-        rules: Rules,
+        (tournament, rules, ends_at): (Arc<str>, Rules, i64),
         (opponent, at): (u64, Option<Arc<str>>),
         now: Instant,
     ) {
         if let Some(at) = at.filter(|_| self.cluster.is_some()) {
-            let ask = Ask::TournamentMeet { who, tournament, rules, opponent, at: None };
+            let ask = Ask::TournamentMeet { who, tournament, rules, opponent, at: None, ends_at };
             return self.out.push(Output::Elsewhere { conn, ask, at: Where::At(at) });
         }
-        let found = match conn.is_closed() {
+        let over = self.settings.wall.unix_ms(now) >= ends_at;
+        let found = match conn.is_closed() || over {
             true => None,
             false => self.players.draft(ConnId::new(ALONE, opponent)),
         };

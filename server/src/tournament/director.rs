@@ -39,6 +39,11 @@ impl Director {
         tictactoe_protocol::Rules { size: t.size, win: t.win, clock: Some(t.clock) }
     }
 
+    /// When its time is up (Unix ms): no game starts after.
+    pub fn ends_at(&self) -> i64 {
+        self.data.row.ends_at()
+    }
+
     /// Where it is at `now_ms`.
     pub fn status(&self, now_ms: i64) -> TournamentStatus {
         self.data.row.status(now_ms)

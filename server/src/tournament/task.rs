@@ -410,6 +410,7 @@ impl Task {
                     name: f.name,
                     rank: f.rank,
                     last: f.last,
+                    ends_at: d.ends_at(),
                 }));
                 continue;
             }
@@ -419,7 +420,7 @@ impl Task {
                     b.paired_at = Some(now);
                 }
                 if let Some(a) = self.members.get_mut(&a) {
-                    meet(&self.ctx.lobby, a, d.rules(), opponent, now);
+                    meet(&self.ctx.lobby, a, (d.rules(), d.ends_at()), opponent, now);
                 }
             }
         }
@@ -455,7 +456,7 @@ fn with_id(mut msg: ServerMessage, req: Option<RequestId>) -> ServerMessage {
 fn meet(
     lobby: &mpsc::Sender<LobbyCmd>,
     m: &mut Member,
-    rules: tictactoe_protocol::Rules,
+    (rules, ends_at): (tictactoe_protocol::Rules, i64),
     opponent: u64,
     now: Instant,
 ) {
@@ -470,6 +471,7 @@ fn meet(
         rules,
         opponent,
         at: None,
+        ends_at,
     };
     if lobby.try_send(LobbyCmd::Ask { conn: m.conn.clone(), ask }).is_err() {
         m.presence.swap(Status::Drafted, Status::Idle).ok();

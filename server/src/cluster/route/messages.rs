@@ -56,8 +56,8 @@ impl Router {
                 let conn = ConnId::new(ALONE, conn);
                 self.outputs.push(super::Output::Lobby(LobbyCmd::Paired { conn, rules, host }));
             }
-            Wire::TournamentPair { tournament, rules, conn, opponent, at } => {
-                let cmd = LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at };
+            Wire::TournamentPair { tournament, rules, conn, opponent, at, ends_at } => {
+                let cmd = LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at, ends_at };
                 self.outputs.push(super::Output::Lobby(cmd));
             }
             Wire::Out { conn, item } => self.out_item(from, conn, item),
