@@ -37,7 +37,7 @@ pub const MAX_RECEIVED_PER_ADDRESS: usize = 5;
 /// Challenges one player may be offered within [`OFFERS_WINDOW`], however
 /// many are withdrawn at once: a challenge-and-withdraw loop cannot bury
 /// its target's own replies under `challenged` and `challenge_ended`.
-pub const MAX_OFFERS: usize = 20;
+pub const MAX_OFFERS: usize = 30;
 
 /// The window [`MAX_OFFERS`] counts over.
 pub const OFFERS_WINDOW: Duration = Duration::from_secs(10);
