@@ -21,8 +21,9 @@ pub const FREE: &str = "ttt:tfree";
 pub const TOURNAMENT_PASS: Duration = Duration::from_secs(1);
 
 /// A player paired in a pass is not paired again for this long: its
-/// instance's list may still show it free.
-const PAIRED_FOR: Duration = Duration::from_secs(3);
+/// instance's list (rewritten each second) may still show it free. A
+/// pairing of a player no longer free is refused where it lands.
+const PAIRED_FOR: Duration = Duration::from_millis(1500);
 
 /// A tournament player free on an instance, as that instance writes it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -41,6 +42,8 @@ pub struct FreePlayer {
     pub last: Option<String>,
     /// When the tournament's time is up (Unix ms).
     pub ends_at: i64,
+    /// How long it has been free, as its instance wrote it.
+    pub waited_ms: u64,
 }
 
 /// A player as the leader names it: its instance and connection number.
@@ -61,6 +64,7 @@ impl Pairing {
     pub fn pass(&mut self, lists: Vec<(Arc<str>, Option<String>)>, now: Instant) -> Vec<Outgoing> {
         self.paired.retain(|_, at| now.saturating_duration_since(*at) < PAIRED_FOR);
         let mut by_tournament: HashMap<Arc<str>, (Terms, Vec<Free<Seat>>)> = HashMap::new();
+        let mut waits: HashMap<Seat, u64> = HashMap::new();
         for (instance, list) in lists {
             let free: Vec<FreePlayer> = list.and_then(|l| serde_json::from_str(&l).ok()).unwrap_or_default();
             for p in free {
@@ -70,6 +74,7 @@ impl Pairing {
                 }
                 let terms = (p.rules, p.ends_at);
                 let entry = by_tournament.entry(p.tournament.clone()).or_insert_with(|| (terms, Vec::new()));
+                waits.insert(key.clone(), p.waited_ms);
                 entry.1.push(Free { key, name: p.name, rank: p.rank, last: p.last });
             }
         }
@@ -79,6 +84,12 @@ impl Pairing {
             let mut names = std::collections::HashSet::new();
             let free: Vec<_> = free.into_iter().filter(|f| names.insert(f.name.clone())).collect();
             for ((a_at, a), (b_at, b)) in tournament::pair(free) {
+                for seat in [(a_at.clone(), a), (b_at.clone(), b)] {
+                    let waited = waits.get(&seat).map(|&ms| Duration::from_millis(ms));
+                    if let Some(w) = waited {
+                        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds").record(w.as_secs_f64());
+                    }
+                }
                 self.paired.insert((a_at.clone(), a), now);
                 self.paired.insert((b_at.clone(), b), now);
                 let at = (a_at != b_at).then_some(b_at);
@@ -114,6 +125,7 @@ mod tests {
                 rank,
                 last: last.map(Into::into),
                 ends_at: i64::MAX,
+                waited_ms: 0,
             })
             .collect();
         serde_json::to_string(&all).ok()

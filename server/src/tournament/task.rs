@@ -25,9 +25,10 @@ use crate::store::{Store, StoreError};
 /// How often the task reads its tournaments and pairs their free players.
 pub const PASS: Duration = Duration::from_secs(1);
 
-/// A player paired in a pass is not paired again for this long (its
-/// game's `Drafted` may not have reached its connection yet).
-const PAIRED_FOR: Duration = Duration::from_secs(2);
+/// A player paired in a pass is not paired again for this long (the
+/// lobby may not have drafted it yet, or found it gone): less than a pass,
+/// so a player whose game ended in between is paired at the next one.
+const PAIRED_FOR: Duration = Duration::from_millis(500);
 
 /// A player drafted this long ago and still not in its game (the opponent
 /// went, or its instance did) is free again.
@@ -374,17 +375,7 @@ impl Task {
                 m.drafted_seen = None;
             }
             let free = m.active && m.presence.status() == Status::Idle;
-            match (free, m.free_since) {
-                (true, None) => m.free_since = Some(now),
-                (false, Some(since)) => {
-                    m.free_since = None;
-                    if matches!(status, Status::Drafted | Status::Playing) {
-                        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds")
-                            .record(now.saturating_duration_since(since).as_secs_f64());
-                    }
-                }
-                _ => {}
-            }
+            m.free_since = if free { m.free_since.or(Some(now)) } else { None };
         }
         let running =
             self.directors.values().filter(|d| d.status(now_ms) == TournamentStatus::Running).count();
@@ -411,6 +402,9 @@ impl Task {
                     rank: f.rank,
                     last: f.last,
                     ends_at: d.ends_at(),
+                    waited_ms: self.members.get(&f.key).and_then(|m| m.free_since).map_or(0, |since| {
+                        u64::try_from(now.saturating_duration_since(since).as_millis()).unwrap_or(u64::MAX)
+                    }),
                 }));
                 continue;
             }
@@ -418,6 +412,7 @@ impl Task {
                 let opponent = b.seq();
                 if let Some(b) = self.members.get_mut(&b) {
                     b.paired_at = Some(now);
+                    waited(b.free_since.take().map(|since| now.saturating_duration_since(since)));
                 }
                 if let Some(a) = self.members.get_mut(&a) {
                     meet(&self.ctx.lobby, a, (d.rules(), d.ends_at()), opponent, now);
@@ -427,6 +422,13 @@ impl Task {
         if let Some((free, _)) = &self.ctx.cluster {
             free.send_replace(published);
         }
+    }
+}
+
+/// Records how long a player just paired was free (as passes saw it).
+fn waited(free: Option<Duration>) {
+    if let Some(free) = free {
+        ::metrics::histogram!("ttt_tournament_pairing_wait_seconds").record(free.as_secs_f64());
     }
 }
 
@@ -464,6 +466,7 @@ fn meet(
         return;
     }
     m.paired_at = Some(now);
+    waited(m.free_since.take().map(|since| now.saturating_duration_since(since)));
     ::metrics::counter!("ttt_tournament_pairings_total").increment(1);
     let ask = Ask::TournamentMeet {
         who: m.who.clone(),
