@@ -1,8 +1,9 @@
 //! The tournament task's shell: requests and the store's answers in,
 //! frames and pairings out. Store calls run in tasks of their own and come
 //! back as [`Done`], so a slow commit holds nobody else's request. Every
-//! [`PASS`] it reads the tournaments its connections joined or watch,
-//! pushes their standings where they changed, and pairs their free players.
+//! [`PASS`] it pairs the free players of the tournaments its connections
+//! joined; every [`READ`] it reads those tournaments (and those watched)
+//! and pushes their standings where they changed.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -23,7 +24,10 @@ use crate::store::tournaments::{TournamentData, TournamentRow, TournamentWrite};
 use crate::store::{Store, StoreError};
 
 /// How often the task reads its tournaments and pairs their free players.
-pub const PASS: Duration = Duration::from_secs(1);
+pub const PASS: Duration = Duration::from_millis(250);
+
+/// How often the task reads each tournament it follows from the store.
+pub const READ: Duration = Duration::from_secs(1);
 
 /// A player paired in a pass is not paired again for this long (the
 /// lobby may not have drafted it yet, or found it gone): less than a pass,
@@ -61,6 +65,7 @@ pub fn spawn(ctx: Ctx, tracker: &tokio_util::task::TaskTracker) -> mpsc::Sender<
         members: HashMap::new(),
         watchers: HashMap::new(),
         reading: HashSet::new(),
+        read_at: HashMap::new(),
         done: done_tx,
         rng: rand::SeedableRng::from_rng(&mut rand::rng()),
     };
@@ -110,6 +115,8 @@ struct Task {
     watchers: HashMap<ConnId, (ConnHandle, Arc<str>)>,
     /// Tournaments whose read is on its way.
     reading: HashSet<Arc<str>>,
+    /// When each was last asked of the store.
+    read_at: HashMap<Arc<str>, Instant>,
     done: mpsc::UnboundedSender<Done>,
     rng: rand::rngs::StdRng,
 }
@@ -357,8 +364,11 @@ impl Task {
             .chain(self.watchers.values().map(|(_, t)| t.clone()))
             .collect();
         self.directors.retain(|tid, _| followed.contains(tid));
+        self.read_at.retain(|tid, _| followed.contains(tid));
         for tid in followed {
-            if self.reading.insert(tid.clone()) {
+            let due = self.read_at.get(&tid).is_none_or(|at| now.saturating_duration_since(*at) >= READ);
+            if due && self.reading.insert(tid.clone()) {
+                self.read_at.insert(tid.clone(), now);
                 let store = self.ctx.store.clone();
                 self.call(async move {
                     let data = store.tournament(&tid).await;
