@@ -226,17 +226,20 @@ pub enum ClientMessage {
     /// is the frame's `id` (or `tournament`), so the reply's `id` is the
     /// tournament's too.
     TournamentJoin {
-        /// The tournament's id.
+        /// The tournament's id (or the frame's `id`, which is then the same).
+        #[serde(default)]
         tournament: String,
     },
     /// Pause in a tournament: the score stays; not paired until joining again.
     TournamentLeave {
-        /// The tournament's id.
+        /// The tournament's id (or the frame's `id`, which is then the same).
+        #[serde(default)]
         tournament: String,
     },
     /// Follow a tournament's standings (`tournament_update`) without playing.
     TournamentWatch {
-        /// The tournament's id.
+        /// The tournament's id (or the frame's `id`, which is then the same).
+        #[serde(default)]
         tournament: String,
     },
     /// In a tournament game, before your first move: halve your clock and

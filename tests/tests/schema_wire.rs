@@ -112,6 +112,31 @@ async fn every_frame_of_a_recorded_session_matches_the_schema() {
     o.recv_type("game_started").await;
     o.send(json!({"type": "resign"})).await;
     o.recv_type("game_over").await;
+    // An arena tournament between two accounts: created, listed, joined,
+    // paired, a berserk, and a pause.
+    let clock = json!({"initial_ms": 60_000, "increment_ms": 0});
+    q.send(json!({"type": "tournament_create", "name": "wire arena", "clock": clock, "duration_ms": 60_000}))
+        .await;
+    let tid = q.recv_type("tournament").await["id"].clone();
+    q.send(json!({"type": "tournaments", "id": 9})).await;
+    q.recv_type("tournaments").await;
+    watcher.send(json!({"type": "register", "name": "wire-two", "bot": true})).await;
+    let two = watcher.recv_type("registered").await["token"].clone();
+    watcher.send(json!({"type": "hello", "name": "wire-two", "token": two})).await;
+    watcher.recv_type("authenticated").await;
+    for c in [&mut q, &mut watcher] {
+        c.send(json!({"type": "tournament_join", "id": tid})).await;
+        c.recv_type("tournament_update").await;
+    }
+    q.recv_type("game_started").await;
+    watcher.recv_type("game_started").await;
+    q.send(json!({"type": "berserk", "id": 10})).await;
+    q.recv_type("berserked").await;
+    watcher.recv_type("berserked").await;
+    q.send(json!({"type": "tournament_leave", "id": tid})).await;
+    q.recv_type("tournament_update").await;
+    watcher.send(json!({"type": "tournament_watch", "tournament": tid})).await;
+    watcher.recv_type("tournament_update").await;
 
     let server_schema = validator("server.schema.json");
     let client_schema = validator("client.schema.json");
