@@ -101,22 +101,9 @@ pub enum LobbyCmd<C = ConnHandle> {
         /// The instance it is paired on.
         host: Arc<str>,
     },
-    /// A tournament paired this instance's player `conn` with `opponent`
-    /// (on `at`, else here): the player is drafted if free, and they meet.
-    TournamentPaired {
-        /// The tournament's id.
-        tournament: Arc<str>,
-        /// Its games' terms.
-        rules: Rules,
-        /// The player here, by its number.
-        conn: u64,
-        /// The opponent, by its number on its instance.
-        opponent: u64,
-        /// The opponent's instance, when another.
-        at: Option<Arc<str>>,
-        /// When the tournament's time is up (Unix ms): no game starts after.
-        ends_at: i64,
-    },
+    /// A tournament paired this instance's player with another: the
+    /// player is drafted if free, and they meet.
+    TournamentPaired(TournamentPairing),
     /// A room's task ended.
     RoomClosed {
         /// Its code.
@@ -125,6 +112,25 @@ pub enum LobbyCmd<C = ConnHandle> {
         /// the game's id: a later `resume` with one is told which game.
         ended: Vec<(crate::core::account::TokenHash, Arc<str>)>,
     },
+}
+
+/// A tournament's pairing of a player of one instance (`conn`) with
+/// `opponent` (on `at`, else on the same instance), as the cluster's
+/// leader sends it and that instance's lobby takes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TournamentPairing {
+    /// The tournament's id.
+    pub tournament: Arc<str>,
+    /// Its games' terms.
+    pub rules: Rules,
+    /// The player, by its number on its instance.
+    pub conn: u64,
+    /// The opponent, by its number on its instance.
+    pub opponent: u64,
+    /// The opponent's instance, when another.
+    pub at: Option<Arc<str>>,
+    /// When the tournament's time is up (Unix ms): no game starts after.
+    pub ends_at: i64,
 }
 
 /// What the lobby's state machine holds for a connection: it only needs its

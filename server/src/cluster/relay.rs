@@ -79,22 +79,9 @@ pub enum Wire {
         /// Where it plays.
         host: Arc<str>,
     },
-    /// From the leader to a tournament player's instance: it meets
-    /// `opponent` (on `at`, else on the same instance) if both are still free.
-    TournamentPair {
-        /// The tournament's id.
-        tournament: Arc<str>,
-        /// Its games' terms.
-        rules: Rules,
-        /// The player there, by its number.
-        conn: u64,
-        /// The opponent, by its number on its instance.
-        opponent: u64,
-        /// The opponent's instance, when another.
-        at: Option<Arc<str>>,
-        /// When the tournament's time is up (Unix ms): no game starts after.
-        ends_at: i64,
-    },
+    /// From the leader to a tournament player's instance: its player meets
+    /// the opponent if both are still free.
+    TournamentPair(crate::cmd::TournamentPairing),
     /// To a player's instance: an item of the connection's queue (a room
     /// it names is reached back through the bus).
     Out {

@@ -13,6 +13,7 @@ use tictactoe_protocol::Rules;
 use tictactoe_protocol::tournament::{self, Free};
 
 use super::relay::{Outgoing, Wire};
+use crate::cmd::TournamentPairing;
 
 /// The prefix of each instance's key of its free tournament players.
 pub const FREE: &str = "ttt:tfree";
@@ -93,14 +94,9 @@ impl Pairing {
                 self.paired.insert((a_at.clone(), a), now);
                 self.paired.insert((b_at.clone(), b), now);
                 let at = (a_at != b_at).then_some(b_at);
-                let msg = Wire::TournamentPair {
-                    tournament: tid.clone(),
-                    rules,
-                    conn: a,
-                    opponent: b,
-                    at,
-                    ends_at,
-                };
+                let pairing =
+                    TournamentPairing { tournament: tid.clone(), rules, conn: a, opponent: b, at, ends_at };
+                let msg = Wire::TournamentPair(pairing);
                 out.push(Outgoing { to: a_at, msg });
             }
         }
@@ -145,9 +141,7 @@ mod tests {
         let pairs: Vec<String> = out
             .iter()
             .map(|o| match &o.msg {
-                Wire::TournamentPair { conn, opponent, at, .. } => {
-                    format!("{}:{conn}-{at:?}:{opponent}", o.to)
-                }
+                Wire::TournamentPair(p) => format!("{}:{}-{:?}:{}", o.to, p.conn, p.at, p.opponent),
                 other => format!("{other:?}"),
             })
             .collect();

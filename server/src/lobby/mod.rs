@@ -128,11 +128,18 @@ impl<C: Peer> Lobby<C> {
             LobbyCmd::Online { conn, who, presence } => self.players.online(conn, who, presence),
             LobbyCmd::Park { conn, token, id, looks } => self.park(conn, token, id, looks),
             LobbyCmd::Paired { conn, rules, host } => self.paired(conn, rules, host),
-            LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at, ends_at } => {
-                let over = self.settings.wall.unix_ms(now) >= ends_at;
-                let drafted = (!over).then(|| self.players.draft(ConnId::new(crate::core::ids::ALONE, conn)));
+            LobbyCmd::TournamentPaired(p) => {
+                let over = self.settings.wall.unix_ms(now) >= p.ends_at;
+                let drafted =
+                    (!over).then(|| self.players.draft(ConnId::new(crate::core::ids::ALONE, p.conn)));
                 if let Some((conn, who)) = drafted.flatten() {
-                    self.tournament_meet(conn, who, (tournament, rules, ends_at), (opponent, at), now);
+                    self.tournament_meet(
+                        conn,
+                        who,
+                        (p.tournament, p.rules, p.ends_at),
+                        (p.opponent, p.at),
+                        now,
+                    );
                 }
             }
             LobbyCmd::RoomClosed { room, ended } => {

@@ -56,9 +56,8 @@ impl Router {
                 let conn = ConnId::new(ALONE, conn);
                 self.outputs.push(super::Output::Lobby(LobbyCmd::Paired { conn, rules, host }));
             }
-            Wire::TournamentPair { tournament, rules, conn, opponent, at, ends_at } => {
-                let cmd = LobbyCmd::TournamentPaired { tournament, rules, conn, opponent, at, ends_at };
-                self.outputs.push(super::Output::Lobby(cmd));
+            Wire::TournamentPair(pairing) => {
+                self.outputs.push(super::Output::Lobby(LobbyCmd::TournamentPaired(pairing)));
             }
             Wire::Out { conn, item } => self.out_item(from, conn, item),
         }
