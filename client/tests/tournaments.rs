@@ -217,6 +217,11 @@ async fn a_person_joins_in_the_terminal_goes_berserk_and_plays_a_bot_with_keys()
     ann.shows("your turn", 15).await;
     ann.keys(&["b", "Enter"]);
     ann.shows("you went berserk", 10).await;
+    // Paused during the game (it goes on): after it the standings stay on
+    // the screen, where the next pairing (within a quarter second) would
+    // otherwise replace them.
+    ann.keys(&["p", "Enter"]);
+    ann.shows("paused: not paired again until j", 10).await;
     // Cells in turn until the game is over; a taken one is passed over.
     let cells = ["b2", "a1", "c3", "a3", "c1", "b1", "a2", "c2", "b3"];
     let mut next = cells.iter();
