@@ -5,7 +5,7 @@
 //! director keeps each game once, whichever instance recorded it and
 //! however often it is read.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tictactoe_protocol::tournament::{self, Free, ScoredGame, TournamentStatus, TournamentView};
@@ -18,12 +18,17 @@ pub struct Director {
     data: TournamentData,
     /// The view last shown: an update goes out only when it differs.
     shown: Option<TournamentView>,
+    /// Each player's rank and last opponent, as of the last read: what
+    /// the pairing passes (several between reads) look up.
+    ranks: HashMap<String, usize>,
+    last: HashMap<String, String>,
 }
 
 impl Director {
     /// The tournament as the store read it.
     pub fn new(data: TournamentData) -> Director {
-        let mut d = Director { data: TournamentData { games: Vec::new(), ..data.clone() }, shown: None };
+        let empty = TournamentData { games: Vec::new(), ..data.clone() };
+        let mut d = Director { data: empty, shown: None, ranks: HashMap::new(), last: HashMap::new() };
         d.refresh(data);
         d
     }
@@ -56,6 +61,11 @@ impl Director {
         let mut seen: HashSet<Arc<str>> = HashSet::with_capacity(data.games.len());
         let games: Vec<ScoredGame> = data.games.into_iter().filter(|g| seen.insert(g.id.clone())).collect();
         self.data = TournamentData { row: data.row, entrants: data.entrants, games };
+        let players: Vec<(String, bool)> =
+            self.data.entrants.iter().map(|e| (e.name.to_string(), e.paused)).collect();
+        let standings = tournament::standings(&self.data.row.terms, &players, &self.data.games);
+        self.ranks = standings.into_iter().map(|s| (s.name, s.rank)).collect();
+        self.last = self.data.last_opponents();
     }
 
     /// The standings and games at `now_ms`.
@@ -85,21 +95,15 @@ impl Director {
     /// The players free at `now_ms` as the pairing sees them (rank, last
     /// opponent), each account once: none while the tournament is not running.
     pub fn free<K: Clone>(&self, free: Vec<(K, String)>, now_ms: i64) -> Vec<Free<K>> {
-        if self.status(now_ms) != TournamentStatus::Running {
+        if free.is_empty() || self.status(now_ms) != TournamentStatus::Running {
             return Vec::new();
         }
-        let standings = tournament::standings(
-            &self.data.row.terms,
-            &self.data.entrants.iter().map(|e| (e.name.to_string(), e.paused)).collect::<Vec<_>>(),
-            &self.data.games,
-        );
-        let last = self.data.last_opponents();
         let mut names = HashSet::new();
         free.into_iter()
             .filter(|(_, name)| names.insert(name.clone()))
             .map(|(key, name)| {
-                let rank = standings.iter().position(|s| s.name == name).map_or(usize::MAX, |i| i + 1);
-                let last = last.get(&name).cloned();
+                let rank = self.ranks.get(&name).copied().unwrap_or(usize::MAX);
+                let last = self.last.get(&name).cloned();
                 Free { key, name, rank, last }
             })
             .collect()
