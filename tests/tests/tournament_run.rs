@@ -60,6 +60,12 @@ async fn checked(
 ) -> (TournamentView, Vec<tictactoe_protocol::api::GameRecord>) {
     let view = check::view(server.addr, id).await;
     assert_eq!(view.summary.status, TournamentStatus::Finished);
+    // A tournament whose time is up takes no one.
+    let mut late = server.client().await;
+    let token = late.register("latecomer", false).await;
+    late.sign_in("latecomer", &token).await;
+    late.send(json!({"type": "tournament_join", "id": id})).await;
+    late.expect_error(tictactoe_protocol::ErrorCode::TournamentFinished, Some(json!(id))).await;
     let records = check::records(server.addr, &view).await;
     let ends_at = view.summary.ends_at;
     for r in &records {
