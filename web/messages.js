@@ -9,7 +9,7 @@ import {
   buildBoard, fillSizes, me, myName, render, view,
 } from './render.js';
 import { account, forgetAccount, forgetSeat, keepAccount, keepSeat, savedSeat } from './saved.js';
-import { send, url, welcomed } from './socket.js';
+import { send, sendEarly, url, welcomed } from './socket.js';
 import { apply } from './state.js';
 import { applyTour, lastGame } from './tournament.js';
 import { backToTournament, rejoin, remember } from './tournament-controls.js';
@@ -35,6 +35,7 @@ export function handle(msg) {
       else if (page.invite) peek(page.invite);
       send({ type: 'who' });
       rejoin();
+      sendEarly();
       break;
     }
     case 'registered':

@@ -21,6 +21,8 @@ export const page = {
   // watched when its game is on. Its seat is taken only on an explicit click,
   // so that a link on another site cannot put a signed-in player in a game.
   invite: roomFromPath(location.pathname),
+  greeted: false, // welcomed at least once: until then, what is sent waits in `early`
+  early: [], // messages asked for before the first welcome, sent after the hello
   down: null, // while reconnecting: { until, restart }
   back: null, // just reconnected: { restart, timer } — said for a few seconds
   backoff: 200, // ms to the next attempt to reconnect, doubled up to 5 s

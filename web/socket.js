@@ -14,8 +14,16 @@ export const url = () => `${location.protocol === 'https:' ? 'wss' : 'ws'}://${l
 /** Whether the connection is open now. */
 export const open = () => page.ws?.readyState === WebSocket.OPEN;
 
-/** Sends `msg`; while not connected, says that nothing was sent and returns false. */
+/**
+ * Sends `msg`. Before the first `welcome` it is held and sent right after
+ * the page's hello (a click made while the page is still connecting counts);
+ * while reconnecting, says that nothing was sent and returns false.
+ */
 export function send(msg) {
+  if (!page.greeted && !page.down) {
+    page.early.push(msg);
+    return true;
+  }
   if (open()) {
     page.ws.send(JSON.stringify(msg));
     return true;
@@ -32,8 +40,14 @@ export function connect(handle) {
   page.ws.addEventListener('close', (e) => dropped(e.code, handle));
 }
 
+/** Sends what was asked before the first welcome, in order (after the hello and the seat taken back). */
+export function sendEarly() {
+  for (const msg of page.early.splice(0)) send(msg);
+}
+
 /** The server welcomed us: after a drop, "you are back" is said for 5 s, and backing off starts afresh. */
 export function welcomed() {
+  page.greeted = true;
   if (page.down) {
     clearTimeout(page.back?.timer);
     page.back = { restart: page.down.restart, timer: setTimeout(() => { page.back = null; render(); }, 5000) };
@@ -45,6 +59,8 @@ export function welcomed() {
 /** The connection closed with `code`: the clock shown stands still, and a new one is tried after a while. */
 function dropped(code, handle) {
   const restart = code === 1012;
+  if (page.early.length) page.state.note = 'Not connected: nothing was sent. Reconnecting…';
+  page.early = [];
   const grace = page.state.limits?.reconnect_grace_ms ?? 30000;
   if (!page.down) page.down = { until: now() + (restart ? Math.max(grace, RESTART_WAIT) : grace), restart };
   page.down.restart ||= restart;
