@@ -39,7 +39,8 @@
 # Closed-loop runs also count the lone ACKs the target's sockets send (an ACK
 # not carried by a reply: the kernel sends one when a reply takes longer than
 # its 40 ms delayed-ACK timer), per frame received, halfway through the run.
-# Each prints one figure line; with --update-readme the table goes into
+# Each prints one figure line, and each target one summary line (its CPU per move
+# against the relay's and, when `none` ran too, against `none`'s); with --update-readme the table goes into
 # README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000),
 # ROUNDS (3), TARGETS ("default none"), SERVER_FLAGS (extra flags for every server).
 set -euo pipefail
@@ -329,6 +330,10 @@ print()
 print(f"| target | closed loop moves/s | ÷ relay | lone ACKs per frame, closed loop | paced {rate}/s p99 µs | ÷ relay's | CPU µs per move paced | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | errors |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 relay_cpu = cpu_per_move("relay")
+# Durability's price: each target's CPU per move against `--database none`'s, when both ran.
+none_cpu = cpu_per_move("none") if "none" in labels else float("nan")
+def against_none(label):
+    return "" if label == "none" or none_cpu != none_cpu else f", {cpu_per_move(label) / none_cpu:.2f}x none's"
 print(f"| bare relay | {relay_closed:,.0f} | 1 | {lone_acks('relay')} | {relay_p99:,.0f} | 1 | {relay_cpu:.2f} | 1 | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
 lines = []
 for label in labels:
@@ -339,7 +344,7 @@ for label in labels:
     end_closed = max(s["end_p99_us"] for s in closed) / 1000
     errors = sum(s["errors"] + s["judged_bad"] for s in closed + paced)
     print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {lone_acks(label)} | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {cpu_per_move(label):.2f} | **{cpu_per_move(label) / relay_cpu:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {errors} |")
-    lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s (lone ACKs per frame {lone_acks(label)}, relay {lone_acks('relay')}), paced p99 {p99 / relay_p99:.2f}x the relay's, CPU per move paced {cpu_per_move(label) / relay_cpu:.2f}x the relay's, "
+    lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s (lone ACKs per frame {lone_acks(label)}, relay {lone_acks('relay')}), paced p99 {p99 / relay_p99:.2f}x the relay's, CPU per move paced {cpu_per_move(label):.2f} us ({cpu_per_move(label) / relay_cpu:.2f}x the relay's{against_none(label)}), "
                  f"game end p99 {end:.1f} ms paced ({end_closed:.1f} closed loop), move durable p99 {durable_p99(label)}, idle RSS {rss(label)}/connection, errors {errors}")
 print()
 print("Closed-loop runs (moves/s): " + "; ".join(
