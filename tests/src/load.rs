@@ -377,6 +377,23 @@ pub async fn hold_idle(url: &str, n: usize) -> Result<Vec<tokio::task::JoinHandl
     Ok(conns)
 }
 
+/// Opens `pairs` games on `url`, each with its first move made and its
+/// second player to move, and holds their connections (answering pings)
+/// until the handles are aborted: a server's cost of a live game.
+pub async fn hold_live(url: &str, pairs: usize) -> Result<Vec<tokio::task::JoinHandle<()>>, String> {
+    let mut held = Vec::with_capacity(2 * pairs);
+    for i in 0..pairs {
+        let mut pair = open_game_pair(url, url, 3, None).await.map_err(|e| format!("live game {i}: {e}"))?;
+        send(&mut pair.x, &json!({"type": "move", "row": 1, "col": 1})).await?;
+        read_type(&mut pair.x, "moved").await?;
+        read_type(&mut pair.o, "moved").await?;
+        for mut ws in [pair.x, pair.o] {
+            held.push(tokio::spawn(async move { while let Some(Ok(_)) = ws.next().await {} }));
+        }
+    }
+    Ok(held)
+}
+
 /// Resident memory of process `pid`, in KiB (Linux `/proc`).
 pub fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

@@ -47,7 +47,11 @@ struct Args {
     /// Hold this many idle connections for --secs and report the server's RSS per connection.
     #[arg(long)]
     idle: Option<usize>,
-    /// The server's process id, for --idle against --url.
+    /// Hold this many games, each waiting for its second move, for --secs and
+    /// report the server's RSS per connection in them.
+    #[arg(long)]
+    live: Option<usize>,
+    /// The server's process id, for --idle and --live against --url.
     #[arg(long)]
     server_pid: Option<u32>,
     /// Only run the relay baseline on this address, until killed.
@@ -100,7 +104,12 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(n) = args.idle {
         let url = args.url.clone().ok_or("--idle needs --url and --server-pid")?;
         let pid = args.server_pid.ok_or("--idle needs --server-pid")?;
-        return idle(&url, pid, n, Duration::from_secs_f64(args.secs)).await;
+        return held(&url, pid, Held::Idle(n), Duration::from_secs_f64(args.secs)).await;
+    }
+    if let Some(n) = args.live {
+        let url = args.url.clone().ok_or("--live needs --url and --server-pid")?;
+        let pid = args.server_pid.ok_or("--live needs --server-pid")?;
+        return held(&url, pid, Held::Live(n), Duration::from_secs_f64(args.secs)).await;
     }
     if let Some(url) = &args.url {
         let mut report = load::run(&cfg(url.clone(), args.baseline)).await?;
@@ -172,17 +181,27 @@ fn check(report: &Report) -> Result<(), String> {
     }
 }
 
-/// Holds `n` idle connections for `hold`, reporting the server's RSS per connection.
-async fn idle(url: &str, pid: u32, n: usize, hold: Duration) -> Result<(), String> {
+/// What [`held`] holds: idle connections, or games waiting for a move.
+enum Held {
+    Idle(usize),
+    Live(usize),
+}
+
+/// Holds connections for `hold`, reporting the server's RSS per connection.
+async fn held(url: &str, pid: u32, what: Held, hold: Duration) -> Result<(), String> {
     let before = load::rss_kib(pid).ok_or("cannot read the server's RSS from /proc")?;
-    let conns = load::hold_idle(url, n).await?;
+    let (conns, kind) = match what {
+        Held::Idle(n) => (load::hold_idle(url, n).await?, "idle"),
+        Held::Live(n) => (load::hold_live(url, n).await?, "live"),
+    };
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = load::rss_kib(pid).ok_or("cannot read the server's RSS from /proc")?;
+    let n = conns.len().max(1);
     let per = (after.saturating_sub(before)) as f64 * 1024.0 / n as f64;
     println!(
-        "idle: {n} connections held; server RSS {before} KiB -> {after} KiB = {per:.0} bytes per connection"
+        "{kind}: {n} connections held; server RSS {before} KiB -> {after} KiB = {per:.0} bytes per connection"
     );
-    println!("summary: idle={n} rss_per_conn_bytes={per:.0}");
+    println!("summary: {kind}={n} rss_per_conn_bytes={per:.0}");
     tokio::time::sleep(hold).await;
     conns.iter().for_each(|c| c.abort());
     Ok(())
