@@ -8,6 +8,7 @@ mod outbound;
 
 pub use ask::{Ask, Organise, Where, player_not_found};
 pub use outbound::{ConnHandle, Outbound, RemoteRoom, RoomLink, encode};
+pub(crate) use outbound::frame_text;
 
 use std::sync::Arc;
 

@@ -82,7 +82,7 @@ impl<L> Outbound<L> {
 }
 
 /// A frame crosses the bus as its text.
-mod frame_text {
+pub(crate) mod frame_text {
     use serde::{Deserialize, Deserializer, Serializer};
     use tokio_tungstenite::tungstenite::Utf8Bytes;
 

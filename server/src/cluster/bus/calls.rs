@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::{WHO_LASTS, channel};
 use crate::cluster::matchmaker::{LEADER, Matchmaker, WAIT, Waiting};
-use crate::cluster::relay::{Envelope, Outgoing};
+use crate::cluster::relay::{Envelope, Outgoing, pack};
 use crate::cluster::route::{Input, Output, ROOMS, Router, WHO};
 use crate::cmd::LobbyCmd;
 
@@ -100,23 +100,27 @@ pub(super) async fn carry(
     failed
 }
 
-/// Most messages published in one round trip.
+/// Most messages drained for one round trip.
 pub(super) const BATCH: usize = 512;
 
-/// Publishes `batch` on the channels of the instances they are for.
+/// Publishes `batch` on the channels of the instances they are for: one
+/// envelope per instance, a frame for several of its connections once
+/// (see [`pack`]).
 pub(super) async fn relay_out(
     (me, run): (&Arc<str>, u64),
     conn: &mut MultiplexedConnection,
     batch: Vec<Outgoing>,
 ) -> redis::RedisResult<()> {
     let mut pipe = redis::pipe();
-    let n = batch.len();
-    for Outgoing { to, msg } in batch {
-        let env = Envelope { from: me.clone(), run, msg };
+    let (items, mut published) = (batch.len(), 0);
+    for (to, msgs) in pack(batch) {
+        let env = Envelope { from: me.clone(), run, msgs };
         let Ok(text) = serde_json::to_vec(&env) else { continue };
         pipe.cmd("PUBLISH").arg(channel(&to)).arg(text).ignore();
+        published += 1;
     }
-    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(n as u64);
+    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(published);
+    ::metrics::counter!("ttt_relay_items_total", "way" => "out").increment(items as u64);
     pipe.query_async::<()>(conn).await
 }
 

@@ -7,6 +7,7 @@ use crate::cmd::Outbound;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::*;
 use crate::core::account::Identity;
@@ -26,8 +27,13 @@ fn router(now: Instant) -> (Router, mpsc::Receiver<LobbyCmd>, mpsc::Receiver<Out
 
 /// Connection 5 of this instance, and what reaches it.
 fn conn() -> (ConnHandle, queue::Receiver<Outbound>) {
+    conn_n(5)
+}
+
+/// Connection `n` of this instance, and what reaches it.
+fn conn_n(n: u64) -> (ConnHandle, queue::Receiver<Outbound>) {
     let (tx, rx) = queue::channel(8);
-    (ConnHandle::new(ConnId::new(0, 5), tx), rx)
+    (ConnHandle::new(ConnId::new(0, n), tx), rx)
 }
 
 fn join(conn: &ConnHandle, looks: u8) -> Input {
@@ -148,5 +154,31 @@ fn an_ask_for_an_instance_not_heard_of_lately_is_answered_here() {
     let ask = Ask::Decline { challenge: "b~1".into(), reason: None, id: None };
     router.handle(Input::Lobby(ToBus::Ask { conn: c, ask, at: Where::At("b".into()) }), later);
     assert!(sent(&mut rx)[0].contains("challenge_not_found"));
+    assert!(out.try_recv().is_err());
+}
+
+#[test]
+fn a_fanout_from_a_room_s_instance_reaches_each_connection_named_in_order() {
+    let now = Instant::now();
+    let (mut router, _lobby, mut out) = router(now);
+    let mut rxs = Vec::new();
+    for n in [5, 6] {
+        let (c, rx) = conn_n(n);
+        let asked = lookup(router.handle(join(&c, 0), now));
+        router.handle(Input::Found { lookup: asked, owner: Some(("b".into(), true)) }, now);
+        assert!(matches!(out.try_recv(), Ok(Outgoing { msg: Wire::Ask { .. }, .. })));
+        rxs.push(rx);
+    }
+    let (one, two) = (Utf8Bytes::from("one"), Utf8Bytes::from("two"));
+    let msgs = vec![
+        Wire::Fanout { conns: vec![5, 6, 7], frame: one },
+        Wire::Out { conn: 6, item: Outbound::Frame(Utf8Bytes::from("own")) },
+        Wire::Fanout { conns: vec![6, 5], frame: two },
+    ];
+    router.handle(Input::Incoming(Envelope { from: "b".into(), run: 1, msgs }), now);
+    assert_eq!(sent(&mut rxs[0]), ["one", "two"]);
+    assert_eq!(sent(&mut rxs[1]), ["one", "own", "two"]);
+    // Nobody here is 7: its ghost there can go.
+    assert!(matches!(out.try_recv(), Ok(Outgoing { to, msg: Wire::Gone { conn: 7 } }) if &*to == "b"));
     assert!(out.try_recv().is_err());
 }
