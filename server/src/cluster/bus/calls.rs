@@ -42,7 +42,7 @@ pub(super) async fn carry(
     let me = router.me.clone();
     let mut failed = Ok(());
     while !outputs.is_empty() {
-        let (mut rooms, mut next) = (redis::pipe(), Vec::new());
+        let (mut rooms, mut lookups, mut next) = (redis::pipe(), Vec::new(), Vec::new());
         for output in std::mem::take(&mut outputs) {
             match output {
                 Output::Lobby(cmd) => {
@@ -70,24 +70,32 @@ pub(super) async fn carry(
                         pipe.query_async::<()>(conn).await?;
                     }
                 }
-                Output::Lookup(lookup) => {
-                    let owner = match conn.as_deref_mut() {
-                        Some(conn) => {
-                            let mut asked = redis::cmd("EVAL");
-                            asked.arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
-                            let found: redis::RedisResult<Option<(String, bool)>> =
-                                asked.query_async(conn).await;
-                            // Answered as if the bus were down; the bus then
-                            // reconnects.
-                            found.unwrap_or_else(|e| {
-                                failed = Err(e);
-                                None
-                            })
-                        }
-                        None => None,
-                    };
-                    next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
+                Output::Lookup(lookup) => lookups.push(lookup),
+            }
+        }
+        // All of this round's lookups in one round trip: a flood of them
+        // costs relayed moves one wait, not one per lookup.
+        if !lookups.is_empty() {
+            let owners = match conn.as_deref_mut() {
+                Some(conn) => {
+                    let mut asked = redis::pipe();
+                    for lookup in &lookups {
+                        asked.cmd("EVAL").arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
+                    }
+                    let found: redis::RedisResult<Vec<Option<(String, bool)>>> = asked.query_async(conn).await;
+                    // Answered as if the bus were down; the bus then
+                    // reconnects.
+                    found.unwrap_or_else(|e| {
+                        failed = Err(e);
+                        Vec::new()
+                    })
                 }
+                None => Vec::new(),
+            };
+            let mut owners = owners.into_iter();
+            for lookup in lookups {
+                let owner = owners.next().flatten();
+                next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
             }
         }
         if let Some(conn) = conn.as_deref_mut() {

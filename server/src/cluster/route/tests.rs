@@ -182,3 +182,36 @@ fn a_fanout_from_a_room_s_instance_reaches_each_connection_named_in_order() {
     assert!(matches!(out.try_recv(), Ok(Outgoing { to, msg: Wire::Gone { conn: 7 } }) if &*to == "b"));
     assert!(out.try_recv().is_err());
 }
+
+#[test]
+fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() {
+    let now = Instant::now();
+    let (mut router, _lobby, mut out) = router(now);
+    let (c, mut rx) = conn();
+    let c = c.with_ip([192, 0, 2, 7].into());
+    let join_id = |n: u64| {
+        let ask = Ask::JoinRoom {
+            who: Identity::guest("ann"),
+            room: format!("K7QM3XPA{n:02}"),
+            id: Some(tictactoe_protocol::RequestId::Int(n as i64)),
+        };
+        Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 0 } })
+    };
+    for n in 0..budget::LOOKUP_BURST as u64 {
+        lookup(router.handle(join_id(n), now));
+    }
+    assert!(router.handle(join_id(99), now).is_empty(), "no lookup over the budget");
+    let got = sent(&mut rx);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].contains("\"rate_limited\"") && got[0].contains("\"id\":99"), "{got:?}");
+    assert!(got[0].contains("\"retry_after_ms\":100"), "{got:?}");
+    assert_eq!(got[1], "Refused");
+    // A parked `resume`'s repeated looks are not charged again.
+    let ask = Ask::Resume { token: "K7QM3XPA2B.secret".into(), id: None };
+    lookup(router.handle(Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 2 } }), now));
+    // A handle with no address (as a ghost's) is not counted here: its own instance counts it.
+    lookup(router.handle(join(&conn().0, 0), now));
+    // The budget refills.
+    lookup(router.handle(join_id(100), now + Duration::from_millis(100)));
+    assert!(out.try_recv().is_err());
+}
