@@ -197,7 +197,7 @@ impl Router {
             up: false,
             now: Instant::now(),
             outputs: Vec::new(),
-            budget: budget::Budget::default(),
+            budget: budget::Budget::new(budget::LOOKUPS_PER_SECOND),
         }
     }
 

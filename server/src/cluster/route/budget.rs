@@ -16,16 +16,16 @@ use tictactoe_protocol::{ErrorCode, ServerMessage};
 use super::Router;
 use crate::cmd::{Ask, ConnHandle, Outbound, encode};
 
-/// Lookups an address may cause per second, once its burst is spent. A
-/// person joins, watches or resumes a room now and then, a page that
-/// reconnects resumes once; ten a second from one address is a script
-/// trying codes (or very many players behind one NAT, who are told to
-/// wait, not refused for good).
-pub const LOOKUPS_PER_SECOND: f64 = 10.0;
+/// Lookups an address may cause per second, once its burst is spent (the
+/// default of `--lookups-per-second-per-ip`). A person joins, watches or
+/// resumes a room now and then, a page that reconnects resumes once; ten a
+/// second from one address is a script trying codes (or very many players
+/// behind one NAT, who are told to wait, not refused for good).
+pub const LOOKUPS_PER_SECOND: u32 = 10;
 
-/// Lookups an address may cause at once: a household or a classroom
-/// behind one address joining the same tournament's rooms together.
-pub const LOOKUP_BURST: f64 = 20.0;
+/// An address's burst, in seconds' worth of lookups: 20 at once by default,
+/// for a household or a classroom behind one address joining together.
+pub const BURST_SECONDS: u32 = 2;
 
 /// Most addresses remembered; past it, those whose bucket is full again
 /// are forgotten (they would start full anyway).
@@ -37,26 +37,38 @@ struct Bucket {
     at: Instant,
 }
 
-/// A token bucket per address: [`LOOKUP_BURST`] at once, then
-/// [`LOOKUPS_PER_SECOND`].
-#[derive(Debug, Default)]
+/// A token bucket per address: [`BURST_SECONDS`] worth at once, then
+/// `per_second`; a `per_second` of 0 is no limit.
+#[derive(Debug)]
 pub struct Budget {
+    per_second: f64,
+    burst: f64,
     buckets: FxHashMap<IpAddr, Bucket>,
 }
 
 impl Budget {
+    /// The budget of `per_second` lookups per address.
+    pub fn new(per_second: u32) -> Budget {
+        let burst = f64::from(per_second.saturating_mul(BURST_SECONDS));
+        Budget { per_second: f64::from(per_second), burst, buckets: FxHashMap::default() }
+    }
+
     /// Takes one lookup for `ip` at `now`, or says how long until one is
     /// free (rounded up to the millisecond, so that waiting exactly that
     /// long finds one).
     pub fn take(&mut self, ip: IpAddr, now: Instant) -> Result<(), Duration> {
+        if self.per_second == 0.0 {
+            return Ok(());
+        }
+        let (per_second, burst) = (self.per_second, self.burst);
         let refilled = |b: &Bucket| {
             let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
-            (b.tokens + elapsed * LOOKUPS_PER_SECOND).min(LOOKUP_BURST)
+            (b.tokens + elapsed * per_second).min(burst)
         };
         if self.buckets.len() >= REMEMBERED && !self.buckets.contains_key(&ip) {
-            self.buckets.retain(|_, b| refilled(b) < LOOKUP_BURST);
+            self.buckets.retain(|_, b| refilled(b) < burst);
         }
-        let b = self.buckets.entry(ip).or_insert(Bucket { tokens: LOOKUP_BURST, at: now });
+        let b = self.buckets.entry(ip).or_insert(Bucket { tokens: burst, at: now });
         b.tokens = refilled(b);
         b.at = now;
         // (A hair under one whole token is one: float sums of refills.)
@@ -64,12 +76,19 @@ impl Budget {
             b.tokens = (b.tokens - 1.0).max(0.0);
             return Ok(());
         }
-        let wait = Duration::from_secs_f64((1.0 - b.tokens) / LOOKUPS_PER_SECOND);
+        let wait = Duration::from_secs_f64((1.0 - b.tokens) / per_second);
         Err(Duration::from_millis((wait.as_nanos().div_ceil(1_000_000) as u64).max(1)))
     }
 }
 
 impl Router {
+    /// The same router, with a budget of `per_second` lookups per client
+    /// address (`--lookups-per-second-per-ip`; 0 = no limit).
+    pub fn lookups_per_second(mut self, per_second: u32) -> Router {
+        self.budget = Budget::new(per_second);
+        self
+    }
+
     /// Whether `conn`'s address may have `ask` looked up now; if not, the
     /// request is refused with `rate_limited` (its `id` echoed) and no
     /// lookup is made. A connection with no address here (a ghost) is not
@@ -83,7 +102,8 @@ impl Router {
         };
         let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
         let message = format!(
-            "more than {LOOKUPS_PER_SECOND} rooms a second looked for from your address; wait {wait_ms} ms"
+            "more than {} rooms a second looked for from your address; wait {wait_ms} ms",
+            self.budget.per_second
         );
         let refusal = ServerMessage::Error {
             code: ErrorCode::RateLimited,
@@ -106,7 +126,7 @@ mod tests {
 
     #[test]
     fn a_burst_then_ten_a_second_per_address() {
-        let mut budget = Budget::default();
+        let mut budget = Budget::new(LOOKUPS_PER_SECOND);
         let (ip, other): (IpAddr, IpAddr) = ([127, 0, 0, 1].into(), [127, 0, 0, 2].into());
         let t = Instant::now();
         for _ in 0..20 {
@@ -118,11 +138,13 @@ mod tests {
         assert_eq!(budget.take(ip, t + Duration::from_millis(100)), Ok(()));
         assert!(budget.take(ip, t + Duration::from_millis(100)).is_err());
         assert_eq!(budget.take(ip, t + Duration::from_secs(3)), Ok(()), "full again after a while");
+        let mut off = Budget::new(0);
+        assert!((0..100).all(|_| off.take(ip, t).is_ok()), "0 is no limit");
     }
 
     #[test]
     fn the_addresses_remembered_are_bounded() {
-        let mut budget = Budget::default();
+        let mut budget = Budget::new(LOOKUPS_PER_SECOND);
         let t = Instant::now();
         for n in 0..(REMEMBERED as u32 + 5) {
             let ip = IpAddr::from(n.to_be_bytes());

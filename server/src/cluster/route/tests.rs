@@ -197,7 +197,7 @@ fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() 
         };
         Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 0 } })
     };
-    for n in 0..budget::LOOKUP_BURST as u64 {
+    for n in 0..u64::from(budget::LOOKUPS_PER_SECOND * budget::BURST_SECONDS) {
         lookup(router.handle(join_id(n), now));
     }
     assert!(router.handle(join_id(99), now).is_empty(), "no lookup over the budget");
