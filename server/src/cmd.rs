@@ -7,8 +7,8 @@ mod ask;
 mod outbound;
 
 pub use ask::{Ask, Organise, Where, player_not_found};
-pub use outbound::{ConnHandle, Outbound, RemoteRoom, RoomLink, encode};
 pub(crate) use outbound::frame_text;
+pub use outbound::{ConnHandle, Outbound, RemoteRoom, RoomLink, encode};
 
 use std::sync::Arc;
 

@@ -52,7 +52,8 @@ async fn cluster(label: &str) -> (ServerProcess, ServerProcess, Redis, TempDir) 
 async fn metric(server: &ServerProcess, series: &str) -> u64 {
     let (status, page) = http_get(server.addr, "/metrics").await;
     assert_eq!(status, 200, "{page}");
-    let value = page.lines().find_map(|l| l.strip_prefix(series).and_then(|rest| rest.trim().parse::<f64>().ok()));
+    let value =
+        page.lines().find_map(|l| l.strip_prefix(series).and_then(|rest| rest.trim().parse::<f64>().ok()));
     value.unwrap_or(0.0) as u64
 }
 
@@ -122,7 +123,9 @@ async fn a_room_s_frames_cross_redis_once_per_instance_not_once_per_remote_spect
     // Six frames (five moves and the end) for each of the 40 spectators.
     let frames = (GAME.len() + 1) as u64;
     let (sent, carried) = (metric(&a, out).await - out_before, metric(&a, items).await - items_before);
-    eprintln!("{frames} frames to {WATCHERS} spectators on b: {sent} messages published carrying {carried} items");
+    eprintln!(
+        "{frames} frames to {WATCHERS} spectators on b: {sent} messages published carrying {carried} items"
+    );
     assert!(carried >= frames * WATCHERS as u64, "every spectator's frame was carried: {carried}");
     // About one per frame (a broadcast may be split over a few round trips
     // as the ghosts hand it to the bus), never one per spectator.

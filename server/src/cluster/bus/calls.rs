@@ -80,9 +80,16 @@ pub(super) async fn carry(
                 Some(conn) => {
                     let mut asked = redis::pipe();
                     for lookup in &lookups {
-                        asked.cmd("EVAL").arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
+                        asked
+                            .cmd("EVAL")
+                            .arg(OWNER)
+                            .arg(1)
+                            .arg(ROOMS)
+                            .arg(&lookup.code)
+                            .arg(format!("{WHO}:"));
                     }
-                    let found: redis::RedisResult<Vec<Option<(String, bool)>>> = asked.query_async(conn).await;
+                    let found: redis::RedisResult<Vec<Option<(String, bool)>>> =
+                        asked.query_async(conn).await;
                     // Answered as if the bus were down; the bus then
                     // reconnects.
                     found.unwrap_or_else(|e| {

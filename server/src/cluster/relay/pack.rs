@@ -152,8 +152,11 @@ mod tests {
     #[test]
     fn nothing_overtakes_another_kind_of_message() {
         let a = Utf8Bytes::from("a");
-        let batch =
-            vec![out("i2", 1, &a), Outgoing { to: "i2".into(), msg: Wire::Gone { conn: 7 } }, out("i2", 2, &a)];
+        let batch = vec![
+            out("i2", 1, &a),
+            Outgoing { to: "i2".into(), msg: Wire::Gone { conn: 7 } },
+            out("i2", 2, &a),
+        ];
         assert_eq!(shown(&pack(batch).remove(0).1), ["1:a", "gone 7", "2:a"]);
     }
 

@@ -208,7 +208,9 @@ fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() 
     assert_eq!(got[1], "Refused");
     // A parked `resume`'s repeated looks are not charged again.
     let ask = Ask::Resume { token: "K7QM3XPA2B.secret".into(), id: None };
-    lookup(router.handle(Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 2 } }), now));
+    lookup(
+        router.handle(Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 2 } }), now),
+    );
     // A handle with no address (as a ghost's) is not counted here: its own instance counts it.
     lookup(router.handle(join(&conn().0, 0), now));
     // The budget refills.
