@@ -7,6 +7,7 @@ mod ask;
 mod outbound;
 
 pub use ask::{Ask, Organise, Where, player_not_found};
+pub(crate) use outbound::frame_text;
 pub use outbound::{ConnHandle, Outbound, RemoteRoom, RoomLink, encode};
 
 use std::sync::Arc;

@@ -97,6 +97,11 @@ pub struct Config {
     /// Accounts one address may register per minute after its burst; 0 = no limit.
     #[arg(long, default_value_t = 60)]
     pub registrations_per_minute: u32,
+    /// In a cluster, rooms on other instances one address may look up per
+    /// second (`join_room`, `spectate`, `resume`), after a burst of twice
+    /// as many; 0 = no limit (a load generator on one address).
+    #[arg(long, default_value_t = crate::cluster::route::budget::LOOKUPS_PER_SECOND)]
+    pub lookups_per_second_per_ip: u32,
     /// Time the house bot has for one move, in ms, from when it is asked
     /// for: waiting for a search's turn included, so it moves within this
     /// however busy it is (at most 900, leaving the rest of the second for

@@ -118,7 +118,8 @@ impl Server {
         });
         let (outbox, outgoing) = mpsc::channel(cluster::relay::TO_INSTANCES);
         let router =
-            cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue);
+            cluster::route::Router::new(instance.clone(), lobby_tx.clone(), outbox, config.outbound_queue)
+                .lookups_per_second(config.lookups_per_second_per_ip);
         let lobby = lobby_tx.clone();
         let (free_tx, tournament_free) = tokio::sync::watch::channel(Vec::new());
         let relay =

@@ -309,7 +309,10 @@ async fn serve(
                     _ => {
                         ::metrics::counter!("ttt_relay_messages_total", "way" => "in").increment(1);
                         match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
-                            Ok(env) => Input::Incoming(env),
+                            Ok(env) => {
+                                ::metrics::counter!("ttt_relay_items_total", "way" => "in").increment(env.items() as u64);
+                                Input::Incoming(env)
+                            }
                             Err(e) => {
                                 warn!("a message on the bus could not be read: {e}");
                                 continue;

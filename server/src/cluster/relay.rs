@@ -10,33 +10,54 @@
 //!   whose queue the ghost's task reads and sends back over the bus.
 //!
 //! Messages to one instance travel in order on its channel (one Redis
-//! connection publishes them, one subscription reads them); what is lost
+//! connection publishes them, one subscription reads them). What the bus
+//! drains at once for one instance goes as one [`Envelope`], and a frame
+//! that several connections there are sent (a room's broadcast to its
+//! spectators) crosses once, as a [`Wire::Fanout`] (see [`pack`]): a room's
+//! frames cost one message per instance, not one per watcher. What is lost
 //! while Redis is down is healed by a `sync` of each relayed connection's
 //! room once it is back.
 
 mod ghost;
+mod pack;
 
 pub use ghost::{GhostCmd, ghost};
+pub use pack::pack;
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tictactoe_protocol::RequestId;
 use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::cmd::{Ask, Outbound, RemoteRoom, Request, RoomCmd, RoomLink};
 use crate::core::queue::TrySendError;
 use tictactoe_protocol::Rules;
 
-/// A message from one instance to another, on the receiver's channel.
+/// A message from one instance to another, on the receiver's channel: what
+/// the sender's bus had for it at once, in the order it is to be handled.
+///
+/// The format is this build's own: every instance of a cluster runs the
+/// same build (an envelope of another version is logged and dropped, not
+/// understood). It changed from one [`Wire`] per envelope (`msg`) to a
+/// list (`msgs`) with [`Wire::Fanout`].
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Envelope {
     /// The sending instance.
     pub from: Arc<str>,
     /// Its run: a number drawn at its start.
     pub run: u64,
-    /// What it says.
-    pub msg: Wire,
+    /// What it says, in order.
+    pub msgs: Vec<Wire>,
+}
+
+impl Envelope {
+    /// How many connection-level items it carries: a fanout counts once per
+    /// connection it names (for `ttt_relay_items_total`).
+    pub fn items(&self) -> usize {
+        self.msgs.iter().map(|m| if let Wire::Fanout { conns, .. } = m { conns.len() } else { 1 }).sum()
+    }
 }
 
 /// What instances say to each other about relayed connections. `conn` is
@@ -88,6 +109,15 @@ pub enum Wire {
         /// The connection.
         conn: u64,
         item: Outbound<()>,
+    },
+    /// To a player's instance: the same frame for each of `conns`, in
+    /// their order, as if each had been sent [`Wire::Out`] here (a room's
+    /// broadcast to several connections there crosses once).
+    Fanout {
+        /// The connections.
+        conns: Vec<u64>,
+        #[serde(with = "crate::cmd::frame_text")]
+        frame: Utf8Bytes,
     },
 }
 

@@ -8,6 +8,7 @@
 //! a connection's, a ghost's, the bus's outbox.
 
 mod away;
+pub mod budget;
 mod instances;
 mod messages;
 
@@ -170,6 +171,8 @@ pub struct Router {
     now: Instant,
     /// What Redis must do, so far.
     outputs: Vec<Output>,
+    /// The lookups each client address here may still cause.
+    budget: budget::Budget,
 }
 
 impl Router {
@@ -194,6 +197,7 @@ impl Router {
             up: false,
             now: Instant::now(),
             outputs: Vec::new(),
+            budget: budget::Budget::new(budget::LOOKUPS_PER_SECOND),
         }
     }
 
@@ -251,6 +255,12 @@ impl Router {
                     },
                     _ => return,
                 };
+                // A request's first lookup is paid for by its address; the
+                // looks a parked `resume` repeats are bounded by the
+                // request, and go to Redis together at each look.
+                if looks == 0 && !self.afford(&conn, &ask) {
+                    return;
+                }
                 self.outputs.push(Output::Lookup(Lookup { code, conn, ask, looks }));
             }
             ToBus::Ask { conn, ask: ask @ Ask::Requeue { .. }, at: Where::At(to) } => {

@@ -82,7 +82,7 @@ impl<L> Outbound<L> {
 }
 
 /// A frame crosses the bus as its text.
-mod frame_text {
+pub(crate) mod frame_text {
     use serde::{Deserialize, Deserializer, Serializer};
     use tokio_tungstenite::tungstenite::Utf8Bytes;
 
@@ -156,12 +156,25 @@ pub struct ConnHandle {
     /// The connection's number.
     pub id: ConnId,
     tx: queue::Sender<Outbound>,
+    /// The client's address, for the limits kept per address past the
+    /// session (a ghost has none here: its own instance keeps them).
+    ip: Option<std::net::IpAddr>,
 }
 
 impl ConnHandle {
     /// A handle on the connection's queue `tx`.
     pub fn new(id: ConnId, tx: queue::Sender<Outbound>) -> Self {
-        ConnHandle { id, tx }
+        ConnHandle { id, tx, ip: None }
+    }
+
+    /// The same handle, for a client at `ip`.
+    pub fn with_ip(self, ip: std::net::IpAddr) -> Self {
+        ConnHandle { ip: Some(ip), ..self }
+    }
+
+    /// The client's address, when its socket is here.
+    pub fn ip(&self) -> Option<std::net::IpAddr> {
+        self.ip
     }
 
     /// Queues `item` without waiting. A full queue means a client that cannot

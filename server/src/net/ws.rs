@@ -58,7 +58,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             session: Session::new(id, ip, limits, Instant::now()),
             ws,
             rx,
-            me: Some(ConnHandle::new(id, tx)),
+            me: Some(ConnHandle::new(id, tx).with_ip(ip)),
             shared,
             ping_sent: None,
         }

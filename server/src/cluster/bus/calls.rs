@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::{WHO_LASTS, channel};
 use crate::cluster::matchmaker::{LEADER, Matchmaker, WAIT, Waiting};
-use crate::cluster::relay::{Envelope, Outgoing};
+use crate::cluster::relay::{Envelope, Outgoing, pack};
 use crate::cluster::route::{Input, Output, ROOMS, Router, WHO};
 use crate::cmd::LobbyCmd;
 
@@ -42,7 +42,7 @@ pub(super) async fn carry(
     let me = router.me.clone();
     let mut failed = Ok(());
     while !outputs.is_empty() {
-        let (mut rooms, mut next) = (redis::pipe(), Vec::new());
+        let (mut rooms, mut lookups, mut next) = (redis::pipe(), Vec::new(), Vec::new());
         for output in std::mem::take(&mut outputs) {
             match output {
                 Output::Lobby(cmd) => {
@@ -70,24 +70,39 @@ pub(super) async fn carry(
                         pipe.query_async::<()>(conn).await?;
                     }
                 }
-                Output::Lookup(lookup) => {
-                    let owner = match conn.as_deref_mut() {
-                        Some(conn) => {
-                            let mut asked = redis::cmd("EVAL");
-                            asked.arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
-                            let found: redis::RedisResult<Option<(String, bool)>> =
-                                asked.query_async(conn).await;
-                            // Answered as if the bus were down; the bus then
-                            // reconnects.
-                            found.unwrap_or_else(|e| {
-                                failed = Err(e);
-                                None
-                            })
-                        }
-                        None => None,
-                    };
-                    next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
+                Output::Lookup(lookup) => lookups.push(lookup),
+            }
+        }
+        // All of this round's lookups in one round trip: a flood of them
+        // costs relayed moves one wait, not one per lookup.
+        if !lookups.is_empty() {
+            let owners = match conn.as_deref_mut() {
+                Some(conn) => {
+                    let mut asked = redis::pipe();
+                    for lookup in &lookups {
+                        asked
+                            .cmd("EVAL")
+                            .arg(OWNER)
+                            .arg(1)
+                            .arg(ROOMS)
+                            .arg(&lookup.code)
+                            .arg(format!("{WHO}:"));
+                    }
+                    let found: redis::RedisResult<Vec<Option<(String, bool)>>> =
+                        asked.query_async(conn).await;
+                    // Answered as if the bus were down; the bus then
+                    // reconnects.
+                    found.unwrap_or_else(|e| {
+                        failed = Err(e);
+                        Vec::new()
+                    })
                 }
+                None => Vec::new(),
+            };
+            let mut owners = owners.into_iter();
+            for lookup in lookups {
+                let owner = owners.next().flatten();
+                next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
             }
         }
         if let Some(conn) = conn.as_deref_mut() {
@@ -100,23 +115,27 @@ pub(super) async fn carry(
     failed
 }
 
-/// Most messages published in one round trip.
+/// Most messages drained for one round trip.
 pub(super) const BATCH: usize = 512;
 
-/// Publishes `batch` on the channels of the instances they are for.
+/// Publishes `batch` on the channels of the instances they are for: one
+/// envelope per instance, a frame for several of its connections once
+/// (see [`pack`]).
 pub(super) async fn relay_out(
     (me, run): (&Arc<str>, u64),
     conn: &mut MultiplexedConnection,
     batch: Vec<Outgoing>,
 ) -> redis::RedisResult<()> {
     let mut pipe = redis::pipe();
-    let n = batch.len();
-    for Outgoing { to, msg } in batch {
-        let env = Envelope { from: me.clone(), run, msg };
+    let (items, mut published) = (batch.len(), 0);
+    for (to, msgs) in pack(batch) {
+        let env = Envelope { from: me.clone(), run, msgs };
         let Ok(text) = serde_json::to_vec(&env) else { continue };
         pipe.cmd("PUBLISH").arg(channel(&to)).arg(text).ignore();
+        published += 1;
     }
-    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(n as u64);
+    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(published);
+    ::metrics::counter!("ttt_relay_items_total", "way" => "out").increment(items as u64);
     pipe.query_async::<()>(conn).await
 }
 

@@ -2,6 +2,8 @@
 //! ghost here its connection's words, and a connection here what its room
 //! there said.
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 
 use super::Router;
@@ -12,7 +14,7 @@ use crate::core::ids::{ALONE, ConnId};
 impl Router {
     /// Handles one message from another instance.
     pub(super) fn incoming(&mut self, env: Envelope) {
-        let Envelope { from, run, msg } = env;
+        let Envelope { from, run, msgs } = env;
         if self.runs.get(&from).is_some_and(|known| *known != run) {
             tracing::info!(instance = %from, "an instance restarted; what its last run had here is let go");
             self.let_go(&from, true);
@@ -20,6 +22,14 @@ impl Router {
         self.runs.insert(from.clone(), run);
         self.stopped.remove(&from);
         self.heard(&from);
+        for msg in msgs {
+            self.message(&from, msg);
+        }
+    }
+
+    /// Handles one of the messages of an envelope from `from`.
+    fn message(&mut self, from: &Arc<str>, msg: Wire) {
+        let from = from.clone();
         match msg {
             Wire::Ask { conn, ask } => {
                 let key = (from.clone(), conn);
@@ -60,11 +70,17 @@ impl Router {
                 self.outputs.push(super::Output::Lobby(LobbyCmd::TournamentPaired(pairing)));
             }
             Wire::Out { conn, item } => self.out_item(from, conn, item),
+            // Each connection's copy shares the frame's bytes.
+            Wire::Fanout { conns, frame } => {
+                for conn in conns {
+                    self.out_item(from.clone(), conn, Outbound::Frame(frame.clone()));
+                }
+            }
         }
     }
 
     /// An item of connection `conn`'s queue, from its ghost on `from`.
-    fn out_item(&mut self, from: std::sync::Arc<str>, conn: u64, item: Outbound<()>) {
+    fn out_item(&mut self, from: Arc<str>, conn: u64, item: Outbound<()>) {
         // Only from an instance it has a ghost on: one it forgot (gone,
         // then back with a stale copy) says nothing to it any more.
         let delivered = match self.relayed.get_mut(&conn).filter(|a| a.ghosts.contains(&from)) {

@@ -7,6 +7,7 @@ use crate::cmd::Outbound;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::*;
 use crate::core::account::Identity;
@@ -26,8 +27,13 @@ fn router(now: Instant) -> (Router, mpsc::Receiver<LobbyCmd>, mpsc::Receiver<Out
 
 /// Connection 5 of this instance, and what reaches it.
 fn conn() -> (ConnHandle, queue::Receiver<Outbound>) {
+    conn_n(5)
+}
+
+/// Connection `n` of this instance, and what reaches it.
+fn conn_n(n: u64) -> (ConnHandle, queue::Receiver<Outbound>) {
     let (tx, rx) = queue::channel(8);
-    (ConnHandle::new(ConnId::new(0, 5), tx), rx)
+    (ConnHandle::new(ConnId::new(0, n), tx), rx)
 }
 
 fn join(conn: &ConnHandle, looks: u8) -> Input {
@@ -148,5 +154,66 @@ fn an_ask_for_an_instance_not_heard_of_lately_is_answered_here() {
     let ask = Ask::Decline { challenge: "b~1".into(), reason: None, id: None };
     router.handle(Input::Lobby(ToBus::Ask { conn: c, ask, at: Where::At("b".into()) }), later);
     assert!(sent(&mut rx)[0].contains("challenge_not_found"));
+    assert!(out.try_recv().is_err());
+}
+
+#[test]
+fn a_fanout_from_a_room_s_instance_reaches_each_connection_named_in_order() {
+    let now = Instant::now();
+    let (mut router, _lobby, mut out) = router(now);
+    let mut rxs = Vec::new();
+    for n in [5, 6] {
+        let (c, rx) = conn_n(n);
+        let asked = lookup(router.handle(join(&c, 0), now));
+        router.handle(Input::Found { lookup: asked, owner: Some(("b".into(), true)) }, now);
+        assert!(matches!(out.try_recv(), Ok(Outgoing { msg: Wire::Ask { .. }, .. })));
+        rxs.push(rx);
+    }
+    let (one, two) = (Utf8Bytes::from("one"), Utf8Bytes::from("two"));
+    let msgs = vec![
+        Wire::Fanout { conns: vec![5, 6, 7], frame: one },
+        Wire::Out { conn: 6, item: Outbound::Frame(Utf8Bytes::from("own")) },
+        Wire::Fanout { conns: vec![6, 5], frame: two },
+    ];
+    router.handle(Input::Incoming(Envelope { from: "b".into(), run: 1, msgs }), now);
+    assert_eq!(sent(&mut rxs[0]), ["one", "two"]);
+    assert_eq!(sent(&mut rxs[1]), ["one", "own", "two"]);
+    // Nobody here is 7: its ghost there can go.
+    assert!(matches!(out.try_recv(), Ok(Outgoing { to, msg: Wire::Gone { conn: 7 } }) if &*to == "b"));
+    assert!(out.try_recv().is_err());
+}
+
+#[test]
+fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() {
+    let now = Instant::now();
+    let (mut router, _lobby, mut out) = router(now);
+    let (c, mut rx) = conn();
+    let c = c.with_ip([192, 0, 2, 7].into());
+    let join_id = |n: u64| {
+        let ask = Ask::JoinRoom {
+            who: Identity::guest("ann"),
+            room: format!("K7QM3XPA{n:02}"),
+            id: Some(tictactoe_protocol::RequestId::Int(n as i64)),
+        };
+        Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 0 } })
+    };
+    for n in 0..u64::from(budget::LOOKUPS_PER_SECOND * budget::BURST_SECONDS) {
+        lookup(router.handle(join_id(n), now));
+    }
+    assert!(router.handle(join_id(99), now).is_empty(), "no lookup over the budget");
+    let got = sent(&mut rx);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].contains("\"rate_limited\"") && got[0].contains("\"id\":99"), "{got:?}");
+    assert!(got[0].contains("\"retry_after_ms\":100"), "{got:?}");
+    assert_eq!(got[1], "Refused");
+    // A parked `resume`'s repeated looks are not charged again.
+    let ask = Ask::Resume { token: "K7QM3XPA2B.secret".into(), id: None };
+    lookup(
+        router.handle(Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 2 } }), now),
+    );
+    // A handle with no address (as a ghost's) is not counted here: its own instance counts it.
+    lookup(router.handle(join(&conn().0, 0), now));
+    // The budget refills.
+    lookup(router.handle(join_id(100), now + Duration::from_millis(100)));
     assert!(out.try_recv().is_err());
 }

@@ -1,0 +1,158 @@
+//! How many cross-instance lookups one client address may cause: each is a
+//! Redis round trip of the bus's task, the task that also carries relayed
+//! moves, so an address flooding `join_room`, `spectate` or `resume` with
+//! codes nobody here runs must not be able to slow every relayed game.
+//!
+//! Kept by each instance for the connections whose sockets it holds (see
+//! SECURITY.md, "per instance"): counting across instances would put a
+//! Redis round trip on every lookup, the very cost the budget bounds.
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
+use tictactoe_protocol::{ErrorCode, ServerMessage};
+
+use super::Router;
+use crate::cmd::{Ask, ConnHandle, Outbound, encode};
+
+/// Lookups an address may cause per second, once its burst is spent (the
+/// default of `--lookups-per-second-per-ip`). A person joins, watches or
+/// resumes a room now and then, a page that reconnects resumes once; ten a
+/// second from one address is a script trying codes (or very many players
+/// behind one NAT, who are told to wait, not refused for good).
+pub const LOOKUPS_PER_SECOND: u32 = 10;
+
+/// An address's burst, in seconds' worth of lookups: 20 at once by default,
+/// for a household or a classroom behind one address joining together.
+pub const BURST_SECONDS: u32 = 2;
+
+/// Most addresses remembered; past it, those whose bucket is full again
+/// are forgotten (they would start full anyway).
+const REMEMBERED: usize = 10_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// A token bucket per address: [`BURST_SECONDS`] worth at once, then
+/// `per_second`; a `per_second` of 0 is no limit.
+#[derive(Debug)]
+pub struct Budget {
+    per_second: f64,
+    burst: f64,
+    buckets: FxHashMap<IpAddr, Bucket>,
+}
+
+impl Budget {
+    /// The budget of `per_second` lookups per address.
+    pub fn new(per_second: u32) -> Budget {
+        let burst = f64::from(per_second.saturating_mul(BURST_SECONDS));
+        Budget { per_second: f64::from(per_second), burst, buckets: FxHashMap::default() }
+    }
+
+    /// Takes one lookup for `ip` at `now`, or says how long until one is
+    /// free (rounded up to the millisecond, so that waiting exactly that
+    /// long finds one).
+    pub fn take(&mut self, ip: IpAddr, now: Instant) -> Result<(), Duration> {
+        if self.per_second == 0.0 {
+            return Ok(());
+        }
+        let (per_second, burst) = (self.per_second, self.burst);
+        let refilled = |b: &Bucket| {
+            let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+            (b.tokens + elapsed * per_second).min(burst)
+        };
+        if self.buckets.len() >= REMEMBERED && !self.buckets.contains_key(&ip) {
+            self.buckets.retain(|_, b| refilled(b) < burst);
+        }
+        let b = self.buckets.entry(ip).or_insert(Bucket { tokens: burst, at: now });
+        b.tokens = refilled(b);
+        b.at = now;
+        // (A hair under one whole token is one: float sums of refills.)
+        if b.tokens >= 1.0 - 1e-9 {
+            b.tokens = (b.tokens - 1.0).max(0.0);
+            return Ok(());
+        }
+        let wait = Duration::from_secs_f64((1.0 - b.tokens) / per_second);
+        Err(Duration::from_millis((wait.as_nanos().div_ceil(1_000_000) as u64).max(1)))
+    }
+}
+
+impl Router {
+    /// The same router, with a budget of `per_second` lookups per client
+    /// address (`--lookups-per-second-per-ip`; 0 = no limit).
+    pub fn lookups_per_second(mut self, per_second: u32) -> Router {
+        self.budget = Budget::new(per_second);
+        self
+    }
+
+    /// Whether `conn`'s address may have `ask` looked up now; if not, the
+    /// request is refused with `rate_limited` (its `id` echoed) and no
+    /// lookup is made. A connection with no address here (a ghost) is not
+    /// counted: its own instance counted it.
+    pub(super) fn afford(&mut self, conn: &ConnHandle, ask: &Ask) -> bool {
+        let Some(ip) = conn.ip() else { return true };
+        let Err(wait) = self.budget.take(ip, self.now) else { return true };
+        let id = match ask {
+            Ask::JoinRoom { id, .. } | Ask::Spectate { id, .. } | Ask::Resume { id, .. } => id.clone(),
+            _ => None,
+        };
+        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let message = format!(
+            "more than {} rooms a second looked for from your address; wait {wait_ms} ms",
+            self.budget.per_second
+        );
+        let refusal = ServerMessage::Error {
+            code: ErrorCode::RateLimited,
+            message,
+            id,
+            retry_after_ms: Some(wait_ms),
+            game_id: None,
+        };
+        crate::metrics::refused(ErrorCode::RateLimited);
+        ::metrics::counter!("ttt_relay_lookups_refused_total").increment(1);
+        conn.frame(&encode(&refusal));
+        conn.send(Outbound::Refused);
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_then_ten_a_second_per_address() {
+        let mut budget = Budget::new(LOOKUPS_PER_SECOND);
+        let (ip, other): (IpAddr, IpAddr) = ([127, 0, 0, 1].into(), [127, 0, 0, 2].into());
+        let t = Instant::now();
+        for _ in 0..20 {
+            assert_eq!(budget.take(ip, t), Ok(()));
+        }
+        assert_eq!(budget.take(ip, t), Err(Duration::from_millis(100)));
+        assert_eq!(budget.take(other, t), Ok(()), "another address has its own");
+        assert_eq!(budget.take(ip, t + Duration::from_millis(40)), Err(Duration::from_millis(60)));
+        assert_eq!(budget.take(ip, t + Duration::from_millis(100)), Ok(()));
+        assert!(budget.take(ip, t + Duration::from_millis(100)).is_err());
+        assert_eq!(budget.take(ip, t + Duration::from_secs(3)), Ok(()), "full again after a while");
+        let mut off = Budget::new(0);
+        assert!((0..100).all(|_| off.take(ip, t).is_ok()), "0 is no limit");
+    }
+
+    #[test]
+    fn the_addresses_remembered_are_bounded() {
+        let mut budget = Budget::new(LOOKUPS_PER_SECOND);
+        let t = Instant::now();
+        for n in 0..(REMEMBERED as u32 + 5) {
+            let ip = IpAddr::from(n.to_be_bytes());
+            assert_eq!(budget.take(ip, t), Ok(()));
+            // Full again a second later: forgettable.
+        }
+        let later = t + Duration::from_secs(1);
+        assert_eq!(budget.take([10, 0, 0, 1].into(), later), Ok(()));
+        assert!(budget.buckets.len() <= REMEMBERED, "{}", budget.buckets.len());
+    }
+}
