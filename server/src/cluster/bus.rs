@@ -4,28 +4,37 @@
 //! and the word an instance sends when it lets its games go at a stop, so
 //! that another adopts them at once rather than at its next look.
 //!
-//! Its task keeps one connection for commands and one subscription; a
-//! Redis that stops answering is noticed within [`PING`] + [`ANSWER`], and
-//! tried again every [`PING`].
+//! Its task keeps one connection for commands, one subscription, and one
+//! connection for the messages to other instances, which a publisher task
+//! of its own sends (`bus/publish.rs`): a relayed move waits behind no
+//! lookup, no list of who is online, no matchmaker's pass. The router runs
+//! in a control loop that never waits for Redis (`bus/serve.rs`); what it
+//! asks of Redis a worker carries out (`bus/worker.rs`) and answers back.
+//! A Redis that stops answering is noticed within [`PING`] + [`ANSWER`]
+//! (by whichever part fails first; all three then end together), and tried
+//! again every [`PING`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use redis::AsyncConnectionConfig;
 use tictactoe_protocol::OnlinePlayer;
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 mod calls;
+mod publish;
+mod serve;
+mod worker;
 
-use calls::{BATCH, carry, lead, pair, relay_out, resign, tell_waiting, tell_who};
+use calls::{carry, resign};
+use publish::Outbox;
+use worker::Job;
 
-use super::matchmaker::{Matchmaker, PASS, WAIT};
-use super::relay::{Envelope, Outgoing};
-use super::route::{Input, Router, ToBus, WHO};
+use super::matchmaker::{Matchmaker, WAIT};
+use super::relay::Outgoing;
+use super::route::{Input, Output, Router, ToBus, WHO};
 use crate::cmd::LobbyCmd;
 use crate::core::signal::Shutdown;
 
@@ -122,14 +131,52 @@ pub fn channel(name: &str) -> String {
     format!("ttt:i:{name}")
 }
 
+/// What the bus's task keeps across its connections to Redis.
+struct Kept {
+    presence: WhoLists,
+    router: Router,
+    from_lobby: mpsc::UnboundedReceiver<ToBus>,
+    lobby: mpsc::Sender<LobbyCmd>,
+    outgoing: Outbox,
+    run: u64,
+    tournament_free: tokio::sync::watch::Receiver<Vec<super::tournaments::FreePlayer>>,
+    matchmaker: Matchmaker,
+    /// What the router hands the worker, and what it answers: kept here so
+    /// that what one connection left undone is answered, not lost.
+    to_worker: mpsc::UnboundedSender<Job>,
+    jobs: mpsc::UnboundedReceiver<Job>,
+    to_router: mpsc::UnboundedSender<Input>,
+    answers: mpsc::UnboundedReceiver<Input>,
+    /// What the worker took and had not carried out.
+    pending: Vec<Output>,
+}
+
+impl Kept {
+    /// What the last connection left undone, handled without Redis: the
+    /// worker's answers and its lookups (which find nothing); writes wait
+    /// for the bus to come back, when every room is written again.
+    async fn without_redis(&mut self) {
+        let mut outputs = std::mem::take(&mut self.pending);
+        while let Ok(job) = self.jobs.try_recv() {
+            if let Job::Redis(asks) = job {
+                outputs.extend(asks);
+            }
+        }
+        while let Ok(input) = self.answers.try_recv() {
+            outputs.extend(self.router.handle(input, Instant::now()));
+        }
+        let _ = carry(&mut self.router, &self.lobby, outputs, None).await;
+    }
+}
+
 /// Starts the bus's task on `url`: it keeps `state` true while Redis
 /// answers, relays connections to and from rooms on other instances, pairs
 /// quick matches when it leads, and calls `released` with each stopped
 /// instance's name.
 pub fn start(
     url: &str,
-    mut presence: WhoLists,
-    mut relay: Relay,
+    presence: WhoLists,
+    relay: Relay,
     stop: Shutdown,
     tracker: &TaskTracker,
     released: impl Fn(&str) + Send + Sync + 'static,
@@ -139,18 +186,36 @@ pub fn start(
     let shared = state.clone();
     ::metrics::gauge!("ttt_bus_up").set(0.0);
     ::metrics::gauge!("ttt_matchmaker_leading").set(0.0);
+    let Relay { router, from_lobby, lobby, outgoing, run, tournament_free } = relay;
+    let (to_worker, jobs) = mpsc::unbounded_channel();
+    let (to_router, answers) = mpsc::unbounded_channel();
+    let mut kept = Kept {
+        presence,
+        router,
+        from_lobby,
+        lobby,
+        outgoing: Arc::new(tokio::sync::Mutex::new(outgoing)),
+        run,
+        tournament_free,
+        matchmaker: Matchmaker::default(),
+        to_worker,
+        jobs,
+        to_router,
+        answers,
+        pending: Vec::new(),
+    };
     tracker.spawn(async move {
-        let mut matchmaker = Matchmaker::default();
         loop {
             let ended: Result<std::convert::Infallible, String> = tokio::select! {
                 _ = stop.started() => {
                     // The others stop sending this one's players here now;
                     // they resume there once the games are saved.
                     // The lead goes to another at once, not when it runs out.
-                    let name = presence.instance.clone();
+                    let name = kept.presence.instance.clone();
+                    let matchmaker = &mut kept.matchmaker;
                     let said = async {
                         let mut conn = client.get_multiplexed_async_connection().await?;
-                        resign(&mut matchmaker, &name, &mut conn).await;
+                        resign(matchmaker, &name, &mut conn).await;
                         // Nobody is paired with, or looked for, here any more.
                         let keys = [format!("{WAIT}:{name}"), format!("{WHO}:{name}")];
                         redis::cmd("DEL").arg(&keys).query_async::<i64>(&mut conn).await?;
@@ -159,185 +224,44 @@ pub fn start(
                     let _ = tokio::time::timeout(ANSWER, said).await;
                     return;
                 }
-                ended = serve(&client, &shared, &mut presence, &mut relay, &mut matchmaker, &released) => ended,
+                ended = serve::serve(&client, &shared, &mut kept, &released) => ended,
             };
             shared.set(false);
-            matchmaker.leading = false;
-            let down = relay.router.handle(Input::Down, Instant::now());
-            let _ = carry(&mut relay.router, &relay.lobby, down, None).await;
+            kept.matchmaker.leading = false;
+            kept.without_redis().await;
+            let down = kept.router.handle(Input::Down, Instant::now());
+            let _ = carry(&mut kept.router, &kept.lobby, down, None).await;
             // Without the bus, `who` lists this instance's players only.
-            let _ = presence.elsewhere.try_send(Vec::new());
+            let _ = kept.presence.elsewhere.try_send(Vec::new());
             let Err(why) = ended;
             tracing::debug!("the bus's connection ended: {why}");
+            // The publisher, aborted with its connection, lets the queue go.
+            let outgoing = kept.outgoing.clone();
+            let mut outgoing = tokio::select! {
+                _ = stop.started() => return,
+                held = outgoing.lock() => held,
+            };
             let wait = tokio::time::sleep(PING);
             tokio::pin!(wait);
             loop {
                 tokio::select! {
                     _ = stop.started() => return,
                     _ = &mut wait => break,
-                    Some(ask) = relay.from_lobby.recv() => {
-                        let outputs = relay.router.handle(Input::Lobby(ask), Instant::now());
-                        let _ = carry(&mut relay.router, &relay.lobby, outputs, None).await;
+                    Some(ask) = kept.from_lobby.recv() => {
+                        let outputs = kept.router.handle(Input::Lobby(ask), Instant::now());
+                        let _ = carry(&mut kept.router, &kept.lobby, outputs, None).await;
                     }
-                    Some(msg) = relay.outgoing.recv() => {
-                        let outputs = relay.router.handle(Input::Undeliverable(msg), Instant::now());
-                        let _ = carry(&mut relay.router, &relay.lobby, outputs, None).await;
+                    // What cannot be published now: the router answers
+                    // what it can here.
+                    Some(msg) = outgoing.recv() => {
+                        let outputs = kept.router.handle(Input::Undeliverable(msg), Instant::now());
+                        let _ = carry(&mut kept.router, &kept.lobby, outputs, None).await;
                     }
                 }
             }
         }
     });
     Ok(state)
-}
-
-/// One connection's life: subscribed, checked every [`PING`], until it
-/// fails (returns why).
-async fn serve(
-    client: &redis::Client,
-    state: &BusState,
-    presence: &mut WhoLists,
-    relay: &mut Relay,
-    matchmaker: &mut Matchmaker,
-    released: &(impl Fn(&str) + Sync),
-) -> Result<std::convert::Infallible, String> {
-    let config = AsyncConnectionConfig::new().set_connection_timeout(ANSWER).set_response_timeout(ANSWER);
-    let mut conn =
-        client.get_multiplexed_async_connection_with_config(&config).await.map_err(|e| e.to_string())?;
-    let mut pubsub = match tokio::time::timeout(ANSWER, client.get_async_pubsub()).await {
-        Ok(p) => p.map_err(|e| e.to_string())?,
-        Err(_) => return Err("no answer".into()),
-    };
-    let mine = channel(&presence.instance);
-    match tokio::time::timeout(ANSWER, pubsub.subscribe(&[RELEASED, BACK, mine.as_str()])).await {
-        Ok(r) => r.map_err(|e| e.to_string())?,
-        Err(_) => return Err("no answer".into()),
-    }
-    let me: Arc<str> = presence.instance.as_str().into();
-    let (run, lobby) = (relay.run, &relay.lobby);
-    let router = &mut relay.router;
-    // What was written or lost while the bus was away.
-    let outputs = router.handle(Input::Resync, Instant::now());
-    carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-    // Listed before it says it is back: the others look it up at once.
-    let listed = format!("{WHO}:{}", presence.instance);
-    redis::pipe()
-        .cmd("SET")
-        .arg(&listed)
-        .arg("[]")
-        .arg("PX")
-        .arg(WHO_LASTS.as_millis() as u64)
-        .arg("NX")
-        .ignore()
-        .cmd("SADD")
-        .arg(WHO)
-        .arg(&*me)
-        .ignore()
-        .query_async::<()>(&mut conn)
-        .await
-        .map_err(|e| e.to_string())?;
-    let _: i64 =
-        redis::cmd("PUBLISH").arg(BACK).arg(&*me).query_async(&mut conn).await.map_err(|e| e.to_string())?;
-    let mut messages = pubsub.on_message();
-    let mut every = tokio::time::interval(PING);
-    let mut pass = tokio::time::interval(PASS);
-    pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut instances: Vec<Arc<str>> = Vec::new();
-    let mut told_waiting = false;
-    let mut tournaments = tokio::time::interval(super::tournaments::TOURNAMENT_PASS);
-    tournaments.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut pairing = super::tournaments::Pairing::default();
-    let mut batch = Vec::with_capacity(BATCH);
-    loop {
-        tokio::select! {
-            _ = every.tick() => {
-                let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(&mut conn).await;
-                pong.map_err(|e| e.to_string())?;
-                state.set(true);
-                let outputs = router.handle(Input::Sweep, Instant::now());
-                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-                lead(matchmaker, &me, &mut conn).await.map_err(|e| e.to_string())?;
-                let (ghosts, relayed) = router.counts();
-                ::metrics::gauge!("ttt_relay_ghosts").set(ghosts as f64);
-                ::metrics::gauge!("ttt_relay_connections").set(relayed as f64);
-                told_waiting = false;
-            }
-            _ = pass.tick() => {
-                let outputs = router.handle(Input::Retry, Instant::now());
-                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-                // Who waits here, written when it changes and every second.
-                if !told_waiting || !router.waiting.is_empty() {
-                    tell_waiting(&me, &router.waiting, &mut conn).await.map_err(|e| e.to_string())?;
-                    told_waiting = true;
-                }
-                if matchmaker.leading {
-                    let moves = pair(matchmaker, &instances, &mut conn).await.map_err(|e| e.to_string())?;
-                    for m in moves {
-                        let _ = relay_out((&me, run), &mut conn, vec![m]).await;
-                    }
-                }
-            }
-            _ = tournaments.tick() => {
-                let free = relay.tournament_free.borrow().clone();
-                let moves = calls::tournament_pass(&me, &free, matchmaker.leading.then_some((&mut pairing, &instances[..])), &mut conn)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if !moves.is_empty() {
-                    relay_out((&me, run), &mut conn, moves).await.map_err(|e| e.to_string())?;
-                }
-            }
-            Some(here) = presence.here.recv() => {
-                let (elsewhere, names) = tell_who(&mut conn, &presence.instance, &here).await.map_err(|e| e.to_string())?;
-                let outputs = router.handle(Input::Listed(names.clone()), Instant::now());
-                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-                instances = names;
-                let _ = presence.elsewhere.try_send(elsewhere);
-            }
-            msg = messages.next() => {
-                let Some(msg) = msg else { return Err("the subscription ended".into()) };
-                let input = match msg.get_channel_name() {
-                    BACK => match msg.get_payload::<String>() {
-                        Ok(name) if *name != *me => Input::Returned(name),
-                        _ => continue,
-                    },
-                    RELEASED => match msg.get_payload::<String>() {
-                        Ok(name) => {
-                            released(&name);
-                            Input::Stopped(name)
-                        }
-                        Err(_) => continue,
-                    },
-                    _ => {
-                        ::metrics::counter!("ttt_relay_messages_total", "way" => "in").increment(1);
-                        match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
-                            Ok(env) => {
-                                ::metrics::counter!("ttt_relay_items_total", "way" => "in").increment(env.items() as u64);
-                                Input::Incoming(env)
-                            }
-                            Err(e) => {
-                                warn!("a message on the bus could not be read: {e}");
-                                continue;
-                            }
-                        }
-                    }
-                };
-                let outputs = router.handle(input, Instant::now());
-                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-            }
-            Some(ask) = relay.from_lobby.recv() => {
-                let mut outputs = router.handle(Input::Lobby(ask), Instant::now());
-                while let Ok(ask) = relay.from_lobby.try_recv() {
-                    outputs.extend(router.handle(Input::Lobby(ask), Instant::now()));
-                }
-                carry(router, lobby, outputs, Some(&mut conn)).await.map_err(|e| e.to_string())?;
-            }
-            n = relay.outgoing.recv_many(&mut batch, BATCH) => {
-                if n == 0 {
-                    return Err("the relay's queue closed".into());
-                }
-                relay_out((&me, run), &mut conn, std::mem::take(&mut batch)).await.map_err(|e| e.to_string())?;
-            }
-        }
-    }
 }
 
 /// Tells every instance that `instance` let its games go (it stopped), on

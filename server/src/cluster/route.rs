@@ -201,6 +201,12 @@ impl Router {
         }
     }
 
+    /// Where messages to other instances queue (the leader's pairings go
+    /// there too, published in order with the rest).
+    pub fn outbox(&self) -> ToInstances {
+        self.out.clone()
+    }
+
     /// How many connections are relayed each way (for /metrics).
     pub fn counts(&self) -> (usize, usize) {
         (self.ghosts.len(), self.relayed.len())

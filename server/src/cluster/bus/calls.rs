@@ -9,9 +9,9 @@ use redis::aio::MultiplexedConnection;
 use tictactoe_protocol::OnlinePlayer;
 use tokio::sync::mpsc;
 
-use super::{WHO_LASTS, channel};
+use super::WHO_LASTS;
 use crate::cluster::matchmaker::{LEADER, Matchmaker, WAIT, Waiting};
-use crate::cluster::relay::{Envelope, Outgoing, pack};
+use crate::cluster::relay::Outgoing;
 use crate::cluster::route::{Input, Output, ROOMS, Router, WHO};
 use crate::cmd::LobbyCmd;
 
@@ -42,102 +42,103 @@ pub(super) async fn carry(
     let me = router.me.clone();
     let mut failed = Ok(());
     while !outputs.is_empty() {
-        let (mut rooms, mut lookups, mut next) = (redis::pipe(), Vec::new(), Vec::new());
+        let mut asks = Vec::new();
         for output in std::mem::take(&mut outputs) {
             match output {
                 Output::Lobby(cmd) => {
                     let _ = lobby.send(cmd).await;
                 }
-                Output::Room { code, open: true } => {
-                    rooms.cmd("HSET").arg(ROOMS).arg(&*code).arg(&*me).ignore();
-                }
-                Output::Room { code, open: false } => {
-                    rooms.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&*code).arg(&*me).ignore();
-                }
-                Output::Claim(own) => {
-                    let Some(conn) = conn.as_deref_mut() else { continue };
-                    for chunk in own.chunks(1000) {
-                        let mut pipe = redis::pipe();
-                        for code in chunk {
-                            pipe.cmd("EVAL")
-                                .arg(CLAIM_FREE)
-                                .arg(1)
-                                .arg(ROOMS)
-                                .arg(&**code)
-                                .arg(&*me)
-                                .ignore();
-                        }
-                        pipe.query_async::<()>(conn).await?;
-                    }
-                }
-                Output::Lookup(lookup) => lookups.push(lookup),
+                output => asks.push(output),
             }
         }
-        // All of this round's lookups in one round trip: a flood of them
-        // costs relayed moves one wait, not one per lookup.
-        if !lookups.is_empty() {
-            let owners = match conn.as_deref_mut() {
-                Some(conn) => {
-                    let mut asked = redis::pipe();
-                    for lookup in &lookups {
-                        asked
-                            .cmd("EVAL")
-                            .arg(OWNER)
-                            .arg(1)
-                            .arg(ROOMS)
-                            .arg(&lookup.code)
-                            .arg(format!("{WHO}:"));
-                    }
-                    let found: redis::RedisResult<Vec<Option<(String, bool)>>> =
-                        asked.query_async(conn).await;
+        let owners = match conn.as_deref_mut() {
+            Some(c) => {
+                let (owners, done) = query(&me, &asks, c).await;
+                if done.is_err() {
                     // Answered as if the bus were down; the bus then
                     // reconnects.
-                    found.unwrap_or_else(|e| {
-                        failed = Err(e);
-                        Vec::new()
-                    })
+                    failed = done;
+                    conn = None;
                 }
-                None => Vec::new(),
-            };
-            let mut owners = owners.into_iter();
-            for lookup in lookups {
-                let owner = owners.next().flatten();
-                next.extend(router.handle(Input::Found { lookup, owner }, Instant::now()));
+                owners
             }
+            None => Vec::new(),
+        };
+        for input in found(asks, owners) {
+            outputs.extend(router.handle(input, Instant::now()));
         }
-        if let Some(conn) = conn.as_deref_mut() {
-            if !rooms.is_empty() {
-                rooms.query_async::<()>(conn).await?;
-            }
-        }
-        outputs = next;
     }
     failed
 }
 
+/// Carries out the writes and lookups among `asks` (for instance `me`) on
+/// `conn`: the owners found, in the order of the lookups, and whether Redis
+/// failed (it is then asked nothing more, and the lookups not yet answered
+/// find nothing). `asks` is only read: what waits for Redis stays where it
+/// is if the caller is dropped meanwhile (see `Kept::pending`).
+pub(super) async fn query(
+    me: &str,
+    asks: &[Output],
+    conn: &mut MultiplexedConnection,
+) -> (Vec<Option<(String, bool)>>, redis::RedisResult<()>) {
+    let (mut rooms, mut lookups) = (redis::pipe(), redis::pipe());
+    let mut claims = Vec::new();
+    for ask in asks {
+        match ask {
+            Output::Room { code, open: true } => {
+                rooms.cmd("HSET").arg(ROOMS).arg(&**code).arg(me).ignore();
+            }
+            Output::Room { code, open: false } => {
+                rooms.cmd("EVAL").arg(DELETE_OWN).arg(1).arg(ROOMS).arg(&**code).arg(me).ignore();
+            }
+            Output::Claim(own) => claims.extend(own.iter().cloned()),
+            Output::Lookup(lookup) => {
+                lookups.cmd("EVAL").arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
+            }
+            // The caller's to hand on.
+            Output::Lobby(_) => {}
+        }
+    }
+    // All of these lookups in one round trip: a flood of them costs one
+    // wait, not one per lookup.
+    let mut owners = Vec::new();
+    if !lookups.is_empty() {
+        match lookups.query_async(conn).await {
+            Ok(found) => owners = found,
+            Err(e) => return (owners, Err(e)),
+        }
+    }
+    for chunk in claims.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for code in chunk {
+            pipe.cmd("EVAL").arg(CLAIM_FREE).arg(1).arg(ROOMS).arg(&**code).arg(me).ignore();
+        }
+        if let Err(e) = pipe.query_async::<()>(conn).await {
+            return (owners, Err(e));
+        }
+    }
+    if !rooms.is_empty() {
+        if let Err(e) = rooms.query_async::<()>(conn).await {
+            return (owners, Err(e));
+        }
+    }
+    (owners, Ok(()))
+}
+
+/// The router's inputs for the lookups among `asks`: each with its owner
+/// from `owners`, in order (nothing past their end: not found).
+pub(super) fn found(asks: Vec<Output>, owners: Vec<Option<(String, bool)>>) -> Vec<Input> {
+    let mut owners = owners.into_iter();
+    asks.into_iter()
+        .filter_map(|ask| match ask {
+            Output::Lookup(lookup) => Some(Input::Found { lookup, owner: owners.next().flatten() }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Most messages drained for one round trip.
 pub(super) const BATCH: usize = 512;
-
-/// Publishes `batch` on the channels of the instances they are for: one
-/// envelope per instance, a frame for several of its connections once
-/// (see [`pack`]).
-pub(super) async fn relay_out(
-    (me, run): (&Arc<str>, u64),
-    conn: &mut MultiplexedConnection,
-    batch: Vec<Outgoing>,
-) -> redis::RedisResult<()> {
-    let mut pipe = redis::pipe();
-    let (items, mut published) = (batch.len(), 0);
-    for (to, msgs) in pack(batch) {
-        let env = Envelope { from: me.clone(), run, msgs };
-        let Ok(text) = serde_json::to_vec(&env) else { continue };
-        pipe.cmd("PUBLISH").arg(channel(&to)).arg(text).ignore();
-        published += 1;
-    }
-    ::metrics::counter!("ttt_relay_messages_total", "way" => "out").increment(published);
-    ::metrics::counter!("ttt_relay_items_total", "way" => "out").increment(items as u64);
-    pipe.query_async::<()>(conn).await
-}
 
 /// Says who is online on `instance` (`here`), and reads who is on the
 /// others: their lists, in one, and the names of the instances alive.
