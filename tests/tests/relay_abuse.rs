@@ -10,14 +10,20 @@
 //!   with `rate_limited` (each refusal echoing its request's `id`) once past
 //!   its budget of lookups, while another address is not; after the wait it
 //!   was told, the flooding address joins a real room.
+//! - A game between players of two instances plays every move, each seen
+//!   in order on both sides, while another address keeps the relaying
+//!   instance's bus busy with lookups (its budget off): the bus's lookups
+//!   are carried out apart from the relayed moves.
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tictactoe_tests::postgres::shared;
 use tictactoe_tests::process::ServerProcess;
-use tictactoe_tests::redis::{Redis, instance};
+use tictactoe_tests::redis::{Redis, instance, instance_flags};
 use tictactoe_tests::{Client, TempDir, assert_judged, http_get};
 
 /// Waits until the bus of `server` is up (`/healthz` says so).
@@ -187,4 +193,78 @@ async fn an_address_flooding_lookups_is_refused_with_rate_limited_and_joins_agai
     assert_eq!(started["type"], "game_started", "{started}");
     assert_eq!(started["room"], json!(room));
     maker.recv_type("game_started").await;
+}
+
+/// Connections that keep looking up codes nobody runs.
+const LOOKERS: usize = 50;
+
+#[tokio::test]
+async fn relayed_moves_keep_flowing_while_another_address_floods_lookups() {
+    let url = shared().database("relay-busy-lookups");
+    let redis = Redis::start();
+    let spill = TempDir::new("relay-busy-lookups");
+    let a = instance(&url, &redis, "a", &spill);
+    // No budget on `b`: every lookup of the flood reaches Redis.
+    let more =
+        ["--reconnect-grace-ms", "30000", "--turn-timeout-ms", "60000", "--lookups-per-second-per-ip", "0"];
+    let flags = instance_flags(&url, &redis, "b", &spill.path, &more);
+    let b = ServerProcess::start(&flags.iter().map(String::as_str).collect::<Vec<_>>());
+    bus_up(&a).await;
+    bus_up(&b).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // The room on `a`, its second player on `b`.
+    let mut maker = a.client().await;
+    maker.send(json!({"type": "create_room"})).await;
+    let room = maker.recv_type("room_created").await["room"].as_str().expect("a code").to_owned();
+    let mut joiner = b.client_from(IpAddr::from([127, 0, 3, 2])).await;
+    // The flood, from another address, until the game is over.
+    let mut lookers = Vec::new();
+    for _ in 0..LOOKERS {
+        lookers.push(b.client_from(IpAddr::from([127, 0, 3, 3])).await);
+    }
+    let over = Arc::new(AtomicBool::new(false));
+    let flooding = tokio::spawn({
+        let over = over.clone();
+        async move {
+            let mut answered = 0usize;
+            let mut round = 0usize;
+            while !over.load(Ordering::Relaxed) {
+                for (i, c) in lookers.iter_mut().enumerate() {
+                    let code: String = (0..10)
+                        .map(|k| char::from(b'A' + ((round * 11 + i * 7 + k * 3) % 26) as u8))
+                        .collect();
+                    c.send(json!({"type": "join_room", "room": code, "id": i})).await;
+                }
+                for (i, c) in lookers.iter_mut().enumerate() {
+                    let e = c.recv_type("error").await;
+                    assert_eq!(
+                        (e["code"].as_str(), e["id"].clone()),
+                        (Some("room_not_found"), json!(i)),
+                        "{e}"
+                    );
+                    answered += 1;
+                }
+                round += 1;
+            }
+            answered
+        }
+    });
+    joiner.send(json!({"type": "join_room", "room": room})).await;
+    let (sm, sj) = (maker.recv_type("game_started").await, joiner.recv_type("game_started").await);
+    assert_eq!(sm["room"], sj["room"]);
+    let mut players = if sm["you"] == 1 { [maker, joiner] } else { [joiner, maker] };
+    for (i, &[r, c]) in GAME.iter().enumerate() {
+        let own = players[i % 2].play(r, c).await;
+        assert_eq!(own["seq"], i + 1, "{own}");
+        let theirs = players[(i + 1) % 2].recv_type("moved").await;
+        assert_eq!(theirs["seq"], i + 1, "{theirs}");
+    }
+    for p in players.iter_mut() {
+        let end = p.recv_type("game_over").await;
+        assert_eq!(end["winner"], 1, "{end}");
+    }
+    over.store(true, Ordering::Relaxed);
+    let answered = flooding.await.expect("the flood's task");
+    eprintln!("{answered} lookups answered while the game was played");
+    assert!(answered >= LOOKERS, "the flood was answered: {answered}");
 }
