@@ -12,7 +12,7 @@ use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 
 use super::calls::BATCH;
-use super::channel;
+use super::{PING, channel};
 use crate::cluster::relay::{Envelope, Outgoing, pack};
 
 /// The queue of messages for other instances: the publisher holds it while
@@ -45,7 +45,14 @@ async fn publish(
     let mut outgoing = outgoing.lock().await;
     let mut batch = Vec::with_capacity(BATCH);
     loop {
-        if outgoing.recv_many(&mut batch, BATCH).await == 0 {
+        // Idle, its connection is checked as the worker's is: one that
+        // died alone is found before a message is lost to it.
+        let Ok(n) = tokio::time::timeout(PING, outgoing.recv_many(&mut batch, BATCH)).await else {
+            let pong: redis::RedisResult<String> = redis::cmd("PING").query_async(&mut conn).await;
+            pong.map_err(|e| e.to_string())?;
+            continue;
+        };
+        if n == 0 {
             return Err("the relay's queue closed".into());
         }
         // A batch lost to a failing Redis is not handed back as
