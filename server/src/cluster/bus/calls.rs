@@ -1,6 +1,7 @@
-//! The Redis calls of the bus's task: what the router asks (the rooms'
-//! directory, lookups), publishing to other instances, the lists of who is
-//! online on each, and the matchmaker's lead and lists of who waits.
+//! The Redis calls of the bus's worker (and of its task at a reconnect):
+//! what the router asks (the rooms' directory, lookups), the lists of who
+//! is online on each instance, and the matchmaker's lead and lists of who
+//! waits. Publishing to other instances is the publisher's (`publish.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
