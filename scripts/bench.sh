@@ -10,7 +10,8 @@
 # - relay runs interleaved with the targets' (relay, targets…, relay, …), so
 #   that the machine's drift hits both; ratios are of the means over ROUNDS;
 # - each server's idle cost: IDLE connections that only answer pings, RSS
-#   per connection.
+#   per connection; and a live game's: LIVE games, each seated and waiting
+#   for its second move, RSS per connection in them.
 #
 # TARGETS names what is measured besides the relay, space-separated:
 #   default       ttt-server as it ships (SQLite in a fresh temp dir)
@@ -41,7 +42,7 @@
 # its 40 ms delayed-ACK timer), per frame received, halfway through the run.
 # Each prints one figure line, and each target one summary line (its CPU per move
 # against the relay's and, when `none` ran too, against `none`'s); with --update-readme the table goes into
-# README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000),
+# README.md. Environment: SECS (10), PAIRS (1600), RATE (10000), IDLE (10000), LIVE (1000),
 # ROUNDS (3), TARGETS ("default none"), SERVER_FLAGS (extra flags for every server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,7 @@ SECS=${SECS:-10}
 PAIRS=${PAIRS:-1600}
 RATE=${RATE:-10000}
 IDLE=${IDLE:-10000}
+LIVE=${LIVE:-1000}
 ROUNDS=${ROUNDS:-3}
 TARGETS=${TARGETS:-default none}
 SERVER_FLAGS=${SERVER_FLAGS:-}
@@ -288,9 +290,15 @@ if [ -n "$own_pg" ]; then
     -c "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null
 fi
 for t in $TARGETS; do
-  case "$t" in none | tasks) continue ;; esac
+  case "$t" in tasks) continue ;; esac
+  if [ "$t" != none ]; then
+    start "$t"
+    $ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$pid" --secs 1 >"$work/$(label_of "$t").idle"
+    stop
+  fi
+  # A connection in a live game, seated and waiting for a move.
   start "$t"
-  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --idle "$IDLE" --server-pid "$pid" --secs 1 >"$work/$(label_of "$t").idle"
+  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --live "$LIVE" --server-pid "$pid" --secs 1 >"$work/$(label_of "$t").live" || true
   stop
 done
 
@@ -326,20 +334,23 @@ def durable_p99(label):
     return f"{max(qs):.0f} ms" if qs else "–"
 def cpu_per_move(label):
     return mean(figures(f"{label}.paced.*.cpu", "cpu_us_per_move"))
-def rss(label):
-    p = f"{work}/{label}.idle"
-    return f"{summary(p)['rss_per_conn_bytes']:,} B" if os.path.exists(p) else "–"
+def rss(label, kind="idle"):
+    p = f"{work}/{label}.{kind}"
+    try:
+        return f"{summary(p)['rss_per_conn_bytes']:,} B"
+    except (OSError, IndexError):
+        return "–"
 print(f"Command: `SECS={secs} PAIRS={pairs} RATE={rate} IDLE={idle} ROUNDS={rounds} TARGETS=\"{targets}\" scripts/bench.sh`; "
       f"{os.cpu_count()} cores, target on core 0, load on core 1, one target at a time, relay runs interleaved.")
 print()
-print(f"| target | closed loop moves/s | ÷ relay | lone ACKs per frame, closed loop | paced {rate}/s p99 µs | ÷ relay's | CPU µs per move paced | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | errors |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print(f"| target | closed loop moves/s | ÷ relay | lone ACKs per frame, closed loop | paced {rate}/s p99 µs | ÷ relay's | CPU µs per move paced | ÷ relay's | game end p99 ms paced (closed), last move → game_over | move durable p99 | RSS per idle connection | RSS per connection in a live game | errors |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 relay_cpu = cpu_per_move("relay")
 # Durability's price: each target's CPU per move against `--database none`'s, when both ran.
 none_cpu = cpu_per_move("none") if "none" in labels else float("nan")
 def against_none(label):
     return "" if label == "none" or none_cpu != none_cpu else f", {cpu_per_move(label) / none_cpu:.2f}x none's"
-print(f"| bare relay | {relay_closed:,.0f} | 1 | {lone_acks('relay')} | {relay_p99:,.0f} | 1 | {relay_cpu:.2f} | 1 | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
+print(f"| bare relay | {relay_closed:,.0f} | 1 | {lone_acks('relay')} | {relay_p99:,.0f} | 1 | {relay_cpu:.2f} | 1 | – | – | – | – | {sum(s['errors'] for m in ('closed','paced') for s in runs('relay', m))} |")
 lines = []
 for label in labels:
     closed, paced = runs(label, "closed"), runs(label, "paced")
@@ -348,9 +359,9 @@ for label in labels:
     end = max(s["end_p99_us"] for s in paced) / 1000
     end_closed = max(s["end_p99_us"] for s in closed) / 1000
     errors = sum(s["errors"] + s["judged_bad"] for s in closed + paced)
-    print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {lone_acks(label)} | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {cpu_per_move(label):.2f} | **{cpu_per_move(label) / relay_cpu:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {errors} |")
+    print(f"| {label} | {moves:,.0f} | **{moves / relay_closed:.2f}** | {lone_acks(label)} | {p99:,.0f} | **{p99 / relay_p99:.2f}** | {cpu_per_move(label):.2f} | **{cpu_per_move(label) / relay_cpu:.2f}** | {end:.1f} ({end_closed:.1f}) | {durable_p99(label)} | {rss(label)} | {rss(label, 'live')} | {errors} |")
     lines.append(f"bench: {label}: closed loop {moves / relay_closed:.2f}x the relay's moves/s (lone ACKs per frame {lone_acks(label)}, relay {lone_acks('relay')}), paced p99 {p99 / relay_p99:.2f}x the relay's, CPU per move paced {cpu_per_move(label):.2f} us ({cpu_per_move(label) / relay_cpu:.2f}x the relay's{against_none(label)}), "
-                 f"game end p99 {end:.1f} ms paced ({end_closed:.1f} closed loop), move durable p99 {durable_p99(label)}, idle RSS {rss(label)}/connection, errors {errors}")
+                 f"game end p99 {end:.1f} ms paced ({end_closed:.1f} closed loop), move durable p99 {durable_p99(label)}, idle RSS {rss(label)}/connection, live-game RSS {rss(label, 'live')}/connection, errors {errors}")
 print()
 print("Closed-loop runs (moves/s): " + "; ".join(
     f"{l} " + ", ".join(str(s["moves_per_sec"]) for s in runs(l, "closed")) for l in ["relay"] + labels) + ".")
