@@ -126,10 +126,14 @@ impl Fence {
     /// beats fail while the process has run throughout: a database outage,
     /// which stops every instance's adoptions too, not a stall).
     pub fn current(&self, checked: u64, now: Instant) -> bool {
+        // The lease is read before the generation: a renewal after a lapse
+        // bumps the generation before it extends the lease, so a room that
+        // sees the extended lease sees the new generation too, and asks.
+        let valid = self.valid(now);
         if checked != self.generation() {
             return false;
         }
-        if self.valid(now) {
+        if valid {
             return true;
         }
         self.failing.load(Ordering::Acquire)
@@ -161,6 +165,10 @@ impl Fence {
     pub fn renewed(&self, sent: Instant) -> bool {
         let sent_ms = self.ms(sent);
         let lapsed = sent_ms >= self.valid_until.load(Ordering::Acquire);
+        // The new generation first (see `current`): extended before it, the
+        // lease would let a room that checked before the lapse act on a
+        // game another instance adopted meanwhile, in the moment between.
+        let generation = if lapsed { Some(self.generation.fetch_add(1, Ordering::AcqRel) + 1) } else { None };
         self.valid_until.fetch_max(self.ms(sent + LEASE - MARGIN), Ordering::AcqRel);
         self.failing.store(false, Ordering::Release);
         // A beat sent before the stall was noticed (its answer read only
@@ -168,8 +176,7 @@ impl Fence {
         if sent_ms >= self.stalled_at.load(Ordering::Acquire) {
             self.stalled.store(false, Ordering::Release);
         }
-        if lapsed {
-            let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        if let Some(generation) = generation {
             self.lapses.send_replace(generation);
         }
         lapsed
