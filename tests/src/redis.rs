@@ -110,3 +110,33 @@ pub fn instance(
     let flags = instance_flags(url, redis, name, &spill.path, &more);
     crate::process::ServerProcess::start(&flags.iter().map(String::as_str).collect::<Vec<_>>())
 }
+
+/// Waits until the bus of `server` is up (`/healthz` says so).
+pub async fn bus_up(server: &crate::process::ServerProcess) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = crate::http_get(server.addr, "/healthz").await;
+        if status == 200 && body.contains("\"bus\":\"ok\"") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the bus never came up: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Two instances `a` and `b` of a fresh cluster (database `label` on the
+/// shared Postgres), their buses up and each known to the other (an
+/// instance is known once it said who is on it).
+pub async fn cluster(
+    label: &str,
+) -> (crate::process::ServerProcess, crate::process::ServerProcess, Redis, crate::TempDir) {
+    let url = crate::postgres::shared().database(label);
+    let redis = Redis::start();
+    let spill = crate::TempDir::new(label);
+    let a = instance(&url, &redis, "a", &spill);
+    let b = instance(&url, &redis, "b", &spill);
+    bus_up(&a).await;
+    bus_up(&b).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    (a, b, redis, spill)
+}

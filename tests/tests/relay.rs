@@ -11,36 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tictactoe_tests::postgres::shared;
 use tictactoe_tests::process::ServerProcess;
-use tictactoe_tests::redis::{Redis, instance};
+use tictactoe_tests::redis::{Redis, bus_up, cluster, instance};
 use tictactoe_tests::{Client, TempDir, assert_judged};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-
-/// Waits until the bus of `server` is up (`/healthz` says so).
-async fn bus_up(server: &ServerProcess) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, body) = tictactoe_tests::http_get(server.addr, "/healthz").await;
-        if status == 200 && body.contains("\"bus\":\"ok\"") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the bus never came up: {status} {body}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Two instances `a` and `b` of a fresh cluster, their buses up and each
-/// known to the other (an instance is known once it said who is on it).
-async fn cluster(label: &str) -> (ServerProcess, ServerProcess, Redis, TempDir) {
-    let url = shared().database(label);
-    let redis = Redis::start();
-    let spill = TempDir::new(label);
-    let a = instance(&url, &redis, "a", &spill);
-    let b = instance(&url, &redis, "b", &spill);
-    bus_up(&a).await;
-    bus_up(&b).await;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    (a, b, redis, spill)
-}
 
 /// X wins on the top row.
 const GAME: [[usize; 2]; 5] = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2]];

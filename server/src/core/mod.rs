@@ -4,6 +4,7 @@
 //! the checks of names and text, the shutdown signal and the counters.
 
 pub mod account;
+pub mod buckets;
 pub mod codes;
 pub mod ids;
 pub mod presence;

@@ -1,7 +1,8 @@
 //! How many cross-instance lookups one client address may cause: each is a
-//! Redis round trip of the bus's task, the task that also carries relayed
-//! moves, so an address flooding `join_room`, `spectate` or `resume` with
-//! codes nobody here runs must not be able to slow every relayed game.
+//! Redis round trip of the bus's worker, which also writes presence and
+//! runs the matchmaker's pass, so an address flooding `join_room`,
+//! `spectate` or `resume` with codes nobody here runs must not be able to
+//! slow every player's lookups and pairings.
 //!
 //! Kept by each instance for the connections whose sockets it holds (see
 //! SECURITY.md, "per instance"): counting across instances would put a
@@ -10,11 +11,11 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use rustc_hash::FxHashMap;
 use tictactoe_protocol::{ErrorCode, ServerMessage};
 
 use super::Router;
 use crate::cmd::{Ask, ConnHandle, Outbound, encode};
+use crate::core::buckets::AddressBuckets;
 
 /// Lookups an address may cause per second, once its burst is spent (the
 /// default of `--lookups-per-second-per-ip`). A person joins, watches or
@@ -27,57 +28,21 @@ pub const LOOKUPS_PER_SECOND: u32 = 10;
 /// for a household or a classroom behind one address joining together.
 pub const BURST_SECONDS: u32 = 2;
 
-/// Most addresses remembered; past it, those whose bucket is full again
-/// are forgotten (they would start full anyway).
-const REMEMBERED: usize = 10_000;
-
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    at: Instant,
-}
-
 /// A token bucket per address: [`BURST_SECONDS`] worth at once, then
 /// `per_second`; a `per_second` of 0 is no limit.
 #[derive(Debug)]
-pub struct Budget {
-    per_second: f64,
-    burst: f64,
-    buckets: FxHashMap<IpAddr, Bucket>,
-}
+pub struct Budget(AddressBuckets);
 
 impl Budget {
     /// The budget of `per_second` lookups per address.
     pub fn new(per_second: u32) -> Budget {
         let burst = f64::from(per_second.saturating_mul(BURST_SECONDS));
-        Budget { per_second: f64::from(per_second), burst, buckets: FxHashMap::default() }
+        Budget(AddressBuckets::new(burst, f64::from(per_second)))
     }
 
-    /// Takes one lookup for `ip` at `now`, or says how long until one is
-    /// free (rounded up to the millisecond, so that waiting exactly that
-    /// long finds one).
+    /// Takes one lookup for `ip` at `now`, or says how long until one is free.
     pub fn take(&mut self, ip: IpAddr, now: Instant) -> Result<(), Duration> {
-        if self.per_second == 0.0 {
-            return Ok(());
-        }
-        let (per_second, burst) = (self.per_second, self.burst);
-        let refilled = |b: &Bucket| {
-            let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
-            (b.tokens + elapsed * per_second).min(burst)
-        };
-        if self.buckets.len() >= REMEMBERED && !self.buckets.contains_key(&ip) {
-            self.buckets.retain(|_, b| refilled(b) < burst);
-        }
-        let b = self.buckets.entry(ip).or_insert(Bucket { tokens: burst, at: now });
-        b.tokens = refilled(b);
-        b.at = now;
-        // (A hair under one whole token is one: float sums of refills.)
-        if b.tokens >= 1.0 - 1e-9 {
-            b.tokens = (b.tokens - 1.0).max(0.0);
-            return Ok(());
-        }
-        let wait = Duration::from_secs_f64((1.0 - b.tokens) / per_second);
-        Err(Duration::from_millis((wait.as_nanos().div_ceil(1_000_000) as u64).max(1)))
+        self.0.take(ip, now)
     }
 }
 
@@ -103,7 +68,7 @@ impl Router {
         let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
         let message = format!(
             "more than {} rooms a second looked for from your address; wait {wait_ms} ms",
-            self.budget.per_second
+            self.budget.0.per_second()
         );
         let refusal = ServerMessage::Error {
             code: ErrorCode::RateLimited,
@@ -123,6 +88,7 @@ impl Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::buckets::REMEMBERED;
 
     #[test]
     fn a_burst_then_ten_a_second_per_address() {
@@ -153,6 +119,6 @@ mod tests {
         }
         let later = t + Duration::from_secs(1);
         assert_eq!(budget.take([10, 0, 0, 1].into(), later), Ok(()));
-        assert!(budget.buckets.len() <= REMEMBERED, "{}", budget.buckets.len());
+        assert!(budget.0.remembered() <= REMEMBERED, "{}", budget.0.remembered());
     }
 }
