@@ -129,10 +129,12 @@ impl<C: Peer> Lobby<C> {
             LobbyCmd::Park { conn, token, id, looks } => self.park(conn, token, id, looks),
             LobbyCmd::Paired { conn, rules, host } => self.paired(conn, rules, host),
             LobbyCmd::TournamentPaired(p) => {
+                // Past the end nobody is drafted (nor sent to meet elsewhere).
                 let over = self.settings.wall.unix_ms(now) >= p.ends_at;
-                let drafted =
-                    (!over).then(|| self.players.draft(ConnId::new(crate::core::ids::ALONE, p.conn)));
-                if let Some((conn, who)) = drafted.flatten() {
+                if !over
+                    && let Some((conn, who)) =
+                        self.players.draft(ConnId::new(crate::core::ids::ALONE, p.conn))
+                {
                     self.tournament_meet(
                         conn,
                         who,
