@@ -123,15 +123,18 @@ impl Store {
                 leases: None,
             }),
             Database::Sqlite(path) => {
+                let courier = writer::Courier::start();
                 let named = |e: String| format!("database {}: {e}", path.display());
                 if cluster {
                     return Err(named("a cluster keeps its games in Postgres, not SQLite".into()));
                 }
                 let mut backend = SqliteBackend::open_for_server(path, max_pages).map_err(named)?;
                 backend.start().map_err(named)?;
-                Store::start(backend, spill_dir, stats, unwritten, named)
+                Store::start(backend, spill_dir, stats, unwritten, courier, named)
             }
             Database::Postgres(url) => {
+                // Started here, on the server's runtime, not on the thread below.
+                let courier = writer::Courier::start();
                 let named = |e: String| format!("database {db}: {e}");
                 // The backend's calls block on a runtime of its own, which
                 // cannot be done on a thread that runs the server's.
@@ -142,7 +145,10 @@ impl Store {
                             true => Some(backend.leases().map_err(|e| named(e.0))?),
                             false => None,
                         };
-                        Ok(Opened { leases, ..Store::start(backend, spill_dir, stats, unwritten, named)? })
+                        Ok(Opened {
+                            leases,
+                            ..Store::start(backend, spill_dir, stats, unwritten, courier, named)?
+                        })
                     })
                     .join()
                     .unwrap_or_else(|_| Err(named("opening it failed".into())))
@@ -159,6 +165,7 @@ impl Store {
         spill_dir: &Path,
         stats: Arc<StoreStats>,
         unwritten: Arc<Unwritten>,
+        courier: writer::Courier,
         named: impl Fn(String) -> String,
     ) -> Result<Opened, String> {
         for file in spill::waiting(spill_dir) {
@@ -179,7 +186,7 @@ impl Store {
         let saved = restored.games.iter().map(|g| g.room.clone()).collect();
         let standings = restored.standings.clone();
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
-        let published = writer::Published { stats: stats.clone(), unwritten: unwritten.clone() };
+        let published = writer::Published { stats: stats.clone(), unwritten: unwritten.clone(), courier };
         let thread = std::thread::Builder::new()
             .name("ttt-store".into())
             .spawn(move || writer::run(db, rx, published, saved, standings))

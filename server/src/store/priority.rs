@@ -29,7 +29,7 @@ use super::StoreStats;
 pub const LOOK: Duration = Duration::from_millis(5);
 
 /// How late a commit may be before its writer is lifted: with the writer's
-/// own holds (5 ms for a record, 30 ms for a move) and a look's period,
+/// own holds (5–20 ms for a record, 30 ms for a move) and a look's period,
 /// well inside the 100 ms a crash may lose.
 pub const LATE: Duration = Duration::from_millis(5);
 

@@ -46,13 +46,32 @@ impl Journal {
         Journal { games, since_snapshot: 0, snapshot: bytes }
     }
 
-    /// A committed row of changes: the games follow it.
-    pub(super) fn committed(&mut self, row: &[u8]) {
-        self.since_snapshot += row.len();
-        // The row was encoded here a moment ago: it decodes.
-        if let Ok(entries) = decode(row) {
-            for entry in entries.1 {
-                apply(&mut self.games, entry);
+    /// A commit wrote `changes` as a row of `bytes`: the games follow them,
+    /// as a replay of that row would give them (the row is not decoded).
+    pub(super) fn committed(&mut self, changes: &[RoomChange<'_>], bytes: usize) {
+        self.since_snapshot += bytes;
+        for c in changes {
+            if c.delete_game || c.delete_moves {
+                self.games.remove(c.room);
+            }
+            if let Some(game) = c.start {
+                // What a row holds of a start: never its moves or clock (they follow it).
+                let saved =
+                    LiveGame { moves: Vec::new(), times: Vec::new(), clock_left: None, ..game.clone() };
+                self.games.insert(game.room.clone(), saved);
+            }
+            let Some(game) = self.games.get_mut(c.room) else { continue };
+            if !c.moves.is_empty() && game.moves.len() == c.first as usize {
+                game.moves.extend_from_slice(c.moves);
+            }
+            if !c.times.is_empty() && game.times.len() == c.first as usize {
+                game.times.extend_from_slice(c.times);
+            }
+            if let Some(left) = c.clock {
+                game.clock_left = left;
+            }
+            for (side, went) in game.berserk.iter_mut().zip(c.berserk) {
+                *side |= went;
             }
         }
     }

@@ -15,11 +15,12 @@ use crate::store::sqlite::journal::{self, Journal};
 use crate::store::sqlite::journal_bytes::SNAPSHOT;
 
 /// Appends one commit's changes to games in progress within `tx`, as one
-/// row. Returns the row (for [`Journal::committed`] once the commit is done).
-pub(super) fn write(tx: &Transaction<'_>, changes: &[RoomChange<'_>]) -> rusqlite::Result<Option<Vec<u8>>> {
-    let Some(row) = journal::encode_changes(changes) else { return Ok(None) };
+/// row. Returns the row's bytes (for [`Journal::committed`] once the commit
+/// is done), 0 for no row.
+pub(super) fn write(tx: &Transaction<'_>, changes: &[RoomChange<'_>]) -> rusqlite::Result<usize> {
+    let Some(row) = journal::encode_changes(changes) else { return Ok(0) };
     tx.prepare_cached("INSERT INTO live_log (data) VALUES (?1)")?.execute([&row])?;
-    Ok(Some(row))
+    Ok(row.len())
 }
 
 /// Replaces the journal's rows by one snapshot of the games in progress,

@@ -113,10 +113,9 @@ impl Backend for SqliteBackend {
     type Reader = SqliteReader;
 
     fn commit(&mut self, batch: &Commit<'_>) -> Result<Committed, BackendError> {
-        let (accounts, row) = write::commit(&mut self.conn, batch)?;
-        if let Some(row) = row {
-            self.journal.committed(&row);
-        }
+        let live = batch.live();
+        let (accounts, bytes) = write::commit(&mut self.conn, batch, &live)?;
+        self.journal.committed(&live, bytes);
         if self.journal.wants_snapshot() {
             // The commit is done either way: a snapshot that fails is tried after the next.
             if let Err(e) = live::snapshot(&mut self.conn, &mut self.journal) {

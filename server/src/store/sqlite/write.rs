@@ -6,17 +6,23 @@ use rusqlite::{Connection, Transaction, params};
 use crate::core::account::{TokenHash, name_key};
 use crate::core::text::look_alike_key;
 use crate::store::backend::Commit;
+use crate::store::live::RoomChange;
 use crate::store::rating;
 use crate::store::record::{GameRecord, unix_ms};
 use crate::store::spelling;
 use crate::store::tournaments::berserk_mask;
 use crate::store::{Account, StoreError};
 
-/// Each registration's answer, in order, and the journal's new row.
-type Written = (Vec<Result<Account, StoreError>>, Option<Vec<u8>>);
+/// Each registration's answer, in order, and the bytes of the journal's new row.
+type Written = (Vec<Result<Account, StoreError>>, usize);
 
-/// One transaction: the records, the new accounts, the tournaments' changes, the live changes.
-pub(super) fn commit(conn: &mut Connection, batch: &Commit<'_>) -> rusqlite::Result<Written> {
+/// One transaction: the records, the new accounts, the tournaments' changes,
+/// the live changes (`live`, the batch's).
+pub(super) fn commit(
+    conn: &mut Connection,
+    batch: &Commit<'_>,
+    live: &[RoomChange<'_>],
+) -> rusqlite::Result<Written> {
     let tx = conn.transaction()?;
     insert_games(&tx, batch.records)?;
     let accounts = batch
@@ -25,7 +31,7 @@ pub(super) fn commit(conn: &mut Connection, batch: &Commit<'_>) -> rusqlite::Res
         .map(|a| register(&tx, &a.name, a.bot, &a.token))
         .collect::<rusqlite::Result<Vec<_>>>()?;
     super::tournaments::write(&tx, batch.tournaments)?;
-    let row = super::live::write(&tx, &batch.live())?;
+    let row = super::live::write(&tx, live)?;
     tx.commit()?;
     Ok((accounts, row))
 }

@@ -39,6 +39,7 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
     stats.busy();
     let result = db.commit(&Commit::new(&batch.records, &batch.accounts, &batch.tournaments, &batch.live));
     stats.idle();
+    batch.last_commit = Some(Instant::now());
     tracing::debug!(took_us = started.elapsed().as_micros() as u64, ok = result.is_ok(), "commit");
     match result {
         Ok(committed) => {
@@ -59,7 +60,7 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
             // kept: no reader may see the copy rated before the commit once
             // a player could have read `game_over`.
             published.unwritten.forget(batch.records.iter().map(|r| &r.id));
-            answer(batch, true);
+            answer(batch, true, published);
             let durable = ::metrics::histogram!("ttt_move_durable_seconds");
             let moves = batch.live.committed(done, |age| durable.record(age.as_secs_f64()));
             stats.moves_saved.fetch_add(moves, Ordering::Relaxed);
@@ -115,7 +116,7 @@ pub(super) fn write(db: &mut impl Backend, batch: &mut Batch, published: &Publis
             }
         }
     }
-    answer(batch, false);
+    answer(batch, false, published);
     let written = batch.retry.is_none();
     for flush in batch.flushes.drain(..) {
         let _ = flush.send(written);
@@ -176,23 +177,29 @@ fn refuse(games: &[Arc<str>], batch: &mut Batch, published: &Published) {
 }
 
 /// Tells every room that waits for a record what the attempt just over did
-/// with it: refused, `written`, or waiting in memory for the next.
-fn answer(batch: &mut Batch, written: bool) {
+/// with it: refused, `written`, or waiting in memory for the next. The
+/// attempt's answers go to the rooms together.
+fn answer(batch: &mut Batch, written: bool, published: &Published) {
     if batch.answers.is_empty() {
         batch.refused.clear();
         return;
     }
     let ratings: rustc_hash::FxHashMap<&Arc<str>, _> =
         batch.records.iter().map(|r| (&r.id, r.ratings)).collect();
-    for (game, to) in batch.answers.drain(..) {
-        let outcome = match ratings.get(&game) {
-            _ if batch.refused.contains(&game) => Outcome::Refused,
-            Some(&rated) if !written => Outcome::Waiting(rated),
-            Some(&rated) => Outcome::Written(rated),
-            // Dropped from a full backlog.
-            None => Outcome::Waiting(None),
-        };
-        let _ = to.send(outcome);
-    }
+    let answers = batch
+        .answers
+        .drain(..)
+        .map(|(game, to)| {
+            let outcome = match ratings.get(&game) {
+                _ if batch.refused.contains(&game) => Outcome::Refused,
+                Some(&rated) if !written => Outcome::Waiting(rated),
+                Some(&rated) => Outcome::Written(rated),
+                // Dropped from a full backlog.
+                None => Outcome::Waiting(None),
+            };
+            (to, outcome)
+        })
+        .collect();
+    published.courier.deliver(answers);
     batch.refused.clear();
 }

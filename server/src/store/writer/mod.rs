@@ -7,8 +7,10 @@
 //! be spilled.
 
 mod attempt;
+mod courier;
 
 use attempt::write;
+pub(super) use courier::Courier;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -36,8 +38,16 @@ const BATCH: usize = 8192;
 const RETRY: Duration = Duration::from_secs(1);
 
 /// The longest a record whose `game_over` waits is held before its commit
-/// (moves are held up to [`HOLD`]): the end of a game is this much later.
+/// (moves are held up to [`HOLD`]) when the writer has not committed for
+/// [`COMMIT_GAP`]: the end of a game is this much later.
 const RECORD_HOLD: Duration = Duration::from_millis(5);
+
+/// While games end all the time, the least time between two commits a
+/// record waits for: a commit costs a sync of the disk (and CPU for it)
+/// however little it holds, so under load the ends of games share them
+/// (at most one commit per gap for records), and `game_over` waits up to
+/// this long instead of [`RECORD_HOLD`].
+const COMMIT_GAP: Duration = Duration::from_millis(20);
 
 /// Rough bytes of one held change to a game in progress.
 const LIVE_BYTES: usize = 96;
@@ -45,7 +55,7 @@ const LIVE_BYTES: usize = 96;
 /// While writes are held, how often the writer looks at its queue. It
 /// sleeps between looks instead of blocking on the queue, so that no sender
 /// has to wake it.
-const SLICE: Duration = Duration::from_millis(5);
+const SLICE: Duration = Duration::from_millis(10);
 
 /// With nothing to write, how often the writer checks that it still can
 /// (`/healthz` must tell the truth on an idle server too).
@@ -84,6 +94,8 @@ struct Batch {
     live: Fold,
     /// When what is held must be committed: [`HOLD`] after the oldest of it.
     due: Option<Instant>,
+    /// When the last commit attempt ended.
+    last_commit: Option<Instant>,
     /// After a failed write: when to try again.
     retry: Option<Instant>,
 }
@@ -91,7 +103,18 @@ struct Batch {
 impl Batch {
     /// Something written at `at` is held: it is due by `at + HOLD`.
     fn hold(&mut self, at: Instant) {
-        let due = at + HOLD;
+        self.due_by(at + HOLD);
+    }
+
+    /// A record whose `game_over` waits came in `now`: it is due
+    /// [`RECORD_HOLD`] later, but not sooner than [`COMMIT_GAP`] after the
+    /// last commit.
+    fn record_due(&mut self, now: Instant) {
+        let gap = self.last_commit.map_or(now, |last| last + COMMIT_GAP);
+        self.due_by((now + RECORD_HOLD).max(gap));
+    }
+
+    fn due_by(&mut self, due: Instant) {
         self.due = Some(self.due.map_or(due, |d| d.min(due)));
     }
 
@@ -120,6 +143,8 @@ pub(super) struct Published {
     pub(super) stats: Arc<StoreStats>,
     /// Records shown from memory while they cannot be committed.
     pub(super) unwritten: Arc<Unwritten>,
+    /// How the rooms waiting for a commit hear of it.
+    pub(super) courier: Courier,
 }
 
 /// The writer's thread: takes jobs off the queue until every handle is
@@ -186,7 +211,7 @@ pub(super) fn run<B: Backend>(
                         }
                         // A `game_over` waits for this commit: sooner than moves.
                         Tell::Committed(answer) => {
-                            batch.hold(now.checked_sub(HOLD - RECORD_HOLD).unwrap_or(now));
+                            batch.record_due(now);
                             batch.answers.push((record.id.clone(), answer));
                         }
                         Tell::Nobody => batch.hold(now),
