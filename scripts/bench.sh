@@ -298,7 +298,10 @@ for t in $TARGETS; do
   fi
   # A connection in a live game, seated and waiting for a move.
   start "$t"
-  $ON_LOAD $BIN/loadgen --url "ws://$addr/" --live "$LIVE" --server-pid "$pid" --secs 1 >"$work/$(label_of "$t").live" || true
+  if ! $ON_LOAD $BIN/loadgen --url "ws://$addr/" --live "$LIVE" --server-pid "$pid" --secs 1 >"$work/$(label_of "$t").live"; then
+    echo "$t: the live-game measure failed; its server's log ends:" >&2
+    grep -iE "error|warn" "$work/$(label_of "$t").log" | tail -5 >&2 || true
+  fi
   stop
 done
 

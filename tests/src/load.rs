@@ -155,15 +155,30 @@ fn client_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig 
         .max_message_size(Some(1 << 20))
 }
 
+/// Opens a connection and reads its `welcome`. A handshake the kernel
+/// reset (thousands of connections opened at once overflow the server's
+/// accept queue, and SYN cookies then reset some) is tried again, as a
+/// client would: up to [`CONNECT_TRIES`] times, a little later each time.
 async fn connect(url: &str) -> Result<Ws, String> {
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(client_config()), true)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
+    let mut tries = 0;
+    let mut ws = loop {
+        tries += 1;
+        match tokio_tungstenite::connect_async_with_config(url, Some(client_config()), true).await {
+            Ok((ws, _)) => break ws,
+            Err(tokio_tungstenite::tungstenite::Error::Io(_)) if tries < CONNECT_TRIES => {
+                tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+            }
+            Err(e) => return Err(format!("connect: {e}")),
+        }
+    };
     match read(&mut ws).await? {
         v if v.as_str().starts_with(r#"{"type":"welcome""#) => Ok(ws),
         other => Err(format!("expected welcome, got {other}")),
     }
 }
+
+/// How many times [`connect`] tries a handshake the kernel reset.
+const CONNECT_TRIES: u64 = 5;
 
 async fn read(ws: &mut Ws) -> Result<Utf8Bytes, String> {
     loop {
