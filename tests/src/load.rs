@@ -106,13 +106,14 @@ impl Report {
         let (end50, end99) = (self.end_percentile(0.5), self.end_percentile(0.99));
         format!(
             "summary: moves_per_sec={:.0} p50_us={} p99_us={} p999_us={} max_us={} errors={errors} judged_bad={} \
-             end_p50_us={end50} end_p99_us={end99}",
+             end_p50_us={end50} end_p99_us={end99} connect_retries={}",
             self.moves_per_sec(),
             self.percentile(0.5),
             self.percentile(0.99),
             self.percentile(0.999),
             self.percentile(1.0),
             self.judged_bad,
+            CONNECT_RETRIES.load(std::sync::atomic::Ordering::Relaxed),
         )
     }
 
@@ -166,6 +167,7 @@ async fn connect(url: &str) -> Result<Ws, String> {
         match tokio_tungstenite::connect_async_with_config(url, Some(client_config()), true).await {
             Ok((ws, _)) => break ws,
             Err(tokio_tungstenite::tungstenite::Error::Io(_)) if tries < CONNECT_TRIES => {
+                CONNECT_RETRIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(50 * tries)).await;
             }
             Err(e) => return Err(format!("connect: {e}")),
@@ -179,6 +181,10 @@ async fn connect(url: &str) -> Result<Ws, String> {
 
 /// How many times [`connect`] tries a handshake the kernel reset.
 const CONNECT_TRIES: u64 = 5;
+
+/// Handshakes tried again, in this process: the summary says how many (an
+/// accept queue that overflowed is worth knowing about).
+static CONNECT_RETRIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 async fn read(ws: &mut Ws) -> Result<Utf8Bytes, String> {
     loop {

@@ -353,3 +353,41 @@ fn replay(conn: &Connection) -> rustc_hash::FxHashMap<std::sync::Arc<str>, LiveG
     }
     games
 }
+
+/// A game on a Fischer clock from an opening, its moves and times over
+/// several commits with a move lost between them: the writer's journal
+/// follows the changes as a replay of its rows does (checked at every
+/// commit), and the game comes back from its last contiguous move.
+#[test]
+fn a_fischer_game_from_an_opening_is_journaled_as_its_rows_replay() {
+    let mut db = Db::new();
+    let mut fold = Fold::default();
+    let clock = tictactoe_protocol::Fischer::checked(Some(180_000), Some(2_000)).expect("clock");
+    let started = LiveGame {
+        rules: tictactoe_protocol::Rules { clock: Some(clock), ..Rules::classic(15) },
+        turn_timeout: None,
+        opening: 2,
+        house: Some(tictactoe_protocol::HouseLevel::Perfect),
+        ..game("F1")
+    };
+    let timed = |seq: u32, cell: [u16; 2], left: u64| LiveWrite::Move {
+        left: Some(left),
+        room: "F1".into(),
+        seq,
+        cell,
+        at: Instant::now(),
+    };
+    fold.add(LiveWrite::Start(Box::new(started.clone())));
+    fold.add(timed(1, [7, 7], 180_000));
+    fold.add(timed(2, [7, 8], 180_000));
+    db.commit(&mut fold);
+    fold.add(timed(3, [8, 8], 171_500));
+    db.commit(&mut fold);
+    // The 4th move never reached the store: the 5th cannot follow.
+    fold.add(timed(5, [9, 9], 150_000));
+    db.commit(&mut fold);
+    let want =
+        LiveGame { moves: vec![[7, 7], [7, 8], [8, 8]], times: vec![180_000, 180_000, 171_500], ..started };
+    assert_eq!(db.journal.games.values().collect::<Vec<_>>(), [&want]);
+    assert_eq!(db.load(), vec![want]);
+}

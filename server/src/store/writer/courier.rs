@@ -12,7 +12,10 @@ use crate::store::Outcome;
 /// One commit's answers: each waiting room's sender and what to tell it.
 pub(super) type Answers = Vec<(oneshot::Sender<Outcome>, Outcome)>;
 
-/// The writer's end of the way to the rooms.
+/// The writer's end of the way to the rooms. Answers still in the channel
+/// when the runtime is dropped are dropped with it, and their rooms with
+/// them: the server drops its runtime only after every room has ended and
+/// the writer has stopped.
 pub(in crate::store) struct Courier {
     /// To the task that tells the rooms; `None` when the store was opened
     /// outside a runtime (a tool, a test), where answers go at once.
@@ -64,15 +67,24 @@ mod tests {
     #[tokio::test]
     async fn every_answer_of_a_commit_reaches_its_room_through_the_task() {
         let courier = Courier::start();
-        assert!(courier.to.is_some(), "opened on a runtime: answers go through its task");
-        let (txs, rxs): (Vec<_>, Vec<_>) = (0..3).map(|_| oneshot::channel()).unzip();
+        let (txs, mut rxs): (Vec<_>, Vec<_>) = (0..3).map(|_| oneshot::channel()).unzip();
         let outcomes = [Outcome::Written(None), Outcome::Refused, Outcome::Waiting(None)];
-        // From another thread, as the writer sends them.
-        let answers: Answers = txs.into_iter().zip(outcomes).collect();
-        std::thread::spawn(move || courier.deliver(answers)).join().expect("writer thread");
+        courier.deliver(txs.into_iter().zip(outcomes).collect());
+        // On this one-threaded runtime the courier's task has not run yet:
+        // nothing was told from the caller's thread.
+        assert!(rxs.iter_mut().all(|rx| rx.try_recv().is_err()), "not told by the caller");
         for (rx, want) in rxs.into_iter().zip(outcomes) {
-            assert_eq!(rx.await.expect("answered"), want);
+            assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(5), rx).await, Ok(Ok(want)));
         }
+        // From another thread too, as the writer sends them.
+        let (tx, rx) = oneshot::channel();
+        std::thread::spawn(move || courier.deliver(vec![(tx, Outcome::Refused)]))
+            .join()
+            .expect("writer thread");
+        assert_eq!(
+            tokio::time::timeout(std::time::Duration::from_secs(5), rx).await,
+            Ok(Ok(Outcome::Refused))
+        );
     }
 
     #[test]

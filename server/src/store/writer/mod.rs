@@ -54,8 +54,9 @@ const LIVE_BYTES: usize = 96;
 
 /// While writes are held, how often the writer looks at its queue. It
 /// sleeps between looks instead of blocking on the queue, so that no sender
-/// has to wake it.
-const SLICE: Duration = Duration::from_millis(10);
+/// has to wake it. No longer than the priority watcher's `LATE`: jobs left
+/// untaken longer than that count as a starved writer, and lift it.
+const SLICE: Duration = Duration::from_millis(5);
 
 /// With nothing to write, how often the writer checks that it still can
 /// (`/healthz` must tell the truth on an idle server too).
