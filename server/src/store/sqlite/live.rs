@@ -19,6 +19,9 @@ use crate::store::sqlite::journal_bytes::SNAPSHOT;
 /// is done), 0 for no row.
 pub(super) fn write(tx: &Transaction<'_>, changes: &[RoomChange<'_>]) -> rusqlite::Result<usize> {
     let Some(row) = journal::encode_changes(changes) else { return Ok(0) };
+    // The writer's journal follows the changes without reading the row
+    // back; in tests, every row written is one a restart can read.
+    debug_assert!(journal::decode(&row).is_ok(), "a journal row that does not decode");
     tx.prepare_cached("INSERT INTO live_log (data) VALUES (?1)")?.execute([&row])?;
     Ok(row.len())
 }
