@@ -208,6 +208,28 @@ impl Client {
         }
     }
 
+    /// Reads until the server's next WebSocket ping and answers it at once;
+    /// text frames read meanwhile are kept in `received`. For tests that
+    /// must know where the server's ping interval stands.
+    pub async fn answer_next_ping(&mut self) {
+        loop {
+            let msg = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
+                .await
+                .expect("a ping within the read timeout")
+                .expect("connection open")
+                .expect("valid frame");
+            match msg {
+                Message::Ping(_) => break,
+                Message::Text(text) => {
+                    self.received.push(serde_json::from_str(&text).expect("JSON from server"))
+                }
+                _ => continue,
+            }
+        }
+        // tungstenite queued the pong; a flush sends it.
+        self.ws.flush().await.expect("flush");
+    }
+
     /// The next message, decoded with the protocol crate's types.
     pub async fn recv(&mut self) -> ServerMessage {
         serde_json::from_value(self.recv_json().await).expect("a protocol message")

@@ -239,9 +239,13 @@ async fn a_lagging_player_is_credited_its_ping_round_trip_up_to_250_ms_a_move() 
     let clock = json!({"initial_ms": 60_000, "increment_ms": 0});
     let (mut pair, _) = timed_pair(&server, 3, 3, clock).await;
     play_fast(&mut pair, &[[1, 1], [0, 0]]).await;
-    // X's clock runs. X reads nothing for 2.4 s: a ping sent meanwhile is
-    // answered only when X reads again, a round trip of 0.9 s or more.
+    // X's clock runs. X answers a ping, then reads nothing for 2.4 s: the
+    // next ping, 1.5 s on, is answered only when X reads again, a round
+    // trip of 0.9 s; the one after that is 0.6 s off. (Reading at a random
+    // point of the interval, a ping could come and be answered at once just
+    // before the move, and the last round trip is what is credited.)
     let began = Instant::now();
+    pair.x.answer_next_ping().await;
     tokio::time::sleep(Duration::from_millis(2_400)).await;
     // Reading answers the ping (the pong goes out before the move).
     let nothing = tokio::time::timeout(Duration::from_millis(20), pair.x.next_json()).await;
