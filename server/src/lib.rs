@@ -370,6 +370,9 @@ fn refuse(stream: &TcpStream, why: admission::TurnedAway) {
 /// Logs the refused connections at most once a second, as one line.
 async fn refusal_summaries(admission: Arc<admission::Admission>, stop: crate::core::signal::Shutdown) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+    // A late tick must not be caught up at once: two lines a moment apart
+    // would break the once a second.
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = stop.started() => return admission.summarize(),

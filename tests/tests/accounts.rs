@@ -489,7 +489,7 @@ async fn registrations_are_limited_per_address_after_a_burst() {
 #[tokio::test]
 async fn a_game_nobody_played_is_aborted_and_moves_no_rating() {
     let dir = TempDir::new("aborted");
-    let server = TestServer::start(Config { turn_timeout_ms: 300, ..with_db(&dir) }).await;
+    let server = TestServer::start(Config { turn_timeout_ms: 1_500, ..with_db(&dir) }).await;
     let (ta, tb) = (registered(&server, "farmer", false).await, registered(&server, "absent", false).await);
     for end in ["timeout", "leave", "drop"] {
         let (mut p, _) = signed_pair(&server, ("farmer", &ta), ("absent", &tb), json!({})).await;

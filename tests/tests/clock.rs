@@ -238,13 +238,18 @@ async fn a_lagging_player_is_credited_its_ping_round_trip_up_to_250_ms_a_move() 
     let server = TestServer::start(config).await;
     let clock = json!({"initial_ms": 60_000, "increment_ms": 0});
     let (mut pair, _) = timed_pair(&server, 3, 3, clock).await;
-    play_fast(&mut pair, &[[1, 1], [0, 0]]).await;
-    // X's clock runs. X answers a ping, then reads nothing for 2.4 s: the
-    // next ping, 1.5 s on, is answered only when X reads again, a round
-    // trip of 0.9 s; the one after that is 0.6 s off. (Reading at a random
-    // point of the interval, a ping could come and be answered at once just
-    // before the move, and the last round trip is what is credited.)
-    let began = Instant::now();
+    play_fast(&mut pair, &[[1, 1]]).await;
+    // X's clock starts when the server takes O's move: after `asked`,
+    // before `told`.
+    let asked = Instant::now();
+    pair.o.play(0, 0).await;
+    pair.x.recv_type("moved").await;
+    let told = Instant::now();
+    // X answers a ping, then reads nothing for 2.4 s: the next ping, 1.5 s
+    // on, is answered only when X reads again, a round trip of 0.9 s; the
+    // one after that is 0.6 s off. (Reading at a random point of the
+    // interval, a ping could come and be answered at once just before the
+    // move, and the last round trip is what is credited.)
     pair.x.answer_next_ping().await;
     tokio::time::sleep(Duration::from_millis(2_400)).await;
     // Reading answers the ping (the pong goes out before the move).
@@ -253,9 +258,9 @@ async fn a_lagging_player_is_credited_its_ping_round_trip_up_to_250_ms_a_move() 
     let sent = Instant::now();
     let own = pair.x.play(0, 1).await;
     let seen = Instant::now();
-    // The turn began before `began` (O's move was seen then) and after the
-    // play before it; the credit is 250 ms, not the round trip.
-    let (least, most) = (ms(sent - began), ms(seen - began) + 50);
+    // The server took X's move between `sent` and `seen`; the credit is
+    // 250 ms, not the round trip.
+    let (least, most) = (ms(sent - told), ms(seen - asked));
     let left = clocks(&own)[0];
     let (low, high) = (60_000 - most + 250 - 1, 60_000 - least + 250 + 1);
     assert!((low..=high).contains(&left), "X has {left} ms, not within {low}..={high}: {own}");

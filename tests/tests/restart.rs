@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 #[tokio::test]
 async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect() {
     let dir = TempDir::new("restart-grace");
-    let config = Config { reconnect_grace_ms: 400, database: dir.database("ttt.db"), ..test_config() };
+    let config = Config { reconnect_grace_ms: 2_000, database: dir.database("ttt.db"), ..test_config() };
     let server = TestServer::start(config.clone()).await;
     let (mut a, mut b) = (server.client().await, server.client().await);
     a.send(json!({"type": "quick_match"})).await;
@@ -33,7 +33,7 @@ async fn after_a_restart_the_player_who_does_not_come_back_loses_by_disconnect()
     let state = o.recv_type("state").await;
     assert_eq!(state["moves"], json!([[1, 1], [0, 0]]));
     let away = o.recv_type("opponent_disconnected").await;
-    assert!(away["grace_ms"].as_u64().is_some_and(|ms| ms <= 400), "{away}");
+    assert!(away["grace_ms"].as_u64().is_some_and(|ms| ms <= 2_000), "{away}");
     let over = o.recv_type("game_over").await;
     assert_eq!((over["winner"].clone(), over["reason"].clone()), (json!(2), json!("disconnect")));
     let id = over["game_id"].as_str().expect("an id");
