@@ -10,6 +10,8 @@
 //!   with `rate_limited` (each refusal echoing its request's `id`) once past
 //!   its budget of lookups, while another address is not; after the wait it
 //!   was told, the flooding address joins a real room.
+//! - The same address spread over both instances has one budget, not one
+//!   per instance: Redis counts it.
 //! - A game between players of two instances plays every move, each seen
 //!   in order on both sides, while another address keeps the relaying
 //!   instance's bus busy with lookups (its budget off): the bus's lookups
@@ -166,6 +168,47 @@ async fn an_address_flooding_lookups_is_refused_with_rate_limited_and_joins_agai
     assert_eq!(started["type"], "game_started", "{started}");
     assert_eq!(started["room"], json!(room));
     maker.recv_type("game_started").await;
+}
+
+/// One address spread over two instances has one lookup budget: Redis
+/// charges each lookup to the address's bucket in the script that makes it.
+#[tokio::test]
+async fn an_address_spread_over_two_instances_has_one_lookup_budget() {
+    let (a, b, _redis, _spill) = cluster("relay-lookups-both").await;
+    let flooder = IpAddr::from([127, 0, 2, 4]);
+    // Half on each: each instance's own budget (20 at once) takes all of
+    // its half, so only the cluster's can refuse any.
+    let mut flood = Vec::new();
+    for i in 0..FLOOD {
+        flood.push(if i % 2 == 0 { a.client_from(flooder).await } else { b.client_from(flooder).await });
+    }
+    let started = Instant::now();
+    for (i, c) in flood.iter_mut().enumerate() {
+        let code: String = (0..10).map(|k| char::from(b'A' + ((i * 11 + k * 5) % 26) as u8)).collect();
+        c.send(json!({"type": "join_room", "room": code, "id": i})).await;
+    }
+    let (mut refused, mut looked_up) = (0, 0);
+    for (i, c) in flood.iter_mut().enumerate() {
+        let e = c.recv_type("error").await;
+        assert_eq!(e["id"], json!(i), "each answer carries its request's id: {e}");
+        match e["code"].as_str() {
+            Some("rate_limited") => {
+                refused += 1;
+                assert!(e["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0), "{e}");
+            }
+            Some("room_not_found") => looked_up += 1,
+            _ => panic!("neither refused nor looked up: {e}"),
+        }
+    }
+    let allowed = 20 + (started.elapsed().as_secs_f64() * 10.0).ceil() as usize;
+    eprintln!("{FLOOD} lookups from one address over two instances: {looked_up} made, {refused} refused");
+    assert!(looked_up <= allowed, "{looked_up} lookups made, {allowed} allowed across the cluster");
+    assert_eq!(refused + looked_up, FLOOD);
+    // Another address has its own.
+    let mut other = a.client_from(IpAddr::from([127, 0, 2, 5])).await;
+    other.send(json!({"type": "spectate", "room": "QQQQQQQQQQ", "id": "o"})).await;
+    let e = other.recv_type("error").await;
+    assert_eq!((e["code"].as_str(), e["id"].as_str()), (Some("room_not_found"), Some("o")), "{e}");
 }
 
 /// Connections that keep looking up codes nobody runs.

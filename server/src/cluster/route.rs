@@ -69,6 +69,9 @@ pub struct Lookup {
     pub ask: Ask,
     /// Looks for games to adopt a `resume` has waited already.
     pub looks: u8,
+    /// The cluster-wide budget this lookup is charged to, in the same round
+    /// trip (a request's first lookup, from an address of this instance).
+    pub charge: Option<budget::Charge>,
 }
 
 /// What happens to the router: the lobby's asks, other instances' words,
@@ -88,6 +91,9 @@ pub enum Input {
         /// The room's instance and whether it is listed.
         owner: Option<(String, bool)>,
     },
+    /// Redis refused [`Output::Lookup`]: its address spent its lookups
+    /// across the cluster; one is free again after `wait`.
+    Limited { lookup: Lookup, wait: Duration },
     /// The instances whose lists of who is online were there just now.
     Listed(Vec<Arc<str>>),
     /// An instance said it is back on the bus.
@@ -219,6 +225,7 @@ impl Router {
             Input::Lobby(ask) => self.lobby_asked(ask),
             Input::Incoming(env) => self.incoming(env),
             Input::Found { lookup, owner } => self.found(lookup, owner),
+            Input::Limited { lookup, wait } => self.refuse(&lookup.conn, &lookup.ask, wait),
             Input::Listed(alive) => self.listed(alive),
             Input::Returned(name) => self.returned(&name),
             Input::Stopped(name) => self.stopped(&name),
@@ -267,7 +274,8 @@ impl Router {
                 if looks == 0 && !self.afford(&conn, &ask) {
                     return;
                 }
-                self.outputs.push(Output::Lookup(Lookup { code, conn, ask, looks }));
+                let charge = if looks == 0 { self.charge(&conn) } else { None };
+                self.outputs.push(Output::Lookup(Lookup { code, conn, ask, looks, charge }));
             }
             ToBus::Ask { conn, ask: ask @ Ask::Requeue { .. }, at: Where::At(to) } => {
                 self.send_enter(conn, to, ask)

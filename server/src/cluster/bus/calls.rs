@@ -26,9 +26,30 @@ const CLAIM_FREE: &str = "local v = redis.call('hget', KEYS[1], ARGV[1]) \
 const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('hdel', KEYS[1], ARGV[1]) end return 0";
 
 /// A room's instance, and whether that instance's list of who is online is
-/// there (`ARGV[2]` is its prefix), in one round trip.
-const OWNER: &str = "local o = redis.call('hget', KEYS[1], ARGV[1]) \
+/// there (`ARGV[2]` is its prefix), in one round trip. With a burst
+/// (`ARGV[3]`, 0 for none) the lookup is first charged to the asking
+/// address's bucket (`KEYS[2]`, refilled at `ARGV[4]` a second), shared by
+/// every instance; an empty bucket answers `{'', ms to wait}` instead.
+const OWNER: &str = "local burst = tonumber(ARGV[3]) \
+    if burst > 0 then \
+        local rate = tonumber(ARGV[4]) \
+        local t = redis.call('time') \
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) \
+        local b = redis.call('hmget', KEYS[2], 'tokens', 'at') \
+        local tokens = tonumber(b[1]) or burst \
+        local at = tonumber(b[2]) or now \
+        tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000) \
+        if tokens < 1 then return {'', math.max(1, math.ceil((1 - tokens) * 1000 / rate))} end \
+        redis.call('hset', KEYS[2], 'tokens', tostring(tokens - 1), 'at', tostring(now)) \
+        redis.call('pexpire', KEYS[2], math.ceil(burst * 1000 / rate) + 1000) \
+    end \
+    local o = redis.call('hget', KEYS[1], ARGV[1]) \
     if not o then return false end return {o, redis.call('exists', ARGV[2] .. o)}";
+
+/// Redis's answer to one lookup: the room's instance and whether its list
+/// of who is online is there (1 or 0), or `""` and the ms to wait when the
+/// address's lookups are spent; nothing when no instance runs the room.
+type Answer = Option<(String, i64)>;
 
 /// Carries out what the router asks of Redis (on `conn`; without it, a
 /// lookup finds nothing and a write waits for the bus to come back, when
@@ -81,7 +102,7 @@ pub(super) async fn query(
     me: &str,
     asks: &[Output],
     conn: &mut MultiplexedConnection,
-) -> (Vec<Option<(String, bool)>>, redis::RedisResult<()>) {
+) -> (Vec<Answer>, redis::RedisResult<()>) {
     let (mut rooms, mut lookups) = (redis::pipe(), redis::pipe());
     let mut claims = Vec::new();
     for ask in asks {
@@ -94,7 +115,18 @@ pub(super) async fn query(
             }
             Output::Claim(own) => claims.extend(own.iter().cloned()),
             Output::Lookup(lookup) => {
-                lookups.cmd("EVAL").arg(OWNER).arg(1).arg(ROOMS).arg(&lookup.code).arg(format!("{WHO}:"));
+                let (key, burst, per_second) =
+                    lookup.charge.map_or((String::new(), 0, 0), |c| (c.key(), c.burst, c.per_second));
+                lookups
+                    .cmd("EVAL")
+                    .arg(OWNER)
+                    .arg(2)
+                    .arg(ROOMS)
+                    .arg(if key.is_empty() { ROOMS } else { &key })
+                    .arg(&lookup.code)
+                    .arg(format!("{WHO}:"))
+                    .arg(burst)
+                    .arg(per_second);
             }
             // The caller's to hand on.
             Output::Lobby(_) => {}
@@ -127,12 +159,19 @@ pub(super) async fn query(
 }
 
 /// The router's inputs for the lookups among `asks`: each with its owner
-/// from `owners`, in order (nothing past their end: not found).
-pub(super) fn found(asks: Vec<Output>, owners: Vec<Option<(String, bool)>>) -> Vec<Input> {
+/// from `owners`, in order (nothing past their end: not found), or refused
+/// for its address's budget.
+pub(super) fn found(asks: Vec<Output>, owners: Vec<Answer>) -> Vec<Input> {
     let mut owners = owners.into_iter();
     asks.into_iter()
         .filter_map(|ask| match ask {
-            Output::Lookup(lookup) => Some(Input::Found { lookup, owner: owners.next().flatten() }),
+            Output::Lookup(lookup) => Some(match owners.next().flatten() {
+                Some((owner, wait_ms)) if owner.is_empty() => {
+                    let wait = Duration::from_millis(u64::try_from(wait_ms).unwrap_or(1));
+                    Input::Limited { lookup, wait }
+                }
+                owner => Input::Found { lookup, owner: owner.map(|(o, listed)| (o, listed != 0)) },
+            }),
             _ => None,
         })
         .collect()

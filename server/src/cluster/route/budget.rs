@@ -4,9 +4,11 @@
 //! `spectate` or `resume` with codes nobody here runs must not be able to
 //! slow every player's lookups and pairings.
 //!
-//! Kept by each instance for the connections whose sockets it holds (see
-//! SECURITY.md, "per instance"): counting across instances would put a
-//! Redis round trip on every lookup, the very cost the budget bounds.
+//! Counted twice: by each instance for the connections whose sockets it
+//! holds, before Redis is asked (a flood from one instance's clients never
+//! reaches Redis), and across the cluster by Redis itself, in the script
+//! that makes the lookup (`bus/calls.rs`), so an address spread over many
+//! instances gets one budget, at no round trip of its own.
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -31,18 +33,40 @@ pub const BURST_SECONDS: u32 = 2;
 /// A token bucket per address: [`BURST_SECONDS`] worth at once, then
 /// `per_second`; a `per_second` of 0 is no limit.
 #[derive(Debug)]
-pub struct Budget(AddressBuckets);
+pub struct Budget {
+    buckets: AddressBuckets,
+    per_second: u32,
+}
+
+/// What Redis charges a lookup to: the asking address's bucket, shared by
+/// every instance, with the same burst and rate as each instance's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Charge {
+    /// The client's address.
+    pub ip: IpAddr,
+    /// Lookups at once.
+    pub burst: u32,
+    /// Lookups a second, once the burst is spent.
+    pub per_second: u32,
+}
+
+impl Charge {
+    /// The Redis key of this address's bucket.
+    pub fn key(&self) -> String {
+        format!("ttt:lookups:{}", self.ip)
+    }
+}
 
 impl Budget {
     /// The budget of `per_second` lookups per address.
     pub fn new(per_second: u32) -> Budget {
         let burst = f64::from(per_second.saturating_mul(BURST_SECONDS));
-        Budget(AddressBuckets::new(burst, f64::from(per_second)))
+        Budget { buckets: AddressBuckets::new(burst, f64::from(per_second)), per_second }
     }
 
     /// Takes one lookup for `ip` at `now`, or says how long until one is free.
     pub fn take(&mut self, ip: IpAddr, now: Instant) -> Result<(), Duration> {
-        self.0.take(ip, now)
+        self.buckets.take(ip, now)
     }
 }
 
@@ -61,6 +85,24 @@ impl Router {
     pub(super) fn afford(&mut self, conn: &ConnHandle, ask: &Ask) -> bool {
         let Some(ip) = conn.ip() else { return true };
         let Err(wait) = self.budget.take(ip, self.now) else { return true };
+        self.refuse(conn, ask, wait);
+        false
+    }
+
+    /// What Redis is to charge `conn`'s lookup to across the cluster, if
+    /// anything (no limit, or a ghost: its own instance charges it).
+    pub(super) fn charge(&self, conn: &ConnHandle) -> Option<Charge> {
+        let per_second = self.budget.per_second;
+        if per_second == 0 {
+            return None;
+        }
+        let burst = per_second.saturating_mul(BURST_SECONDS);
+        conn.ip().map(|ip| Charge { ip, burst, per_second })
+    }
+
+    /// Refuses `conn`'s `ask` with `rate_limited` (its `id` echoed): its
+    /// address may look a room up again after `wait`.
+    pub(super) fn refuse(&mut self, conn: &ConnHandle, ask: &Ask, wait: Duration) {
         let id = match ask {
             Ask::JoinRoom { id, .. } | Ask::Spectate { id, .. } | Ask::Resume { id, .. } => id.clone(),
             _ => None,
@@ -68,7 +110,7 @@ impl Router {
         let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
         let message = format!(
             "more than {} rooms a second looked for from your address; wait {wait_ms} ms",
-            self.budget.0.per_second()
+            self.budget.per_second
         );
         let refusal = ServerMessage::Error {
             code: ErrorCode::RateLimited,
@@ -81,7 +123,6 @@ impl Router {
         ::metrics::counter!("ttt_relay_lookups_refused_total").increment(1);
         conn.frame(&encode(&refusal));
         conn.send(Outbound::Refused);
-        false
     }
 }
 
@@ -119,6 +160,6 @@ mod tests {
         }
         let later = t + Duration::from_secs(1);
         assert_eq!(budget.take([10, 0, 0, 1].into(), later), Ok(()));
-        assert!(budget.0.remembered() <= REMEMBERED, "{}", budget.0.remembered());
+        assert!(budget.buckets.remembered() <= REMEMBERED, "{}", budget.buckets.remembered());
     }
 }

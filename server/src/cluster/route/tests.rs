@@ -197,9 +197,16 @@ fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() 
         };
         Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 0 } })
     };
+    let whole = budget::Charge {
+        ip: [192, 0, 2, 7].into(),
+        burst: budget::LOOKUPS_PER_SECOND * budget::BURST_SECONDS,
+        per_second: budget::LOOKUPS_PER_SECOND,
+    };
     for n in 0..u64::from(budget::LOOKUPS_PER_SECOND * budget::BURST_SECONDS) {
-        lookup(router.handle(join_id(n), now));
+        // Each is charged across the cluster too, to the same address.
+        assert_eq!(lookup(router.handle(join_id(n), now)).charge, Some(whole));
     }
+    assert_eq!(whole.key(), "ttt:lookups:192.0.2.7");
     assert!(router.handle(join_id(99), now).is_empty(), "no lookup over the budget");
     let got = sent(&mut rx);
     assert_eq!(got.len(), 2, "{got:?}");
@@ -208,12 +215,35 @@ fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() 
     assert_eq!(got[1], "Refused");
     // A parked `resume`'s repeated looks are not charged again.
     let ask = Ask::Resume { token: "K7QM3XPA2B.secret".into(), id: None };
-    lookup(
+    let again = lookup(
         router.handle(Input::Lobby(ToBus::Ask { conn: c.clone(), ask, at: Where::Find { looks: 2 } }), now),
     );
+    assert_eq!(again.charge, None);
     // A handle with no address (as a ghost's) is not counted here: its own instance counts it.
-    lookup(router.handle(join(&conn().0, 0), now));
+    assert_eq!(lookup(router.handle(join(&conn().0, 0), now)).charge, None);
     // The budget refills.
     lookup(router.handle(join_id(100), now + Duration::from_millis(100)));
     assert!(out.try_recv().is_err());
+}
+
+#[test]
+fn a_lookup_redis_refused_for_the_address_s_cluster_wide_budget_is_rate_limited_with_its_id() {
+    let now = Instant::now();
+    let (mut router, _lobby, mut out) = router(now);
+    let (c, mut rx) = conn();
+    let c = c.with_ip([192, 0, 2, 8].into());
+    let id = Some(tictactoe_protocol::RequestId::Str("w".into()));
+    let ask = Ask::Spectate { room: "K7QM3XPA2B".into(), id };
+    let asked =
+        lookup(router.handle(Input::Lobby(ToBus::Ask { conn: c, ask, at: Where::Find { looks: 0 } }), now));
+    assert!(asked.charge.is_some());
+    let limited = Input::Limited { lookup: asked, wait: Duration::from_millis(250) };
+    assert!(router.handle(limited, now).is_empty(), "nothing more asked of Redis");
+    let got = sent(&mut rx);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].contains("\"rate_limited\"") && got[0].contains("\"id\":\"w\""), "{got:?}");
+    assert!(got[0].contains("\"retry_after_ms\":250"), "{got:?}");
+    assert_eq!(got[1], "Refused");
+    assert!(out.try_recv().is_err(), "nothing sent to another instance");
+    assert_eq!(router.counts(), (0, 0));
 }
