@@ -174,7 +174,7 @@ async fn an_address_flooding_lookups_is_refused_with_rate_limited_and_joins_agai
 /// charges each lookup to the address's bucket in the script that makes it.
 #[tokio::test]
 async fn an_address_spread_over_two_instances_has_one_lookup_budget() {
-    let (a, b, _redis, _spill) = cluster("relay-lookups-both").await;
+    let (a, b, redis, _spill) = cluster("relay-lookups-both").await;
     let flooder = IpAddr::from([127, 0, 2, 4]);
     // Half on each: each instance's own budget (20 at once) takes all of
     // its half, so only the cluster's can refuse any.
@@ -204,11 +204,30 @@ async fn an_address_spread_over_two_instances_has_one_lookup_budget() {
     eprintln!("{FLOOD} lookups from one address over two instances: {looked_up} made, {refused} refused");
     assert!(looked_up <= allowed, "{looked_up} lookups made, {allowed} allowed across the cluster");
     assert_eq!(refused + looked_up, FLOOD);
+    // The count is Redis's: a bucket for the address.
+    let client = ::redis::Client::open(redis.url()).expect("a Redis URL");
+    let mut conn = client.get_multiplexed_async_connection().await.expect("Redis answers");
+    let kept: Vec<String> =
+        ::redis::cmd("HKEYS").arg("ttt:lookups:127.0.2.4").query_async(&mut conn).await.expect("HKEYS");
+    assert_eq!(kept, ["tokens", "at"]);
     // Another address has its own.
     let mut other = a.client_from(IpAddr::from([127, 0, 2, 5])).await;
     other.send(json!({"type": "spectate", "room": "QQQQQQQQQQ", "id": "o"})).await;
     let e = other.recv_type("error").await;
     assert_eq!((e["code"].as_str(), e["id"].as_str()), (Some("room_not_found"), Some("o")), "{e}");
+    // A key of another type where an address's bucket would be is no
+    // bucket: its lookups are made, and the bus stays up.
+    let odd = IpAddr::from([127, 0, 2, 6]);
+    let _: () =
+        ::redis::cmd("SET").arg("ttt:lookups:127.0.2.6").arg("x").query_async(&mut conn).await.expect("SET");
+    let mut c = b.client_from(odd).await;
+    c.send(json!({"type": "join_room", "room": "QQQQQQQQQQ", "id": "odd"})).await;
+    let e = c.recv_type("error").await;
+    assert_eq!((e["code"].as_str(), e["id"].as_str()), (Some("room_not_found"), Some("odd")), "{e}");
+    let (_, health) = http_get(b.addr, "/healthz").await;
+    assert!(health.contains("\"bus\":\"ok\""), "{health}");
+    let lost = b.log().into_iter().filter(|l| l.contains("cannot be reached")).collect::<Vec<_>>();
+    assert!(lost.is_empty(), "the bus went down over a lookup: {lost:?}");
 }
 
 /// Connections that keep looking up codes nobody runs.

@@ -29,19 +29,22 @@ const DELETE_OWN: &str = "if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] the
 /// there (`ARGV[2]` is its prefix), in one round trip. With a burst
 /// (`ARGV[3]`, 0 for none) the lookup is first charged to the asking
 /// address's bucket (`KEYS[2]`, refilled at `ARGV[4]` a second), shared by
-/// every instance; an empty bucket answers `{'', ms to wait}` instead.
-const OWNER: &str = "local burst = tonumber(ARGV[3]) \
-    if burst > 0 then \
-        local rate = tonumber(ARGV[4]) \
+/// every instance; an empty bucket answers `{'', ms to wait}` instead. The
+/// bucket's calls are protected: a key of another type is no bucket, and
+/// the lookup is made (one failing script would fail the whole pipeline).
+const OWNER: &str = "local burst, rate = tonumber(ARGV[3]), tonumber(ARGV[4]) \
+    if burst > 0 and rate > 0 then \
         local t = redis.call('time') \
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) \
-        local b = redis.call('hmget', KEYS[2], 'tokens', 'at') \
-        local tokens = tonumber(b[1]) or burst \
-        local at = tonumber(b[2]) or now \
-        tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000) \
-        if tokens < 1 then return {'', math.max(1, math.ceil((1 - tokens) * 1000 / rate))} end \
-        redis.call('hset', KEYS[2], 'tokens', tostring(tokens - 1), 'at', tostring(now)) \
-        redis.call('pexpire', KEYS[2], math.ceil(burst * 1000 / rate) + 1000) \
+        local b = redis.pcall('hmget', KEYS[2], 'tokens', 'at') \
+        if type(b) == 'table' and not b.err then \
+            local tokens = tonumber(b[1]) or burst \
+            local at = tonumber(b[2]) or now \
+            tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000) \
+            if tokens < 1 then return {'', math.max(1, math.ceil((1 - tokens) * 1000 / rate))} end \
+            redis.pcall('hset', KEYS[2], 'tokens', tostring(tokens - 1), 'at', tostring(now)) \
+            redis.pcall('pexpire', KEYS[2], math.ceil(burst * 1000 / rate) + 1000) \
+        end \
     end \
     local o = redis.call('hget', KEYS[1], ARGV[1]) \
     if not o then return false end return {o, redis.call('exists', ARGV[2] .. o)}";

@@ -53,7 +53,8 @@ pub struct Charge {
 impl Charge {
     /// The Redis key of this address's bucket.
     pub fn key(&self) -> String {
-        format!("ttt:lookups:{}", self.ip)
+        // An IPv4 client seen through an IPv6 socket is the same client.
+        format!("ttt:lookups:{}", self.ip.to_canonical())
     }
 }
 

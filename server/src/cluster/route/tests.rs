@@ -207,6 +207,9 @@ fn an_address_over_its_lookup_budget_is_refused_at_once_with_the_request_s_id() 
         assert_eq!(lookup(router.handle(join_id(n), now)).charge, Some(whole));
     }
     assert_eq!(whole.key(), "ttt:lookups:192.0.2.7");
+    // Seen through an IPv6 socket, the same client has the same bucket.
+    let mapped = budget::Charge { ip: "::ffff:192.0.2.7".parse().expect("an address"), ..whole };
+    assert_eq!(mapped.key(), whole.key());
     assert!(router.handle(join_id(99), now).is_empty(), "no lookup over the budget");
     let got = sent(&mut rx);
     assert_eq!(got.len(), 2, "{got:?}");
