@@ -44,11 +44,6 @@ impl AddressBuckets {
         AddressBuckets { burst: burst.max(1.0), per_second, buckets: FxHashMap::default(), swept: None }
     }
 
-    /// The steady rate, per second.
-    pub fn per_second(&self) -> f64 {
-        self.per_second
-    }
-
     /// Addresses remembered now.
     pub fn remembered(&self) -> usize {
         self.buckets.len()
