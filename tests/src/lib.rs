@@ -188,15 +188,19 @@ impl Client {
         self.ws.send(msg).await.expect("send");
     }
 
+    /// The next frame of any kind; fails on timeout, close or a broken frame.
+    async fn next_frame(&mut self) -> Message {
+        tokio::time::timeout(READ_TIMEOUT, self.ws.next())
+            .await
+            .expect("a frame within the read timeout")
+            .expect("connection open")
+            .expect("valid frame")
+    }
+
     /// The next text frame as JSON; fails on timeout, close or a non-text frame.
     pub async fn recv_json(&mut self) -> Value {
         loop {
-            let msg = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
-                .await
-                .expect("a message within the read timeout")
-                .expect("connection open")
-                .expect("valid frame");
-            match msg {
+            match self.next_frame().await {
                 Message::Text(text) => {
                     let value: Value = serde_json::from_str(&text).expect("JSON from server");
                     self.received.push(value.clone());
@@ -213,12 +217,7 @@ impl Client {
     /// must know where the server's ping interval stands.
     pub async fn answer_next_ping(&mut self) {
         loop {
-            let msg = tokio::time::timeout(READ_TIMEOUT, self.ws.next())
-                .await
-                .expect("a ping within the read timeout")
-                .expect("connection open")
-                .expect("valid frame");
-            match msg {
+            match self.next_frame().await {
                 Message::Ping(_) => break,
                 Message::Text(text) => {
                     self.received.push(serde_json::from_str(&text).expect("JSON from server"))
